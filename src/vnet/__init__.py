@@ -1,0 +1,3 @@
+"""vnet: multi-tenant network virtualization on Linux."""
+
+__version__ = "0.1.0"
