@@ -1,0 +1,137 @@
+"""vnet bench build: how long N VRs (2 interfaces each) take to come up and go down.
+
+Drives the lab exactly as `vnet lab up/down` does. Per-VR time is the sum
+of the kernel operations that belong to that VR (its namespace, its veth
+pairs, addresses and routes), measured on the same run.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from vnet.bench.stats import percentile
+from vnet.lab import lab as labmod
+from vnet.model import Topology, build_topology
+from vnet.substrate import Kernel, lab_placement, observe, plan, realize
+from vnet.substrate.ops import CreateLink, CreateNamespace, Op
+
+BENCH_LAB = "bench"
+
+
+def build_topology_for(vrs: int, hosts: int) -> Topology:
+    """A chain: VR i joins networks i and i+1; VRs spread round-robin over the hosts."""
+    if vrs < 1 or hosts < 1:
+        raise ValueError("need at least one VR and one host")
+    if vrs > 65000:
+        raise ValueError("at most 65000 VRs (one /24 per network in 10.0.0.0/8)")
+    host_names = [f"h{i + 1}" for i in range(hosts)]
+
+    def subnet(i: int) -> str:
+        return f"10.{i // 256}.{i % 256}"
+
+    data: dict[str, Any] = {
+        "name": BENCH_LAB,
+        "hosts": [{"name": h} for h in host_names],
+        "links": [{"a": host_names[i], "b": host_names[i + 1]} for i in range(hosts - 1)],
+        "networks": [
+            {"name": f"n{i}", "tenant": "bench", "vni": 1000 + i, "ipv4": f"{subnet(i)}.0/24"}
+            for i in range(vrs + 1)
+        ],
+        "routers": [
+            {
+                "name": f"r{i}",
+                "host": host_names[i % hosts],
+                "interfaces": [
+                    {"network": f"n{i}", "ipv4": f"{subnet(i)}.2/24"},
+                    {"network": f"n{i + 1}", "ipv4": f"{subnet(i + 1)}.1/24"},
+                ],
+            }
+            for i in range(vrs)
+        ],
+    }
+    return build_topology(data, source="bench build")
+
+
+def _owner(op: Op, prefix: str) -> str | None:
+    """The VR namespace an operation belongs to, if any."""
+    if isinstance(op, CreateNamespace):
+        return op.ns.name if op.ns.role == "router" else None
+    if isinstance(op, CreateLink):
+        peer = op.link.peer_ns
+        return peer if peer and peer.startswith(prefix + "r") else None
+    ns = getattr(getattr(op, "addr", None) or getattr(op, "route", None), "ns", None)
+    return ns if ns and ns.startswith(prefix + "r") else None
+
+
+@dataclass
+class BuildRun:
+    vrs: int
+    hosts: int
+    up_seconds: float
+    down_seconds: float
+    ops_up: int
+    ops_down: int
+    reapply_ops: int
+    per_vr_ms: list[float] = field(default_factory=list)
+
+
+def run_once(vrs: int, hosts: int) -> BuildRun:
+    topo = build_topology_for(vrs, hosts)
+    where = lab_placement(BENCH_LAB)
+    if labmod.running_labs().count(BENCH_LAB):
+        labmod.down(BENCH_LAB)  # a previous interrupted run; start from nothing
+    per_vr: dict[str, float] = {}
+    last = [0.0]
+
+    def tick(i: int, total: int, op: Op) -> None:
+        now = time.perf_counter()
+        owner = _owner(op, where.prefix)
+        if owner is not None:
+            per_vr[owner] = per_vr.get(owner, 0.0) + (now - last[0])
+        last[0] = now
+
+    t0 = time.perf_counter()
+    last[0] = t0
+    up = labmod.up("", topology=topo, progress=tick)
+    up_seconds = time.perf_counter() - t0
+    with Kernel() as kernel:
+        reapply = plan(realize(topo, where), observe(kernel, where.scope, where.prefix).state)
+    t1 = time.perf_counter()
+    down = labmod.down(BENCH_LAB)
+    down_seconds = time.perf_counter() - t1
+    return BuildRun(
+        vrs,
+        hosts,
+        up_seconds,
+        down_seconds,
+        len(up.ops),
+        len(down.ops),
+        len(reapply),
+        [v * 1000 for v in per_vr.values()],
+    )
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def summarize_runs(runs: list[BuildRun]) -> dict[str, Any]:
+    per_vr = [ms for r in runs for ms in r.per_vr_ms]
+    return {
+        "vrs": runs[0].vrs,
+        "hosts": runs[0].hosts,
+        "repeat": len(runs),
+        "up_seconds": min(r.up_seconds for r in runs),
+        "down_seconds": min(r.down_seconds for r in runs),
+        "up_seconds_runs": [r.up_seconds for r in runs],
+        "down_seconds_runs": [r.down_seconds for r in runs],
+        "per_vr_p50_ms": percentile(per_vr, 50) if per_vr else None,
+        "per_vr_p99_ms": percentile(per_vr, 99) if per_vr else None,
+        "peak_rss_mb": peak_rss_mb(),
+        "ops_up": runs[0].ops_up,
+        "ops_down": runs[0].ops_down,
+        "reapply_ops": max(r.reapply_ops for r in runs),
+    }

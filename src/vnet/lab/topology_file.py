@@ -1,0 +1,84 @@
+"""Read a lab topology file (YAML) into a checked Topology, with errors at file:line:column.
+
+ruamel.yaml keeps the position of every key and item, which is what lets a
+problem found deep in the model point at the line a person has to change.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError
+
+from vnet.model import Problem, Topology, TopologyError, build_topology
+from vnet.model.errors import Loc
+
+
+class TopologyFileError(ValueError):
+    """Every problem of a file, each as 'file:line:col: where: why'."""
+
+    def __init__(self, path: Path, lines: list[str]):
+        self.path = path
+        self.lines = lines
+        body = "\n".join(f"  {line}" for line in lines)
+        super().__init__(
+            f"{path}: rejected, nothing was created ({len(lines)} problem(s)):\n{body}"
+        )
+
+
+def _plain(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {str(k): _plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_plain(v) for v in node]
+    return node
+
+
+def position(root: Any, loc: Loc) -> tuple[int, int] | None:
+    """1-based (line, column) of the deepest YAML node that `loc` reaches."""
+    node, found = root, None
+    for part in loc:
+        if isinstance(node, CommentedMap) and isinstance(part, str) and part in node:
+            line, col = node.lc.key(part)
+            found = (line + 1, col + 1)
+            node = node[part]
+        elif isinstance(node, CommentedSeq) and isinstance(part, int) and part < len(node):
+            line, col = node.lc.item(part)
+            found = (line + 1, col + 1)
+            node = node[part]
+        else:
+            break
+    return found
+
+
+def _where(path: Path, root: Any, problem: Problem) -> str:
+    pos = position(root, problem.loc)
+    at = f"{path}:{pos[0]}:{pos[1]}" if pos else str(path)
+    return f"{at}: {problem}"
+
+
+def parse_topology_text(text: str, path: Path) -> Topology:
+    try:
+        root = YAML(typ="rt").load(text)
+    except MarkedYAMLError as err:
+        mark = err.problem_mark
+        at = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise TopologyFileError(path, [f"{at}: not valid YAML: {err.problem}"]) from None
+    if not isinstance(root, dict):
+        raise TopologyFileError(path, [f"{path}: expected a mapping with hosts, networks, ..."])
+    try:
+        return build_topology(_plain(root), source=str(path))
+    except TopologyError as err:
+        raise TopologyFileError(path, [_where(path, root, p) for p in err.problems]) from None
+
+
+def load_topology(path: str | Path) -> Topology:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise TopologyFileError(path, [f"{path}: cannot read: {err.strerror}"]) from None
+    return parse_topology_text(text, path)

@@ -1,0 +1,302 @@
+"""Invariants that relate the objects of a topology to each other.
+
+Every check appends a Problem with the exact location, so that a file loader
+can point at the line, and a management front-end at the element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
+
+from vnet.model.errors import Loc, Problem
+from vnet.model.mtu import max_tenant_mtu
+from vnet.model.names import (
+    MAX_NETWORK_NAME,
+    NODE_NAME_RE,
+    ifname_problem,
+    lab_name_problem,
+    node_name_problem,
+)
+from vnet.model.topology import Route, Topology, VirtualRouter
+
+IfAddr = IPv4Interface | IPv6Interface
+
+
+def check(topo: Topology) -> list[Problem]:
+    """All problems of `topo`; an empty list means it can be realised."""
+    c = _Checker(topo)
+    c.run()
+    return c.problems
+
+
+class _Checker:
+    def __init__(self, topo: Topology):
+        self.t = topo
+        self.problems: list[Problem] = []
+        self.networks = {n.name: n for n in topo.networks}
+        # address -> who holds it, per network, to catch duplicates
+        self.addr_owner: dict[tuple[str, object], str] = {}
+
+    def add(self, loc: Loc, message: str, subject: str = "") -> None:
+        self.problems.append(Problem(loc, message, subject))
+
+    def run(self) -> None:
+        if problem := lab_name_problem(self.t.name):
+            self.add(("name",), f"lab name {self.t.name!r} {problem}")
+        self.check_hosts()
+        self.check_links()
+        self.check_tenants()
+        self.check_networks()
+        self.check_node_names()
+        self.check_routers()
+        self.check_endhosts()
+
+    # -- substrate ---------------------------------------------------------
+    def check_hosts(self) -> None:
+        seen: set[str] = set()
+        for i, h in enumerate(self.t.hosts):
+            if problem := node_name_problem(h.name):
+                self.add(("hosts", i, "name"), f"name {h.name!r} {problem}")
+            if h.name in seen:
+                self.add(("hosts", i, "name"), f"duplicate host name {h.name!r}")
+            seen.add(h.name)
+        if not self.t.hosts and (self.t.routers or self.t.endhosts):
+            self.add(("hosts",), "no physical hosts, but routers or end hosts need one")
+
+    def check_links(self) -> None:
+        hosts = {h.name for h in self.t.hosts}
+        pairs: set[frozenset[str]] = set()
+        for i, link in enumerate(self.t.links):
+            subject = f"link {link.a}-{link.b}"
+            for end in ("a", "b"):
+                name = getattr(link, end)
+                if name not in hosts:
+                    self.add(("links", i, end), f"unknown host {name!r}", subject)
+            if link.a == link.b:
+                self.add(("links", i, "b"), "a link must join two different hosts", subject)
+            pair = frozenset((link.a, link.b))
+            if pair in pairs:
+                self.add(("links", i), "duplicate link between the same two hosts", subject)
+            pairs.add(pair)
+
+    def check_tenants(self) -> None:
+        seen: set[str] = set()
+        for i, tenant in enumerate(self.t.tenants):
+            if tenant.name in seen:
+                self.add(("tenants", i, "name"), f"duplicate tenant {tenant.name!r}")
+            seen.add(tenant.name)
+
+    def check_networks(self) -> None:
+        declared = {t.name for t in self.t.tenants}
+        names: dict[str, int] = {}
+        vnis: dict[int, str] = {}
+        subnets: list[tuple[str, str, IPv4Network | IPv6Network, int]] = []
+        limit = max_tenant_mtu(self.t)
+        for i, net in enumerate(self.t.networks):
+            subject = f"network {net.name!r}"
+            if not NODE_NAME_RE.match(net.name) or len(net.name) > MAX_NETWORK_NAME:
+                self.add(
+                    ("networks", i, "name"),
+                    f"name {net.name!r} must start with a letter, contain only letters, digits, "
+                    f"'-' and '_', and have at most {MAX_NETWORK_NAME} characters",
+                    subject,
+                )
+            if net.name in names:
+                self.add(
+                    ("networks", i, "name"),
+                    f"duplicate network name (first at networks[{names[net.name]}])",
+                    subject,
+                )
+            names.setdefault(net.name, i)
+            if net.vni in vnis:
+                self.add(
+                    ("networks", i, "vni"),
+                    f"VNI {net.vni} is already used by network {vnis[net.vni]!r}",
+                    subject,
+                )
+            vnis.setdefault(net.vni, net.name)
+            if declared and net.tenant not in declared:
+                self.add(
+                    ("networks", i, "tenant"),
+                    f"unknown tenant {net.tenant!r}; declared: {', '.join(sorted(declared))}",
+                    subject,
+                )
+            if net.mtu is not None and limit is not None and net.mtu > limit:
+                self.add(
+                    ("networks", i, "mtu"),
+                    f"MTU {net.mtu} does not fit the underlay: VXLAN leaves at most {limit}, "
+                    "and larger frames would be dropped silently; raise the links' mtu",
+                    subject,
+                )
+            for fam in ("ipv4", "ipv6"):
+                subnet = getattr(net, fam)
+                if subnet is None:
+                    continue
+                for other_name, other_tenant, other, _ in subnets:
+                    if other_tenant == net.tenant and subnet.overlaps(other):
+                        self.add(
+                            ("networks", i, fam),
+                            f"{subnet} overlaps {other} of network {other_name!r} "
+                            f"in the same tenant {net.tenant!r}",
+                            subject,
+                        )
+                subnets.append((net.name, net.tenant, subnet, i))
+
+    def check_node_names(self) -> None:
+        """Routers, end hosts and hosts share one namespace-name space."""
+        seen: dict[str, str] = {h.name: "host" for h in self.t.hosts}
+        for kind, items in (("routers", self.t.routers), ("endhosts", self.t.endhosts)):
+            for i, node in enumerate(items):
+                if problem := node_name_problem(node.name):
+                    self.add((kind, i, "name"), f"name {node.name!r} {problem}")
+                if node.name in seen:
+                    self.add(
+                        (kind, i, "name"),
+                        f"name {node.name!r} is already used by a {seen[node.name]}",
+                    )
+                seen.setdefault(node.name, kind[:-1])
+
+    # -- tenant objects ----------------------------------------------------
+    def check_routers(self) -> None:
+        hosts = {h.name for h in self.t.hosts}
+        index_owner: dict[tuple[str, int], str] = {}
+        for i, vr in enumerate(self.t.routers):
+            subject = f"router {vr.name!r}"
+            if vr.host not in hosts:
+                self.add(("routers", i, "host"), f"unknown host {vr.host!r}", subject)
+            if vr.index is not None:
+                key = (vr.host, vr.index)
+                if key in index_owner:
+                    self.add(
+                        ("routers", i, "index"),
+                        f"index {vr.index} on host {vr.host!r} is already used by "
+                        f"router {index_owner[key]!r}",
+                        subject,
+                    )
+                index_owner.setdefault(key, vr.name)
+            self.check_router_interfaces(i, vr)
+            addrs = [a for itf in vr.interfaces for a in (itf.ipv4, itf.ipv6) if a is not None]
+            self.check_routes(("routers", i), subject, vr.routes, addrs)
+
+    def check_router_interfaces(self, i: int, vr: VirtualRouter) -> None:
+        subject = f"router {vr.name!r}"
+        ifnames: set[str] = set()
+        nets: set[str] = set()
+        tenant: tuple[str, int] | None = None
+        for k, itf in enumerate(vr.interfaces):
+            loc: Loc = ("routers", i, "interfaces", k)
+            name = vr.ifname(k)
+            if problem := ifname_problem(name):
+                self.add((*loc, "name"), f"interface name {name!r} {problem}", subject)
+            if name in ifnames:
+                self.add((*loc, "name"), f"duplicate interface name {name!r}", subject)
+            ifnames.add(name)
+            if k > 99:
+                self.add(loc, "at most 100 interfaces per router", subject)
+            net = self.networks.get(itf.network)
+            if net is None:
+                self.add((*loc, "network"), f"unknown network {itf.network!r}", subject)
+                continue
+            if itf.network in nets:
+                self.add(
+                    (*loc, "network"),
+                    f"the router already has an interface in network {itf.network!r}",
+                    subject,
+                )
+            nets.add(itf.network)
+            if tenant is None:
+                tenant = (net.tenant, k)
+            elif net.tenant != tenant[0]:
+                self.add(
+                    (*loc, "network"),
+                    f"network {net.name!r} belongs to tenant {net.tenant!r}, but interface "
+                    f"{tenant[1]} is in tenant {tenant[0]!r}; a router serves one tenant",
+                    subject,
+                )
+            self.check_addresses(loc, subject, itf.network, itf.ipv4, itf.ipv6)
+
+    def check_endhosts(self) -> None:
+        hosts = {h.name for h in self.t.hosts}
+        for i, eh in enumerate(self.t.endhosts):
+            subject = f"end host {eh.name!r}"
+            if eh.host not in hosts:
+                self.add(("endhosts", i, "host"), f"unknown host {eh.host!r}", subject)
+            if eh.network not in self.networks:
+                self.add(("endhosts", i, "network"), f"unknown network {eh.network!r}", subject)
+                continue
+            self.check_addresses(("endhosts", i), subject, eh.network, eh.ipv4, eh.ipv6)
+            addrs = [a for a in (eh.ipv4, eh.ipv6) if a is not None]
+            self.check_routes(("endhosts", i), subject, eh.routes, addrs)
+
+    def check_addresses(
+        self,
+        loc: Loc,
+        subject: str,
+        network: str,
+        ipv4: IPv4Interface | None,
+        ipv6: IPv6Interface | None,
+    ) -> None:
+        net = self.networks[network]
+        for fam, addr in (("ipv4", ipv4), ("ipv6", ipv6)):
+            if addr is None:
+                continue
+            subnet = getattr(net, fam)
+            where = (*loc, fam)
+            if subnet is None:
+                self.add(where, f"network {network!r} has no {fam} subnet", subject)
+                continue
+            if addr.ip not in subnet:
+                self.add(where, f"{addr.ip} is outside {network!r}'s subnet {subnet}", subject)
+                continue
+            if addr.network != subnet:
+                self.add(
+                    where,
+                    f"{addr} has prefix length /{addr.network.prefixlen}, but network "
+                    f"{network!r} is {subnet}; write {addr.ip}/{subnet.prefixlen}",
+                    subject,
+                )
+            if (
+                fam == "ipv4"
+                and subnet.prefixlen < 31
+                and addr.ip in (subnet.network_address, subnet.broadcast_address)
+            ):
+                self.add(where, f"{addr.ip} is the network or broadcast address", subject)
+            if fam == "ipv6" and addr.ip == subnet.network_address:
+                self.add(where, f"{addr.ip} is the subnet-router anycast address", subject)
+            owner = self.addr_owner.get((network, addr.ip))
+            if owner is not None:
+                self.add(where, f"{addr.ip} is already used by {owner} in {network!r}", subject)
+            else:
+                self.addr_owner[(network, addr.ip)] = subject
+
+    def check_routes(
+        self, loc: Loc, subject: str, routes: Iterable[Route], addrs: list[IfAddr]
+    ) -> None:
+        destinations: set[object] = set()
+        for r, route in enumerate(routes):
+            where = (*loc, "routes", r)
+            dest = route.destination
+            if dest.version != route.via.version:
+                self.add(
+                    where,
+                    f"destination {dest} and next hop {route.via} are of different IP versions",
+                    subject,
+                )
+                continue
+            if dest in destinations:
+                self.add((*where, "to"), f"duplicate route to {dest}", subject)
+            destinations.add(dest)
+            own = [a for a in addrs if a.version == route.via.version]
+            if any(a.ip == route.via for a in own):
+                self.add(
+                    (*where, "via"), f"next hop {route.via} is this node's own address", subject
+                )
+            elif not any(route.via in a.network for a in own):
+                connected = ", ".join(str(a.network) for a in own) or "none"
+                self.add(
+                    (*where, "via"),
+                    f"next hop {route.via} is unreachable: it is in none of the directly "
+                    f"connected subnets ({connected})",
+                    subject,
+                )

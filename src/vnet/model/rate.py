@@ -1,0 +1,54 @@
+"""Bandwidth values as people write them ("100mbit", "1.5gbit", "2G") and as bits/s."""
+
+from __future__ import annotations
+
+import re
+
+# tc's units (man tc: bit, kbit, mbit, gbit, tbit), plus "bps"-style
+# spellings that people type by habit: both mean bits per second here.
+_UNITS = {
+    "": 1,
+    "bit": 1,
+    "bps": 1,
+    "k": 1_000,
+    "kbit": 1_000,
+    "kbps": 1_000,
+    "m": 1_000_000,
+    "mbit": 1_000_000,
+    "mbps": 1_000_000,
+    "g": 1_000_000_000,
+    "gbit": 1_000_000_000,
+    "gbps": 1_000_000_000,
+    "t": 1_000_000_000_000,
+    "tbit": 1_000_000_000_000,
+}
+_RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_rate(value: str | int | float) -> int:
+    """Bits per second from a rate like "100mbit"; raise ValueError with the reason."""
+    if isinstance(value, bool):
+        raise ValueError("a rate must be a number or a string like '100mbit'")
+    if isinstance(value, int | float):
+        bits = int(value)
+    else:
+        m = _RATE_RE.match(value)
+        if not m:
+            raise ValueError(f"{value!r} is not a rate; write e.g. '100mbit' or '1gbit'")
+        unit = m.group(2).lower()
+        if unit not in _UNITS:
+            raise ValueError(
+                f"unknown rate unit {m.group(2)!r} in {value!r}; use bit, kbit, mbit, gbit"
+            )
+        bits = int(float(m.group(1)) * _UNITS[unit])
+    if bits <= 0:
+        raise ValueError(f"a rate must be positive, got {value!r}")
+    return bits
+
+
+def format_rate(bits: int) -> str:
+    """The shortest exact tc-style spelling of a rate in bits/s."""
+    for unit, scale in (("gbit", 10**9), ("mbit", 10**6), ("kbit", 10**3)):
+        if bits % scale == 0:
+            return f"{bits // scale}{unit}"
+    return f"{bits}bit"

@@ -1,0 +1,105 @@
+"""Fill in what a topology leaves implicit: VR indexes and automatic routes."""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network, IPv6Network
+
+import networkx as nx
+
+from vnet.model.topology import EndHost, Route, Topology, VirtualRouter
+
+
+def next_free_index(used: set[int]) -> int:
+    """The lowest unused VR index (the paper's vmConfigNextAvailableVmIndex)."""
+    index = 1
+    while index in used:
+        index += 1
+    return index
+
+
+def assign_indexes(topo: Topology) -> Topology:
+    used: dict[str, set[int]] = {}
+    for vr in topo.routers:
+        if vr.index is not None:
+            used.setdefault(vr.host, set()).add(vr.index)
+    routers = []
+    for vr in topo.routers:
+        if vr.index is None:
+            host_used = used.setdefault(vr.host, set())
+            vr = vr.model_copy(update={"index": next_free_index(host_used)})
+            host_used.add(vr.index)  # type: ignore[arg-type]
+        routers.append(vr)
+    return topo.model_copy(update={"routers": routers})
+
+
+def auto_routes(topo: Topology) -> Topology:
+    """Static routes along shortest paths (hop count, ties by file order).
+
+    Only for tenants declared with `routing: auto`; routes written in the
+    file win over derived ones with the same destination.
+    """
+    auto = {t.name for t in topo.tenants if t.routing == "auto"}
+    if not auto:
+        return topo
+    tenant_of = {n.name: n.tenant for n in topo.networks}
+    graph = nx.Graph()
+    for vr in topo.routers:
+        for itf in vr.interfaces:
+            if tenant_of.get(itf.network) in auto:
+                graph.add_edge(("vr", vr.name), ("net", itf.network), itf=itf)
+    routers = [_with_routes(vr, topo, graph, tenant_of, auto) for vr in topo.routers]
+    gateways = {r.name: r for r in routers}
+    endhosts = [_with_default(eh, topo, gateways, tenant_of, auto) for eh in topo.endhosts]
+    return topo.model_copy(update={"routers": routers, "endhosts": endhosts})
+
+
+def _with_routes(
+    vr: VirtualRouter, topo: Topology, graph: nx.Graph, tenant_of: dict[str, str], auto: set[str]
+) -> VirtualRouter:
+    if not vr.interfaces or tenant_of.get(vr.interfaces[0].network) not in auto:
+        return vr
+    me = ("vr", vr.name)
+    if me not in graph:
+        return vr
+    attached = {itf.network for itf in vr.interfaces}
+    explicit = {r.destination for r in vr.routes}
+    paths = nx.single_source_shortest_path(graph, me)
+    routes = list(vr.routes)
+    for net in topo.networks:
+        node = ("net", net.name)
+        if net.name in attached or node not in paths:
+            continue
+        # path: me, first network, next router, ...
+        path = paths[node]
+        first_net, next_vr = path[1][1], path[2][1]
+        nexthop_itf = graph.edges[("vr", next_vr), ("net", first_net)]["itf"]
+        for subnet, via in ((net.ipv4, nexthop_itf.ipv4), (net.ipv6, nexthop_itf.ipv6)):
+            if subnet is not None and via is not None and subnet not in explicit:
+                routes.append(Route(to=subnet, via=via.ip))
+    return vr.model_copy(update={"routes": routes})
+
+
+def _with_default(
+    eh: EndHost,
+    topo: Topology,
+    routers: dict[str, VirtualRouter],
+    tenant_of: dict[str, str],
+    auto: set[str],
+) -> EndHost:
+    if tenant_of.get(eh.network) not in auto:
+        return eh
+    explicit = {r.destination for r in eh.routes}
+    routes = list(eh.routes)
+    for fam, default in (("ipv4", IPv4Network("0.0.0.0/0")), ("ipv6", IPv6Network("::/0"))):
+        if getattr(eh, fam) is None or default in explicit:
+            continue
+        for vr in routers.values():
+            gw = next((getattr(i, fam) for i in vr.interfaces if i.network == eh.network), None)
+            if gw is not None:
+                routes.append(Route(to="default", via=gw.ip))
+                break
+    return eh.model_copy(update={"routes": routes})
+
+
+def resolve(topo: Topology) -> Topology:
+    return auto_routes(assign_indexes(topo))

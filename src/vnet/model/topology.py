@@ -1,0 +1,197 @@
+"""The domain objects of a vnet deployment, as plain validated data.
+
+Field-level checks (types, ranges, address syntax) live here; checks that
+relate objects to each other (names, subnets, next hops) live in
+`vnet.model.check` so that each reports the exact place of the problem.
+"""
+
+from __future__ import annotations
+
+from ipaddress import (
+    IPv4Address,
+    IPv4Interface,
+    IPv4Network,
+    IPv6Address,
+    IPv6Interface,
+    IPv6Network,
+    ip_address,
+    ip_interface,
+    ip_network,
+)
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from vnet.model.rate import parse_rate
+
+Rate = Annotated[int, BeforeValidator(parse_rate)]
+
+
+def _ip(kind: str, parse: Any, version: int | None) -> Any:
+    """A validator with one plain-language error instead of pydantic's per-union noise."""
+
+    def validate(value: Any) -> Any:
+        if not isinstance(value, str | int) or isinstance(value, bool):
+            if hasattr(value, "version"):
+                value = str(value)
+            else:
+                raise ValueError(f"expected {kind} as a string, got {type(value).__name__}")
+        try:
+            parsed = parse(str(value))
+        except ValueError as err:
+            raise ValueError(f"{value!r} is not {kind}: {err}") from None
+        if version is not None and getattr(parsed, "version", version) != version:
+            raise ValueError(f"{value!r} is not {kind}: it is IPv{parsed.version}")
+        return parsed
+
+    return BeforeValidator(validate)
+
+
+def _network(text: str) -> IPv4Network | IPv6Network:
+    try:
+        return ip_network(text, strict=True)
+    except ValueError:
+        loose = ip_network(text, strict=False)
+        raise ValueError(f"host bits are set; the network is {loose}") from None
+
+
+def _interface(text: str) -> IPv4Interface | IPv6Interface:
+    if "/" not in text:
+        raise ValueError("write the address with its prefix length, e.g. 10.0.0.1/24")
+    return ip_interface(text)
+
+
+Network4 = Annotated[IPv4Network, _ip("an IPv4 subnet", _network, 4)]
+Network6 = Annotated[IPv6Network, _ip("an IPv6 subnet", _network, 6)]
+AnyNetwork = Annotated[IPv4Network | IPv6Network, _ip("an IP subnet", _network, None)]
+
+
+def _destination(text: str) -> str | IPv4Network | IPv6Network:
+    return "default" if text == "default" else _network(text)
+
+
+Destination = Annotated[
+    Literal["default"] | IPv4Network | IPv6Network,
+    _ip("'default' or an IP subnet", _destination, None),
+]
+Address = Annotated[IPv4Address | IPv6Address, _ip("an IP address", ip_address, None)]
+Interface4 = Annotated[IPv4Interface, _ip("an IPv4 address/prefix", _interface, 4)]
+Interface6 = Annotated[IPv6Interface, _ip("an IPv6 address/prefix", _interface, 6)]
+VNI_MAX = 2**24 - 1
+VR_INDEX_MAX = 65535
+DEFAULT_UNDERLAY_PREFIX = {
+    "ipv4": IPv4Network("10.200.0.0/16"),
+    "ipv6": IPv6Network("fd00:200::/48"),
+}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Underlay(_Strict):
+    """How emulated (or real) physical hosts reach each other."""
+
+    family: Literal["ipv4", "ipv6"] = "ipv4"
+    prefix: AnyNetwork | None = None
+
+    @property
+    def effective_prefix(self) -> IPv4Network | IPv6Network:
+        return self.prefix or DEFAULT_UNDERLAY_PREFIX[self.family]
+
+
+class PhysicalHost(_Strict):
+    name: str
+
+
+class UnderlayLink(_Strict):
+    a: str
+    b: str
+    rate: Rate | None = None
+    mtu: int = Field(1500, ge=1280, le=9000)
+
+
+class Tenant(_Strict):
+    name: str
+    # "auto": vnet derives static routes along shortest paths inside the
+    # tenant's networks, so large topologies need no hand-written routes.
+    routing: Literal["static", "auto"] = "static"
+
+
+class VirtualNetwork(_Strict):
+    """One isolated layer-2 segment of a tenant, carried across hosts by its VNI."""
+
+    name: str
+    tenant: str
+    vni: int = Field(ge=1, le=VNI_MAX)
+    ipv4: Network4 | None = None
+    ipv6: Network6 | None = None
+    bandwidth: Rate | None = None
+    mtu: int | None = Field(None, ge=1280, le=9000)
+
+
+class Route(_Strict):
+    to: Destination
+    via: Address
+
+    @property
+    def destination(self) -> IPv4Network | IPv6Network:
+        if self.to == "default":
+            return IPv4Network("0.0.0.0/0") if self.via.version == 4 else IPv6Network("::/0")
+        return self.to
+
+
+class Interface(_Strict):
+    network: str
+    name: str | None = None
+    ipv4: Interface4 | None = None
+    ipv6: Interface6 | None = None
+
+
+class VirtualRouter(_Strict):
+    name: str
+    host: str
+    index: int | None = Field(None, ge=1, le=VR_INDEX_MAX)
+    admin_state: Literal["up", "down"] = "up"
+    interfaces: list[Interface] = Field(default_factory=list)
+    routes: list[Route] = Field(default_factory=list)
+
+    def ifname(self, position: int) -> str:
+        """The interface's name inside the VR: its own or eth<position>."""
+        return self.interfaces[position].name or f"eth{position}"
+
+
+class EndHost(_Strict):
+    """A tenant machine with one interface in one virtual network."""
+
+    name: str
+    host: str
+    network: str
+    ipv4: Interface4 | None = None
+    ipv6: Interface6 | None = None
+    routes: list[Route] = Field(default_factory=list)
+
+
+class Topology(_Strict):
+    """Everything one lab (or one physical host's agent) should realise."""
+
+    name: str = "vnet"
+    underlay: Underlay = Field(default_factory=Underlay)
+    hosts: list[PhysicalHost] = Field(default_factory=list)
+    links: list[UnderlayLink] = Field(default_factory=list)
+    tenants: list[Tenant] = Field(default_factory=list)
+    networks: list[VirtualNetwork] = Field(default_factory=list)
+    routers: list[VirtualRouter] = Field(default_factory=list)
+    endhosts: list[EndHost] = Field(default_factory=list)
+
+    def network(self, name: str) -> VirtualNetwork:
+        for net in self.networks:
+            if net.name == name:
+                return net
+        raise KeyError(name)
+
+    def router(self, name: str) -> VirtualRouter:
+        for vr in self.routers:
+            if vr.name == name:
+                return vr
+        raise KeyError(name)

@@ -1,0 +1,148 @@
+"""Named network namespaces, made and entered on the calling thread.
+
+pyroute2's netns helpers fork a child for every namespace and every socket
+made inside one (~7 ms each here); unshare/setns on the calling thread costs
+~0.7 ms, which is what lets 100 VRs come up in well under a second. setns()
+changes only the calling thread, and `entered()` always switches back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+from collections.abc import Iterator
+
+NETNS_RUN_DIR = "/run/netns"
+CLONE_NEWNET = 0x40000000
+MS_BIND = 4096
+MS_REC = 16384
+MS_SHARED = 1 << 20
+MNT_DETACH = 2
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret: int, what: str) -> None:
+    if ret != 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def path(name: str) -> str:
+    return os.path.join(NETNS_RUN_DIR, name)
+
+
+def exists(name: str) -> bool:
+    return os.path.exists(path(name))
+
+
+def list_names(prefix: str = "") -> list[str]:
+    try:
+        return sorted(n for n in os.listdir(NETNS_RUN_DIR) if n.startswith(prefix))
+    except FileNotFoundError:
+        return []
+
+
+def _ensure_run_dir() -> None:
+    """Make /run/netns a shared mount point, as iproute2 does, so mounts propagate."""
+    os.makedirs(NETNS_RUN_DIR, exist_ok=True)
+    run_dir = NETNS_RUN_DIR.encode()
+    if _libc.mount(b"", run_dir, b"none", MS_SHARED | MS_REC, None) == 0:
+        return
+    _check(_libc.mount(run_dir, run_dir, b"none", MS_BIND | MS_REC, None), "bind /run/netns")
+    _check(_libc.mount(b"", run_dir, b"none", MS_SHARED | MS_REC, None), "share /run/netns")
+
+
+def create(name: str) -> None:
+    """Create the named namespace; FileExistsError if the name is taken."""
+    _ensure_run_dir()
+    target = path(name)
+    os.close(os.open(target, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        _check(_libc.unshare(CLONE_NEWNET), f"unshare for {name}")
+        try:
+            _check(
+                _libc.mount(b"/proc/thread-self/ns/net", target.encode(), b"none", MS_BIND, None),
+                f"bind-mount namespace {name}",
+            )
+        finally:
+            _check(_libc.setns(home, CLONE_NEWNET), "return to the original namespace")
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(target)
+        raise
+    finally:
+        os.close(home)
+
+
+def remove(name: str) -> None:
+    """Unmount and unlink; the kernel frees the namespace once nothing holds it."""
+    target = path(name)
+    if _libc.umount2(target.encode(), MNT_DETACH) != 0:
+        err = ctypes.get_errno()
+        if err not in (errno.EINVAL, errno.ENOENT):  # EINVAL: not a mount (crash remnant)
+            raise OSError(err, f"umount {target}: {os.strerror(err)}")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(target)
+
+
+@contextlib.contextmanager
+def entered(name: str | None) -> Iterator[None]:
+    """Run the body with the calling thread inside namespace `name` (None: stay)."""
+    if name is None:
+        yield
+        return
+    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        fd = os.open(path(name), os.O_RDONLY)
+        try:
+            _check(_libc.setns(fd, CLONE_NEWNET), f"enter namespace {name}")
+        finally:
+            os.close(fd)
+        try:
+            yield
+        finally:
+            _check(_libc.setns(home, CLONE_NEWNET), "return to the original namespace")
+    finally:
+        os.close(home)
+
+
+def join(name: str) -> None:
+    """Move the calling thread into `name` for good, e.g. right before exec()."""
+    fd = os.open(path(name), os.O_RDONLY)
+    try:
+        _check(_libc.setns(fd, CLONE_NEWNET), f"enter namespace {name}")
+    finally:
+        os.close(fd)
+
+
+def write_sysctl(key: str, value: str) -> None:
+    """Write a sysctl of the namespace the calling thread is in (net.* are per namespace)."""
+    with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
+        f.write(value)
+
+
+def read_sysctl(key: str) -> str:
+    with open("/proc/sys/" + key.replace(".", "/")) as f:
+        return f.read().strip()
+
+
+def pids_inside(name: str) -> list[int]:
+    """Processes whose network namespace is `name` (to report, never to kill)."""
+    try:
+        target = os.stat(path(name)).st_ino
+    except FileNotFoundError:
+        return []
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{entry}/ns/net").st_ino == target:
+                pids.append(int(entry))
+        except OSError:
+            continue
+    return pids
