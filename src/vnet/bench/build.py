@@ -15,7 +15,7 @@ from typing import Any
 from vnet.bench.stats import percentile
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
-from vnet.substrate import Kernel, lab_placement, observe, plan, realize
+from vnet.substrate import Kernel, lab_placement, nsfs, observe, plan, realize
 from vnet.substrate.ops import CreateLink, CreateNamespace, Op
 
 BENCH_LAB = "bench"
@@ -66,6 +66,20 @@ def _owner(op: Op, prefix: str) -> str | None:
     return ns if ns and ns.startswith(prefix + "r") else None
 
 
+def kernel_settle_seconds() -> float:
+    """How long until the kernel has finished destroying deleted namespaces.
+
+    Namespace deletion returns at once and the kernel tears the contents
+    down in the background, holding the lock that creating a namespace
+    needs; so the time one creation takes measures the work still pending.
+    """
+    probe = "vnet-bench-settleprobe"
+    t = time.perf_counter()
+    nsfs.create(probe)
+    nsfs.remove(probe)
+    return time.perf_counter() - t
+
+
 @dataclass
 class BuildRun:
     vrs: int
@@ -75,6 +89,7 @@ class BuildRun:
     ops_up: int
     ops_down: int
     reapply_ops: int
+    settle_seconds: float
     per_vr_ms: list[float] = field(default_factory=list)
 
 
@@ -93,6 +108,7 @@ def run_once(vrs: int, hosts: int) -> BuildRun:
             per_vr[owner] = per_vr.get(owner, 0.0) + (now - last[0])
         last[0] = now
 
+    kernel_settle_seconds()  # start from a quiet kernel, not one still tearing down
     t0 = time.perf_counter()
     last[0] = t0
     up = labmod.up("", topology=topo, progress=tick)
@@ -102,6 +118,7 @@ def run_once(vrs: int, hosts: int) -> BuildRun:
     t1 = time.perf_counter()
     down = labmod.down(BENCH_LAB)
     down_seconds = time.perf_counter() - t1
+    settle = kernel_settle_seconds()
     return BuildRun(
         vrs,
         hosts,
@@ -110,6 +127,7 @@ def run_once(vrs: int, hosts: int) -> BuildRun:
         len(up.ops),
         len(down.ops),
         len(reapply),
+        settle,
         [v * 1000 for v in per_vr.values()],
     )
 
@@ -134,4 +152,6 @@ def summarize_runs(runs: list[BuildRun]) -> dict[str, Any]:
         "ops_up": runs[0].ops_up,
         "ops_down": runs[0].ops_down,
         "reapply_ops": max(r.reapply_ops for r in runs),
+        # after `down` returns, the kernel keeps destroying namespaces for this long
+        "kernel_settle_seconds": max(r.settle_seconds for r in runs),
     }

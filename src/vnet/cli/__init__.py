@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -48,20 +49,36 @@ def friendly_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """Subcommands named "module:attribute", imported only when used.
+
+    Benchmarks pull in numpy, scipy and matplotlib; `vnet lab exec` should
+    not pay for that at every start.
+    """
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy:
+            module, attr = self.lazy[name].split(":")
+            return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+        return super().get_command(ctx, name)
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy={
+        "lab": "vnet.cli.lab_cmds:lab",
+        "demo": "vnet.cli.demo_cmd:demo",
+        "bench": "vnet.cli.bench_cmds:bench",
+    },
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="vnet")
 def main() -> None:
     """vnet: isolated virtual networks of virtual routers on Linux hosts."""
-
-
-def _register() -> None:
-    from vnet.cli.bench_cmds import bench
-    from vnet.cli.demo_cmd import demo
-    from vnet.cli.lab_cmds import lab
-
-    main.add_command(lab)
-    main.add_command(demo)
-    main.add_command(bench)
-
-
-_register()

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 
 import click
 
-from vnet.cli import friendly_errors, needs_root
+from vnet.cli import LazyGroup, friendly_errors, needs_root
 from vnet.ui import console
 
-# Benchmarks register themselves as click commands in their own modules;
-# a module that is not there yet simply does not appear.
-OPTIONAL_COMMANDS = [("vnet.bench.report", "report_cmd"), ("vnet.bench.sdn", "sdn")]
 
-
-@click.group()
+@click.group(
+    cls=LazyGroup,
+    lazy={"report": "vnet.bench.report:report_cmd"},
+)
 def bench() -> None:
     """Measure vnet: build times, data plane, forwarding, QoS, SDN control plane."""
 
@@ -51,7 +49,9 @@ def build(vrs: int, hosts: int, repeat: int, json_path: Path | None) -> None:
     summary = summarize_runs(runs)
     console.print(
         f"{vrs} VRs: up {summary['up_seconds']:.3f} s ({summary['ops_up']} operations), "
-        f"down {summary['down_seconds']:.3f} s; per VR p50 {summary['per_vr_p50_ms']:.2f} ms, "
+        f"down {summary['down_seconds']:.3f} s "
+        f"(kernel busy {summary['kernel_settle_seconds']:.1f} s more); "
+        f"per VR p50 {summary['per_vr_p50_ms']:.2f} ms, "
         f"p99 {summary['per_vr_p99_ms']:.2f} ms; peak RSS {summary['peak_rss_mb']:.0f} MB; "
         f"re-apply planned {summary['reapply_ops']} operation(s)"
     )
@@ -59,17 +59,3 @@ def build(vrs: int, hosts: int, repeat: int, json_path: Path | None) -> None:
         summary["environment"] = environment()
         json_path.write_text(json.dumps(summary, indent=2))
         console.print(f"wrote {json_path}")
-
-
-def _register_optional() -> None:
-    for module, attr in OPTIONAL_COMMANDS:
-        try:
-            command = getattr(importlib.import_module(module), attr)
-        except ModuleNotFoundError as err:
-            if err.name != module:
-                raise
-            continue
-        bench.add_command(command)
-
-
-_register_optional()

@@ -22,13 +22,14 @@ from vnet.substrate import (
     Kernel,
     KernelState,
     Op,
-    apply,
+    converge,
     lab_placement,
     nsfs,
     observe,
     plan,
     realize,
 )
+from vnet.substrate.kernel import NotANamespace
 from vnet.substrate.observe import parse_namespace_mark
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
@@ -55,7 +56,6 @@ class UpResult:
     ops: list[Op]
     timings: Timings
     desired: KernelState
-    removed_remnants: list[str]
 
 
 @dataclass
@@ -90,7 +90,10 @@ def running_labs() -> list[str]:
     names = {p.stem for p in RECORD_DIR.glob("*.json")} if RECORD_DIR.exists() else set()
     with Kernel() as k:
         for ns_name in nsfs.list_names("vnet-"):
-            ns = parse_namespace_mark(ns_name, k.namespace_mark(ns_name))
+            try:
+                ns = parse_namespace_mark(ns_name, k.namespace_mark(ns_name))
+            except NotANamespace:
+                continue
             if ns is not None and ns_name == f"vnet-{ns.scope}-{ns.node}":
                 names.add(ns.scope)
     return sorted(names)
@@ -118,18 +121,12 @@ def up(
     topo = topology if topology is not None else load_topology(path)
     t = timings.time("load and check", t)
     where = lab_placement(topo.name)
+    desired = realize(topo, where)
     with Kernel() as kernel:
-        obs = observe(kernel, where.scope, where.prefix)
-        desired = realize(topo, where)
-        ops = plan(desired, obs.state)
-        t = timings.time("plan", t)
-        if dry_run:
-            return UpResult(topo, ops, timings, desired, obs.remnants)
-        for name in obs.remnants:  # mount points left empty by a crash: ours, and empty
-            nsfs.remove(name)
-        total = len(ops)
-        apply(ops, kernel, (lambda i, op: progress(i, total, op)) if progress else None)
-        timings.time("apply", t)
+        ops = converge(kernel, desired, where, progress=progress, dry_run=dry_run)
+        timings.time("plan" if dry_run else "plan and apply", t)
+    if dry_run:
+        return UpResult(topo, ops, timings, desired)
     old = read_record(topo.name) or {}
     write_record(
         topo.name,
@@ -140,7 +137,7 @@ def up(
             "processes": old.get("processes", []),
         },
     )
-    return UpResult(topo, ops, timings, desired, obs.remnants)
+    return UpResult(topo, ops, timings, desired)
 
 
 def down(name: str, progress: Progress | None = None) -> DownResult:
@@ -155,18 +152,17 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
     t = timings.time("stop processes", t)
     where = lab_placement(name)
     with Kernel() as kernel:
-        obs = observe(kernel, where.scope, where.prefix)
-        lingering = {}
-        for ns_name in obs.state.namespaces:
-            pids = [p for p in nsfs.pids_inside(ns_name) if p != os.getpid()]
-            if pids:
-                lingering[ns_name] = pids
-        ops = plan(KernelState(), obs.state)
-        t = timings.time("plan", t)
-        total = len(ops)
-        apply(ops, kernel, (lambda i, op: progress(i, total, op)) if progress else None)
-        for remnant in obs.remnants:
-            nsfs.remove(remnant)
+        before = observe(kernel, where.scope, where.prefix)
+        names = list(before.state.namespaces)
+        lingering = nsfs.pids_inside_many(names)
+        t = timings.time("find", t)
+        ops = converge(
+            kernel,
+            KernelState(),
+            where,
+            before=before,
+            progress=progress,
+        )
         timings.time("delete", t)
     record_path(name).unlink(missing_ok=True)
     return DownResult(name, ops, timings, stopped, lingering)
@@ -232,7 +228,10 @@ def node_namespace(lab: str, node: str) -> str:
     with Kernel() as kernel:
         if not nsfs.exists(ns):
             raise LabError(f"lab {lab!r} has no node {node!r} (no namespace {ns})")
-        mark = parse_namespace_mark(ns, kernel.namespace_mark(ns))
+        try:
+            mark = parse_namespace_mark(ns, kernel.namespace_mark(ns))
+        except NotANamespace:
+            mark = None
     if mark is None or mark.scope != lab:
         raise LabError(f"namespace {ns} is not marked as lab {lab!r}'s; not entering it")
     return ns

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ipaddress import IPv4Network, IPv6Network
-
-import networkx as nx
+from typing import Any
 
 from vnet.model.topology import EndHost, Route, Topology, VirtualRouter
 
@@ -41,6 +40,8 @@ def auto_routes(topo: Topology) -> Topology:
     auto = {t.name for t in topo.tenants if t.routing == "auto"}
     if not auto:
         return topo
+    import networkx as nx  # 0.25 s to import: only when routes are derived
+
     tenant_of = {n.name: n.tenant for n in topo.networks}
     graph = nx.Graph()
     for vr in topo.routers:
@@ -54,7 +55,7 @@ def auto_routes(topo: Topology) -> Topology:
 
 
 def _with_routes(
-    vr: VirtualRouter, topo: Topology, graph: nx.Graph, tenant_of: dict[str, str], auto: set[str]
+    vr: VirtualRouter, topo: Topology, graph: Any, tenant_of: dict[str, str], auto: set[str]
 ) -> VirtualRouter:
     if not vr.interfaces or tenant_of.get(vr.interfaces[0].network) not in auto:
         return vr
@@ -63,6 +64,8 @@ def _with_routes(
         return vr
     attached = {itf.network for itf in vr.interfaces}
     explicit = {r.destination for r in vr.routes}
+    import networkx as nx
+
     paths = nx.single_source_shortest_path(graph, me)
     routes = list(vr.routes)
     for net in topo.networks:

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network, ip_address
 
-import networkx as nx
-
 from vnet.model.topology import Topology
 
 
@@ -41,6 +39,8 @@ def underlay_addressing(topo: Topology) -> UnderlayAddressing:
         out.link_addresses[j] = (f"{a}/{p2p_len}", f"{b}/{p2p_len}")
         far_end[(link.a, link.b)] = str(b)
         far_end[(link.b, link.a)] = str(a)
+    import networkx as nx  # 0.25 s to import: not for commands that never plan
+
     graph = nx.Graph()
     graph.add_nodes_from(h.name for h in topo.hosts)
     graph.add_edges_from((link.a, link.b) for link in topo.links)

@@ -6,6 +6,7 @@ undo log. The substrate knows no management protocol.
 """
 
 from vnet.substrate.apply import ApplyError, apply
+from vnet.substrate.engine import converge
 from vnet.substrate.kernel import Kernel, KernelError
 from vnet.substrate.observe import Observation, observe
 from vnet.substrate.ops import Op
@@ -22,6 +23,7 @@ __all__ = [
     "Op",
     "Placement",
     "apply",
+    "converge",
     "lab_placement",
     "observe",
     "plan",

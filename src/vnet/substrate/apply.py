@@ -1,4 +1,9 @@
-"""Run a plan with an undo log: a failure at step k undoes steps k-1..1."""
+"""Run a plan with an undo log: a failure at step k undoes steps k-1..1.
+
+Each operation's inverse is run in reverse order. A namespace deletion takes
+contents that no single inverse brings back, so when one was among the done
+steps, `restore` (a reconcile to the state observed before) finishes the job.
+"""
 
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ def apply(
     kernel: Kernel,
     progress: Callable[[int, Op], None] | None = None,
     fail_at: int | None = None,
+    restore: Callable[[Kernel], None] | None = None,
 ) -> None:
     if fail_at is None and os.environ.get(FAIL_ENV):
         fail_at = int(os.environ[FAIL_ENV])
@@ -59,6 +65,11 @@ def apply(
             op.run(kernel)
         except BaseException as err:
             undo_errors = _undo(done, kernel)
+            if restore is not None and any(getattr(d, "takes_contents", False) for d in done):
+                try:
+                    restore(kernel)
+                except Exception as restore_err:
+                    undo_errors.append((op, restore_err))
             raise ApplyError(i, op, err, undo_errors) from err
         done.append(op)
         if progress is not None:

@@ -8,9 +8,12 @@ per namespace serves every later call from any thread. Sockets are cached
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import socket
+import time
 from collections import OrderedDict
+from collections.abc import Iterable
 from ipaddress import ip_interface, ip_network
 from typing import Any
 
@@ -48,6 +51,10 @@ class KernelError(RuntimeError):
     pass
 
 
+class NotANamespace(KernelError):
+    pass
+
+
 def _burst(rate: int) -> int:
     """HTB burst in bytes: measured here, HTB needs >= 512 kB to reach ~99% at 1-2 Gbit/s."""
     return max(rate // 8 // 250 + 1514, 512 * 1024 if rate >= 500_000_000 else 32 * 1024)
@@ -59,6 +66,8 @@ class Kernel:
     def __init__(self, max_sockets: int = 128):
         self._sockets: OrderedDict[NsName, IPRoute] = OrderedDict()
         self._max = max_sockets
+        # veth ends the kernel is still tearing down after a namespace deletion
+        self._vanishing: set[tuple[NsName, str]] = set()
 
     def close(self) -> None:
         for ipr in self._sockets.values():
@@ -111,21 +120,40 @@ class Kernel:
             nsfs.remove(ns.name)
             raise
 
-    def delete_namespace(self, name: str) -> None:
+    def delete_namespace(self, name: str, vanishing: Iterable[tuple[NsName, str]] = ()) -> None:
         self.forget(name)
         nsfs.remove(name)
+        self._vanishing.update(vanishing)
+
+    def _wait_vanished(self, ns: NsName, name: str, timeout: float = 5.0) -> None:
+        """Wait for a name freed by an earlier namespace deletion to really be free."""
+        if (ns, name) not in self._vanishing:
+            return
+        deadline = time.monotonic() + timeout
+        while self.ipr(ns).link_lookup(ifname=name):
+            if time.monotonic() > deadline:
+                raise KernelError(f"{name} in {nsfs_label(ns)} is still being removed")
+            time.sleep(0.002)
+        self._vanishing.discard((ns, name))
 
     def namespace_mark(self, name: str) -> str | None:
-        """The alias of the namespace's loopback, or None if unreadable (crash remnant)."""
+        """The alias of the namespace's loopback ('' when unmarked: not ours).
+
+        Raises NotANamespace for a name whose file is no namespace mount:
+        what a crash between creating the mount point and binding it leaves.
+        """
         try:
             lo = self.ipr(name).get_links(1)[0]
-        except (OSError, NetlinkError):
+        except OSError as err:
             self.forget(name)
-            return None
-        return lo.get("ifalias")
+            if err.errno == errno.EINVAL:  # setns() on a plain file
+                raise NotANamespace(name) from None
+            raise
+        return lo.get("ifalias") or ""
 
     # -- links -------------------------------------------------------------
     def create_link(self, link: Link) -> None:
+        self._wait_vanished(link.ns, link.name)
         ipr = self.ipr(link.ns)
         common: dict[str, Any] = {"ifname": link.name, "mtu": link.mtu}
         if link.master:

@@ -130,19 +130,24 @@ def read_sysctl(key: str) -> str:
         return f.read().strip()
 
 
-def pids_inside(name: str) -> list[int]:
-    """Processes whose network namespace is `name` (to report, never to kill)."""
-    try:
-        target = os.stat(path(name)).st_ino
-    except FileNotFoundError:
-        return []
-    pids = []
+def pids_inside_many(names: list[str]) -> dict[str, list[int]]:
+    """Namespace -> processes inside it (to report, never to kill); one scan of /proc."""
+    inodes: dict[int, str] = {}
+    for name in names:
+        try:
+            inodes[os.stat(path(name)).st_ino] = name
+        except FileNotFoundError:
+            continue
+    found: dict[str, list[int]] = {}
+    if not inodes:
+        return found
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            if os.stat(f"/proc/{entry}/ns/net").st_ino == target:
-                pids.append(int(entry))
+            ino = os.stat(f"/proc/{entry}/ns/net").st_ino
         except OSError:
             continue
-    return pids
+        if ino in inodes:
+            found.setdefault(inodes[ino], []).append(int(entry))
+    return found

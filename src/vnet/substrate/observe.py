@@ -15,7 +15,7 @@ from typing import Any
 from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.substrate import nsfs
-from vnet.substrate.kernel import ZERO_MAC, Kernel, route_key
+from vnet.substrate.kernel import ZERO_MAC, Kernel, NotANamespace, route_key
 from vnet.substrate.state import (
     MARK,
     RTPROT_VNET,
@@ -61,11 +61,13 @@ def observe(kernel: Kernel, scope: str, prefix: str, own_namespace: bool = False
     obs = Observation(KernelState())
     scanned: list[NsName] = [None] if own_namespace else []
     for name in nsfs.list_names(prefix):
-        mark = kernel.namespace_mark(name)
-        ns = parse_namespace_mark(name, mark)
-        if mark is None:
+        try:
+            mark = kernel.namespace_mark(name)
+        except NotANamespace:
             obs.remnants.append(name)
-        elif ns is not None and ns.scope == scope:
+            continue
+        ns = parse_namespace_mark(name, mark)
+        if ns is not None and ns.scope == scope:
             obs.state.add_namespace(ns)
             scanned.append(name)
     peer_ends: dict[tuple[NsName, str], _PeerEnd] = {}
@@ -90,6 +92,7 @@ def _read_namespace(
     links = ipr.get_links()
     names = {m["index"]: m.get("ifname") for m in links}
     ours: dict[int, str] = {}
+    vxlans: dict[int, str] = {}
     whole_namespace_ours = ns is not None  # its loopback carries our mark
     for msg in links:
         name, alias, index = msg.get("ifname"), msg.get("ifalias"), msg["index"]
@@ -122,9 +125,11 @@ def _read_namespace(
             link = _with(link, peer_ns=ns_from_label(peer_ns), peer_name=peer_name)
         state.add_link(link)
         if kind == "vxlan":
-            _read_fdb(ipr, ns, name, index, state)
+            vxlans[index] = name
         if kind in ("veth",):
             _read_shaper(ipr, ns, name, index, state)
+    if vxlans:
+        _read_fdb(ipr, ns, vxlans, state)
     _read_addresses(ipr, ns, ours, state)
     _read_routes(ipr, ns, state)
 
@@ -155,10 +160,12 @@ def _read_routes(ipr: Any, ns: NsName, state: KernelState) -> None:
                 state.routes.add(Route(ns, *key))
 
 
-def _read_fdb(ipr: Any, ns: NsName, name: str, index: int, state: KernelState) -> None:
-    for msg in ipr.fdb("dump", ifindex=index):
-        if msg.get("lladdr") == ZERO_MAC and msg.get("dst") and msg["ifindex"] == index:
-            state.fdb.add(Fdb(ns, name, msg.get("dst")))
+def _read_fdb(ipr: Any, ns: NsName, vxlans: dict[int, str], state: KernelState) -> None:
+    """One dump per namespace: the kernel answers with every bridge's entries anyway."""
+    for msg in ipr.fdb("dump"):
+        index = msg["ifindex"]
+        if index in vxlans and msg.get("lladdr") == ZERO_MAC and msg.get("dst"):
+            state.fdb.add(Fdb(ns, vxlans[index], msg.get("dst")))
 
 
 def _read_shaper(ipr: Any, ns: NsName, name: str, index: int, state: KernelState) -> None:

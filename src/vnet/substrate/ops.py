@@ -39,16 +39,27 @@ class CreateNamespace:
 
 @dataclass(frozen=True)
 class DeleteNamespace:
+    """Delete a namespace with everything in it, and the veth pairs into it.
+
+    The kernel removes the far ends (`vanishing`) asynchronously; the inverse
+    brings back an empty namespace, and rollback's reconcile step the rest.
+    """
+
     ns: Namespace
+    vanishing: tuple[tuple[NsName, str], ...] = ()
 
     def run(self, k: Kernel) -> None:
-        k.delete_namespace(self.ns.name)
+        k.delete_namespace(self.ns.name, self.vanishing)
 
     def inverse(self) -> Op:
         return CreateNamespace(self.ns)
 
     def describe(self) -> str:
         return f"ip netns del {self.ns.name}"
+
+    @property
+    def takes_contents(self) -> bool:
+        return True
 
 
 def _link_words(link: Link) -> str:

@@ -1,0 +1,47 @@
+# The two commands of the README: `make demo` and `make test`.
+# Each installs what is missing first (scripts/bootstrap.sh), quietly when all is there.
+
+SHELL := /bin/bash
+export UV_PYTHON_DOWNLOADS := never
+VENV := .venv/bin
+CARGO_CRATES := $(wildcard perfbench/Cargo.toml)
+
+.PHONY: demo test bootstrap bootstrap-rust lint unit integration rust rust-test bench-build clean
+
+demo: bootstrap
+	$(VENV)/vnet demo
+
+test: bootstrap-rust lint rust-test
+	$(VENV)/pytest -q tests
+
+bootstrap:
+	@scripts/bootstrap.sh
+
+bootstrap-rust:
+	@scripts/bootstrap.sh --rust
+
+lint: bootstrap
+	$(VENV)/ruff check src tests
+	$(VENV)/ruff format --check src tests
+
+unit: bootstrap
+	$(VENV)/pytest -q tests/unit
+
+integration: bootstrap-rust rust
+	$(VENV)/pytest -q tests/integration
+
+# Native crates: built in release for benchmarks and integration tests.
+rust: bootstrap-rust
+	@for c in $(CARGO_CRATES); do cargo build -q --release --manifest-path $$c || exit 1; done
+
+rust-test: rust
+	@for c in $(CARGO_CRATES); do \
+	  cargo clippy -q --manifest-path $$c --all-targets -- -D warnings && \
+	  cargo test -q --manifest-path $$c || exit 1; done
+
+bench-build: bootstrap
+	$(VENV)/vnet bench build --vrs 100 --json out/bench-build-100.json
+	$(VENV)/vnet bench build --vrs 1000 --json out/bench-build-1000.json
+
+clean:
+	rm -rf .venv .cache out perfbench/target

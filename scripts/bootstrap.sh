@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Install what vnet needs on Debian 12, idempotently; quiet when all is there.
+#   scripts/bootstrap.sh          Python side (demo): system tools, uv, the virtual environment
+#   scripts/bootstrap.sh --rust   also a Rust toolchain for the native crates (tests, benchmarks)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+UV_VERSION=0.13.9
+TOOLS=.cache/tools
+export UV_PYTHON_DOWNLOADS=never   # only package registries are reachable
+
+# Tools the code and the tests run as independent programs.
+APT_PACKAGES=(iproute2 iputils-ping fping iperf3 tcpdump netsniff-ng python3 python3-venv
+              openvswitch-switch openvswitch-common)
+RUST_PACKAGES=(cargo-web rustc-web rust-web-clippy rustfmt-web)
+
+want_rust=0
+[ "${1:-}" = "--rust" ] && want_rust=1
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+done
+# A cargo already on PATH (e.g. from rustup) is used if it is recent enough.
+cargo_ok() {
+  command -v cargo >/dev/null && cargo clippy --version >/dev/null 2>&1 &&
+    [ "$(cargo --version | awk '{split($2, v, "."); print (v[1] > 1 || v[2] >= 80)}')" = 1 ]
+}
+if [ $want_rust = 1 ] && ! cargo_ok; then
+  missing+=("${RUST_PACKAGES[@]}")
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "bootstrap: missing Debian packages: ${missing[*]}; run as root (sudo make ...)" >&2
+    exit 1
+  fi
+  echo "bootstrap: installing ${missing[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | awk '{print $2}')" != "$UV_VERSION" ]; then
+  echo "bootstrap: installing uv $UV_VERSION into $TOOLS"
+  rm -rf "$TOOLS"
+  python3 -m venv "$TOOLS"
+  "$TOOLS/bin/pip" install -q --disable-pip-version-check "uv==$UV_VERSION"
+fi
+
+# --frozen: install exactly the committed lock; it is quick and silent when nothing changed.
+"$TOOLS/bin/uv" sync --frozen -q
