@@ -11,7 +11,11 @@ export UV_PYTHON_DOWNLOADS=never   # only package registries are reachable
 
 # Tools the code and the tests run as independent programs.
 APT_PACKAGES=(iproute2 iputils-ping fping iperf3 tcpdump netsniff-ng python3 python3-venv
-              openvswitch-switch openvswitch-common)
+              openvswitch-switch openvswitch-common curl
+              # the libyang binding is built from source against Debian's libyang2
+              gcc python3-dev libffi-dev libyang2-dev libyang2-tools
+              # reference NETCONF server and client for comparisons and interop
+              netconfd yangcli openssh-server openssh-client)
 RUST_PACKAGES=(cargo-web rustc-web rust-web-clippy rustfmt-web)
 
 want_rust=0

@@ -76,6 +76,7 @@ class LazyGroup(click.Group):
         "lab": "vnet.cli.lab_cmds:lab",
         "demo": "vnet.cli.demo_cmd:demo",
         "bench": "vnet.cli.bench_cmds:bench",
+        "agent": "vnet.cli.agent_cmds:agent",
     },
     context_settings={"help_option_names": ["-h", "--help"]},
 )

@@ -13,7 +13,11 @@ from vnet.ui import console
 
 @click.group(
     cls=LazyGroup,
-    lazy={"report": "vnet.bench.report:report_cmd"},
+    lazy={
+        "report": "vnet.bench.report:report_cmd",
+        "dataplane": "vnet.bench.dataplane:dataplane",
+        "forwarding": "vnet.bench.forwarding:forwarding",
+    },
 )
 def bench() -> None:
     """Measure vnet: build times, data plane, forwarding, QoS, SDN control plane."""

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vnet.lab import processes
+from vnet.lab import agents, processes
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
+from vnet.model.management import host_address
 from vnet.substrate import (
     Kernel,
     KernelState,
@@ -81,6 +83,7 @@ def read_record(name: str) -> dict[str, Any] | None:
 def write_record(name: str, data: dict[str, Any]) -> None:
     RECORD_DIR.mkdir(parents=True, exist_ok=True)
     tmp = record_path(name).with_suffix(".tmp")
+    tmp.touch(mode=0o600)  # it may hold the agents' password
     tmp.write_text(json.dumps(data, indent=2))
     tmp.replace(record_path(name))
 
@@ -120,24 +123,62 @@ def up(
     t = time.perf_counter()
     topo = topology if topology is not None else load_topology(path)
     t = timings.time("load and check", t)
-    where = lab_placement(topo.name)
+    with_agents = topo.management is not None and topo.management.agents
+    # with agents, each host's agent makes its VRs; the lab makes the rest
+    where = replace(lab_placement(topo.name), routers=not with_agents)
     desired = realize(topo, where)
     with Kernel() as kernel:
         ops = converge(kernel, desired, where, progress=progress, dry_run=dry_run)
-        timings.time("plan" if dry_run else "plan and apply", t)
+        t = timings.time("plan" if dry_run else "plan and apply", t)
     if dry_run:
         return UpResult(topo, ops, timings, desired)
     old = read_record(topo.name) or {}
-    write_record(
-        topo.name,
-        {
-            "name": topo.name,
-            "file": str(Path(path).resolve()) if path else None,
-            "updated": time.time(),
-            "processes": old.get("processes", []),
-        },
-    )
+    record: dict[str, Any] = {
+        "name": topo.name,
+        "file": str(Path(path).resolve()) if path else None,
+        "updated": time.time(),
+        "processes": old.get("processes", []),
+    }
+    if with_agents:
+        _start_agents(topo, old, record)
+        timings.time("agents", t)
+    write_record(topo.name, record)
     return UpResult(topo, ops, timings, desired)
+
+
+def _start_agents(topo: Topology, old: dict[str, Any], record: dict[str, Any]) -> None:
+    """(Re)start the agent of every host whose share of the file changed, or that is not up."""
+    assert topo.management is not None
+    password = agents.lab_password(topo, old)
+    record.update(agent_user=topo.management.user, agent_password=password, agents={})
+    procs = [processes.ProcessRecord(**p) for p in record["processes"]]
+    started = {}
+    for host in topo.hosts:
+        directory = agents.agent_dir(RECORD_DIR, topo.name, host.name)
+        what = f"agent {host.name}"
+        current = next((p for p in procs if p.what == what and processes.is_running(p)), None)
+        previous = set(old.get("agents", {}).get(host.name, {}).get("file_routers", []))
+        changed = agents.prepare(topo, host.name, directory, password, previous)
+        if current is not None and changed:
+            processes.stop(current)  # it reconciles the kernel with the new file on start
+            current = None
+        if current is None:
+            procs = [p for p in procs if p.what != what]
+            child = agents.start(topo, host.name, directory)
+            started[host.name] = (child, directory)
+            procs.append(processes.record(child, what))
+        record["agents"][host.name] = {
+            "address": str(host_address(topo, host.name)),
+            "netconf_port": agents.NETCONF_PORT,
+            "restconf_port": agents.RESTCONF_PORT,
+            "file_routers": [r.name for r in topo.routers if r.host == host.name],
+        }
+    record["processes"] = [p.to_dict() for p in procs]
+    write_record(topo.name, record)  # PIDs first: a failure below must still let `down` stop them
+    try:
+        agents.wait_ready(started)
+    except RuntimeError as err:
+        raise LabError(str(err)) from None
 
 
 def down(name: str, progress: Progress | None = None) -> DownResult:
@@ -151,21 +192,37 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
             stopped.append(proc)
     t = timings.time("stop processes", t)
     where = lab_placement(name)
+    ops: list[Op] = []
+    lingering: dict[str, list[int]] = {}
     with Kernel() as kernel:
-        before = observe(kernel, where.scope, where.prefix)
-        names = list(before.state.namespaces)
-        lingering = nsfs.pids_inside_many(names)
-        t = timings.time("find", t)
-        ops = converge(
-            kernel,
-            KernelState(),
-            where,
-            before=before,
-            progress=progress,
-        )
+        lab_objects = observe(kernel, where.scope, where.prefix)
+        hosts = [ns.node for ns in lab_objects.state.namespaces.values() if ns.role == "host"]
+        # what each host's agent made (its VRs) goes first, then the lab's own objects
+        for scope in [*(agents.agent_scope(name, h) for h in sorted(hosts)), name]:
+            before = lab_objects if scope == name else observe(kernel, scope, where.prefix)
+            names = list(before.state.namespaces)
+            lingering.update(nsfs.pids_inside_many(names))
+            ops += converge(
+                kernel, KernelState(), replace(where, scope=scope), before=before, progress=progress
+            )
         timings.time("delete", t)
     record_path(name).unlink(missing_ok=True)
+    lab_dir = RECORD_DIR / name
+    if lab_dir.is_dir():
+        shutil.rmtree(lab_dir)  # the agents' state: made by this lab only
     return DownResult(name, ops, timings, stopped, lingering)
+
+
+def agent_endpoint(lab: str, host: str) -> agents.AgentEndpoint:
+    """How to reach the agent of `host` in `lab` (for `vnet vr --lab L --host H`)."""
+    rec = read_record(lab)
+    if rec is None:
+        raise LabError(f"lab {lab!r} is not up")
+    try:
+        return agents.endpoint(lab, host, rec)
+    except KeyError:
+        known = ", ".join(sorted(rec.get("agents", {}))) or "none: the file has no management"
+        raise LabError(f"lab {lab!r} has no agent on host {host!r} (agents: {known})") from None
 
 
 def add_process(name: str, rec: processes.ProcessRecord) -> None:

@@ -29,13 +29,17 @@ class ProcessRecord:
 
 
 def start_time(pid: int) -> int | None:
+    """The process's start time in clock ticks, or None if it is gone (or a zombie)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
             stat = f.read()
     except OSError:
         return None
     # the command name (field 2) may contain spaces and parentheses
-    return int(stat.rsplit(")", 1)[1].split()[19])
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] == "Z":  # exited; only its parent's wait() is missing
+        return None
+    return int(fields[19])
 
 
 def spawn(ns: str | None, argv: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 
 from vnet.model.errors import Loc, Problem
+from vnet.model.management import MANAGEMENT_NODE
 from vnet.model.mtu import max_tenant_mtu
 from vnet.model.names import (
     MAX_NETWORK_NAME,
@@ -51,6 +52,17 @@ class _Checker:
         self.check_node_names()
         self.check_routers()
         self.check_endhosts()
+        self.check_bandwidth()
+
+    def check_bandwidth(self) -> None:
+        """Guarantees and connections; they rely on a topology consistent so far."""
+        if self.problems:
+            return
+        from vnet.model.qos import qos_problems
+        from vnet.model.srv6 import connection_problems
+
+        self.problems += qos_problems(self.t)
+        self.problems += connection_problems(self.t)
 
     # -- substrate ---------------------------------------------------------
     def check_hosts(self) -> None:
@@ -129,6 +141,10 @@ class _Checker:
                     "and larger frames would be dropped silently; raise the links' mtu",
                     subject,
                 )
+            hosts = {h.name for h in self.t.hosts}
+            for k, host in enumerate(net.hosts):
+                if host not in hosts:
+                    self.add(("networks", i, "hosts", k), f"unknown host {host!r}", subject)
             for fam in ("ipv4", "ipv6"):
                 subnet = getattr(net, fam)
                 if subnet is None:
@@ -146,6 +162,14 @@ class _Checker:
     def check_node_names(self) -> None:
         """Routers, end hosts and hosts share one namespace-name space."""
         seen: dict[str, str] = {h.name: "host" for h in self.t.hosts}
+        if self.t.management is not None:
+            seen.setdefault(MANAGEMENT_NODE, "the management network")
+            if len(self.t.hosts) > self.t.management.subnet.num_addresses - 3:
+                self.add(
+                    ("management", "subnet"),
+                    f"{self.t.management.subnet} has too few "
+                    f"addresses for {len(self.t.hosts)} hosts",
+                )
         for kind, items in (("routers", self.t.routers), ("endhosts", self.t.endhosts)):
             for i, node in enumerate(items):
                 if problem := node_name_problem(node.name):

@@ -22,9 +22,25 @@ def max_tenant_mtu(topo: Topology) -> int | None:
     return underlay_mtu - VXLAN_OVERHEAD[topo.underlay.family]
 
 
-def network_mtu(topo: Topology, net: VirtualNetwork) -> int:
-    """The MTU of every interface in `net`: the configured one or the largest safe one."""
+def base_network_mtu(topo: Topology, net: VirtualNetwork) -> int:
+    """The configured MTU, or the largest one the underlay carries (ignoring tunnels)."""
     if net.mtu is not None:
         return net.mtu
     limit = max_tenant_mtu(topo)
     return ETHERNET_MTU if limit is None else min(ETHERNET_MTU, limit)
+
+
+def network_mtu(topo: Topology, net: VirtualNetwork) -> int:
+    """The MTU of every interface in `net`: the configured one or the largest safe one.
+
+    Where connections start, "safe" leaves room for their SRv6 encapsulation
+    (the kernel sends no "packet too big" back to the host for it).
+    """
+    mtu = base_network_mtu(topo, net)
+    if net.mtu is None and topo.connections:
+        from vnet.model.srv6 import endpoint_mtu_cap
+
+        cap = endpoint_mtu_cap(topo, net.name, lambda n: base_network_mtu(topo, n))
+        if cap is not None:
+            mtu = min(mtu, cap)
+    return mtu

@@ -105,4 +105,6 @@ def _with_default(
 
 
 def resolve(topo: Topology) -> Topology:
-    return auto_routes(assign_indexes(topo))
+    from vnet.model.srv6 import assign_connection_ids, locator_routes
+
+    return locator_routes(assign_connection_ids(auto_routes(assign_indexes(topo))))

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from vnet.model.connection import Connection
 from vnet.model.rate import parse_rate
 
 Rate = Annotated[int, BeforeValidator(parse_rate)]
@@ -109,6 +110,9 @@ class UnderlayLink(_Strict):
     b: str
     rate: Rate | None = None
     mtu: int = Field(1500, ge=1280, le=9000)
+    # guaranteed to everything on the link that is not tenant VXLAN (management,
+    # routing); None: 1% of the rate (see vnet.model.qos)
+    management: Rate | None = None
 
 
 class Tenant(_Strict):
@@ -116,6 +120,9 @@ class Tenant(_Strict):
     # "auto": vnet derives static routes along shortest paths inside the
     # tenant's networks, so large topologies need no hand-written routes.
     routing: Literal["static", "auto"] = "static"
+    # where the tenant's SRv6 locators come from (one /48 per VR); None: fc00:<k>::/32
+    # for the k-th tenant (see vnet.model.srv6)
+    locators: Network6 | None = None
 
 
 class VirtualNetwork(_Strict):
@@ -127,7 +134,12 @@ class VirtualNetwork(_Strict):
     ipv4: Network4 | None = None
     ipv6: Network6 | None = None
     bandwidth: Rate | None = None
+    # what the network may use when others leave bandwidth unused; None: `bandwidth`
+    ceil: Rate | None = None
     mtu: int | None = Field(None, ge=1280, le=9000)
+    # hosts that carry the network even without a VR or end host of the file there
+    # (say, for VRs created later through an agent)
+    hosts: list[str] = Field(default_factory=list)
 
 
 class Route(_Strict):
@@ -172,6 +184,15 @@ class EndHost(_Strict):
     routes: list[Route] = Field(default_factory=list)
 
 
+class Management(_Strict):
+    """A management network inside the lab, and an agent on every physical host."""
+
+    agents: bool = True
+    subnet: Network4 = IPv4Network("172.30.0.0/24")
+    user: str = "admin"
+    password: str | None = None  # None: a random one per lab, kept in the lab's record
+
+
 class Topology(_Strict):
     """Everything one lab (or one physical host's agent) should realise."""
 
@@ -183,6 +204,8 @@ class Topology(_Strict):
     networks: list[VirtualNetwork] = Field(default_factory=list)
     routers: list[VirtualRouter] = Field(default_factory=list)
     endhosts: list[EndHost] = Field(default_factory=list)
+    management: Management | None = None
+    connections: list[Connection] = Field(default_factory=list)
 
     def network(self, name: str) -> VirtualNetwork:
         for net in self.networks:

@@ -44,6 +44,10 @@ ROLE_SYSCTLS: dict[str, dict[str, str]] = {
         "net.ipv6.conf.all.accept_dad": "0",
         "net.ipv6.conf.default.accept_dad": "0",
     },
+    "mgmt": {
+        "net.ipv6.conf.all.accept_dad": "0",
+        "net.ipv6.conf.default.accept_dad": "0",
+    },
 }
 
 

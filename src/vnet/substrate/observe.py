@@ -51,7 +51,7 @@ def parse_namespace_mark(name: str, mark: str | None) -> Namespace | None:
     if not mark:
         return None
     parts = mark.split(":")
-    if len(parts) != 4 or parts[0] != MARK or parts[2] not in ("host", "router", "endhost"):
+    if len(parts) != 4 or parts[0] != MARK or parts[2] not in ("host", "router", "endhost", "mgmt"):
         return None
     return Namespace(name=name, scope=parts[1], role=parts[2], node=parts[3])  # type: ignore[arg-type]
 
@@ -131,7 +131,11 @@ def _read_namespace(
     if vxlans:
         _read_fdb(ipr, ns, vxlans, state)
     _read_addresses(ipr, ns, ours, state)
-    _read_routes(ipr, ns, state)
+    if whole_namespace_ours:
+        # Routes carry no owner beyond protocol 118, so only in namespaces that are
+        # wholly vnet's are they known to be this scope's. vnet makes none elsewhere;
+        # in a lab host's namespace the lab's routes and that host's agent meet.
+        _read_routes(ipr, ns, state)
 
 
 def _with(link: Link, **changes: Any) -> Link:

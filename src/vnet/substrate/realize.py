@@ -9,9 +9,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from vnet.model import Topology, network_mtu
+from vnet.model.management import MANAGEMENT_NODE, client_address, host_address
 from vnet.model.underlay import underlay_addressing
 from vnet.substrate.state import (
     Address,
@@ -33,6 +35,15 @@ class Placement:
     prefix: str  # namespace names are prefix + node name
     own_host: str | None = None  # the host vnet runs on (its namespace is None)
     only_host: str | None = None  # realise just this host (an agent), else all (a lab)
+    # An agent knows tunnel endpoints from its configuration, not from a lab:
+    # its own VTEP address, and per network the VTEPs of the other hosts.
+    local_vtep: str | None = None
+    remote_vteps: Mapping[str, Sequence[str]] | None = None
+    # Which parts to realise. An agent makes its VRs (and networks if it
+    # provisions them); a lab whose hosts run agents makes everything else.
+    networks: bool = True
+    routers: bool = True
+    endhosts: bool = True
 
     def host_ns(self, host: str) -> NsName:
         return None if host == self.own_host else self.prefix + host
@@ -73,11 +84,16 @@ def realize(topo: Topology, where: Placement) -> KernelState:
     addressing = underlay_addressing(topo)
     _underlay(topo, where, addressing, state)
     carriers = _network_carriers(topo)
-    for net in topo.networks:
+    if where.remote_vteps is not None and where.only_host is not None:
+        # an agent's networks are provisioned on its host whether or not a VR uses them yet
+        carriers = {net.name: {where.only_host} for net in topo.networks}
+    if topo.management is not None and where.only_host is None:
+        _management(topo, where, state)
+    for net in topo.networks if where.networks else ():
         for host in sorted(carriers.get(net.name, ())):
             if where.includes(host):
                 _network_on_host(topo, where, addressing, carriers, net.name, host, state)
-    for vr in topo.routers:
+    for vr in topo.routers if where.routers else ():
         if not where.includes(vr.host):
             continue
         ns = where.node_ns(vr.name)
@@ -104,7 +120,7 @@ def realize(topo: Topology, where: Placement) -> KernelState:
                     state.addresses.add(Address(ns, ifname, str(addr)))
         for route in vr.routes:
             state.routes.add(Route(ns, str(route.destination), str(route.via)))
-    for eh in topo.endhosts:
+    for eh in topo.endhosts if where.endhosts else ():
         if not where.includes(eh.host):
             continue
         ns = where.node_ns(eh.name)
@@ -131,14 +147,48 @@ def realize(topo: Topology, where: Placement) -> KernelState:
 
 
 def _network_carriers(topo: Topology) -> dict[str, set[str]]:
-    """Network name -> the physical hosts that have a VR or end host in it."""
-    carriers: dict[str, set[str]] = {}
+    """Network name -> the physical hosts that carry it.
+
+    Those with a VR or end host in it, those the file names, and with
+    agents every host (a VR may be created on any of them later).
+    """
+    every_host = topo.management is not None and topo.management.agents
+    carriers: dict[str, set[str]] = {
+        n.name: {h.name for h in topo.hosts} if every_host else set(n.hosts) for n in topo.networks
+    }
     for vr in topo.routers:
         for itf in vr.interfaces:
             carriers.setdefault(itf.network, set()).add(vr.host)
     for eh in topo.endhosts:
         carriers.setdefault(eh.network, set()).add(eh.host)
     return carriers
+
+
+def management_port_name(host: str) -> str:
+    return f"m-{host}"
+
+
+def _management(topo: Topology, where: Placement, state: KernelState) -> None:
+    """A namespace with a bridge joining every host's "mgmt0": the lab's management network."""
+    ns = where.node_ns(MANAGEMENT_NODE)
+    prefix = topo.management.subnet.prefixlen  # type: ignore[union-attr]
+    state.add_namespace(Namespace(ns, where.scope, "mgmt", MANAGEMENT_NODE))
+    state.add_link(Link(ns=ns, name="mgmt", kind="bridge", scope=where.scope))
+    state.addresses.add(Address(ns, "mgmt", f"{client_address(topo)}/{prefix}"))
+    for host in topo.hosts:
+        host_ns = where.host_ns(host.name)
+        state.add_link(
+            Link(
+                ns=host_ns,
+                name="mgmt0",
+                kind="veth",
+                scope=where.scope,
+                peer_ns=ns,
+                peer_name=management_port_name(host.name),
+                peer_master="mgmt",
+            )
+        )
+        state.addresses.add(Address(host_ns, "mgmt0", f"{host_address(topo, host.name)}/{prefix}"))
 
 
 def _underlay(topo: Topology, where: Placement, addressing, state: KernelState) -> None:  # type: ignore[no-untyped-def]
@@ -192,8 +242,13 @@ def _network_on_host(  # type: ignore[no-untyped-def]
     state.add_link(
         Link(ns=ns, name=bridge_name(net.vni), kind="bridge", scope=where.scope, mtu=mtu)
     )
-    remotes = sorted(carriers[network] - {host})
-    if not remotes:
+    if where.remote_vteps is not None:
+        remote_addrs = sorted(where.remote_vteps.get(network, ()))
+        local = where.local_vtep
+    else:
+        remote_addrs = sorted(addressing.loopback[h] for h in carriers[network] - {host})
+        local = addressing.loopback[host]
+    if not remote_addrs or local is None:
         return
     state.add_link(
         Link(
@@ -204,8 +259,8 @@ def _network_on_host(  # type: ignore[no-untyped-def]
             mtu=mtu,
             master=bridge_name(net.vni),
             vni=net.vni,
-            local=addressing.loopback[host],
+            local=local,
         )
     )
-    for remote in remotes:
-        state.fdb.add(Fdb(ns, vxlan_name(net.vni), addressing.loopback[remote]))
+    for remote in remote_addrs:
+        state.fdb.add(Fdb(ns, vxlan_name(net.vni), remote))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 NsName = str | None
-Role = Literal["host", "router", "endhost"]
+Role = Literal["host", "router", "endhost", "mgmt"]
 
 # Routes vnet installs carry this protocol number (ip route ... proto 118),
 # which is how vnet recognises its own routes and leaves others alone.

@@ -1,0 +1,29 @@
+//! perfbench: an OpenFlow control-plane benchmark for SDN network hypervisors.
+//!
+//! See README.md for the topology modes. Module map:
+//! - `codec` (`of10`, `of13`): the OpenFlow wire format; `messages`: the
+//!   messages perfbench sends, version-agnostic; `probe`: the timestamped
+//!   data-plane frame.
+//! - `schedule`, `pacer`, `clock`: when to send, on CLOCK_MONOTONIC.
+//! - `conn`, `tenant`, `switch`, `echo_peer`, `dp`, `proxy`: the actors.
+//! - `record`, `summary`, `cpu`, `run`, `bench`: measurement and reports.
+
+pub mod bench;
+pub mod clock;
+pub mod codec;
+pub mod conn;
+pub mod cpu;
+pub mod dp;
+pub mod echo_peer;
+pub mod messages;
+pub mod pacer;
+pub mod probe;
+pub mod proxy;
+pub mod record;
+pub mod run;
+pub mod schedule;
+pub mod signals;
+pub mod start_sync;
+pub mod summary;
+pub mod switch;
+pub mod tenant;

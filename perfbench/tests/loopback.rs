@@ -1,0 +1,373 @@
+//! End-to-end runs on loopback: tenants against emulated switches, the echo
+//! peer, a peer with a known delay, and the pass-through proxy.
+
+use perfbench::clock::now_ns;
+use perfbench::codec::{self, Version};
+use perfbench::conn;
+use perfbench::run::{self, Endpoints, RunConfig, RunReport};
+use perfbench::schedule::Schedule;
+use perfbench::tenant::{Kind, TenantSpec};
+use perfbench::{echo_peer, proxy};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+fn any() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+fn spec(id: u32, kind: Kind, rate: f64, v: Version) -> TenantSpec {
+    TenantSpec {
+        id,
+        kind,
+        schedule: Schedule::constant(rate).unwrap(),
+        nodelay: true,
+        version: v,
+        out_port: 1,
+        size: 64,
+        install_table_miss: false,
+    }
+}
+
+fn config(tenants: Vec<TenantSpec>, endpoints: Endpoints, duration: f64) -> RunConfig {
+    RunConfig {
+        label: "test".into(),
+        tenants,
+        endpoints,
+        duration_s: duration,
+        warmup_s: 0.2,
+        cooldown_s: 0.2,
+        drain_s: 0.5,
+        setup_timeout_s: 5.0,
+        emulate_switch: false,
+        inject_iface: None,
+        capture_iface: None,
+        cpu_pids: vec![],
+        out_dir: None,
+        write_records: false,
+        pin_tenants: None,
+        pin_switches: None,
+        announce: false,
+    }
+}
+
+fn describe(r: &RunReport) -> String {
+    serde_json::to_string_pretty(&r.tenants).unwrap() + &format!("\nproblems: {:?}", r.problems)
+}
+
+#[test]
+fn emulated_switch_all_kinds_both_versions() {
+    for v in [Version::V10, Version::V13] {
+        let kinds = [
+            Kind::Echo,
+            Kind::Features,
+            Kind::PortStats,
+            Kind::Barrier,
+            Kind::PacketOut,
+            Kind::PacketIn,
+        ];
+        let tenants: Vec<_> = kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| spec(i as u32, *k, 2_000.0, v))
+            .collect();
+        let mut cfg = config(tenants, Endpoints::Listen(vec![any(); kinds.len()]), 1.0);
+        cfg.emulate_switch = true;
+        let dir = std::env::temp_dir().join(format!("pb-test-{}-{v}", std::process::id()));
+        cfg.out_dir = Some(dir.clone());
+        cfg.write_records = true;
+        let r = run::run(&cfg).unwrap();
+        let why = describe(&r);
+        assert!(r.problems.is_empty(), "{why}");
+        for s in &r.tenants {
+            // 0.6 s window at 2k/s.
+            assert!(
+                (1190..=1210).contains(&s.sent),
+                "OF {v} {}: sent {} in window\n{why}",
+                s.kind,
+                s.sent
+            );
+            assert_eq!(s.lost, 0, "OF {v} {}\n{why}", s.kind);
+            assert!(
+                s.rate_error.abs() <= 0.01,
+                "OF {v} {}: rate error {}",
+                s.kind,
+                s.rate_error
+            );
+            assert!(
+                s.latency.p50_us > 0.0 && s.latency.p50_us < 5_000.0,
+                "OF {v} {}: p50 {}",
+                s.kind,
+                s.latency.p50_us
+            );
+        }
+        // The CSV has one row per message of the whole run, every one answered.
+        let csv = std::fs::read_to_string(dir.join("records.csv")).unwrap();
+        let rows: Vec<&str> = csv.lines().skip(1).collect();
+        assert_eq!(rows.len() as u64, r.records_written);
+        assert!(rows.len() >= 6 * 2000, "{} rows", rows.len());
+        assert!(
+            rows.iter().all(|l| !l.contains(",,,")),
+            "a message without answer in the CSV"
+        );
+        assert!(
+            csv.contains("OFPT_PACKET_OUT")
+                && csv.contains("DATA_PACKET")
+                && csv.contains("OFPT_PACKET_IN")
+        );
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+        assert_eq!(json["tenants"].as_array().unwrap().len(), 6);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[test]
+fn connect_mode_against_the_echo_peer() {
+    let (l, addr) = echo_peer::bind(any()).unwrap();
+    let peer = std::thread::spawn(move || {
+        echo_peer::serve(
+            l,
+            vec![Version::V10, Version::V13],
+            true,
+            now_ns() + 20_000_000_000,
+            Some(3),
+        )
+    });
+    let tenants = vec![
+        spec(0, Kind::Echo, 5_000.0, Version::V10),
+        spec(1, Kind::Features, 3_000.0, Version::V13),
+        spec(2, Kind::PortStats, 1_000.0, Version::V10),
+    ];
+    let r = run::run(&config(tenants, Endpoints::Connect(vec![addr; 3]), 1.0)).unwrap();
+    let why = describe(&r);
+    for (s, rate) in r.tenants.iter().zip([5_000.0, 3_000.0, 1_000.0]) {
+        assert_eq!(s.lost, 0, "{why}");
+        assert!((s.achieved_rate - rate).abs() / rate <= 0.01, "{why}");
+        assert_eq!(s.latency.count, s.sent);
+    }
+    let stats = peer.join().unwrap().unwrap();
+    assert_eq!(stats.connections, 3);
+    assert!(stats.errors.is_empty(), "{:?}", stats.errors);
+    // 3 FEATURES_REQUESTs of the handshakes + every request of the run (window and edges).
+    assert!(stats.answered >= 3 + 9_000 * 6 / 10, "{stats:?}");
+}
+
+/// A peer that answers each ECHO_REQUEST exactly `delay` after it arrived:
+/// the measured latency must show that delay.
+#[test]
+fn latency_matches_a_known_delay() {
+    let delay_ns: u64 = 2_000_000;
+    let l = TcpListener::bind(any()).unwrap();
+    let addr = l.local_addr().unwrap();
+    let peer = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        s.set_nodelay(true).unwrap();
+        let (v, mut rb) =
+            conn::switch_hello(&mut s, &[Version::V13], now_ns() + 5_000_000_000).unwrap();
+        let features = perfbench::messages::features_reply(v, 1, 1)
+            .to_bytes(0)
+            .unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
+        let mut pending: std::collections::VecDeque<(u64, Vec<u8>)> = Default::default();
+        let stop = now_ns() + 6_000_000_000;
+        let mut closed = false;
+        while now_ns() < stop && !(closed && pending.is_empty()) {
+            if !closed && let Ok(0) = rb.fill(&mut s) {
+                closed = true;
+            }
+            let rx = now_ns();
+            while let Some(m) = rb.next_msg().unwrap() {
+                let mut r = m.to_vec();
+                if m[1] == codec::types::FEATURES_REQUEST {
+                    let mut f = features.clone();
+                    f[4..8].copy_from_slice(&m[4..8]);
+                    s.write_all(&f).unwrap();
+                } else if m[1] == codec::types::ECHO_REQUEST {
+                    r[1] = codec::types::ECHO_REPLY;
+                    pending.push_back((rx + delay_ns, r));
+                }
+            }
+            while pending.front().is_some_and(|(t, _)| *t <= now_ns()) {
+                let (_, r) = pending.pop_front().unwrap();
+                if s.write_all(&r).is_err() {
+                    return;
+                }
+            }
+            if closed {
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+        let mut sink = Vec::new();
+        let _ = s.read_to_end(&mut sink);
+    });
+    let r = run::run(&config(
+        vec![spec(0, Kind::Echo, 500.0, Version::V13)],
+        Endpoints::Connect(vec![addr]),
+        1.0,
+    ))
+    .unwrap();
+    peer.join().unwrap();
+    let s = &r.tenants[0];
+    let why = describe(&r);
+    assert_eq!(s.lost, 0, "{why}");
+    // The 1 ms read timeout of the peer's loop adds at most ~1 ms on top of the 2 ms delay.
+    assert!(
+        s.latency.min_us >= 2_000.0,
+        "min {} µs < the 2 ms delay\n{why}",
+        s.latency.min_us
+    );
+    assert!(
+        s.latency.p50_us <= 3_500.0,
+        "p50 {} µs far above 2 ms\n{why}",
+        s.latency.p50_us
+    );
+}
+
+#[test]
+fn through_the_proxy() {
+    // Tenants listen on two ports; the proxy listens on two more and relays; emulated switches connect to the proxy.
+    let t_ls: Vec<TcpListener> = (0..2).map(|_| TcpListener::bind(any()).unwrap()).collect();
+    let t_addrs: Vec<SocketAddr> = t_ls.iter().map(|l| l.local_addr().unwrap()).collect();
+    drop(t_ls);
+    let p_ls: Vec<TcpListener> = (0..2).map(|_| TcpListener::bind(any()).unwrap()).collect();
+    let p_addrs: Vec<SocketAddr> = p_ls.iter().map(|l| l.local_addr().unwrap()).collect();
+    drop(p_ls);
+    let cfg = proxy::ProxyConfig {
+        routes: p_addrs
+            .iter()
+            .copied()
+            .zip(t_addrs.iter().copied())
+            .collect(),
+        nodelay: true,
+        max_ns: now_ns() + 4_000_000_000,
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let px = std::thread::spawn(move || proxy::run(cfg, move || tx.send(()).unwrap()));
+    rx.recv_timeout(Duration::from_secs(2))
+        .expect("proxy ready");
+    let sw: Vec<_> = p_addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let a = *a;
+            std::thread::spawn(move || {
+                let s = conn::connect_until(a, now_ns() + 5_000_000_000)?;
+                let spec = perfbench::switch::SwitchSpec {
+                    tenant: i as u32,
+                    dpid: i as u64 + 1,
+                    versions: vec![Version::V13],
+                    nports: 2,
+                    packet_in: None,
+                    in_port: 1,
+                    frame_len: 64,
+                    nodelay: true,
+                };
+                let t = perfbench::switch::SwitchTiming {
+                    setup_deadline_ns: now_ns() + 5_000_000_000,
+                    duration_ns: 0,
+                    drain_ns: 3_000_000_000,
+                };
+                perfbench::switch::run(spec, s, perfbench::switch::StartAt::Handshake, t)
+            })
+        })
+        .collect();
+    let tenants = vec![
+        spec(0, Kind::Echo, 3_000.0, Version::V13),
+        spec(1, Kind::PortStats, 2_000.0, Version::V13),
+    ];
+    let r = run::run(&config(tenants, Endpoints::Listen(t_addrs), 1.0)).unwrap();
+    let why = describe(&r);
+    for s in &r.tenants {
+        assert_eq!(s.lost, 0, "{why}");
+        assert!(s.rate_error.abs() <= 0.01, "{why}");
+        assert!(s.latency.p50_us > 0.0, "{why}");
+    }
+    for h in sw {
+        let res = h.join().unwrap().unwrap();
+        assert!(res.answered > 1000, "{res:?}");
+    }
+    let stats = px.join().unwrap().unwrap();
+    assert_eq!(stats.connections, 2, "{stats:?}");
+    assert!(stats.to_switch_msgs >= 3_000, "{stats:?}");
+    assert!(stats.to_controller_msgs >= 3_000, "{stats:?}");
+}
+
+#[test]
+fn step_schedule_is_followed() {
+    let sched = Schedule::parse("0 2000\n0.5 6000\n", "test").unwrap();
+    let mut t = spec(0, Kind::Echo, 1.0, Version::V13);
+    t.schedule = sched;
+    let mut cfg = config(vec![t], Endpoints::Listen(vec![any()]), 1.0);
+    cfg.emulate_switch = true;
+    cfg.warmup_s = 0.0;
+    cfg.cooldown_s = 0.0;
+    let r = run::run(&cfg).unwrap();
+    let s = &r.tenants[0];
+    // 0.5 s at 2k + 0.5 s at 6k.
+    assert!((3_990..=4_010).contains(&s.sent), "{}", describe(&r));
+    assert!((s.target_rate - 4_000.0).abs() < 1.0);
+    assert_eq!(s.lost, 0);
+}
+
+#[test]
+fn setup_errors_are_precise() {
+    // Nobody connects.
+    let mut cfg = config(
+        vec![spec(0, Kind::Echo, 100.0, Version::V13)],
+        Endpoints::Listen(vec![any()]),
+        1.0,
+    );
+    cfg.setup_timeout_s = 0.3;
+    let e = format!("{:#}", run::run(&cfg).unwrap_err());
+    assert!(
+        e.contains("no switch connected to 127.0.0.1:") && e.contains("in time"),
+        "{e}"
+    );
+
+    // The switch speaks only 1.3, the tenant only 1.0.
+    let (l, addr) = echo_peer::bind(any()).unwrap();
+    let peer = std::thread::spawn(move || {
+        echo_peer::serve(
+            l,
+            vec![Version::V13],
+            true,
+            now_ns() + 3_000_000_000,
+            Some(1),
+        )
+    });
+    let cfg = config(
+        vec![spec(0, Kind::Echo, 100.0, Version::V10)],
+        Endpoints::Connect(vec![addr]),
+        1.0,
+    );
+    let e = format!("{:#}", run::run(&cfg).unwrap_err());
+    assert!(e.contains("tenant 0: OpenFlow 1.0 handshake"), "{e}");
+    let _ = peer.join();
+
+    // PACKET_OUT with nothing to receive the frames.
+    let cfg = config(
+        vec![spec(0, Kind::PacketOut, 100.0, Version::V13)],
+        Endpoints::Listen(vec![any()]),
+        1.0,
+    );
+    let e = format!("{:#}", run::run(&cfg).unwrap_err());
+    assert!(
+        e.contains("--capture-iface") && e.contains("--emulate-switch"),
+        "{e}"
+    );
+
+    // Warm-up and cool-down longer than the run.
+    let mut cfg = config(
+        vec![spec(0, Kind::Echo, 100.0, Version::V13)],
+        Endpoints::Listen(vec![any()]),
+        1.0,
+    );
+    cfg.warmup_s = 0.6;
+    cfg.cooldown_s = 0.6;
+    let e = format!("{:#}", run::run(&cfg).unwrap_err());
+    assert!(
+        e.contains("must be non-negative and shorter than the duration"),
+        "{e}"
+    );
+}

@@ -1,0 +1,5 @@
+"""python -m vnet"""
+
+from vnet.cli import main
+
+main()

@@ -1,0 +1,429 @@
+"""One transactional datastore per physical host, shared by every front-end.
+
+Every change follows one path: decode (front-end) -> validate (model
+invariants with exact error paths, then YANG via libyang) -> substrate plan
+-> apply with rollback -> persist -> notify -> reply. One writer at a time;
+readers get copies of committed trees.
+
+Kernel work runs on one dedicated thread: namespace switching is per thread,
+and netlink calls block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import libyang
+
+from vnet.agent.config import AgentConfig
+from vnet.agent.errors import RpcError
+from vnet.agent.schema import qualified, validate
+from vnet.model import TopologyError, build_topology
+from vnet.model import yangdata as convert
+from vnet.model.resolve import next_free_index
+from vnet.substrate import ApplyError, Kernel, KernelState, Placement, observe, plan, realize
+from vnet.substrate.apply import apply
+from vnet.substrate.kernel import NotANamespace
+from vnet.substrate.realize import vr_port_name
+
+RUNNING = "running"
+CANDIDATE = "candidate"
+
+
+@dataclass
+class Event:
+    """A VR operation's outcome, for NETCONF notifications and SNMP traps."""
+
+    router: str
+    index: int | None
+    operation: str  # create, modify, delete
+    result: str  # success, failure
+    message: str = ""
+    time: float = 0.0
+
+
+class Datastore:
+    def __init__(self, config: AgentConfig, apply_to_kernel: bool = True):
+        self.config = config
+        self.apply_to_kernel = apply_to_kernel
+        self.running: dict[str, Any] = {}
+        self.candidate: dict[str, Any] = {}
+        self.candidate_dirty = False
+        self.locks: dict[str, str | None] = {RUNNING: None, CANDIDATE: None}
+        self.write_lock = asyncio.Lock()
+        self.subscribers: set[asyncio.Queue[Event]] = set()
+        self.started_at: dict[str, float] = {}  # VR name -> when it last came up
+        self._actual = KernelState()  # what the kernel holds of ours, after each commit
+        self._kx = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vnet-kernel")
+        self._kernel: Kernel | None = None
+        self.placement = Placement(
+            scope=config.scope,
+            prefix=config.namespace_prefix,
+            own_host=config.host,
+            only_host=config.host,
+            local_vtep=config.vtep,
+            remote_vteps={},
+            networks=config.provision_networks,
+            endhosts=False,
+        )
+
+    # -- lifecycle -----------------------------------------------------------
+    @property
+    def path(self) -> Path:
+        return self.config.state_dir / "running.json"
+
+    async def start(self) -> None:
+        """Load the persisted configuration and bring the kernel in line with it."""
+        self.config.state_dir.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            self.running = json.loads(self.path.read_text())
+        self.candidate = copy.deepcopy(self.running)
+        desired = self._desired(self.running)
+        if self.apply_to_kernel:
+            await self._in_kernel_thread(self._reconcile, desired)
+        now = time.time()
+        for r in convert.routers_of(self.running):
+            self.started_at[r["name"]] = now
+
+    def _reconcile(self, desired: KernelState) -> None:
+        kernel = self._kernel_handle()
+        obs = observe(kernel, self.placement.scope, self.placement.prefix, own_namespace=True)
+        from vnet.substrate import nsfs
+
+        for name in obs.remnants:
+            nsfs.remove(name)
+        apply(plan(desired, obs.state), kernel)
+        self._actual = desired
+
+    async def close(self) -> None:
+        def _close() -> None:
+            if self._kernel is not None:
+                self._kernel.close()
+
+        await self._in_kernel_thread(_close)
+        self._kx.shutdown(wait=True)
+
+    def _kernel_handle(self) -> Kernel:
+        if self._kernel is None:
+            self._kernel = Kernel()
+        return self._kernel
+
+    async def _in_kernel_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self._kx, fn, *args)
+
+    # -- reading -------------------------------------------------------------
+    def tree(self, source: str) -> dict[str, Any]:
+        if source == CANDIDATE:
+            return copy.deepcopy(self.candidate)
+        if source == RUNNING:
+            return copy.deepcopy(self.running)
+        raise RpcError(
+            "invalid-value", f"no datastore {source!r}; use running or candidate", "protocol"
+        )
+
+    # -- validation ----------------------------------------------------------
+    def prepare(self, tree: dict[str, Any]) -> dict[str, Any]:
+        """Assign missing VR indexes, then validate; return the tree or raise RpcError."""
+        tree = copy.deepcopy(tree)
+        if not self.config.provision_networks and \
+                convert.networks_of(tree) != convert.networks_of(self.running):
+            raise RpcError(
+                "access-denied", "this host's virtual networks are provisioned by its lab; "
+                "change them in the lab's topology file", "application", "/vr:virtual-networks",
+            )
+        routers = convert.routers_of(tree)
+        used = {int(r["index"]) for r in routers if "index" in r}
+        for r in routers:
+            if "index" not in r:
+                r["index"] = next_free_index(used)
+                used.add(r["index"])
+        self.check(tree)
+        return tree
+
+    def check(self, tree: dict[str, Any]) -> None:
+        hosts = 2 if self.config.vtep else 1
+        try:
+            build_topology(convert.topology_data(tree, self.config.host, "agent", hosts))
+        except TopologyError as err:
+            first = err.problems[0]
+            more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
+            raise RpcError(
+                "invalid-value",
+                convert.problem_message(first) + more,
+                "application",
+                convert.error_path(first.loc, tree),
+            ) from None
+        try:
+            dnode = validate(tree)
+        except libyang.LibyangError as err:
+            raise RpcError("invalid-value", _libyang_message(err), "application") from None
+        if dnode is not None:
+            dnode.free()
+
+    def _desired(self, tree: dict[str, Any]) -> KernelState:
+        hosts = 2 if self.config.vtep else 1
+        topo = build_topology(convert.topology_data(tree, self.config.host, "agent", hosts))
+        remotes = {n["name"]: list(n.get("remote-vtep", [])) for n in convert.networks_of(tree)}
+        where = Placement(**{**self.placement.__dict__, "remote_vteps": remotes})
+        return realize(topo, where)
+
+    # -- writing -------------------------------------------------------------
+    def check_lock(self, target: str, session: str) -> None:
+        owner = self.locks.get(target)
+        if owner is not None and owner != session:
+            raise RpcError(
+                "in-use",
+                f"the {target} datastore is locked by session {owner}",
+                "protocol",
+                info={"session-id": owner},
+            )
+
+    async def commit_tree(self, new_tree: dict[str, Any], session: str = "") -> None:
+        """Make `new_tree` the running configuration, in the kernel and on disk."""
+        async with self.write_lock:
+            self.check_lock(RUNNING, session)
+            tree = self.prepare(new_tree)
+            old = self.running
+            events = _diff_events(old, tree)
+            if self.apply_to_kernel:
+                desired = self._desired(tree)
+                try:
+                    await self._in_kernel_thread(self._apply, desired)
+                except ApplyError as err:
+                    for e in events:
+                        e.result, e.message = "failure", str(err.cause)
+                    self._publish(events)
+                    raise RpcError(
+                        "operation-failed",
+                        f"the kernel refused the change and it was rolled back: {err.cause} "
+                        f"(at: {err.op.describe()})",
+                    ) from None
+            self.running = tree
+            if not self.candidate_dirty:
+                self.candidate = copy.deepcopy(tree)
+            self._persist(tree)
+            now = time.time()
+            for e in events:
+                if e.operation == "delete":
+                    self.started_at.pop(e.router, None)
+                elif e.operation == "create" or e.router not in self.started_at:
+                    self.started_at[e.router] = now
+            self._publish(events)
+
+    def _apply(self, desired: KernelState) -> None:
+        kernel = self._kernel_handle()
+        before = self._actual
+
+        def restore(k: Kernel) -> None:
+            now = observe(k, self.placement.scope, self.placement.prefix, own_namespace=True)
+            apply(plan(before, now.state), k)
+
+        apply(plan(desired, before), kernel, restore=restore)
+        self._actual = desired
+
+    def _persist(self, tree: dict[str, Any]) -> None:
+        tmp = self.path.with_suffix(".tmp")
+        with tmp.open("w") as f:
+            json.dump(tree, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(self.path)
+        fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    async def edit(
+        self, target: str, new_tree: dict[str, Any], session: str = "", test_only: bool = False
+    ) -> None:
+        if target == RUNNING:
+            if test_only:
+                self.prepare(new_tree)
+                return
+            await self.commit_tree(new_tree, session)
+        elif target == CANDIDATE:
+            self.check_lock(CANDIDATE, session)
+            if test_only:
+                self.prepare(new_tree)
+                return
+            self.candidate = new_tree
+            self.candidate_dirty = True
+        else:
+            raise RpcError("invalid-value", f"cannot edit datastore {target!r}", "protocol")
+
+    async def commit(self, session: str = "") -> None:
+        self.check_lock(CANDIDATE, session)
+        await self.commit_tree(self.candidate, session)
+        self.candidate = copy.deepcopy(self.running)
+        self.candidate_dirty = False
+
+    def discard_changes(self, session: str = "") -> None:
+        self.check_lock(CANDIDATE, session)
+        self.candidate = copy.deepcopy(self.running)
+        self.candidate_dirty = False
+
+    def lock(self, target: str, session: str) -> None:
+        if target not in self.locks:
+            raise RpcError("invalid-value", f"cannot lock datastore {target!r}", "protocol")
+        owner = self.locks[target]
+        if owner is not None:
+            raise RpcError(
+                "lock-denied",
+                f"the {target} datastore is already locked by session {owner}",
+                "protocol",
+                info={"session-id": owner},
+            )
+        if target == CANDIDATE and self.candidate_dirty:
+            raise RpcError(
+                "lock-denied",
+                "the candidate has uncommitted changes; commit or discard them first",
+                "protocol",
+                info={"session-id": "0"},
+            )
+        self.locks[target] = session
+
+    def unlock(self, target: str, session: str) -> None:
+        if self.locks.get(target) != session:
+            raise RpcError(
+                "operation-failed",
+                f"the {target} datastore is not locked by this session",
+                "protocol",
+            )
+        self.locks[target] = None
+
+    def release(self, session: str) -> None:
+        """A session ended: drop its locks; a held candidate lock discards its changes."""
+        for target, owner in self.locks.items():
+            if owner == session:
+                self.locks[target] = None
+                if target == CANDIDATE:
+                    self.candidate = copy.deepcopy(self.running)
+                    self.candidate_dirty = False
+
+    # -- notifications -------------------------------------------------------
+    def subscribe(self) -> asyncio.Queue[Event]:
+        queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=10000)
+        self.subscribers.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+        self.subscribers.discard(queue)
+
+    def _publish(self, events: list[Event]) -> None:
+        for event in events:
+            event.time = time.time()
+            for queue in list(self.subscribers):
+                with contextlib.suppress(asyncio.QueueFull):
+                    queue.put_nowait(event)
+
+    # -- state ---------------------------------------------------------------
+    def next_index(self) -> int:
+        return next_free_index({int(r["index"]) for r in convert.routers_of(self.running)})
+
+    async def state_tree(self) -> dict[str, Any]:
+        """Running configuration plus state read from the kernel (for <get>, RESTCONF)."""
+        tree = copy.deepcopy(self.running)
+        routers = convert.routers_of(tree)
+        kernel_view = await self._in_kernel_thread(self._read_state, routers)
+        active = 0
+        now = time.time()
+        for r in routers:
+            info = kernel_view.get(r["name"], {})
+            state = info.get("oper-state", "failed")
+            r["oper-state"] = state
+            active += state == "running"
+            r["route-count"] = info.get("route-count", 0)
+            r["uptime"] = (
+                int(now - self.started_at.get(r["name"], now)) if state == "running" else 0
+            )
+            for itf in r.get("interface", []):
+                itf.update(info.get("interfaces", {}).get(itf["name"], {"oper-status": "down"}))
+        tree[qualified("hypervisor")] = {
+            "host-name": self.config.host,
+            "next-available-index": self.next_index(),
+            "configured-routers": len(routers),
+            "active-routers": active,
+        }
+        return tree
+
+    def _read_state(self, routers: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        kernel = self._kernel_handle()
+        host = kernel.ipr(None)
+        out: dict[str, dict[str, Any]] = {}
+        for r in routers:
+            ns = self.placement.node_ns(r["name"])
+            try:
+                ipr = kernel.ipr(ns)
+                links = {m.get("ifname"): m for m in ipr.get_links()}
+                routes = sum(
+                    1
+                    for fam in (socket.AF_INET, socket.AF_INET6)
+                    for m in ipr.route("dump", family=fam, table=254)
+                    if m["type"] == 1  # unicast
+                )
+            except (OSError, NotANamespace):
+                out[r["name"]] = {"oper-state": "failed"}
+                continue
+            itfs: dict[str, dict[str, Any]] = {}
+            all_up = True
+            for k, itf in enumerate(r.get("interface", [])):
+                msg = links.get(itf["name"])
+                port = host.link_lookup(ifname=vr_port_name(int(r["index"]), k))
+                port_up = bool(port) and bool(host.get_links(port[0])[0]["flags"] & 1)
+                if msg is None:
+                    all_up = False
+                    continue
+                up = bool(msg["flags"] & 1) and port_up
+                all_up &= up
+                s = msg.get("stats64") or {}
+                itfs[itf["name"]] = {
+                    "oper-status": "up" if up else "down",
+                    "statistics": {
+                        "in-octets": str(s.get("rx_bytes", 0)),
+                        "in-packets": str(s.get("rx_packets", 0)),
+                        "in-errors": str(s.get("rx_errors", 0)),
+                        "in-discards": str(s.get("rx_dropped", 0)),
+                        "out-octets": str(s.get("tx_bytes", 0)),
+                        "out-packets": str(s.get("tx_packets", 0)),
+                        "out-errors": str(s.get("tx_errors", 0)),
+                        "out-discards": str(s.get("tx_dropped", 0)),
+                    },
+                }
+            if r.get("admin-state", "up") == "down":
+                state = "stopped"
+            else:
+                state = "running" if all_up else "failed"
+            out[r["name"]] = {"oper-state": state, "route-count": routes, "interfaces": itfs}
+        return out
+
+
+def _libyang_message(err: libyang.LibyangError) -> str:
+    text = str(err).removeprefix("failed to parse data tree: ")
+    return f"the configuration does not satisfy the YANG model: {text}"
+
+
+def _diff_events(old: dict[str, Any], new: dict[str, Any]) -> list[Event]:
+    before = {r["name"]: r for r in convert.routers_of(old)}
+    after = {r["name"]: r for r in convert.routers_of(new)}
+    events = []
+    for name, r in after.items():
+        if name not in before:
+            events.append(Event(name, r.get("index"), "create", "success"))
+        elif before[name] != r:
+            events.append(Event(name, r.get("index"), "modify", "success"))
+    for name, r in before.items():
+        if name not in after:
+            events.append(Event(name, r.get("index"), "delete", "success"))
+    return events

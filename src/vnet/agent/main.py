@@ -1,0 +1,51 @@
+"""`vnet agent run`: one process per physical host, serving its datastore."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import time
+
+from vnet.agent.config import AgentConfig
+from vnet.agent.datastore import Datastore
+from vnet.agent.frontends import FRONTENDS, Running, starter
+
+log = logging.getLogger("vnet.agent")
+
+
+def ready_path(config: AgentConfig) -> str:
+    return str(config.state_dir / "agent.ready")
+
+
+async def run(config: AgentConfig, frontends: list[str] | None = None) -> None:
+    """Reconcile the kernel with the stored configuration, then serve until SIGTERM."""
+    ds = Datastore(config)
+    t = time.perf_counter()
+    await ds.start()
+    log.info("datastore ready, kernel reconciled in %.0f ms", (time.perf_counter() - t) * 1000)
+    running: list[Running] = []
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        for name in frontends or list(FRONTENDS):
+            running.append(await starter(name)(ds, config))
+            log.info("%s listening on %s", name, config.address)
+        # Tells whoever started us (e.g. `vnet lab up`) that every port is open.
+        with open(ready_path(config) + ".tmp", "w") as f:
+            json.dump(
+                {"pid": os.getpid(), "address": config.address, "ports": config.ports.model_dump()},
+                f,
+            )
+        os.replace(ready_path(config) + ".tmp", ready_path(config))
+        await stop.wait()
+    finally:
+        for frontend in running:
+            await frontend.close()
+        await ds.close()
+        if os.path.exists(ready_path(config)):
+            os.unlink(ready_path(config))

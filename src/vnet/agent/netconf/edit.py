@@ -1,0 +1,283 @@
+"""<edit-config> content applied to a datastore tree (RFC 6241 section 7.2).
+
+Operations merge, replace, create, delete and remove, inherited downwards
+and overridable per element; default-operation none only traverses. The
+result is a new RFC 7951 tree: the datastore validates and commits it as a
+whole, so an edit is all or nothing (stronger than stop-on-error).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from lxml import etree
+
+from vnet.agent.errors import RpcError
+from vnet.agent.schema import NAMESPACE, PREFIX, SchemaNode, qualified, root
+
+NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
+OPERATIONS = ("merge", "replace", "create", "delete", "remove", "none")
+
+
+def _split(tag: str) -> tuple[str | None, str]:
+    if tag.startswith("{"):
+        ns, name = tag[1:].split("}", 1)
+        return ns, name
+    return None, tag
+
+
+class _Editor:
+    def __init__(self) -> None:
+        self.changed = False
+
+    def operation(self, el: etree._Element, inherited: str, path: str) -> str:
+        op = el.get(f"{{{NC}}}operation", inherited)
+        if op not in OPERATIONS:
+            raise RpcError(
+                "bad-attribute",
+                f"operation {op!r} is not one of {', '.join(OPERATIONS)}",
+                "protocol",
+                path,
+                info={"bad-attribute": "operation", "bad-element": _split(el.tag)[1]},
+            )
+        return op
+
+    def children(
+        self,
+        target: dict[str, Any],
+        snode: SchemaNode,
+        el: etree._Element,
+        inherited: str,
+        path: str,
+        top: bool = False,
+        keys: tuple[str, ...] = (),
+    ) -> None:
+        for child in el:
+            if not isinstance(child.tag, str):
+                continue  # comments, processing instructions
+            ns, name = _split(child.tag)
+            cpath = f"{path}/{PREFIX}:{name}"
+            if ns != NAMESPACE:
+                tag = "unknown-namespace" if top else "unknown-element"
+                raise RpcError(
+                    tag,
+                    f"element {name!r} in namespace {ns!r} is not part of "
+                    f"this device's model (expected {NAMESPACE!r})",
+                    "application",
+                    cpath,
+                    info={"bad-element": name, "bad-namespace": ns or ""},
+                )
+            cnode = snode.child(name)
+            if cnode is None:
+                raise RpcError(
+                    "unknown-element",
+                    f"{name!r} is not an element of {snode.name or 'the top level'}",
+                    "application",
+                    cpath,
+                    info={"bad-element": name},
+                )
+            if not cnode.config:
+                raise RpcError(
+                    "invalid-value",
+                    f"{name!r} is state data and cannot be configured",
+                    "application",
+                    cpath,
+                    info={"bad-element": name},
+                )
+            if name in keys:
+                continue  # list keys were consumed when the entry was found
+            op = self.operation(child, inherited, cpath)
+            key = qualified(name) if top else name
+            handler = getattr(self, cnode.kind.replace("-", "_"))
+            handler(target, key, cnode, child, op, cpath)
+
+    # -- node kinds ------------------------------------------------------------
+    def container(
+        self,
+        parent: dict[str, Any],
+        key: str,
+        snode: SchemaNode,
+        el: etree._Element,
+        op: str,
+        path: str,
+    ) -> None:
+        exists = key in parent
+        if op in ("delete", "remove"):
+            if op == "delete" and not exists:
+                raise RpcError(
+                    "data-missing", "cannot delete: it does not exist", "application", path
+                )
+            self.changed |= parent.pop(key, None) is not None
+            return
+        if op == "create" and exists:
+            raise RpcError("data-exists", "cannot create: it already exists", "application", path)
+        if op == "replace":
+            parent[key] = {}
+            self.changed = True
+        target = parent.setdefault(key, {})
+        child_op = "merge" if op in ("create", "replace") else op
+        self.children(target, snode, el, child_op, path)
+
+    def list(
+        self,
+        parent: dict[str, Any],
+        key: str,
+        snode: SchemaNode,
+        el: etree._Element,
+        op: str,
+        path: str,
+    ) -> None:
+        keys: dict[str, Any] = {}
+        for k in snode.keys:
+            key_el = el.find(f"{{{NAMESPACE}}}{k}")
+            if key_el is None:
+                raise RpcError(
+                    "missing-element",
+                    f"list entry {snode.name!r} needs its key {k!r}",
+                    "protocol",
+                    path,
+                    info={"bad-element": k},
+                )
+            keys[k] = self.value(snode.children[k], key_el, f"{path}/{PREFIX}:{k}")
+        pred = "".join(f"[{PREFIX}:{k}='{v}']" for k, v in keys.items())
+        epath = path + pred
+        entries: list[dict[str, Any]] = parent.setdefault(key, [])
+        match = next((e for e in entries if all(e.get(k) == v for k, v in keys.items())), None)
+        if op in ("delete", "remove"):
+            if match is None:
+                if op == "delete":
+                    raise RpcError(
+                        "data-missing",
+                        f"cannot delete {snode.name} {_describe(keys)}: it does not exist",
+                        "application",
+                        epath,
+                    )
+                return
+            entries.remove(match)
+            self.changed = True
+            return
+        if op == "create" and match is not None:
+            raise RpcError(
+                "data-exists",
+                f"{snode.name} {_describe(keys)} already exists",
+                "application",
+                epath,
+            )
+        if op == "replace" and match is not None:
+            entries.remove(match)
+            match = None
+        if match is None:
+            entry = dict(keys)
+            before = self.changed
+            self.children(
+                entry, snode, el, "merge" if op != "none" else "none", epath, keys=snode.keys
+            )
+            if op != "none" or self.changed != before:
+                entries.append(entry)
+                self.changed = True
+            return
+        self.children(
+            match, snode, el, "merge" if op in ("create", "replace") else op, epath, keys=snode.keys
+        )
+
+    def leaf(
+        self,
+        parent: dict[str, Any],
+        key: str,
+        snode: SchemaNode,
+        el: etree._Element,
+        op: str,
+        path: str,
+    ) -> None:
+        if op in ("delete", "remove"):
+            if op == "delete" and key not in parent:
+                raise RpcError(
+                    "data-missing", "cannot delete: the leaf has no value", "application", path
+                )
+            self.changed |= parent.pop(key, None) is not None
+            return
+        if op == "none":
+            return
+        if op == "create" and key in parent:
+            raise RpcError(
+                "data-exists", "cannot create: the leaf already has a value", "application", path
+            )
+        parent[key] = self.value(snode, el, path)
+        self.changed = True
+
+    def leaf_list(
+        self,
+        parent: dict[str, Any],
+        key: str,
+        snode: SchemaNode,
+        el: etree._Element,
+        op: str,
+        path: str,
+    ) -> None:
+        value = self.value(snode, el, path)
+        values: list[Any] = parent.setdefault(key, [])
+        if op in ("delete", "remove"):
+            if value in values:
+                values.remove(value)
+                self.changed = True
+            elif op == "delete":
+                raise RpcError("data-missing", f"{value!r} is not in the list", "application", path)
+            return
+        if op == "create" and value in values:
+            raise RpcError("data-exists", f"{value!r} is already in the list", "application", path)
+        if op != "none" and value not in values:
+            values.append(value)
+            self.changed = True
+
+    @staticmethod
+    def value(snode: SchemaNode, el: etree._Element, path: str) -> Any:
+        if len(el):
+            raise RpcError(
+                "bad-element",
+                f"{snode.name!r} is a leaf and cannot contain elements",
+                "application",
+                path,
+                info={"bad-element": snode.name},
+            )
+        try:
+            return snode.to_json_value(el.text or "")
+        except ValueError:
+            raise RpcError(
+                "invalid-value",
+                f"{(el.text or '').strip()!r} is not a valid {snode.base_type}",
+                "application",
+                path,
+                info={"bad-element": snode.name},
+            ) from None
+
+
+def _describe(keys: dict[str, Any]) -> str:
+    return ", ".join(f"{k} {v!r}" for k, v in keys.items())
+
+
+def _prune(node: Any) -> Any:
+    """Drop containers and lists left empty: the model has no presence containers."""
+    if isinstance(node, dict):
+        out = {k: _prune(v) for k, v in node.items()}
+        return {k: v for k, v in out.items() if v not in ({}, [])}
+    if isinstance(node, list):
+        return [_prune(v) for v in node]
+    return node
+
+
+def apply_edit(
+    tree: dict[str, Any], config: etree._Element, default_operation: str = "merge"
+) -> dict[str, Any]:
+    """A new tree with the edit in <config> applied; raises RpcError with the element's path."""
+    if default_operation not in ("merge", "replace", "none"):
+        raise RpcError(
+            "invalid-value",
+            f"default-operation {default_operation!r} must be merge, replace or none",
+            "protocol",
+        )
+    new = copy.deepcopy(tree)
+    if default_operation == "replace":
+        new = {}
+    _Editor().children(new, root(), config, default_operation, "", top=True)
+    return _prune(new)

@@ -1,0 +1,414 @@
+"""One NETCONF session: hello, then <rpc> after <rpc>, each answered in order.
+
+Operations are registered in OPERATIONS by element name, one function each
+(as ncclient's operations/ has one class per RPC); adding one touches only
+this table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar
+from xml.sax.saxutils import escape
+
+from lxml import etree
+
+from vnet.agent import schema
+from vnet.agent.datastore import CANDIDATE, RUNNING, Datastore, Event
+from vnet.agent.errors import RpcError
+from vnet.agent.netconf.edit import apply_edit
+from vnet.agent.netconf.framing import FramingError, MessageReader, frame
+from vnet.agent.netconf.subtree import apply_filter
+
+log = logging.getLogger("vnet.agent.netconf")
+
+NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
+NOTIF = "urn:ietf:params:xml:ns:netconf:notification:1.0"
+MONITORING = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
+BASE_10 = "urn:ietf:params:netconf:base:1.0"
+BASE_11 = "urn:ietf:params:netconf:base:1.1"
+_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, huge_tree=False, remove_blank_text=False
+)
+_ids = itertools.count(1)
+
+
+def capabilities() -> list[str]:
+    content_id = schema.REVISION
+    return [
+        BASE_10,
+        BASE_11,
+        "urn:ietf:params:netconf:capability:candidate:1.0",
+        "urn:ietf:params:netconf:capability:validate:1.0",
+        "urn:ietf:params:netconf:capability:validate:1.1",
+        "urn:ietf:params:netconf:capability:rollback-on-error:1.0",
+        "urn:ietf:params:netconf:capability:notification:1.0",
+        "urn:ietf:params:netconf:capability:interleave:1.0",
+        f"urn:ietf:params:netconf:capability:yang-library:1.1?revision=2019-01-04"
+        f"&content-id={content_id}",
+        f"{MONITORING}?module=ietf-netconf-monitoring&revision=2010-10-04",
+    ]
+
+
+def hello(session_id: str) -> bytes:
+    caps = "".join(f"<capability>{escape(c)}</capability>" for c in capabilities())
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?><hello xmlns="{NC}"><capabilities>{caps}'
+        f"</capabilities><session-id>{session_id}</session-id></hello>"
+    ).encode()
+
+
+def render_error(err: RpcError) -> str:
+    path = ""
+    if err.path:
+        path = (
+            f'<error-path xmlns:{schema.PREFIX}="{schema.NAMESPACE}">{escape(err.path)}'
+            "</error-path>"
+        )
+    info = "".join(f"<{k}>{escape(v)}</{k}>" for k, v in err.info.items())
+    return (
+        f"<rpc-error><error-type>{err.error_type}</error-type>"
+        f"<error-tag>{err.tag}</error-tag><error-severity>{err.severity}</error-severity>"
+        f'{path}<error-message xml:lang="en">{escape(err.message)}</error-message>'
+        f"{'<error-info>' + info + '</error-info>' if info else ''}</rpc-error>"
+    )
+
+
+def _child(rpc_op: etree._Element, name: str) -> etree._Element | None:
+    """An operation's parameter; clients such as ncclient may send it unqualified."""
+    found = rpc_op.find(f"{{{NC}}}{name}")
+    return found if found is not None else rpc_op.find(name)
+
+
+def _datastore_name(el: etree._Element | None, what: str) -> str:
+    if el is None or not len(el):
+        raise RpcError(
+            "missing-element",
+            f"<{what}> must name a datastore",
+            "protocol",
+            info={"bad-element": what},
+        )
+    return etree.QName(el[0]).localname
+
+
+class Session:
+    """Protocol state of one client; I/O is given as coroutines by the transport."""
+
+    sessions: ClassVar[dict[str, Session]] = {}  # all live sessions, for kill-session
+
+    def __init__(
+        self,
+        ds: Datastore,
+        user: str,
+        read: Callable[[int], Awaitable[bytes]],
+        write: Callable[[bytes], None],
+        close: Callable[[], None],
+    ):
+        self.ds = ds
+        self.user = user
+        self.id = str(next(_ids))
+        self.reader = MessageReader(read)
+        self._write = write
+        self._close = close
+        self.chunked = False
+        self.closing = False
+        self.subscription: asyncio.Task[None] | None = None
+        self.send_lock = asyncio.Lock()
+
+    async def send(self, message: bytes) -> None:
+        async with self.send_lock:
+            self._write(frame(message, self.chunked))
+
+    async def run(self) -> None:
+        Session.sessions[self.id] = self
+        try:
+            self._write(frame(hello(self.id), False))
+            if not await self._client_hello():
+                return
+            while not self.closing:
+                message = await self.reader.next()
+                await self.handle(message)
+        except (EOFError, ConnectionError, FramingError) as err:
+            log.debug("session %s ended: %s", self.id, err)
+        finally:
+            await self.end()
+
+    async def _client_hello(self) -> bool:
+        try:
+            doc = etree.fromstring(await self.reader.next(), _PARSER)
+        except etree.XMLSyntaxError:
+            return False
+        if etree.QName(doc).localname != "hello" or doc.find(f"{{{NC}}}session-id") is not None:
+            return False  # RFC 6241 8.1: a client hello with a session-id is an error
+        caps = {(c.text or "").strip() for c in doc.iter(f"{{{NC}}}capability")}
+        if BASE_11 in caps:
+            self.chunked = self.reader.chunked = True
+        elif BASE_10 not in caps:
+            return False
+        return True
+
+    async def end(self) -> None:
+        Session.sessions.pop(self.id, None)
+        if self.subscription is not None:
+            self.subscription.cancel()
+        self.ds.release(self.id)
+        self._close()
+
+    # -- one rpc ------------------------------------------------------------
+    async def handle(self, message: bytes) -> None:
+        try:
+            rpc = etree.fromstring(message, _PARSER)
+        except etree.XMLSyntaxError as err:
+            err_xml = render_error(
+                RpcError("malformed-message", f"not well-formed XML: {err}", "rpc")
+            )
+            await self.send(f'<rpc-reply xmlns="{NC}">{err_xml}</rpc-reply>'.encode())
+            return
+        attrs = "".join(
+            f' {_attr_name(k, rpc)}="{escape(v, {chr(34): "&quot;"})}"'
+            for k, v in rpc.attrib.items()
+        )
+        extra_ns = "".join(
+            f' xmlns:{p}="{u}"' for p, u in rpc.nsmap.items() if p is not None and u != NC
+        )
+        head = f'<rpc-reply xmlns="{NC}"{extra_ns}{attrs}>'
+        try:
+            if etree.QName(rpc).localname != "rpc" or etree.QName(rpc).namespace != NC:
+                raise RpcError(
+                    "unknown-element",
+                    "expected <rpc> in the NETCONF base namespace",
+                    "rpc",
+                    info={"bad-element": etree.QName(rpc).localname},
+                )
+            if rpc.get("message-id") is None:
+                raise RpcError(
+                    "missing-attribute",
+                    "<rpc> needs a message-id attribute",
+                    "rpc",
+                    info={"bad-attribute": "message-id", "bad-element": "rpc"},
+                )
+            ops = [c for c in rpc if isinstance(c.tag, str)]
+            if len(ops) != 1:
+                raise RpcError(
+                    "malformed-message", "<rpc> must contain exactly one operation", "rpc"
+                )
+            op = ops[0]
+            handler = OPERATIONS.get(etree.QName(op).localname)
+            if handler is None or etree.QName(op).namespace not in (NC, NOTIF, MONITORING):
+                raise RpcError(
+                    "operation-not-supported",
+                    f"operation {etree.QName(op).localname!r} is not supported",
+                    "protocol",
+                )
+            body = await handler(self, op)
+            reply = head + (body or "<ok/>") + "</rpc-reply>"
+        except RpcError as err:
+            reply = head + render_error(err) + "</rpc-reply>"
+        except Exception as err:  # never drop a session on a bug: report it
+            log.exception("rpc failed")
+            reply = (
+                head
+                + render_error(RpcError("operation-failed", f"internal error: {err}"))
+                + "</rpc-reply>"
+            )
+        await self.send(reply.encode())
+
+    # -- notifications ---------------------------------------------------------
+    async def _forward(self, queue: asyncio.Queue[Event]) -> None:
+        try:
+            while True:
+                e = await queue.get()
+                when = datetime.datetime.fromtimestamp(e.time, datetime.UTC).isoformat()
+                index = f"<index>{e.index}</index>" if e.index is not None else ""
+                message = f"<message>{escape(e.message)}</message>" if e.message else ""
+                await self.send(
+                    f'<notification xmlns="{NOTIF}"><eventTime>{when}</eventTime>'
+                    f'<router-event xmlns="{schema.NAMESPACE}"><router>{e.router}</router>'
+                    f"{index}<operation>{e.operation}</operation><result>{e.result}</result>"
+                    f"{message}</router-event></notification>".encode()
+                )
+        finally:
+            self.ds.unsubscribe(queue)
+
+
+def _attr_name(key: str, el: etree._Element) -> str:
+    if not key.startswith("{"):
+        return key
+    ns, local = key[1:].split("}", 1)
+    prefix = next((p for p, u in el.nsmap.items() if u == ns and p), None)
+    return f"{prefix}:{local}" if prefix else local
+
+
+# -- operations -----------------------------------------------------------------
+Handler = Callable[[Session, etree._Element], Awaitable[str | None]]
+
+
+def _data_xml(tree: dict[str, Any], with_state: bool, extra: list[str] | None = None) -> str:
+    return schema.to_xml(tree, with_state) + "".join(extra or [])
+
+
+def _filtered(xml: str, filter_el: etree._Element | None) -> str:
+    if filter_el is None:
+        return f"<data>{xml}</data>"
+    ftype = filter_el.get("type", "subtree")
+    if ftype != "subtree":
+        raise RpcError(
+            "invalid-value",
+            f"filter type {ftype!r} is not supported; use subtree",
+            "protocol",
+            info={"bad-attribute": "type", "bad-element": "filter"},
+        )
+    roots = list(etree.fromstring(f"<data>{xml}</data>"))
+    kept = apply_filter(roots, filter_el)
+    return "<data>" + "".join(etree.tostring(e, encoding=str) for e in kept) + "</data>"
+
+
+async def op_get_config(s: Session, op: etree._Element) -> str:
+    source = _datastore_name(_child(op, "source"), "source")
+    return _filtered(_data_xml(s.ds.tree(source), False), _child(op, "filter"))
+
+
+async def op_get(s: Session, op: etree._Element) -> str:
+    state = await s.ds.state_tree()
+    yanglib = schema.context().get_yanglib_data(schema.REVISION)
+    try:
+        lib_xml = yanglib.print_mem("xml", with_siblings=True, pretty=False)
+    finally:
+        yanglib.free()
+    return _filtered(_data_xml(state, True, [lib_xml]), _child(op, "filter"))
+
+
+async def op_edit_config(s: Session, op: etree._Element) -> None:
+    target = _datastore_name(_child(op, "target"), "target")
+    config = _child(op, "config")
+    if config is None:
+        raise RpcError(
+            "missing-element",
+            "<edit-config> needs <config>",
+            "protocol",
+            info={"bad-element": "config"},
+        )
+    default_op = _text(_child(op, "default-operation")) or "merge"
+    test = _text(_child(op, "test-option")) or "test-then-set"
+    error_option = _text(_child(op, "error-option")) or "stop-on-error"
+    if test not in ("test-then-set", "set", "test-only"):
+        raise RpcError("invalid-value", f"test-option {test!r} is unknown", "protocol")
+    if error_option not in ("stop-on-error", "continue-on-error", "rollback-on-error"):
+        raise RpcError("invalid-value", f"error-option {error_option!r} is unknown", "protocol")
+    s.ds.check_lock(target, s.id)
+    new = apply_edit(s.ds.tree(target), config, default_op)
+    await s.ds.edit(target, new, s.id, test_only=test == "test-only")
+    return None
+
+
+async def op_validate(s: Session, op: etree._Element) -> None:
+    source_el = _child(op, "source")
+    config = _child(source_el, "config") if source_el is not None else None
+    if config is not None:
+        s.ds.prepare(apply_edit({}, config, "merge"))
+    else:
+        s.ds.prepare(s.ds.tree(_datastore_name(source_el, "source")))
+    return None
+
+
+async def op_commit(s: Session, op: etree._Element) -> None:
+    if _child(op, "confirmed") is not None:
+        raise RpcError("operation-not-supported", "confirmed commit is not supported", "protocol")
+    await s.ds.commit(s.id)
+    return None
+
+
+async def op_discard_changes(s: Session, op: etree._Element) -> None:
+    s.ds.discard_changes(s.id)
+    return None
+
+
+async def op_lock(s: Session, op: etree._Element) -> None:
+    s.ds.lock(_datastore_name(_child(op, "target"), "target"), s.id)
+    return None
+
+
+async def op_unlock(s: Session, op: etree._Element) -> None:
+    s.ds.unlock(_datastore_name(_child(op, "target"), "target"), s.id)
+    return None
+
+
+async def op_close_session(s: Session, op: etree._Element) -> None:
+    s.closing = True
+    return None
+
+
+async def op_kill_session(s: Session, op: etree._Element) -> None:
+    victim = _text(_child(op, "session-id"))
+    if not victim:
+        raise RpcError(
+            "missing-element",
+            "<kill-session> needs <session-id>",
+            "protocol",
+            info={"bad-element": "session-id"},
+        )
+    if victim == s.id:
+        raise RpcError(
+            "invalid-value", "a session cannot kill itself; use close-session", "protocol"
+        )
+    other = Session.sessions.get(victim)
+    if other is None:
+        raise RpcError("invalid-value", f"there is no session {victim}", "protocol")
+    await other.end()
+    return None
+
+
+async def op_create_subscription(s: Session, op: etree._Element) -> None:
+    stream = _text(op.find(f"{{{NOTIF}}}stream")) or "NETCONF"
+    if stream != "NETCONF":
+        raise RpcError(
+            "invalid-value", f"no stream {stream!r}; the only stream is NETCONF", "protocol"
+        )
+    if s.subscription is not None:
+        raise RpcError("operation-failed", "this session already has a subscription", "protocol")
+    s.subscription = asyncio.create_task(s._forward(s.ds.subscribe()))
+    return None
+
+
+async def op_get_schema(s: Session, op: etree._Element) -> str:
+    ident = _text(op.find(f"{{{MONITORING}}}identifier"))
+    version = _text(op.find(f"{{{MONITORING}}}version"))
+    fmt = _text(op.find(f"{{{MONITORING}}}format")) or "yang"
+    if (
+        ident != schema.MODULE
+        or (version and version != schema.REVISION)
+        or fmt not in ("yang", "ncm:yang")
+    ):
+        raise RpcError(
+            "invalid-value",
+            f"no schema {ident!r} {version} in format {fmt}",
+            "application",
+            info={"bad-element": "identifier"},
+        )
+    return f'<data xmlns="{MONITORING}">{escape(schema.yang_text())}</data>'
+
+
+def _text(el: etree._Element | None) -> str:
+    return (el.text or "").strip() if el is not None else ""
+
+
+OPERATIONS: dict[str, Handler] = {
+    "get": op_get,
+    "get-config": op_get_config,
+    "edit-config": op_edit_config,
+    "validate": op_validate,
+    "commit": op_commit,
+    "discard-changes": op_discard_changes,
+    "lock": op_lock,
+    "unlock": op_unlock,
+    "close-session": op_close_session,
+    "kill-session": op_kill_session,
+    "create-subscription": op_create_subscription,
+    "get-schema": op_get_schema,
+}
+
+__all__ = ["CANDIDATE", "OPERATIONS", "RUNNING", "Session"]

@@ -1,0 +1,75 @@
+"""Subtree filtering (RFC 6241 section 6) over XML data trees."""
+
+from __future__ import annotations
+
+import copy
+
+from lxml import etree
+
+
+def _split(tag: str) -> tuple[str | None, str]:
+    if tag.startswith("{"):
+        ns, name = tag[1:].split("}", 1)
+        return ns, name
+    return None, tag
+
+
+def _matches(filter_el: etree._Element, data_el: etree._Element) -> bool:
+    """Same local name; a filter element without a namespace matches any namespace."""
+    f_ns, f_name = _split(filter_el.tag)
+    d_ns, d_name = _split(data_el.tag)
+    return f_name == d_name and (f_ns is None or f_ns == d_ns)
+
+
+def _elements(parent: etree._Element) -> list[etree._Element]:
+    return [c for c in parent if isinstance(c.tag, str)]
+
+
+def _text(el: etree._Element) -> str:
+    return (el.text or "").strip()
+
+
+def _filter(data_el: etree._Element, f_el: etree._Element) -> etree._Element | None:
+    f_children = _elements(f_el)
+    if not f_children:
+        if _text(f_el):  # content match on a leaf
+            return copy.deepcopy(data_el) if _text(data_el) == _text(f_el) else None
+        return copy.deepcopy(data_el)  # selection node: the whole subtree
+    content = [c for c in f_children if not _elements(c) and _text(c)]
+    for c in content:
+        if not any(_matches(c, d) and _text(d) == _text(c) for d in _elements(data_el)):
+            return None
+    selections = [c for c in f_children if c not in content]
+    out = etree.Element(data_el.tag, attrib=dict(data_el.attrib), nsmap=data_el.nsmap)
+    if not selections:
+        out.extend(copy.deepcopy(d) for d in _elements(data_el))
+        return out
+    selected = False
+    for d in _elements(data_el):
+        if any(_matches(c, d) for c in content):
+            out.append(copy.deepcopy(d))
+            continue
+        for s in selections:
+            if _matches(s, d):
+                kept = _filter(d, s)
+                if kept is not None:
+                    out.append(kept)
+                    selected = True
+                break
+    return out if selected else None
+
+
+def apply_filter(data: list[etree._Element], filter_el: etree._Element) -> list[etree._Element]:
+    """The parts of `data` (top-level elements) that the filter selects."""
+    f_top = _elements(filter_el)
+    if not f_top:
+        return []  # an empty filter selects nothing (RFC 6241 6.4.2)
+    out = []
+    for d in data:
+        for f in f_top:
+            if _matches(f, d):
+                kept = _filter(d, f)
+                if kept is not None:
+                    out.append(kept)
+                break
+    return out

@@ -1,0 +1,407 @@
+"""RESTCONF methods on an RFC 7951 datastore tree, as pure functions.
+
+Each edit takes the running tree and returns a new one (the caller commits
+it through the datastore, which validates, applies and persists it).
+Containers in this model are non-presence: they always exist (empty when
+they hold nothing), so a GET of an empty container answers `{}` and a POST
+into it needs no prior create.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from vnet.agent.errors import RpcError
+from vnet.agent.restconf.paths import DataPath, Step, StatusError, not_found, xpath
+from vnet.agent.schema import MODULE, SchemaNode, root
+
+
+def _member(i: int, name: str) -> str:
+    return f"{MODULE}:{name}" if i == 0 else name
+
+
+def _matches(entry: dict[str, Any], keys: dict[str, Any]) -> bool:
+    return all(entry.get(k) == v for k, v in keys.items())
+
+
+def _describe(step: Step) -> str:
+    if step.keys:
+        return f"{step.name} " + ", ".join(f"{v!r}" for v in step.keys.values())
+    return repr(step.name)
+
+
+@dataclass
+class Slot:
+    """Where the target of a path lives: holder[member] (and for a list entry, its index)."""
+
+    holder: dict[str, Any]
+    member: str
+    step: Step
+    index: int | None = None
+
+    @property
+    def exists(self) -> bool:
+        if self.step.is_entry:
+            return self.index is not None
+        if self.step.node.kind == "container":
+            return True  # non-presence
+        return self.member in self.holder
+
+    def value(self) -> Any:
+        if self.step.is_entry:
+            assert self.index is not None
+            return self.holder[self.member][self.index]
+        if self.step.node.kind == "container":
+            return self.holder.get(self.member, {})
+        return self.holder[self.member]
+
+
+def walk(tree: dict[str, Any], path: DataPath, create: bool = False) -> Slot:
+    """The slot of the path's target; list entries on the way must exist (404).
+
+    With `create`, containers on the way are made in `tree`, so the slot can be written.
+    """
+    holder = tree
+    for i, step in enumerate(path.steps):
+        member = _member(i, step.name)
+        last = i == len(path.steps) - 1
+        if step.is_entry:
+            assert step.keys is not None
+            entries = holder.get(member, [])
+            index = next((j for j, e in enumerate(entries) if _matches(e, step.keys)), None)
+            if last:
+                if create:
+                    holder.setdefault(member, entries)
+                return Slot(holder, member, step, index)
+            if index is None:
+                raise not_found(_describe(step), xpath(path.steps[: i + 1]))
+            holder = entries[index]
+        elif last:
+            return Slot(holder, member, step)
+        else:  # a container on the way
+            holder = holder.setdefault(member, {}) if create else holder.get(member, {})
+    raise AssertionError("walk() needs a path with at least one step")
+
+
+def prune(node: Any) -> Any:
+    """Drop containers and lists left empty (nothing here has presence)."""
+    if isinstance(node, dict):
+        out = {k: prune(v) for k, v in node.items()}
+        return {k: v for k, v in out.items() if v not in ({}, [])}
+    if isinstance(node, list):
+        return [prune(v) for v in node]
+    return node
+
+
+# -- reading ---------------------------------------------------------------------
+def get(tree: dict[str, Any], path: DataPath) -> tuple[str, Any]:
+    """(qualified member name, value) of the target, in RFC 7951 form; 404 if absent."""
+    if path.is_datastore:
+        return "ietf-restconf:data", tree
+    slot = walk(tree, path)
+    step = slot.step
+    if not slot.exists:
+        raise not_found(_describe(step), path.xpath())
+    value = slot.value()
+    return f"{MODULE}:{step.name}", [value] if step.is_entry else value
+
+
+def filter_content(value: Any, snode: SchemaNode, mode: str) -> Any:
+    """RFC 8040 `content`: all, config (no state) or nonconfig (state, with list keys).
+
+    Returns None when nothing of `value` is left.
+    """
+    if mode == "all":
+        return value
+    if not snode.config:
+        return value if mode == "nonconfig" else None
+    if snode.kind in ("leaf", "leaf-list"):
+        return value if mode == "config" else None
+    if snode.kind == "list":
+        out = []
+        for entry in value:
+            kept = _filter_children(entry, snode, mode)
+            if kept or mode == "config":
+                out.append({**{k: entry[k] for k in snode.keys if k in entry}, **(kept or {})})
+        return out or None
+    kept = _filter_children(value, snode, mode)
+    return kept if kept or mode == "config" else None
+
+
+def _filter_children(obj: dict[str, Any], snode: SchemaNode, mode: str) -> dict[str, Any]:
+    out = {}
+    for member, v in obj.items():
+        name = member.split(":", 1)[-1]
+        child = snode.child(name)
+        if child is None:
+            continue
+        kept = filter_content(v, child, mode)
+        if kept is not None:
+            out[member] = kept
+    return out
+
+
+def filter_tree(tree: dict[str, Any], mode: str) -> dict[str, Any]:
+    return _filter_children(tree, root(), mode) if mode != "all" else tree
+
+
+def limit_depth(value: Any, snode: SchemaNode, depth: int, level: int = 1) -> Any:
+    """RFC 8040 `depth`: the target is level 1; nodes below `depth` are left out
+    (list entries at the limit keep their keys, so they stay identifiable)."""
+    if snode.kind in ("leaf", "leaf-list"):
+        return value
+    if snode.kind == "list":
+        if level >= depth:
+            return [{k: e[k] for k in snode.keys if k in e} for e in value]
+        return [_limit_children(e, snode, depth, level) for e in value]
+    if level >= depth:
+        return {}
+    return _limit_children(value, snode, depth, level)
+
+
+def _limit_children(obj: dict[str, Any], snode: SchemaNode, depth: int, level: int) -> Any:
+    out = {}
+    for member, v in obj.items():
+        child = snode.child(member.split(":", 1)[-1])
+        if child is None:
+            continue
+        if child.kind in ("leaf", "leaf-list") and level + 1 > depth:
+            continue
+        out[member] = limit_depth(v, child, depth, level + 1)
+    return out
+
+
+def limit_tree(tree: dict[str, Any], depth: int) -> dict[str, Any]:
+    """`depth` on the datastore resource: its top-level nodes are level 1."""
+    out = {}
+    for member, v in tree.items():
+        child = root().child(member.split(":", 1)[-1])
+        if child is not None:
+            out[member] = limit_depth(v, child, depth, 1)
+    return out
+
+
+# -- writing ---------------------------------------------------------------------
+def _check_body_names_target(path: DataPath, name: str, value: Any) -> None:
+    """PUT/PATCH: the body is the target resource itself, with the URI's keys."""
+    step = path.target
+    assert step is not None
+    if name != step.name:
+        raise RpcError(
+            "invalid-value",
+            f"the body holds {f'{MODULE}:{name}'!r}, but the target resource is "
+            f"{f'{MODULE}:{step.name}'!r}",
+            "protocol",
+            path.xpath(),
+        )
+    if step.is_entry:
+        assert step.keys is not None
+        if len(value) != 1:
+            raise RpcError(
+                "invalid-value",
+                f"the body must hold exactly one {step.name!r} entry, not {len(value)}",
+                "protocol",
+                path.xpath(),
+            )
+        for k, v in step.keys.items():
+            if value[0].get(k) != v:
+                raise RpcError(
+                    "invalid-value",
+                    f"key {k!r} in the body ({value[0].get(k)!r}) differs from the one "
+                    f"in the URI ({v!r})",
+                    "protocol",
+                    path.xpath(),
+                    info={"bad-element": k},
+                )
+
+
+def _datastore_body(name: str, value: Any) -> dict[str, Any]:
+    if name != "":
+        raise RpcError(
+            "invalid-value",
+            "a body for the datastore resource /restconf/data must be "
+            '{"ietf-restconf:data": {...}} or <data xmlns="urn:ietf:params:xml:ns:yang:'
+            'ietf-restconf">; to change one top-level node, send to its own URI',
+            "protocol",
+            "/",
+        )
+    return dict(value)
+
+
+def post(
+    tree: dict[str, Any], path: DataPath, name: str, value: Any
+) -> tuple[dict[str, Any], DataPath]:
+    """Create child `name` of the target; 409 data-exists if it is there already."""
+    new = copy.deepcopy(tree)
+    parent_node = path.node
+    if path.is_datastore:
+        if name == "":
+            raise RpcError(
+                "invalid-value",
+                "POST to /restconf/data creates one top-level node, e.g. "
+                f'{{"{MODULE}:routers": {{...}}}}; to replace the datastore use PUT',
+                "protocol",
+                "/",
+            )
+        holder, member = new, f"{MODULE}:{name}"
+    else:
+        if parent_node.kind in ("leaf", "leaf-list"):
+            raise StatusError(
+                "operation-not-supported",
+                f"{parent_node.name!r} is a {parent_node.kind}: nothing can be created in it",
+                "protocol",
+                path.xpath(),
+                status=405,
+            )
+        slot = walk(new, path, create=True)
+        if not slot.exists:
+            raise not_found(_describe(slot.step), path.xpath())
+        if slot.step.is_entry:
+            holder = slot.value()
+        else:
+            holder = slot.holder.setdefault(slot.member, {})
+        member = name
+    child = parent_node.child(name)
+    assert child is not None
+    if child.kind == "list":
+        if len(value) != 1:
+            raise RpcError(
+                "invalid-value",
+                f"POST creates one {name!r} entry at a time; the body holds {len(value)}",
+                "protocol",
+                path.xpath(),
+            )
+        entry = value[0]
+        keys = {k: entry[k] for k in child.keys}
+        created = path.child(Step(name, child, keys))
+        entries = holder.setdefault(member, [])
+        if any(_matches(e, keys) for e in entries):
+            raise RpcError(
+                "data-exists",
+                f"{name} {', '.join(repr(v) for v in keys.values())} already exists",
+                "application",
+                created.xpath(),
+            )
+        entries.append(entry)
+    else:
+        created = path.child(Step(name, child))
+        existing = holder.get(member)
+        if existing not in (None, {}, []):
+            raise RpcError(
+                "data-exists",
+                f"{name!r} already exists; use PUT to replace it or PATCH to merge into it",
+                "application",
+                created.xpath(),
+            )
+        holder[member] = value
+    return prune(new), created
+
+
+def put(
+    tree: dict[str, Any], path: DataPath, name: str, value: Any
+) -> tuple[dict[str, Any], bool]:
+    """Create or replace the target; True if it was created."""
+    if path.is_datastore:
+        return prune(_datastore_body(name, value)), False
+    _check_body_names_target(path, name, value)
+    new = copy.deepcopy(tree)
+    slot = walk(new, path, create=True)
+    step = slot.step
+    if step.is_entry:
+        entries = slot.holder[slot.member]
+        created = slot.index is None
+        if created:
+            entries.append(value[0])
+        else:
+            assert slot.index is not None
+            entries[slot.index] = value[0]
+    else:
+        created = slot.member not in slot.holder or slot.holder[slot.member] in ({}, [])
+        slot.holder[slot.member] = value
+    return prune(new), created
+
+
+def merge(tree: dict[str, Any], path: DataPath, name: str, value: Any) -> dict[str, Any]:
+    """Plain PATCH (RFC 8040 section 4.6.1): merge into the target, which must exist."""
+    new = copy.deepcopy(tree)
+    if path.is_datastore:
+        body = _datastore_body(name, value)
+        _merge_children(new, root(), body, top=True)
+        return prune(new)
+    _check_body_names_target(path, name, value)
+    slot = walk(new, path, create=True)
+    step = slot.step
+    if not slot.exists:
+        raise not_found(_describe(step), path.xpath())
+    if step.is_entry:
+        assert slot.index is not None
+        _merge_children(slot.holder[slot.member][slot.index], step.node, value[0])
+    elif step.node.kind == "container":
+        _merge_children(slot.holder.setdefault(slot.member, {}), step.node, value)
+    else:
+        slot.holder[slot.member] = _merged(step.node, slot.holder[slot.member], value)
+    return prune(new)
+
+
+def _merged(snode: SchemaNode, old: Any, new: Any) -> Any:
+    if snode.kind == "container":
+        _merge_children(old, snode, new)
+        return old
+    if snode.kind == "list":
+        for entry in new:
+            keys = {k: entry[k] for k in snode.keys}
+            match = next((e for e in old if _matches(e, keys)), None)
+            if match is None:
+                old.append(entry)
+            else:
+                _merge_children(match, snode, entry)
+        return old
+    if snode.kind == "leaf-list":
+        return old + [v for v in new if v not in old]
+    return new
+
+
+def _merge_children(
+    target: dict[str, Any], snode: SchemaNode, body: dict[str, Any], top: bool = False
+) -> None:
+    for member, value in body.items():
+        child = snode.child(member.split(":", 1)[-1] if top else member)
+        assert child is not None
+        if member in target:
+            target[member] = _merged(child, target[member], value)
+        else:
+            target[member] = value
+
+
+def delete(tree: dict[str, Any], path: DataPath) -> dict[str, Any]:
+    """Remove the target, which must exist (404 otherwise)."""
+    if path.is_datastore:
+        raise StatusError(
+            "operation-not-supported",
+            "the datastore resource cannot be deleted; delete its top-level nodes",
+            "protocol",
+            "/",
+            status=405,
+        )
+    new = copy.deepcopy(tree)
+    slot = walk(new, path)
+    step = slot.step
+    if step.is_entry:
+        if slot.index is None:
+            raise not_found(_describe(step), path.xpath())
+        del slot.holder[slot.member][slot.index]
+    else:
+        if slot.holder.get(slot.member) in (None, {}, []):
+            raise not_found(_describe(step), path.xpath())
+        parent = path.steps[-2] if len(path.steps) > 1 else None
+        if parent is not None and parent.is_entry and step.name in parent.node.keys:
+            raise RpcError(
+                "invalid-value",
+                f"{step.name!r} is the key of {parent.name!r}: delete the entry instead",
+                "protocol",
+                path.xpath(),
+            )
+        del slot.holder[slot.member]
+    return prune(new)

@@ -1,0 +1,98 @@
+"""vnet agent run"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import click
+from pydantic import ValidationError
+
+from vnet.agent.config import load_config
+from vnet.agent.frontends import FRONTENDS
+
+
+@click.group()
+def agent() -> None:
+    """The management agent of one physical host (NETCONF, RESTCONF, SNMP)."""
+
+
+@agent.command()
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Agent configuration (YAML): host, address, ports, users, state_dir.",
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where the datastore persists (overrides the file).",
+)
+@click.option("--address", help="Management address to listen on.")
+@click.option("--host", "host_name", help="This physical host's name.")
+@click.option("--netconf-port", type=int)
+@click.option("--restconf-port", type=int)
+@click.option(
+    "--user",
+    "users",
+    multiple=True,
+    metavar="NAME:PASSWORD",
+    help="A user who may log in (repeatable); adds to the file's users.",
+)
+@click.option(
+    "--frontends",
+    help=f"Comma-separated protocols to serve (default: the file's, else {','.join(FRONTENDS)}).",
+)
+@click.option("-v", "--verbose", is_flag=True)
+def run(
+    config_path: str | None,
+    state_dir: Path | None,
+    address: str | None,
+    host_name: str | None,
+    netconf_port: int | None,
+    restconf_port: int | None,
+    users: tuple[str, ...],
+    frontends: str | None,
+    verbose: bool,
+) -> None:
+    """Serve this host's datastore until SIGTERM; reconcile the kernel first."""
+    from vnet.agent.main import run as run_agent
+
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+    )
+    overrides: dict[str, object] = {"state_dir": state_dir, "address": address, "host": host_name}
+    extra_users = []
+    for spec in users:
+        name, sep, password = spec.partition(":")
+        if not sep or not name:
+            raise click.BadParameter(f"{spec!r}: write NAME:PASSWORD", param_hint="--user")
+        extra_users.append({"name": name, "password": password})
+    try:
+        cfg = load_config(config_path, overrides)
+    except ValidationError as err:
+        if extra_users and all(e["loc"] == ("users",) for e in err.errors()):
+            cfg = load_config(config_path, {**overrides, "users": extra_users})
+        else:
+            raise click.ClickException(f"agent configuration: {err}") from None
+    else:
+        if extra_users:
+            cfg = cfg.model_copy(
+                update={"users": [*cfg.users, *(type(cfg.users[0])(**u) for u in extra_users)]}
+            )
+    ports = cfg.ports.model_copy(
+        update={
+            k: v
+            for k, v in (("netconf", netconf_port), ("restconf", restconf_port))
+            if v is not None
+        }
+    )
+    cfg = cfg.model_copy(update={"ports": ports})
+    chosen = frontends.split(",") if frontends else cfg.frontends or list(FRONTENDS)
+    unknown = set(chosen) - set(FRONTENDS)
+    if unknown:
+        raise click.BadParameter(f"unknown: {', '.join(sorted(unknown))}", param_hint="--frontends")
+    asyncio.run(run_agent(cfg, chosen))

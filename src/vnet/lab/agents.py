@@ -1,0 +1,170 @@
+"""One `vnet agent` per emulated physical host, started and stopped by the lab.
+
+The lab makes the substrate (hosts, underlay, networks, end hosts, the
+management network); each host's agent owns that host's VRs. The file's
+VRs become the agent's stored configuration, so they are managed exactly
+like VRs created later over NETCONF or RESTCONF. An agent is reached on its
+host's management address, from inside the lab's management namespace.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vnet.lab import processes
+from vnet.model import Topology, network_mtu, yangdata
+from vnet.model.management import MANAGEMENT_NODE, host_address
+from vnet.model.underlay import underlay_addressing
+
+NETCONF_PORT = 830
+RESTCONF_PORT = 443
+
+
+@dataclass(frozen=True)
+class AgentEndpoint:
+    namespace: str | None  # where a client must connect from (None: anywhere)
+    address: str
+    netconf_port: int
+    restconf_port: int
+    user: str
+    password: str
+
+
+def agent_scope(lab: str, host: str) -> str:
+    return f"{lab}.{host}"
+
+
+def agent_dir(record_dir: Path, lab: str, host: str) -> Path:
+    return record_dir / lab / "agents" / host
+
+
+def lab_password(topo: Topology, record: dict[str, Any]) -> str:
+    assert topo.management is not None
+    return topo.management.password or record.get("agent_password") or secrets.token_urlsafe(12)
+
+
+def host_tree(topo: Topology, host: str) -> dict[str, Any]:
+    """The agent's share of the file: every network (with MTU and remote VTEPs), its VRs."""
+    loopbacks = underlay_addressing(topo).loopback
+    mine = topo.model_copy(
+        update={
+            "networks": [n.model_copy(update={"mtu": network_mtu(topo, n)}) for n in topo.networks],
+            "routers": [r for r in topo.routers if r.host == host],
+        }
+    )
+    remotes = {
+        n.name: [loopbacks[h.name] for h in topo.hosts if h.name != host] for n in topo.networks
+    }
+    return yangdata.tree_from_topology(mine, remotes)
+
+
+def agent_config(topo: Topology, host: str, directory: Path, password: str) -> dict[str, Any]:
+    assert topo.management is not None
+    return {
+        "host": host,
+        "address": str(host_address(topo, host)),
+        "ports": {"netconf": NETCONF_PORT, "restconf": RESTCONF_PORT},
+        "state_dir": str(directory),
+        "users": [{"name": topo.management.user, "password": password}],
+        "scope": agent_scope(topo.name, host),
+        "namespace_prefix": f"vnet-{topo.name}-",
+        "vtep": underlay_addressing(topo).loopback[host],
+        "provision_networks": False,
+        "frontends": ["netconf"],  # TEMP-NETCONF-ONLY
+    }
+
+
+def merge_file_routers(
+    stored: dict[str, Any], from_file: dict[str, Any], previous_file_routers: set[str]
+) -> dict[str, Any]:
+    """The agent's new stored tree: the file's networks and VRs, plus VRs made through the agent.
+
+    A VR the file defined before but no longer does is removed; VRs created
+    over NETCONF/RESTCONF (never in the file) stay.
+    """
+    file_routers = {r["name"]: r for r in yangdata.routers_of(from_file)}
+    kept = [
+        r
+        for r in yangdata.routers_of(stored)
+        if r["name"] not in file_routers and r["name"] not in previous_file_routers
+    ]
+    tree = {k: v for k, v in from_file.items() if k != yangdata.qualified("routers")}
+    routers = [*file_routers.values(), *kept]
+    if routers:
+        tree[yangdata.qualified("routers")] = {"router": routers}
+    return tree
+
+
+def prepare(
+    topo: Topology, host: str, directory: Path, password: str, previous_file_routers: set[str]
+) -> bool:
+    """Write the agent's config and stored tree; True if they changed."""
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o700)  # the config holds a password
+    config = agent_config(topo, host, directory, password)
+    running = directory / "running.json"
+    stored = json.loads(running.read_text()) if running.exists() else {}
+    tree = merge_file_routers(stored, host_tree(topo, host), previous_file_routers)
+    config_path = directory / "agent.yaml"
+    old_config = config_path.read_text() if config_path.exists() else None
+    new_config = json.dumps(config, indent=1)  # JSON is valid YAML
+    if tree == stored and new_config == old_config:
+        return False
+    config_path.write_text(new_config)
+    running.write_text(json.dumps(tree, indent=1))
+    return True
+
+
+def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]:
+    (directory / "agent.ready").unlink(missing_ok=True)
+    log = (directory / "agent.log").open("ab")
+    (directory / "agent.log.offset").write_text(str(log.tell()))  # where this start's log begins
+    return processes.spawn(
+        f"vnet-{topo.name}-{host}",
+        [sys.executable, "-m", "vnet", "agent", "run", "--config", str(directory / "agent.yaml")],
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,  # outlives `vnet lab up`; stopped by PID by `vnet lab down`
+    )
+
+
+def wait_ready(
+    started: dict[str, tuple[subprocess.Popen[bytes], Path]], timeout: float = 60
+) -> None:
+    deadline = time.monotonic() + timeout
+    pending = dict(started)
+    while pending:
+        for host, (proc, directory) in list(pending.items()):
+            if (directory / "agent.ready").exists():
+                del pending[host]
+            elif proc.poll() is not None:
+                offset = int((directory / "agent.log.offset").read_text())
+                tail = (directory / "agent.log").read_bytes()[offset:].decode()[-2000:]
+                raise RuntimeError(
+                    f"the agent of host {host} exited with {proc.returncode}:\n{tail}"
+                )
+        if pending and time.monotonic() > deadline:
+            raise RuntimeError(f"agents of {', '.join(pending)} not ready after {timeout:.0f} s")
+        time.sleep(0.05)
+
+
+def endpoint(topo_name: str, host: str, record: dict[str, Any]) -> AgentEndpoint:
+    agent = record.get("agents", {}).get(host)
+    if agent is None:
+        raise KeyError(host)
+    return AgentEndpoint(
+        namespace=f"vnet-{topo_name}-{MANAGEMENT_NODE}",
+        address=agent["address"],
+        netconf_port=agent["netconf_port"],
+        restconf_port=agent["restconf_port"],
+        user=record["agent_user"],
+        password=record["agent_password"],
+    )

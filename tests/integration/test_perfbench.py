@@ -1,0 +1,163 @@
+"""perfbench end to end: a loopback echo run with latency checks, and quick runs
+against Open vSwitch's userspace datapath (directly and through the proxy).
+
+Uses the release binary perfbench/target/release/perfbench (built if missing).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vnet.bench import sdn
+
+ECHO_RATE = 20_000
+
+
+@pytest.fixture(scope="module")
+def perfbench() -> Path:
+    exe = sdn.PERFBENCH_DIR / "target" / "release" / "perfbench"
+    if not exe.is_file() and shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed and perfbench is not built")
+    return sdn.perfbench_binary(build=True)
+
+
+@pytest.fixture
+def echo_peer(perfbench: Path) -> Iterator[str]:
+    proc = subprocess.Popen(
+        [str(perfbench), "echo-peer", "--listen", "127.0.0.1:0", "--max-seconds", "60"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        assert line.startswith("listening "), line
+        yield line.split()[1]
+    finally:
+        sdn.stop_pid(proc.pid)
+        proc.wait(timeout=10)
+
+
+def test_loopback_echo_latency(perfbench: Path, echo_peer: str, tmp_path: Path) -> None:
+    out = tmp_path / "echo"
+    done = subprocess.run(
+        [
+            str(perfbench), "cp", "--connect", echo_peer, "--type", "echo",
+            "--rate", str(ECHO_RATE), "--duration", "2", "--warmup", "0.5", "--cooldown", "0.5",
+            "--of", "1.3", "--out", str(out),
+        ],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (t,) = report["tenants"]
+    config = json.dumps(report["parameters"])
+    # 1 s measured window at 20k/s: every request answered and timed.
+    assert t["sent"] == ECHO_RATE, config
+    assert t["lost"] == 0 and t["latency"]["count"] == t["sent"], config
+    assert abs(t["rate_error"]) <= 0.01, config
+    lat = t["latency"]
+    assert 0 < lat["min_us"] <= lat["p50_us"] <= lat["p90_us"] <= lat["p99_us"] <= lat["max_us"], lat
+    assert lat["p50_us"] < 1000, f"loopback echo median {lat['p50_us']} µs; {config}"
+
+    # The CSV holds every message of the run; its latency column is response - request.
+    with (out / "records.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * ECHO_RATE, len(rows)
+    assert len(rows) == report["records_written"]
+    for row in rows[:: len(rows) // 50]:
+        assert row["request_type"] == "OFPT_ECHO_REQUEST" and row["response_type"] == "OFPT_ECHO_REPLY"
+        lat_ns = int(row["response_ts_ns"]) - int(row["request_ts_ns"])
+        assert abs(float(row["latency_us"]) * 1000 - lat_ns) < 1, row
+    assert sorted(int(r["xid"]) for r in rows) == list(range(len(rows)))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["tenants"][0]["sent"] == t["sent"]
+
+
+def test_bad_input_is_named(perfbench: Path) -> None:
+    done = subprocess.run(
+        [str(perfbench), "cp", "--tenants", "3", "--rate", "1,2", "--emulate-switch"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )
+    assert done.returncode == 2
+    assert "--rate has 2 values but there are 3 tenants" in done.stderr, done.stderr
+    done = subprocess.run(
+        [str(perfbench), "dp", "--iface", "nosuch0", "--capture", "--duration", "1",
+         "--warmup", "0", "--cooldown", "0"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )
+    assert done.returncode == 2
+    assert "no interface named 'nosuch0'" in done.stderr, done.stderr
+
+
+@pytest.fixture(scope="module")
+def ovs_lab() -> Iterator[sdn.OvsLab]:
+    if shutil.which("ovs-vswitchd") is None:
+        pytest.skip("ovs-vswitchd is not installed (apt-get install openvswitch-switch)")
+    with sdn.OvsLab() as lab:
+        yield lab
+
+
+@pytest.mark.parametrize(
+    ("experiment", "via", "tenants", "rate"),
+    [
+        ("port-stats", "ovs", 1, 2_000),
+        ("packet-in", "ovs", 1, 2_000),
+        ("packet-out", "ovs", 3, 3_000),
+        ("packet-out", "proxy", 3, 3_000),
+    ],
+)
+def test_against_open_vswitch(
+    perfbench: Path, ovs_lab: sdn.OvsLab, experiment: str, via: str, tenants: int, rate: int
+) -> None:
+    setup = sdn.Setup(experiment, via, True, tenants, rate)
+    vswitchd = ovs_lab.pids["ovs-vswitchd"]
+    with sdn.proxy(ovs_lab, perfbench, tenants, 60) as proxy_pid:
+        report = sdn.run_perfbench(
+            ovs_lab, perfbench, setup, duration=1.5, trim=0.25, version="1.3",
+            cpu_pids=[vswitchd, proxy_pid],
+        )
+    config = json.dumps({"setup": setup.__dict__, "parameters": report["parameters"],
+                         "problems": report["problems"]})
+    totals = report["totals"]
+    # 1 s window at `rate` in total.
+    assert abs(totals["sent"] - rate) <= tenants, config
+    assert totals["lost"] <= totals["sent"] * 0.01, config
+    assert len(report["tenants"]) == tenants
+    for t in report["tenants"]:
+        assert t["errors"] == 0, (t["first_error"], config)
+        assert 1 < t["latency"]["p50_us"] < 50_000, (t["latency"], config)
+    cpu = {c["pid"]: c for c in report["cpu"]}
+    assert cpu[vswitchd]["error"] is None and cpu[vswitchd]["cpu_seconds"] > 0, (cpu, config)
+    if via == "proxy":
+        assert cpu[proxy_pid]["cpu_seconds"] > 0, (cpu, config)
+
+
+def test_sdn_quick_command(perfbench: Path, tmp_path: Path) -> None:
+    if shutil.which("ovs-vswitchd") is None:
+        pytest.skip("ovs-vswitchd is not installed (apt-get install openvswitch-switch)")
+    from click.testing import CliRunner
+
+    out = tmp_path / "sdn"
+    res = CliRunner().invoke(
+        sdn.sdn, ["--quick", "--duration", "0.6", "--tenants", "4", "--quiet", "--out", str(out)]
+    )
+    assert res.exit_code == 0, (res.output, res.exception)
+    results = json.loads((out / "results.json").read_text())
+    runs = json.loads((out / "sdn-runs.json").read_text())
+    # packet-in and port-stats (one rate each) and packet-out (AGG, ND), each direct and via the proxy.
+    assert {(r["setup"]["experiment"], r["series"]) for r in runs} == {
+        (e, f"{v}-{nd}") for e in ("packet-in", "port-stats") for v in ("ovs", "proxy") for nd in ("AGG",)
+    } | {("packet-out", f"{v}-{nd}") for v in ("ovs", "proxy") for nd in ("AGG", "ND")}, results["notes"]
+    for r in runs:
+        assert r["perfbench"]["totals"]["sent"] > 0, r["setup"]
+    for png in ("fig3.png", "fig4.png"):
+        assert (out / png).stat().st_size > 10_000
+    assert "perfbench runs" in (out / "report.md").read_text()
