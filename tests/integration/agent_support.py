@@ -59,6 +59,7 @@ def _wait_ready(state_dir: Path, proc: subprocess.Popen[bytes], timeout: float =
 
 
 def start_agent_process(a: AgentUnderTest, frontends: str) -> subprocess.Popen[bytes]:
+    (a.state_dir / "agent.ready").unlink(missing_ok=True)  # a killed agent leaves it behind
     log = (a.state_dir / "agent.log").open("ab")
     proc = processes.spawn(
         a.namespace,

@@ -1,0 +1,352 @@
+"""The RESTCONF HTTP application (RFC 8040) on the agent's one datastore.
+
+Routing of /restconf/data is done here, not by the framework: key values
+may hold a percent-encoded '/' (route=10.0.0.0%2F8), so the path is parsed
+from the raw request target. Every edit reads `running`, computes the new
+tree (resource.py) and commits it through the datastore, which validates,
+applies it to the kernel, persists and notifies.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import logging
+import time
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+
+from vnet.agent import schema
+from vnet.agent.config import AgentConfig
+from vnet.agent.datastore import RUNNING, Datastore
+from vnet.agent.errors import RpcError
+from vnet.agent.restconf import codec, openapi, paths, resource, txn
+from vnet.agent.restconf.codec import JSON, RESTCONF_NS, XML
+from vnet.agent.restconf.paths import StatusError
+
+log = logging.getLogger("vnet.agent.restconf")
+
+SESSION = "restconf"
+YANG_LIBRARY_VERSION = "2019-01-04"
+MAX_BODY = 1 << 20
+REALM = "vnet-agent"
+DATA_PREFIX = "/restconf/data"
+HOST_META = (
+    "<XRD xmlns='http://docs.oasis-open.org/ns/xri/xrd-1.0'>\n"
+    "  <Link rel='restconf' href='/restconf'/>\n"
+    "</XRD>\n"
+)
+_GET_PARAMS = {"content", "depth"}
+_KNOWN_PARAMS = {"content", "depth", "fields", "filter", "insert", "point", "start-time",
+                 "stop-time", "with-defaults"}
+_ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+
+
+def _error_response(err: RpcError, accept: str | None) -> Response:
+    try:
+        mt = codec.response_type(accept)
+    except RpcError:
+        mt = JSON
+    if mt == XML:
+        body = codec.render_error_xml(err)
+    else:
+        body = codec.render_error_json(err, paths.json_path(err.path))
+    headers = {}
+    status = err.http_status
+    if status == 401:
+        headers["WWW-Authenticate"] = f'Basic realm="{REALM}", charset="UTF-8"'
+    if status == 405:
+        headers["Allow"] = _ALLOW
+    return Response(body, status, media_type=mt, headers=headers)
+
+
+class Restconf:
+    """Request handlers bound to one datastore and one configuration."""
+
+    def __init__(self, ds: Datastore, config: AgentConfig):
+        self.ds = ds
+        self.passwords = {u.name: u.password for u in config.users if u.password is not None}
+
+    # -- helpers ----------------------------------------------------------------
+    def authenticate(self, request: Request) -> str:
+        scheme, _, cred = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "basic":
+            try:
+                user, _, password = (
+                    base64.b64decode(cred.strip(), validate=True).decode().partition(":")
+                )
+            except (binascii.Error, UnicodeDecodeError):
+                user, password = "", ""
+            expected = self.passwords.get(user)
+            if expected is not None and hmac.compare_digest(
+                expected.encode(), password.encode()
+            ):
+                return user
+        raise StatusError(
+            "access-denied",
+            "authentication required: HTTP Basic with a user of the agent",
+            "protocol",
+            status=401,
+        )
+
+    @staticmethod
+    def query(request: Request, allowed: set[str]) -> dict[str, str]:
+        params = dict(request.query_params)
+        for name in params:
+            if name not in allowed:
+                what = "is not supported here" if name in _KNOWN_PARAMS else "is unknown"
+                raise RpcError(
+                    "invalid-value",
+                    f"query parameter {name!r} {what}"
+                    + (f" (this method takes: {', '.join(sorted(allowed))})" if allowed else ""),
+                    "protocol",
+                )
+        return params
+
+    @staticmethod
+    async def body(request: Request) -> tuple[bytes, str]:
+        ctype = request.headers.get("content-type")
+        if ctype and "yang-patch" in ctype:
+            raise StatusError(
+                "invalid-value",
+                "YANG Patch (RFC 8072) is not supported; send a plain patch "
+                f"({JSON} or {XML}) to merge",
+                "protocol",
+                status=415,
+            )
+        fmt = codec.request_format(ctype)
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_BODY:
+            raise RpcError("too-big", f"request bodies are limited to {MAX_BODY} bytes", "protocol")
+        data = await request.body()
+        if len(data) > MAX_BODY:
+            raise RpcError("too-big", f"request bodies are limited to {MAX_BODY} bytes", "protocol")
+        return data, fmt
+
+    @staticmethod
+    def answer(member: str, value: Any, mt: str, path: paths.DataPath | None) -> Response:
+        if mt == JSON:
+            return Response(codec.render_json(member, value), 200, media_type=JSON)
+        if path is None:
+            body = codec.render_datastore_xml(value, schema.root())
+        else:
+            body = codec.render_xml(path.node.name, value, path.node)
+        return Response(body, 200, media_type=XML)
+
+    # -- resources --------------------------------------------------------------
+    async def root(self, request: Request) -> Response:
+        accept = request.headers.get("accept")
+        try:
+            self.authenticate(request)
+            mt = codec.response_type(accept)
+            if mt == JSON:
+                value = {"data": {}, "operations": {}, "yang-library-version": YANG_LIBRARY_VERSION}
+                return Response(codec.render_json("ietf-restconf:restconf", value), media_type=JSON)
+            body = (
+                f'<restconf xmlns="{RESTCONF_NS}"><data/><operations/>'
+                f"<yang-library-version>{YANG_LIBRARY_VERSION}</yang-library-version></restconf>"
+            )
+            return Response(body, media_type=XML)
+        except RpcError as err:
+            return _error_response(err, accept)
+
+    async def yang_library_version(self, request: Request) -> Response:
+        accept = request.headers.get("accept")
+        try:
+            self.authenticate(request)
+            mt = codec.response_type(accept)
+            if mt == JSON:
+                body = codec.render_json("ietf-restconf:yang-library-version", YANG_LIBRARY_VERSION)
+                return Response(body, media_type=JSON)
+            body_xml = (
+                f'<yang-library-version xmlns="{RESTCONF_NS}">{YANG_LIBRARY_VERSION}'
+                "</yang-library-version>"
+            )
+            return Response(body_xml, media_type=XML)
+        except RpcError as err:
+            return _error_response(err, accept)
+
+    async def operations(self, request: Request) -> Response:
+        accept = request.headers.get("accept")
+        try:
+            self.authenticate(request)
+            if codec.response_type(accept) == JSON:
+                return Response(codec.render_json("ietf-restconf:operations", {}), media_type=JSON)
+            return Response(f'<operations xmlns="{RESTCONF_NS}"/>', media_type=XML)
+        except RpcError as err:
+            return _error_response(err, accept)
+
+    async def not_found(self, request: Request) -> Response:
+        accept = request.headers.get("accept")
+        try:
+            self.authenticate(request)
+            raise StatusError(
+                "invalid-value",
+                f"no RESTCONF resource at {request.url.path}; data lives under {DATA_PREFIX}",
+                "protocol",
+                status=404,
+            )
+        except RpcError as err:
+            return _error_response(err, accept)
+
+    def _yang_library(self, mt: str) -> Response:
+        data = schema.context().get_yanglib_data(schema.REVISION)
+        try:
+            text = data.print_mem("json" if mt == JSON else "xml", with_siblings=True, pretty=True)
+        finally:
+            data.free()
+        return Response(text, media_type=mt)
+
+    async def data(self, request: Request) -> Response:
+        started = time.perf_counter()
+        accept = request.headers.get("accept")
+        method = request.method
+        try:
+            self.authenticate(request)
+            raw = (request.scope.get("raw_path") or request.url.path.encode()).decode(
+                "utf-8", "replace"
+            )
+            raw = raw[len(DATA_PREFIX) :] if raw.startswith(DATA_PREFIX) else raw
+            if method == "OPTIONS":
+                return Response(status_code=200, headers={"Allow": _ALLOW})
+            if raw.strip("/").startswith("ietf-yang-library:yang-library") and method in (
+                "GET",
+                "HEAD",
+            ):
+                self.query(request, set())
+                return self._yang_library(codec.response_type(accept))
+            path = paths.parse(raw)
+            if method in ("GET", "HEAD"):
+                response = await self.get(request, path, accept)
+                if method == "HEAD":
+                    response = Response(
+                        status_code=response.status_code,
+                        headers={"Content-Type": response.media_type or JSON},
+                    )
+            elif method == "POST":
+                response = await self.post(request, path)
+            elif method == "PUT":
+                response = await self.put(request, path)
+            elif method == "PATCH":
+                response = await self.patch(request, path)
+            elif method == "DELETE":
+                self.query(request, set())
+                await txn.update(self.ds, lambda t: (resource.delete(t, path), None), SESSION)
+                response = Response(status_code=204)
+            else:
+                raise StatusError(
+                    "operation-not-supported",
+                    f"method {method} is not supported",
+                    "protocol",
+                    status=405,
+                )
+        except RpcError as err:
+            response = _error_response(err, accept)
+        except Exception as err:  # a bug: answer, log, keep serving
+            log.exception("%s %s failed", method, request.url.path)
+            response = _error_response(
+                RpcError("operation-failed", f"internal error: {err}"), accept
+            )
+        log.debug(
+            "%s %s -> %d in %.1f ms",
+            method,
+            request.url.path,
+            response.status_code,
+            (time.perf_counter() - started) * 1000,
+        )
+        return response
+
+    async def get(self, request: Request, path: paths.DataPath, accept: str | None) -> Response:
+        params = self.query(request, _GET_PARAMS)
+        mt = codec.response_type(accept)
+        content = params.get("content", "all")
+        if content not in ("all", "config", "nonconfig"):
+            raise RpcError(
+                "invalid-value",
+                f"content={content!r}: use all, config or nonconfig",
+                "protocol",
+            )
+        depth_text = params.get("depth", "unbounded")
+        if depth_text == "unbounded":
+            depth = None
+        elif depth_text.isdigit() and 1 <= int(depth_text) <= 65535:
+            depth = int(depth_text)
+        else:
+            raise RpcError(
+                "invalid-value", f"depth={depth_text!r}: use 1..65535 or unbounded", "protocol"
+            )
+        tree = self.ds.tree(RUNNING) if content == "config" else await self.ds.state_tree()
+        tree = resource.filter_tree(tree, content)
+        member, value = resource.get(tree, path)
+        if depth is not None:
+            if path.is_datastore:
+                value = resource.limit_tree(value, depth)
+            else:
+                value = resource.limit_depth(value, path.node, depth)
+        return self.answer(member, value, mt, None if path.is_datastore else path)
+
+    async def post(self, request: Request, path: paths.DataPath) -> Response:
+        self.query(request, set())
+        data, fmt = await self.body(request)
+        name, value = codec.decode(data, fmt, path.node, path.xpath())
+        created: paths.DataPath = await txn.update(
+            self.ds, lambda t: resource.post(t, path, name, value), SESSION
+        )
+        location = str(request.base_url).rstrip("/") + f"{DATA_PREFIX}/{created.uri()}"
+        return Response(status_code=201, headers={"Location": location})
+
+    def _decode_target(self, data: bytes, fmt: str, path: paths.DataPath) -> tuple[str, Any]:
+        if path.is_datastore:
+            return codec.decode(data, fmt, schema.root(), "/")
+        parent = path.parent()
+        return codec.decode(data, fmt, parent.node, parent.xpath())
+
+    async def put(self, request: Request, path: paths.DataPath) -> Response:
+        self.query(request, set())
+        data, fmt = await self.body(request)
+        name, value = self._decode_target(data, fmt, path)
+        created = await txn.update(self.ds, lambda t: resource.put(t, path, name, value), SESSION)
+        return Response(status_code=201 if created else 204)
+
+    async def patch(self, request: Request, path: paths.DataPath) -> Response:
+        self.query(request, set())
+        data, fmt = await self.body(request)
+        name, value = self._decode_target(data, fmt, path)
+        await txn.update(self.ds, lambda t: (resource.merge(t, path, name, value), None), SESSION)
+        return Response(status_code=204)
+
+
+def create_app(ds: Datastore, config: AgentConfig) -> FastAPI:
+    app = FastAPI(
+        title="vnet agent RESTCONF API",
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    app.openapi = openapi.document  # type: ignore[method-assign]
+    rc = Restconf(ds, config)
+    methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    async def host_meta() -> Response:
+        return Response(HOST_META, media_type="application/xrd+xml")
+
+    app.add_api_route("/.well-known/host-meta", host_meta, methods=["GET"], include_in_schema=False)
+    for url in ("/restconf", "/restconf/"):
+        app.add_api_route(url, rc.root, methods=["GET", "HEAD"], include_in_schema=False)
+    app.add_api_route(
+        "/restconf/yang-library-version",
+        rc.yang_library_version,
+        methods=["GET", "HEAD"],
+        include_in_schema=False,
+    )
+    app.add_api_route(
+        "/restconf/operations", rc.operations, methods=["GET", "HEAD"], include_in_schema=False
+    )
+    for url in (DATA_PREFIX, DATA_PREFIX + "/", DATA_PREFIX + "/{rest:path}"):
+        app.add_api_route(url, rc.data, methods=methods, include_in_schema=False)
+    app.add_api_route(
+        "/restconf/{rest:path}", rc.not_found, methods=methods, include_in_schema=False
+    )
+    return app

@@ -1,0 +1,289 @@
+"""The OpenAPI 3 description of the RESTCONF API, generated from the YANG module.
+
+Every container and list entry of vnet-router becomes a path under
+/restconf/data with the methods it supports, its key parameters, and JSON
+Schemas of its RFC 7951 body (descriptions and enumerations come from the
+module). Served by the agent at /openapi.json (and browsable at /docs).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import libyang
+
+from vnet import __version__
+from vnet.agent.restconf.codec import JSON, XML
+from vnet.agent.schema import MODULE, REVISION, context
+
+_INTS = {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
+
+
+def _text(s: str | None) -> str:
+    return " ".join((s or "").split())
+
+
+def _leaf_schema(leaf: Any) -> dict[str, Any]:
+    t = leaf.type()
+    while t.base() == libyang.Type.LEAFREF:
+        t = t.leafref_type()
+    base = str(t.basename())
+    out: dict[str, Any]
+    if base in _INTS:
+        out = {"type": "integer"}
+    elif base == "boolean":
+        out = {"type": "boolean"}
+    elif base in ("int64", "uint64", "decimal64"):
+        out = {"type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?$"}
+    elif base == "enumeration":
+        out = {"type": "string", "enum": [e.name() for e in t.enums()]}
+    else:
+        out = {"type": "string"}
+    out["description"] = _text(leaf.description()) + f" (YANG type {t.name()})"
+    if leaf.config_false():
+        out["readOnly"] = True
+    return out
+
+
+def _node_schema(snode: Any) -> dict[str, Any]:
+    if isinstance(snode, libyang.SLeaf):
+        return _leaf_schema(snode)
+    if isinstance(snode, libyang.SLeafList):
+        return {"type": "array", "items": _leaf_schema(snode), "description": _text(snode.description())}
+    props = {}
+    for child in snode.children():
+        if isinstance(child, (libyang.SContainer, libyang.SList, libyang.SLeaf, libyang.SLeafList)):
+            props[child.name()] = _node_schema(child)
+    obj: dict[str, Any] = {"type": "object", "properties": props}
+    if isinstance(snode, libyang.SList):
+        obj["required"] = [k.name() for k in snode.keys()]  # noqa: SIM118 (libyang API)
+        required_leaves = [
+            c.name() for c in snode.children() if isinstance(c, libyang.SLeaf) and c.mandatory()
+        ]
+        obj["required"] += [r for r in required_leaves if r not in obj["required"]]
+        return {"type": "array", "items": obj, "description": _text(snode.description())}
+    obj["description"] = _text(snode.description())
+    if snode.config_false():
+        obj["readOnly"] = True
+    return obj
+
+
+def _body(member: str, schema: dict[str, Any], example: Any = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"type": "object", "properties": {member: schema}, "required": [member]}
+    media = {JSON: {"schema": body}, XML: {"schema": {"type": "string"}}}
+    if example is not None:
+        media[JSON]["example"] = {member: example}
+    return {"required": True, "content": media}
+
+
+_ERRORS = {"$ref": "#/components/schemas/errors"}
+
+
+def _responses(ok: dict[str, Any]) -> dict[str, Any]:
+    def err(text: str) -> dict[str, Any]:
+        return {"description": text, "content": {JSON: {"schema": _ERRORS}, XML: {}}}
+
+    return {
+        **ok,
+        "400": err("Bad request: unknown node, wrong type, invalid value (error-path says where)"),
+        "401": err("Missing or wrong credentials (HTTP Basic)"),
+        "404": err("The resource does not exist"),
+        "409": err("data-exists (POST of an existing entry), in-use (datastore locked)"),
+        "500": err("operation-failed: the kernel refused the change; it was rolled back"),
+    }
+
+
+_EXAMPLES: dict[str, Any] = {
+    "router": [
+        {
+            "name": "r1",
+            "admin-state": "up",
+            "interface": [{"name": "eth0", "network": "n1", "ipv4": "10.1.0.1/24"}],
+            "route": [{"destination": "0.0.0.0/0", "next-hop": "10.1.0.254"}],
+        }
+    ],
+    "network": [{"name": "n1", "tenant": "a", "vni": 10, "ipv4-prefix": "10.1.0.0/24"}],
+}
+
+
+def _walk(
+    snode: Any, uri: str, params: list[dict[str, Any]], top: bool, paths: dict[str, Any]
+) -> None:
+    name = snode.name()
+    member = f"{MODULE}:{name}"
+    schema = _node_schema(snode)
+    is_list = isinstance(snode, libyang.SList)
+    if is_list:
+        keys = [k.name() for k in snode.keys()]  # noqa: SIM118 (libyang API)
+        pnames = [name if len(keys) == 1 else f"{name}-{k}" for k in keys]
+        params = params + [
+            {
+                "name": p,
+                "in": "path",
+                "required": True,
+                "description": f"key {k!r} of {name} (percent-encode '/' and ',')",
+                "schema": {"type": "string"},
+            }
+            for p, k in zip(pnames, keys, strict=True)
+        ]
+        uri = f"{uri}/{member if top else name}=" + ",".join(f"{{{p}}}" for p in pnames)
+    else:
+        uri = f"{uri}/{member if top else name}"
+    desc = _text(snode.description())
+    get_params = [
+        {
+            "name": "content",
+            "in": "query",
+            "schema": {"type": "string", "enum": ["all", "config", "nonconfig"], "default": "all"},
+        },
+        {
+            "name": "depth",
+            "in": "query",
+            "schema": {"type": "string", "default": "unbounded"},
+            "description": "1..65535 or unbounded; the target is level 1",
+        },
+    ]
+    ops: dict[str, Any] = {
+        "get": {
+            "summary": f"Read {name}",
+            "description": desc,
+            "parameters": get_params,
+            "responses": _responses(
+                {"200": {"description": "The resource", "content": {JSON: {"schema": {
+                    "type": "object", "properties": {member: schema}}}, XML: {}}}}
+            ),
+        }
+    }
+    if not snode.config_false():
+        example = _EXAMPLES.get(name)
+        ops["put"] = {
+            "summary": f"Create or replace {name}",
+            "requestBody": _body(member, schema, example),
+            "responses": _responses(
+                {"201": {"description": "Created"}, "204": {"description": "Replaced"}}
+            ),
+        }
+        ops["patch"] = {
+            "summary": f"Merge into {name} (plain patch)",
+            "requestBody": _body(member, schema, example),
+            "responses": _responses({"204": {"description": "Merged"}}),
+        }
+        ops["delete"] = {
+            "summary": f"Delete {name}",
+            "responses": _responses({"204": {"description": "Deleted"}}),
+        }
+        for child in snode.children():
+            if isinstance(child, libyang.SList) and not child.config_false():
+                ops["post"] = {
+                    "summary": f"Create a {child.name()} in {name}",
+                    "requestBody": _body(
+                        f"{MODULE}:{child.name()}", _node_schema(child), _EXAMPLES.get(child.name())
+                    ),
+                    "responses": _responses(
+                        {"201": {"description": "Created; Location names the new resource"}}
+                    ),
+                }
+    for op in ops.values():
+        op["tags"] = [uri.split("/")[3].split("=")[0]]
+        if params:
+            op["parameters"] = params + op.get("parameters", [])
+    paths[uri] = ops
+    for child in snode.children():
+        if isinstance(child, (libyang.SContainer, libyang.SList)):
+            _walk(child, uri, params, False, paths)
+
+
+@functools.cache
+def document() -> dict[str, Any]:
+    paths: dict[str, Any] = {
+        "/.well-known/host-meta": {
+            "get": {
+                "summary": "RFC 6415 host-meta: where the RESTCONF root is",
+                "security": [],
+                "responses": {"200": {"description": "XRD", "content": {"application/xrd+xml": {}}}},
+                "tags": ["restconf"],
+            }
+        },
+        "/restconf": {
+            "get": {
+                "summary": "The RESTCONF root resource",
+                "responses": {"200": {"description": "ietf-restconf:restconf"}},
+                "tags": ["restconf"],
+            }
+        },
+        "/restconf/yang-library-version": {
+            "get": {
+                "summary": "The YANG library revision this server implements",
+                "responses": {"200": {"description": "ietf-restconf:yang-library-version"}},
+                "tags": ["restconf"],
+            }
+        },
+        "/restconf/data": {
+            "get": {
+                "summary": "The whole datastore (configuration and state)",
+                "responses": _responses({"200": {"description": "ietf-restconf:data"}}),
+                "tags": ["restconf"],
+            },
+            "put": {
+                "summary": "Replace the whole configuration",
+                "requestBody": _body("ietf-restconf:data", {"type": "object"}),
+                "responses": _responses({"204": {"description": "Replaced"}}),
+                "tags": ["restconf"],
+            },
+        },
+        "/restconf/data/ietf-yang-library:yang-library": {
+            "get": {
+                "summary": "The YANG library (RFC 8525): modules this server implements",
+                "responses": {"200": {"description": "ietf-yang-library:yang-library"}},
+                "tags": ["restconf"],
+            }
+        },
+    }
+    module = context().get_module(MODULE)
+    for snode in module.children():
+        if isinstance(snode, (libyang.SContainer, libyang.SList)):
+            _walk(snode, "/restconf/data", [], True, paths)
+    return {
+        "openapi": "3.0.3",
+        "info": {
+            "title": "vnet agent RESTCONF API",
+            "version": __version__,
+            "description": (
+                f"RESTCONF (RFC 8040) over the YANG module {MODULE}@{REVISION}. Bodies are "
+                f"{JSON} (RFC 7951) or {XML}; errors are ietf-restconf:errors. Key values in "
+                "URIs are percent-encoded: route=10.0.0.0%2F8."
+            ),
+        },
+        "servers": [{"url": "/"}],
+        "security": [{"basic": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"basic": {"type": "http", "scheme": "basic"}},
+            "schemas": {
+                "errors": {
+                    "type": "object",
+                    "properties": {
+                        "ietf-restconf:errors": {
+                            "type": "object",
+                            "properties": {
+                                "error": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "error-type": {"type": "string"},
+                                            "error-tag": {"type": "string"},
+                                            "error-path": {"type": "string"},
+                                            "error-message": {"type": "string"},
+                                            "error-info": {"type": "object"},
+                                        },
+                                    },
+                                }
+                            },
+                        }
+                    },
+                }
+            },
+        },
+    }
