@@ -98,6 +98,14 @@ def status(name: str | None, as_json: bool) -> None:
         itfs = "\n".join(f"{i}: {' '.join(a) or '-'}" for i, a in sorted(node.interfaces.items()))
         table.add_row(node.name, node.role, itfs, "\n".join(node.routes) or "-")
     console.print(table)
+    for host, a in sorted(st.agents.items()):
+        state = "running" if a["running"] else "[red]not running[/red]"
+        console.print(
+            f"agent {host}: {state} (pid {a['pid']}), NETCONF {a['address']}:{a['netconf_port']}, "
+            f"RESTCONF https://{a['address']}:{a['restconf_port']}, user {a['user']} "
+            f"password {a['password']}  (from inside the lab: vnet vr --lab {st.name} "
+            f"--host {host} ...)"
+        )
     if st.in_sync is True:
         console.print("kernel matches the file")
     elif st.in_sync is False:

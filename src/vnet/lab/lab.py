@@ -248,36 +248,56 @@ class LabStatus:
     in_sync: bool | None  # None: the file is gone or unreadable
     pending: list[str]
     counts: dict[str, int]
+    agents: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def status(name: str) -> LabStatus:
     rec = read_record(name) or {}
     where = lab_placement(name)
     with Kernel() as kernel:
-        obs = observe(kernel, where.scope, where.prefix)
-    state = obs.state
+        state = observe(kernel, where.scope, where.prefix).state
+        shown = KernelState()
+        shown.merge(state)
+        hosts = [ns.node for ns in state.namespaces.values() if ns.role == "host"]
+        for host in hosts:  # the VRs each host's agent made
+            shown.merge(observe(kernel, agents.agent_scope(name, host), where.prefix).state)
     nodes = []
-    for ns_name, ns in sorted(state.namespaces.items()):
+    for ns_name, ns in sorted(shown.namespaces.items()):
         itfs: dict[str, list[str]] = {}
-        for link in state.links.values():
+        for link in shown.links.values():
             if link.peer_ns == ns_name and link.peer_name:
                 itfs.setdefault(link.peer_name, [])
             elif link.ns == ns_name:
                 itfs.setdefault(link.name, [])
-        for a in sorted(state.addresses, key=lambda a: (a.ifname, a.cidr)):
+        for a in sorted(shown.addresses, key=lambda a: (a.ifname, a.cidr)):
             if a.ns == ns_name:
                 itfs.setdefault(a.ifname, []).append(a.cidr)
-        routes = sorted(f"{r.dst} via {r.via}" for r in state.routes if r.ns == ns_name)
+        routes = sorted(f"{r.dst} via {r.via}" for r in shown.routes if r.ns == ns_name)
         nodes.append(NodeStatus(ns.node, ns.role, ns_name, itfs, routes))
     in_sync, pending = None, []
     file = rec.get("file")
     if file and Path(file).exists():
         try:
-            ops = plan(realize(load_topology(file), where), state)
+            topo = load_topology(file)
+            with_agents = topo.management is not None and topo.management.agents
+            desired = realize(topo, replace(where, routers=not with_agents))
+            ops = plan(desired, state)
             in_sync, pending = not ops, [op.describe() for op in ops]
         except ValueError:
             in_sync = None
-    return LabStatus(name, file, nodes, in_sync, pending, state.summary())
+    running = {p["what"]: p for p in rec.get("processes", [])}
+    agent_info = {}
+    for host, info in rec.get("agents", {}).items():
+        proc = running.get(f"agent {host}")
+        alive = proc is not None and processes.is_running(processes.ProcessRecord(**proc))
+        agent_info[host] = {
+            **info,
+            "pid": proc["pid"] if proc else None,
+            "running": alive,
+            "user": rec.get("agent_user"),
+            "password": rec.get("agent_password"),
+        }
+    return LabStatus(name, file, nodes, in_sync, pending, shown.summary(), agent_info)
 
 
 def node_namespace(lab: str, node: str) -> str:
@@ -289,7 +309,7 @@ def node_namespace(lab: str, node: str) -> str:
             mark = parse_namespace_mark(ns, kernel.namespace_mark(ns))
         except NotANamespace:
             mark = None
-    if mark is None or mark.scope != lab:
+    if mark is None or (mark.scope != lab and not mark.scope.startswith(lab + ".")):
         raise LabError(f"namespace {ns} is not marked as lab {lab!r}'s; not entering it")
     return ns
 

@@ -1,0 +1,111 @@
+"""A lab whose hosts run agents: the file's VRs live in the agents' datastores,
+VRs can be added over NETCONF through the management network, re-applying
+the file keeps them, and `lab down` removes everything."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import ncclient.transport.session
+import pytest
+from ncclient import manager
+
+from vnet.lab import lab as labmod
+from vnet.lab import probes, processes
+from vnet.substrate import nsfs
+
+from .conftest import Labs, lab_namespaces, require_tools
+
+ncclient.transport.session.TICK = 0.001
+NS = "urn:vnet:yang:vnet-router"
+
+
+@pytest.fixture(scope="module")
+def managed(module_labs: Labs) -> tuple[str, Path]:
+    require_tools("fping")
+    name, path = module_labs.file("managed.yaml")
+    labmod.up(path)
+    return name, path
+
+
+def connect(lab: str, host: str) -> manager.Manager:
+    ep = labmod.agent_endpoint(lab, host)
+    with nsfs.entered(ep.namespace):
+        return manager.connect(host=ep.address, port=ep.netconf_port, username=ep.user,
+                               password=ep.password, hostkey_verify=False, allow_agent=False,
+                               look_for_keys=False, timeout=10)
+
+
+@pytest.fixture
+def h2(managed: tuple[str, Path]) -> Iterator[manager.Manager]:
+    with connect(managed[0], "h2") as m:
+        yield m
+
+
+def test_agents_run_and_the_file_vr_forwards(managed: tuple[str, Path]) -> None:
+    lab, _ = managed
+    st = labmod.status(lab)
+    assert {h: a["running"] for h, a in st.agents.items()} == {"h1": True, "h2": True}
+    assert st.in_sync is True
+    assert probes.fping(f"vnet-{lab}-pc1", "10.31.2.2", count=2).received == 2
+    with connect(lab, "h1") as m:
+        names = [n.text for n in m.get_config("running").data.iterfind(f".//{{{NS}}}name")]
+    assert "r1" in names, "the file's VR is in h1's datastore"
+
+
+def test_vr_created_over_netconf_survives_reapply(managed: tuple[str, Path],
+                                                  h2: manager.Manager) -> None:
+    lab, path = managed
+    h2.edit_config(target="running", config=(
+        f'<config><routers xmlns="{NS}"><router><name>r2</name><interface><name>eth0</name>'
+        "<network>lan2</network><ipv4>10.31.2.253/24</ipv4></interface></router></routers>"
+        "</config>"))
+    assert probes.fping(f"vnet-{lab}-pc2", "10.31.2.253", count=2).received == 2
+    assert labmod.up(path).ops == []
+    assert any(n.name == "r2" for n in labmod.status(lab).nodes)
+    assert probes.fping(f"vnet-{lab}-pc2", "10.31.2.253", count=2).received == 2
+
+
+def test_networks_belong_to_the_lab_not_the_agent(h2: manager.Manager) -> None:
+    from ncclient.operations import RPCError
+
+    with pytest.raises(RPCError) as info:
+        h2.edit_config(target="running", config=(
+            f'<config><virtual-networks xmlns="{NS}"><network><name>x</name><tenant>t</tenant>'
+            "<vni>9</vni></network></virtual-networks></config>"))
+    assert info.value.tag == "access-denied" and "lab" in info.value.message
+
+
+def test_editing_a_file_vr_restarts_only_its_agent(managed: tuple[str, Path],
+                                                   module_labs: Labs) -> None:
+    lab, path = managed
+    pids = {h: a["pid"] for h, a in labmod.status(lab).agents.items()}
+    stop = "  - name: r1\n    host: h1\n"
+    module_labs.rewrite(path, lambda s: s.replace(stop, stop + "    admin_state: down\n"))
+    try:
+        labmod.up(path)
+        after = {h: a["pid"] for h, a in labmod.status(lab).agents.items()}
+        assert after["h2"] == pids["h2"] and after["h1"] != pids["h1"]
+        assert probes.fping(f"vnet-{lab}-pc1", "10.31.2.2", count=2).received == 0
+    finally:
+        module_labs.rewrite(path, lambda s: s.replace("    admin_state: down\n", ""))
+        labmod.up(path)
+    assert probes.fping(f"vnet-{lab}-pc1", "10.31.2.2", count=2).received == 2
+
+
+def test_down_stops_agents_and_removes_their_vrs(labs: Labs) -> None:
+    name, path = labs.file("managed.yaml")
+    labmod.up(path)
+    procs = [processes.ProcessRecord(**p) for p in labmod.read_record(name)["processes"]]
+    with connect(name, "h2") as m:
+        m.edit_config(target="running", config=(
+            f'<config><routers xmlns="{NS}"><router><name>r9</name><interface><name>eth0'
+            "</name><network>lan1</network><ipv4>10.31.1.9/24</ipv4></interface></router>"
+            "</routers></config>"))
+    assert f"vnet-{name}-r9" in lab_namespaces(name)
+    result = labmod.down(name)
+    assert sorted(p.what for p in result.stopped) == ["agent h1", "agent h2"]
+    assert not any(processes.is_running(p) for p in procs)
+    assert lab_namespaces(name) == []
+    assert not (labmod.RECORD_DIR / name).exists()
