@@ -51,8 +51,9 @@ def _wait_ready(state_dir: Path, proc: subprocess.Popen[bytes], timeout: float =
     deadline = time.monotonic() + timeout
     while not ready.exists():
         if proc.poll() is not None:
-            raise AssertionError(f"agent exited with {proc.returncode}: "
-                                 f"{(state_dir / 'agent.log').read_text()}")
+            raise AssertionError(
+                f"agent exited with {proc.returncode}: {(state_dir / 'agent.log').read_text()}"
+            )
         if time.monotonic() > deadline:
             raise AssertionError("agent did not become ready in time")
         time.sleep(0.05)
@@ -63,9 +64,17 @@ def start_agent_process(a: AgentUnderTest, frontends: str) -> subprocess.Popen[b
     log = (a.state_dir / "agent.log").open("ab")
     proc = processes.spawn(
         a.namespace,
-        [VNET, "agent", "run", "--config", str(a.state_dir / "agent.yaml"),
-         "--frontends", frontends],
-        stdout=log, stderr=log,
+        [
+            VNET,
+            "agent",
+            "run",
+            "--config",
+            str(a.state_dir / "agent.yaml"),
+            "--frontends",
+            frontends,
+        ],
+        stdout=log,
+        stderr=log,
     )
     _wait_ready(a.state_dir, proc)
     return proc
@@ -85,15 +94,17 @@ def running_agent(tmp: Path, frontends: str = "netconf,restconf") -> Iterator[Ag
     state_dir = tmp / f"agent-{scope}"
     state_dir.mkdir()
     config = {
-        "host": "h1", "address": "127.0.0.1", "state_dir": str(state_dir),
-        "scope": scope, "namespace_prefix": f"vnet-{scope}-",
+        "host": "h1",
+        "address": "127.0.0.1",
+        "state_dir": str(state_dir),
+        "scope": scope,
+        "namespace_prefix": f"vnet-{scope}-",
         "ports": {"netconf": 8830, "restconf": 8443},
         "restconf_plain_http": False,
         "users": [{"name": "admin", "password": "s3cret"}],
     }
     (state_dir / "agent.yaml").write_text(json.dumps(config))  # JSON is YAML
-    a = AgentUnderTest(scope, host_ns, "127.0.0.1", 8830, 8443, "admin", "s3cret", state_dir,
-                       None)  # type: ignore[arg-type]
+    a = AgentUnderTest(scope, host_ns, "127.0.0.1", 8830, 8443, "admin", "s3cret", state_dir, None)  # type: ignore[arg-type]
     try:
         a.proc = start_agent_process(a, frontends)
         yield a

@@ -25,8 +25,14 @@ def test_bench_build_writes_the_promised_json(tmp_path: Path) -> None:
     out = tmp_path / "build.json"
     vnet("bench", "build", "--vrs", "20", "--hosts", "2", "--json", str(out), timeout=180)
     data = json.loads(out.read_text())
-    for key in ("vrs", "up_seconds", "down_seconds", "per_vr_p50_ms", "per_vr_p99_ms",
-                "peak_rss_mb"):
+    for key in (
+        "vrs",
+        "up_seconds",
+        "down_seconds",
+        "per_vr_p50_ms",
+        "per_vr_p99_ms",
+        "peak_rss_mb",
+    ):
         assert key in data, key
     assert data["vrs"] == 20 and data["reapply_ops"] == 0
     assert 0 < data["per_vr_p50_ms"] <= data["per_vr_p99_ms"]

@@ -32,9 +32,16 @@ def managed(module_labs: Labs) -> tuple[str, Path]:
 def connect(lab: str, host: str) -> manager.Manager:
     ep = labmod.agent_endpoint(lab, host)
     with nsfs.entered(ep.namespace):
-        return manager.connect(host=ep.address, port=ep.netconf_port, username=ep.user,
-                               password=ep.password, hostkey_verify=False, allow_agent=False,
-                               look_for_keys=False, timeout=10)
+        return manager.connect(
+            host=ep.address,
+            port=ep.netconf_port,
+            username=ep.user,
+            password=ep.password,
+            hostkey_verify=False,
+            allow_agent=False,
+            look_for_keys=False,
+            timeout=10,
+        )
 
 
 @pytest.fixture
@@ -54,13 +61,18 @@ def test_agents_run_and_the_file_vr_forwards(managed: tuple[str, Path]) -> None:
     assert "r1" in names, "the file's VR is in h1's datastore"
 
 
-def test_vr_created_over_netconf_survives_reapply(managed: tuple[str, Path],
-                                                  h2: manager.Manager) -> None:
+def test_vr_created_over_netconf_survives_reapply(
+    managed: tuple[str, Path], h2: manager.Manager
+) -> None:
     lab, path = managed
-    h2.edit_config(target="running", config=(
-        f'<config><routers xmlns="{NS}"><router><name>r2</name><interface><name>eth0</name>'
-        "<network>lan2</network><ipv4>10.31.2.253/24</ipv4></interface></router></routers>"
-        "</config>"))
+    h2.edit_config(
+        target="running",
+        config=(
+            f'<config><routers xmlns="{NS}"><router><name>r2</name><interface><name>eth0</name>'
+            "<network>lan2</network><ipv4>10.31.2.253/24</ipv4></interface></router></routers>"
+            "</config>"
+        ),
+    )
     assert probes.fping(f"vnet-{lab}-pc2", "10.31.2.253", count=2).received == 2
     assert labmod.up(path).ops == []
     assert any(n.name == "r2" for n in labmod.status(lab).nodes)
@@ -71,14 +83,19 @@ def test_networks_belong_to_the_lab_not_the_agent(h2: manager.Manager) -> None:
     from ncclient.operations import RPCError
 
     with pytest.raises(RPCError) as info:
-        h2.edit_config(target="running", config=(
-            f'<config><virtual-networks xmlns="{NS}"><network><name>x</name><tenant>t</tenant>'
-            "<vni>9</vni></network></virtual-networks></config>"))
+        h2.edit_config(
+            target="running",
+            config=(
+                f'<config><virtual-networks xmlns="{NS}"><network><name>x</name><tenant>t</tenant>'
+                "<vni>9</vni></network></virtual-networks></config>"
+            ),
+        )
     assert info.value.tag == "access-denied" and "lab" in info.value.message
 
 
-def test_editing_a_file_vr_restarts_only_its_agent(managed: tuple[str, Path],
-                                                   module_labs: Labs) -> None:
+def test_editing_a_file_vr_restarts_only_its_agent(
+    managed: tuple[str, Path], module_labs: Labs
+) -> None:
     lab, path = managed
     pids = {h: a["pid"] for h, a in labmod.status(lab).agents.items()}
     stop = "  - name: r1\n    host: h1\n"
@@ -99,10 +116,14 @@ def test_down_stops_agents_and_removes_their_vrs(labs: Labs) -> None:
     labmod.up(path)
     procs = [processes.ProcessRecord(**p) for p in labmod.read_record(name)["processes"]]
     with connect(name, "h2") as m:
-        m.edit_config(target="running", config=(
-            f'<config><routers xmlns="{NS}"><router><name>r9</name><interface><name>eth0'
-            "</name><network>lan1</network><ipv4>10.31.1.9/24</ipv4></interface></router>"
-            "</routers></config>"))
+        m.edit_config(
+            target="running",
+            config=(
+                f'<config><routers xmlns="{NS}"><router><name>r9</name><interface><name>eth0'
+                "</name><network>lan1</network><ipv4>10.31.1.9/24</ipv4></interface></router>"
+                "</routers></config>"
+            ),
+        )
     assert f"vnet-{name}-r9" in lab_namespaces(name)
     result = labmod.down(name)
     assert sorted(p.what for p in result.stopped) == ["agent h1", "agent h2"]

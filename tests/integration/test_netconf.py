@@ -27,18 +27,26 @@ NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 def connect(a: AgentUnderTest, password: str | None = None) -> manager.Manager:
     with nsfs.entered(a.namespace):
         return manager.connect(
-            host=a.address, port=a.netconf_port, username=a.user,
-            password=password or a.password, hostkey_verify=False, allow_agent=False,
-            look_for_keys=False, timeout=10,
+            host=a.address,
+            port=a.netconf_port,
+            username=a.user,
+            password=password or a.password,
+            hostkey_verify=False,
+            allow_agent=False,
+            look_for_keys=False,
+            timeout=10,
         )
 
 
-def vr_xml(name: str, network: str = "n1", ipv4: str = "10.1.0.254/24", extra: str = "",
-           op: str = "") -> str:
+def vr_xml(
+    name: str, network: str = "n1", ipv4: str = "10.1.0.254/24", extra: str = "", op: str = ""
+) -> str:
     attr = f' xmlns:nc="{NC}" nc:operation="{op}"' if op else ""
-    return (f'<config><routers xmlns="{NS}"><router{attr}><name>{name}</name>{extra}'
-            f"<interface><name>eth0</name><network>{network}</network><ipv4>{ipv4}</ipv4>"
-            f"</interface></router></routers></config>")
+    return (
+        f'<config><routers xmlns="{NS}"><router{attr}><name>{name}</name>{extra}'
+        f"<interface><name>eth0</name><network>{network}</network><ipv4>{ipv4}</ipv4>"
+        f"</interface></router></routers></config>"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -74,27 +82,32 @@ def vr_namespaces(a: AgentUnderTest) -> list[str]:
 
 def test_hello_offers_base_11_candidate_and_yang_library(m: manager.Manager) -> None:
     caps = list(m.server_capabilities)
-    for cap in ("urn:ietf:params:netconf:base:1.1", "urn:ietf:params:netconf:base:1.0",
-                "urn:ietf:params:netconf:capability:candidate:1.0",
-                "urn:ietf:params:netconf:capability:rollback-on-error:1.0",
-                "urn:ietf:params:netconf:capability:notification:1.0"):
+    for cap in (
+        "urn:ietf:params:netconf:base:1.1",
+        "urn:ietf:params:netconf:base:1.0",
+        "urn:ietf:params:netconf:capability:candidate:1.0",
+        "urn:ietf:params:netconf:capability:rollback-on-error:1.0",
+        "urn:ietf:params:netconf:capability:notification:1.0",
+    ):
         assert cap in caps
     assert any(c.startswith("urn:ietf:params:netconf:capability:yang-library:1.1") for c in caps)
-    lib = m.get(filter=("subtree", '<yang-library xmlns="urn:ietf:params:xml:ns:yang:'
-                        'ietf-yang-library"/>')).data_xml
+    lib = m.get(
+        filter=("subtree", '<yang-library xmlns="urn:ietf:params:xml:ns:yang:ietf-yang-library"/>')
+    ).data_xml
     assert "vnet-router" in lib and "2026-11-22" in lib
 
 
-def test_create_shows_in_the_kernel_and_in_get(agent: AgentUnderTest,
-                                               m: manager.Manager) -> None:
+def test_create_shows_in_the_kernel_and_in_get(agent: AgentUnderTest, m: manager.Manager) -> None:
     m.edit_config(target="running", config=vr_xml("r1"))
     assert agent.node_ns("r1") in vr_namespaces(agent)
-    data = m.get(filter=("subtree", f'<routers xmlns="{NS}"><router><name>r1</name></router>'
-                         "</routers>")).data
+    data = m.get(
+        filter=("subtree", f'<routers xmlns="{NS}"><router><name>r1</name></router></routers>')
+    ).data
     assert data.findtext(f".//{{{NS}}}oper-state") == "running"
     assert data.findtext(f".//{{{NS}}}index") == "1"
-    addrs = subprocess.run(["ip", "-n", agent.node_ns("r1"), "-br", "addr"], text=True,
-                           capture_output=True, check=True).stdout
+    addrs = subprocess.run(
+        ["ip", "-n", agent.node_ns("r1"), "-br", "addr"], text=True, capture_output=True, check=True
+    ).stdout
     assert "10.1.0.254/24" in addrs
     hyp = m.get(filter=("subtree", f'<hypervisor xmlns="{NS}"/>')).data
     assert hyp.findtext(f".//{{{NS}}}configured-routers") == "1"
@@ -115,19 +128,35 @@ def test_delete_removes_it_everywhere(agent: AgentUnderTest, m: manager.Manager)
     ("config", "tag", "path_part", "words"),
     [
         (vr_xml("bad name!"), "invalid-value", "router", "letter"),
-        (vr_xml("r1", network="nope"), "invalid-value", "interface[vr:name='eth0']/vr:network",
-         "unknown network"),
+        (
+            vr_xml("r1", network="nope"),
+            "invalid-value",
+            "interface[vr:name='eth0']/vr:network",
+            "unknown network",
+        ),
         (vr_xml("r1", ipv4="10.9.0.1/24"), "invalid-value", "vr:ipv4", "outside"),
         (vr_xml("r1", extra="<index>x</index>"), "invalid-value", "vr:index", "not a valid"),
         (vr_xml("r1").replace(NS, "urn:not:ours"), "unknown-namespace", "routers", "namespace"),
-        (vr_xml("r1").replace("<ipv4>", "<colour>red</colour><ipv4>"), "unknown-element",
-         "colour", "not an element"),
-        (vr_xml("r1", extra="<oper-state>running</oper-state>"), "invalid-value", "oper-state",
-         "state data"),
+        (
+            vr_xml("r1").replace("<ipv4>", "<colour>red</colour><ipv4>"),
+            "unknown-element",
+            "colour",
+            "not an element",
+        ),
+        (
+            vr_xml("r1", extra="<oper-state>running</oper-state>"),
+            "invalid-value",
+            "oper-state",
+            "state data",
+        ),
     ],
 )
 def test_invalid_edits_are_precise_and_change_nothing(
-    agent: AgentUnderTest, m: manager.Manager, config: str, tag: str, path_part: str,
+    agent: AgentUnderTest,
+    m: manager.Manager,
+    config: str,
+    tag: str,
+    path_part: str,
     words: str,
 ) -> None:
     before = m.get_config("running").data_xml
@@ -144,8 +173,9 @@ def test_invalid_edits_are_precise_and_change_nothing(
 def test_duplicate_index_is_rejected(agent: AgentUnderTest, m: manager.Manager) -> None:
     m.edit_config(target="running", config=vr_xml("r1", extra="<index>7</index>"))
     with pytest.raises(RPCError) as info:
-        m.edit_config(target="running",
-                      config=vr_xml("r2", ipv4="10.1.0.253/24", extra="<index>7</index>"))
+        m.edit_config(
+            target="running", config=vr_xml("r2", ipv4="10.1.0.253/24", extra="<index>7</index>")
+        )
     assert "index 7" in info.value.message and "r1" in info.value.message
     assert info.value.path.endswith("vr:router[vr:name='r2']/vr:index")
     assert vr_namespaces(agent) == [agent.node_ns("r1")]
@@ -159,12 +189,12 @@ def test_malformed_xml_gets_an_rpc_error(agent: AgentUnderTest) -> None:
         f"    async with asyncssh.connect('{agent.address}', {agent.netconf_port}, "
         f"username='{agent.user}', password='{agent.password}', known_hosts=None) as c:\n"
         "        w, r, _ = await c.open_session(subsystem='netconf', encoding=None)\n"
-        "        hello = b'<hello xmlns=\"urn:ietf:params:xml:ns:netconf:base:1.0\"><capabilities>"
+        '        hello = b\'<hello xmlns="urn:ietf:params:xml:ns:netconf:base:1.0"><capabilities>'
         "<capability>urn:ietf:params:netconf:base:1.0</capability></capabilities></hello>]]>]]>'\n"
         "        w.write(hello)\n"
         "        buf = b''\n"
         "        while buf.count(b']]>]]>') < 1: buf += await r.read(65536)\n"
-        "        w.write(b'<rpc message-id=\"7\" xmlns=\"urn:ietf:params:xml:ns:netconf:base:1.0\">"
+        '        w.write(b\'<rpc message-id="7" xmlns="urn:ietf:params:xml:ns:netconf:base:1.0">'
         "<get-config><source><running/></get-config></rpc>]]>]]>')\n"
         "        buf = b''\n"
         "        while buf.count(b']]>]]>') < 1: buf += await r.read(65536)\n"
@@ -173,8 +203,9 @@ def test_malformed_xml_gets_an_rpc_error(agent: AgentUnderTest) -> None:
     )
     from vnet.lab import processes
 
-    done = processes.run(agent.namespace, [os.environ.get("PYTHON", _python()), "-c", script],
-                         timeout=20)
+    done = processes.run(
+        agent.namespace, [os.environ.get("PYTHON", _python()), "-c", script], timeout=20
+    )
     assert "<error-tag>malformed-message</error-tag>" in done.stdout, done.stdout + done.stderr
     assert "<error-type>rpc</error-type>" in done.stdout
 
@@ -206,8 +237,9 @@ def test_lock_contention_between_sessions(agent: AgentUnderTest, m: manager.Mana
     assert routers(m) == ["r1"]
 
 
-def test_lock_is_released_when_its_session_is_killed(agent: AgentUnderTest,
-                                                     m: manager.Manager) -> None:
+def test_lock_is_released_when_its_session_is_killed(
+    agent: AgentUnderTest, m: manager.Manager
+) -> None:
     other = connect(agent)
     other.lock("running")
     m.kill_session(other.session_id)
@@ -232,8 +264,9 @@ def test_test_only_validates_without_applying(agent: AgentUnderTest, m: manager.
     assert routers(m) == [] and vr_namespaces(agent) == []
 
 
-def test_notifications_reach_a_subscribed_session(agent: AgentUnderTest,
-                                                  m: manager.Manager) -> None:
+def test_notifications_reach_a_subscribed_session(
+    agent: AgentUnderTest, m: manager.Manager
+) -> None:
     with connect(agent) as listener:
         listener.create_subscription()
         m.edit_config(target="running", config=vr_xml("r1"))
@@ -250,9 +283,13 @@ def test_notifications_reach_a_subscribed_session(agent: AgentUnderTest,
 def test_subtree_filter_selects_one_router(agent: AgentUnderTest, m: manager.Manager) -> None:
     m.edit_config(target="running", config=vr_xml("r1"))
     m.edit_config(target="running", config=vr_xml("r2", network="n2", ipv4="10.2.0.1/24"))
-    data = m.get_config("running", filter=(
-        "subtree", f'<routers xmlns="{NS}"><router><name>r2</name><interface/></router>'
-        "</routers>")).data
+    data = m.get_config(
+        "running",
+        filter=(
+            "subtree",
+            f'<routers xmlns="{NS}"><router><name>r2</name><interface/></router></routers>',
+        ),
+    ).data
     names = [n.text for n in data.iterfind(f".//{{{NS}}}router/{{{NS}}}name")]
     assert names == ["r2"]
     assert data.find(f".//{{{NS}}}admin-state") is None  # not selected
@@ -264,8 +301,9 @@ def test_get_schema_returns_the_module(m: manager.Manager) -> None:
     assert "module vnet-router" in text
 
 
-def test_restart_keeps_configuration_and_reconciles(agent: AgentUnderTest,
-                                                    m: manager.Manager) -> None:
+def test_restart_keeps_configuration_and_reconciles(
+    agent: AgentUnderTest, m: manager.Manager
+) -> None:
     m.edit_config(target="running", config=vr_xml("r1"))
     m.close_session()
     os.kill(agent.proc.pid, signal.SIGKILL)
@@ -277,8 +315,9 @@ def test_restart_keeps_configuration_and_reconciles(agent: AgentUnderTest,
     assert vr_namespaces(agent) == [agent.node_ns("r1")]
 
 
-def test_kill_9_mid_commit_then_restart_agrees(agent: AgentUnderTest, tmp_path: Path,
-                                               m: manager.Manager) -> None:
+def test_kill_9_mid_commit_then_restart_agrees(
+    agent: AgentUnderTest, tmp_path: Path, m: manager.Manager
+) -> None:
     """The agent holds at the third kernel step of a commit; kill -9 there."""
     m.edit_config(target="running", config=vr_xml("r1"))
     m.close_session()

@@ -26,7 +26,7 @@ def read_all(data: bytes, chunked: bool, step: int) -> list[bytes]:
 
         async def read(n: int) -> bytes:
             nonlocal pos
-            piece = data[pos:pos + step]
+            piece = data[pos : pos + step]
             pos += step
             return piece
 
@@ -91,8 +91,7 @@ def test_subtree_without_namespace_matches_and_empty_filter_selects_nothing() ->
     assert filtered(f'<routers xmlns="{NS}"><router><name>r9</name></router></routers>') == ""
 
 
-NETWORKS = {"vnet-router:virtual-networks": {"network": [
-    {"name": "n1", "tenant": "a", "vni": 10}]}}
+NETWORKS = {"vnet-router:virtual-networks": {"network": [{"name": "n1", "tenant": "a", "vni": 10}]}}
 
 
 def edit(tree: dict, body: str, default: str = "merge") -> dict:  # type: ignore[type-arg]
@@ -162,6 +161,7 @@ def test_yang_module_is_clean_under_yanglint() -> None:
 def test_yang_module_is_clean_under_pyang_strict_and_lint() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pyang", "--strict", "--lint", "-p", str(YANG_DIR), str(YANG)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0 and not (done.stdout + done.stderr).strip(), done.stderr

@@ -136,11 +136,15 @@ class Datastore:
     def prepare(self, tree: dict[str, Any]) -> dict[str, Any]:
         """Assign missing VR indexes, then validate; return the tree or raise RpcError."""
         tree = copy.deepcopy(tree)
-        if not self.config.provision_networks and \
-                convert.networks_of(tree) != convert.networks_of(self.running):
+        if not self.config.provision_networks and convert.networks_of(tree) != convert.networks_of(
+            self.running
+        ):
             raise RpcError(
-                "access-denied", "this host's virtual networks are provisioned by its lab; "
-                "change them in the lab's topology file", "application", "/vr:virtual-networks",
+                "access-denied",
+                "this host's virtual networks are provisioned by its lab; "
+                "change them in the lab's topology file",
+                "application",
+                "/vr:virtual-networks",
             )
         routers = convert.routers_of(tree)
         used = {int(r["index"]) for r in routers if "index" in r}
