@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import dataclasses
 import json
 import os
 import socket
@@ -32,7 +33,7 @@ from vnet.agent.schema import qualified, validate
 from vnet.model import TopologyError, build_topology
 from vnet.model import yangdata as convert
 from vnet.model.resolve import next_free_index
-from vnet.substrate import ApplyError, Kernel, KernelState, Placement, observe, plan, realize
+from vnet.substrate import ApplyError, Kernel, KernelState, Placement, nsfs, observe, plan, realize
 from vnet.substrate.apply import apply
 from vnet.substrate.kernel import NotANamespace
 from vnet.substrate.realize import vr_port_name
@@ -99,8 +100,6 @@ class Datastore:
     def _reconcile(self, desired: KernelState) -> None:
         kernel = self._kernel_handle()
         obs = observe(kernel, self.placement.scope, self.placement.prefix, own_namespace=True)
-        from vnet.substrate import nsfs
-
         for name in obs.remnants:
             nsfs.remove(name)
         apply(plan(desired, obs.state), kernel)
@@ -179,7 +178,7 @@ class Datastore:
         hosts = 2 if self.config.vtep else 1
         topo = build_topology(convert.topology_data(tree, self.config.host, "agent", hosts))
         remotes = {n["name"]: list(n.get("remote-vtep", [])) for n in convert.networks_of(tree)}
-        where = Placement(**{**self.placement.__dict__, "remote_vteps": remotes})
+        where = dataclasses.replace(self.placement, remote_vteps=remotes)
         return realize(topo, where)
 
     # -- writing -------------------------------------------------------------
