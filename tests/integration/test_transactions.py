@@ -188,3 +188,23 @@ def test_em_testbed_reaches_end_to_end_in_both_tenants(labs: Labs) -> None:
         assert result.received == 2, f"{src} -> {dst}"
     # the tenants share only the substrate
     assert probes.fping(f"vnet-{name}-hs", "10.20.255.1", count=2).received == 0
+
+
+def test_ipv6_underlay_carries_tenants_at_mtu_1430(labs: Labs) -> None:
+    require_tools("fping", "ping")
+    name, path = labs.file(
+        "two-tenants.yaml", lambda s: s.replace("hosts:\n", "underlay: {family: ipv6}\nhosts:\n", 1)
+    )
+    labmod.up(path)
+    assert pending(path) == []
+    red_a = f"vnet-{name}-red-a"
+    assert probes.fping(red_a, "10.2.0.2", count=2).received == 2
+    assert probes.fping(red_a, "fd00:2::2", count=2).received == 2
+    assert probes.df_ping(red_a, "10.2.0.2", 1430 - 28)
+    vxlan = subprocess.run(
+        ["ip", "-n", f"vnet-{name}-h1", "-d", "link", "show", "vx102"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "local fd00:200::1" in vxlan and "mtu 1430" in vxlan
