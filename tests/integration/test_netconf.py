@@ -344,3 +344,27 @@ def test_kill_9_mid_commit_then_restart_agrees(
     with connect(agent) as again:
         assert routers(again) == ["r1"], "the interrupted commit must not be in the datastore"
     assert vr_namespaces(agent) == [agent.node_ns("r1")], "kernel and datastore disagree"
+
+
+def test_get_with_more_routers_than_cached_sockets(
+    agent: AgentUnderTest, m: manager.Manager
+) -> None:
+    """Regression: reading state of >128 VRs once closed a socket still in use."""
+    many = "".join(
+        f"<router><name>m{i}</name><interface><name>eth0</name><network>n1</network>"
+        f"<ipv4>10.1.0.{i + 1}/24</ipv4></interface></router>"
+        for i in range(140)
+    )
+    m.edit_config(
+        target="running", config=f'<config><routers xmlns="{NS}">{many}</routers></config>'
+    )
+    full = m.get(filter=("subtree", f'<routers xmlns="{NS}"/>')).data
+    states = [e.text for e in full.iterfind(f".//{{{NS}}}oper-state")]
+    assert len(states) == 140 and set(states) == {"running"}
+    one = m.get(
+        filter=("subtree", f'<routers xmlns="{NS}"><router><name>m139</name></router></routers>')
+    ).data
+    # connected routes: 10.1.0.0/24 and the IPv6 link-local fe80::/64
+    assert one.findtext(f".//{{{NS}}}route-count") == "2"
+    hyp = m.get(filter=("subtree", f'<hypervisor xmlns="{NS}"/>')).data
+    assert hyp.findtext(f".//{{{NS}}}active-routers") == "140"

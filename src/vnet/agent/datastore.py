@@ -335,24 +335,29 @@ class Datastore:
     def next_index(self) -> int:
         return next_free_index({int(r["index"]) for r in convert.routers_of(self.running)})
 
-    async def state_tree(self) -> dict[str, Any]:
-        """Running configuration plus state read from the kernel (for <get>, RESTCONF)."""
+    async def state_tree(self, detailed: set[str] | None = None) -> dict[str, Any]:
+        """Running configuration plus state read from the kernel (for <get>, RESTCONF).
+
+        Oper state and counters of every VR come from one dump of the host's
+        ports (a VR interface's counters are its host port's, mirrored); the
+        route count needs the VR's own namespace, so it is read only for the
+        VRs in `detailed` (None: all), e.g. those a filter can select.
+        """
         tree = copy.deepcopy(self.running)
         routers = convert.routers_of(tree)
-        kernel_view = await self._in_kernel_thread(self._read_state, routers)
+        kernel_view = await self._in_kernel_thread(self._read_state, routers, detailed)
         active = 0
         now = time.time()
         for r in routers:
-            info = kernel_view.get(r["name"], {})
-            state = info.get("oper-state", "failed")
-            r["oper-state"] = state
-            active += state == "running"
-            r["route-count"] = info.get("route-count", 0)
-            r["uptime"] = (
-                int(now - self.started_at.get(r["name"], now)) if state == "running" else 0
-            )
+            info = kernel_view[r["name"]]
+            r["oper-state"] = info["oper-state"]
+            active += info["oper-state"] == "running"
+            if "route-count" in info:
+                r["route-count"] = info["route-count"]
+            running = info["oper-state"] == "running"
+            r["uptime"] = int(now - self.started_at.get(r["name"], now)) if running else 0
             for itf in r.get("interface", []):
-                itf.update(info.get("interfaces", {}).get(itf["name"], {"oper-status": "down"}))
+                itf.update(info["interfaces"].get(itf["name"], {"oper-status": "down"}))
         tree[qualified("hypervisor")] = {
             "host-name": self.config.host,
             "next-available-index": self.next_index(),
@@ -361,55 +366,60 @@ class Datastore:
         }
         return tree
 
-    def _read_state(self, routers: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    def _read_state(
+        self, routers: list[dict[str, Any]], detailed: set[str] | None
+    ) -> dict[str, dict[str, Any]]:
         kernel = self._kernel_handle()
-        host = kernel.ipr(None)
+        ports = {m.get("ifname"): m for m in kernel.ipr(None).get_links()}
         out: dict[str, dict[str, Any]] = {}
         for r in routers:
             ns = self.placement.node_ns(r["name"])
-            try:
-                ipr = kernel.ipr(ns)
-                links = {m.get("ifname"): m for m in ipr.get_links()}
-                routes = sum(
-                    1
-                    for fam in (socket.AF_INET, socket.AF_INET6)
-                    for m in ipr.route("dump", family=fam, table=254)
-                    if m["type"] == 1  # unicast
-                )
-            except (OSError, NotANamespace):
-                out[r["name"]] = {"oper-state": "failed"}
-                continue
             itfs: dict[str, dict[str, Any]] = {}
-            all_up = True
+            all_up = nsfs.exists(ns)
             for k, itf in enumerate(r.get("interface", [])):
-                msg = links.get(itf["name"])
-                port = host.link_lookup(ifname=vr_port_name(int(r["index"]), k))
-                port_up = bool(port) and bool(host.get_links(port[0])[0]["flags"] & 1)
-                if msg is None:
+                port = ports.get(vr_port_name(int(r["index"]), k))
+                if port is None:
                     all_up = False
                     continue
-                up = bool(msg["flags"] & 1) and port_up
+                # up, and the far end (inside the VR) up too: IFF_UP | IFF_LOWER_UP
+                up = port["flags"] & 0x10001 == 0x10001
                 all_up &= up
-                s = msg.get("stats64") or {}
                 itfs[itf["name"]] = {
                     "oper-status": "up" if up else "down",
-                    "statistics": {
-                        "in-octets": str(s.get("rx_bytes", 0)),
-                        "in-packets": str(s.get("rx_packets", 0)),
-                        "in-errors": str(s.get("rx_errors", 0)),
-                        "in-discards": str(s.get("rx_dropped", 0)),
-                        "out-octets": str(s.get("tx_bytes", 0)),
-                        "out-packets": str(s.get("tx_packets", 0)),
-                        "out-errors": str(s.get("tx_errors", 0)),
-                        "out-discards": str(s.get("tx_dropped", 0)),
-                    },
+                    "statistics": _mirrored(port.get("stats64") or {}),
                 }
             if r.get("admin-state", "up") == "down":
                 state = "stopped"
             else:
                 state = "running" if all_up else "failed"
-            out[r["name"]] = {"oper-state": state, "route-count": routes, "interfaces": itfs}
+            out[r["name"]] = {"oper-state": state, "interfaces": itfs}
+            if (detailed is None or r["name"] in detailed) and state != "failed":
+                with contextlib.suppress(OSError, NotANamespace):
+                    out[r["name"]]["route-count"] = _route_count(kernel.ipr(ns))
         return out
+
+
+def _mirrored(s: dict[str, int]) -> dict[str, str]:
+    """Counters of the VR's interface from its host port: what one sends the other receives."""
+    return {
+        "in-octets": str(s.get("tx_bytes", 0)),
+        "in-packets": str(s.get("tx_packets", 0)),
+        "in-errors": str(s.get("tx_errors", 0)),
+        "in-discards": str(s.get("tx_dropped", 0)),
+        "out-octets": str(s.get("rx_bytes", 0)),
+        "out-packets": str(s.get("rx_packets", 0)),
+        "out-errors": str(s.get("rx_errors", 0)),
+        "out-discards": str(s.get("rx_dropped", 0)),
+    }
+
+
+def _route_count(ipr: Any) -> int:
+    return sum(
+        1
+        for fam in (socket.AF_INET, socket.AF_INET6)
+        for m in ipr.route("dump", family=fam, table=254)
+        if m["type"] == 1  # unicast
+    )
 
 
 def _libyang_message(err: libyang.LibyangError) -> str:

@@ -272,8 +272,31 @@ async def op_get_config(s: Session, op: etree._Element) -> str:
     return _filtered(_data_xml(s.ds.tree(source), False), _child(op, "filter"))
 
 
+def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:
+    """Names of the routers a subtree filter can select (None: any router)."""
+    if filter_el is None:
+        return None
+    tops = [c for c in filter_el if isinstance(c.tag, str)]
+    routers = [c for c in tops if etree.QName(c).localname == "routers"]
+    if not routers:
+        return set()
+    names: set[str] = set()
+    for top in routers:
+        entries = [c for c in top if isinstance(c.tag, str)]
+        if not entries:
+            return None
+        for entry in entries:
+            name = entry.find(f"{{{schema.NAMESPACE}}}name")
+            if name is None:
+                name = entry.find("name")
+            if name is None or not (name.text or "").strip():
+                return None
+            names.add(name.text.strip())
+    return names
+
+
 async def op_get(s: Session, op: etree._Element) -> str:
-    state = await s.ds.state_tree()
+    state = await s.ds.state_tree(_selected_routers(_child(op, "filter")))
     yanglib = schema.context().get_yanglib_data(schema.REVISION)
     try:
         lib_xml = yanglib.print_mem("xml", with_siblings=True, pretty=False)
