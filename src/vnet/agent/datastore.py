@@ -23,7 +23,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import libyang
 
@@ -38,6 +38,7 @@ from vnet.substrate.apply import apply
 from vnet.substrate.kernel import NotANamespace
 from vnet.substrate.realize import vr_port_name
 
+T = TypeVar("T")
 RUNNING = "running"
 CANDIDATE = "candidate"
 
@@ -195,34 +196,60 @@ class Datastore:
     async def commit_tree(self, new_tree: dict[str, Any], session: str = "") -> None:
         """Make `new_tree` the running configuration, in the kernel and on disk."""
         async with self.write_lock:
-            self.check_lock(RUNNING, session)
-            tree = self.prepare(new_tree)
-            old = self.running
-            events = _diff_events(old, tree)
-            if self.apply_to_kernel:
-                desired = self._desired(tree)
-                try:
-                    await self._in_kernel_thread(self._apply, desired)
-                except ApplyError as err:
-                    for e in events:
-                        e.result, e.message = "failure", str(err.cause)
-                    self._publish(events)
-                    raise RpcError(
-                        "operation-failed",
-                        f"the kernel refused the change and it was rolled back: {err.cause} "
-                        f"(at: {err.op.describe()})",
-                    ) from None
-            self.running = tree
-            if not self.candidate_dirty:
-                self.candidate = copy.deepcopy(tree)
-            self._persist(tree)
-            now = time.time()
-            for e in events:
-                if e.operation == "delete":
-                    self.started_at.pop(e.router, None)
-                elif e.operation == "create" or e.router not in self.started_at:
-                    self.started_at[e.router] = now
-            self._publish(events)
+            await self._commit_locked(new_tree, session)
+
+    async def update(
+        self,
+        target: str,
+        compute: Callable[[dict[str, Any]], tuple[dict[str, Any], T]],
+        session: str = "",
+        test_only: bool = False,
+    ) -> T:
+        """Read-modify-write without lost updates: `compute(current tree)` returns the
+        new tree (and a result for the caller) while no other writer can commit."""
+        async with self.write_lock:
+            self.check_lock(target, session)
+            new_tree, result = compute(self.tree(target))
+            if test_only:
+                self.prepare(new_tree)
+            elif target == RUNNING:
+                await self._commit_locked(new_tree, session)
+            elif target == CANDIDATE:
+                self.candidate = new_tree
+                self.candidate_dirty = True
+            else:
+                raise RpcError("invalid-value", f"cannot edit datastore {target!r}", "protocol")
+            return result
+
+    async def _commit_locked(self, new_tree: dict[str, Any], session: str) -> None:
+        self.check_lock(RUNNING, session)
+        tree = self.prepare(new_tree)
+        old = self.running
+        events = _diff_events(old, tree)
+        if self.apply_to_kernel:
+            desired = self._desired(tree)
+            try:
+                await self._in_kernel_thread(self._apply, desired)
+            except ApplyError as err:
+                for e in events:
+                    e.result, e.message = "failure", str(err.cause)
+                self._publish(events)
+                raise RpcError(
+                    "operation-failed",
+                    f"the kernel refused the change and it was rolled back: {err.cause} "
+                    f"(at: {err.op.describe()})",
+                ) from None
+        self.running = tree
+        if not self.candidate_dirty:
+            self.candidate = copy.deepcopy(tree)
+        self._persist(tree)
+        now = time.time()
+        for e in events:
+            if e.operation == "delete":
+                self.started_at.pop(e.router, None)
+            elif e.operation == "create" or e.router not in self.started_at:
+                self.started_at[e.router] = now
+        self._publish(events)
 
     def _apply(self, desired: KernelState) -> None:
         kernel = self._kernel_handle()
@@ -247,24 +274,6 @@ class Datastore:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-    async def edit(
-        self, target: str, new_tree: dict[str, Any], session: str = "", test_only: bool = False
-    ) -> None:
-        if target == RUNNING:
-            if test_only:
-                self.prepare(new_tree)
-                return
-            await self.commit_tree(new_tree, session)
-        elif target == CANDIDATE:
-            self.check_lock(CANDIDATE, session)
-            if test_only:
-                self.prepare(new_tree)
-                return
-            self.candidate = new_tree
-            self.candidate_dirty = True
-        else:
-            raise RpcError("invalid-value", f"cannot edit datastore {target!r}", "protocol")
 
     async def commit(self, session: str = "") -> None:
         self.check_lock(CANDIDATE, session)

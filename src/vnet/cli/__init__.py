@@ -77,6 +77,7 @@ class LazyGroup(click.Group):
         "demo": "vnet.cli.demo_cmd:demo",
         "bench": "vnet.cli.bench_cmds:bench",
         "agent": "vnet.cli.agent_cmds:agent",
+        "vr": "vnet.cli.vr_cmds:vr",
     },
     context_settings={"help_option_names": ["-h", "--help"]},
 )

@@ -25,6 +25,7 @@ from vnet.model.underlay import underlay_addressing
 
 NETCONF_PORT = 830
 RESTCONF_PORT = 443
+TLS_CERT = "restconf-cert.pem"  # written by the agent's RESTCONF front-end
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class AgentEndpoint:
     restconf_port: int
     user: str
     password: str
+    restconf_cert: Path | None = None  # the agent's self-signed certificate, to pin
 
 
 def agent_scope(lab: str, host: str) -> str:
@@ -77,7 +79,6 @@ def agent_config(topo: Topology, host: str, directory: Path, password: str) -> d
         "namespace_prefix": f"vnet-{topo.name}-",
         "vtep": underlay_addressing(topo).loopback[host],
         "provision_networks": False,
-        "frontends": ["netconf"],  # TEMP-NETCONF-ONLY
     }
 
 
@@ -167,4 +168,5 @@ def endpoint(topo_name: str, host: str, record: dict[str, Any]) -> AgentEndpoint
         restconf_port=agent["restconf_port"],
         user=record["agent_user"],
         password=record["agent_password"],
+        restconf_cert=Path(agent["state_dir"]) / TLS_CERT,
     )

@@ -171,6 +171,7 @@ def _start_agents(topo: Topology, old: dict[str, Any], record: dict[str, Any]) -
             "address": str(host_address(topo, host.name)),
             "netconf_port": agents.NETCONF_PORT,
             "restconf_port": agents.RESTCONF_PORT,
+            "state_dir": str(directory),
             "file_routers": [r.name for r in topo.routers if r.host == host.name],
         }
     record["processes"] = [p.to_dict() for p in procs]

@@ -322,9 +322,12 @@ async def op_edit_config(s: Session, op: etree._Element) -> None:
         raise RpcError("invalid-value", f"test-option {test!r} is unknown", "protocol")
     if error_option not in ("stop-on-error", "continue-on-error", "rollback-on-error"):
         raise RpcError("invalid-value", f"error-option {error_option!r} is unknown", "protocol")
-    s.ds.check_lock(target, s.id)
-    new = apply_edit(s.ds.tree(target), config, default_op)
-    await s.ds.edit(target, new, s.id, test_only=test == "test-only")
+    await s.ds.update(
+        target,
+        lambda current: (apply_edit(current, config, default_op), None),
+        s.id,
+        test_only=test == "test-only",
+    )
     return None
 
 

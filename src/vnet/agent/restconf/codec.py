@@ -215,9 +215,7 @@ def _object(snode: SchemaNode, obj: dict[str, Any], path: str, top: bool) -> dic
                 info={"bad-element": name},
             )
         if name in out:
-            raise RpcError(
-                "invalid-value", f"{name!r} is given twice", "application", cpath
-            )
+            raise RpcError("invalid-value", f"{name!r} is given twice", "application", cpath)
         out[name] = normalize(child, value, cpath)
     return out
 
@@ -234,10 +232,10 @@ def decode(body: bytes, fmt: str, parent: SchemaNode, parent_path: str) -> tuple
         raise RpcError(
             "malformed-message",
             "the body must be one JSON object with exactly one member, the resource "
-            f"(e.g. {{\"{MODULE}:routers\": {{...}}}})",
+            f'(e.g. {{"{MODULE}:routers": {{...}}}})',
             "protocol",
         )
-    (member, value), = raw.items()
+    ((member, value),) = raw.items()
     if member == "ietf-restconf:data":
         if parent.name != "":
             raise RpcError(
@@ -313,6 +311,11 @@ def _element(el: etree._Element, parent: SchemaNode, path: str, top: bool) -> di
     return {member: _value(el, snode, cpath, single=True)}
 
 
+def element_value(el: etree._Element, snode: SchemaNode) -> Any:
+    """An element of `snode` (e.g. <routers> of a NETCONF reply) -> its RFC 7951 value."""
+    return _value(el, snode, f"/{PREFIX}:{snode.name}")
+
+
 def _value(el: etree._Element, snode: SchemaNode, path: str, single: bool = False) -> Any:
     if snode.kind in ("leaf", "leaf-list"):
         if len(el):
@@ -381,9 +384,7 @@ def _xml(name: str, value: Any, snode: SchemaNode | None, xmlns: str) -> str:
         return "".join(f"<{name}{xmlns}>{_leaf_text(v)}</{name}>" for v in values)
     if snode.kind == "list":
         return "".join(_xml(name, e, _Entry(snode), xmlns) for e in value)
-    inner = "".join(
-        _xml(k, value[k], snode.child(k), "") for k in _ordered(snode, value)
-    )
+    inner = "".join(_xml(k, value[k], snode.child(k), "") for k in _ordered(snode, value))
     return f"<{name}{xmlns}>{inner}</{name}>"
 
 
@@ -399,6 +400,31 @@ def _ordered(snode: SchemaNode, value: dict[str, Any]) -> list[str]:
     names += [k for k in snode.children if k in value and k not in names]
     names += [k for k in value if k not in names]  # unknown: keep, at the end
     return names
+
+
+def ordered(value: Any, snode: SchemaNode, top: bool = False) -> Any:
+    """A JSON value with members in schema order (keys first), as in XML."""
+    if snode.kind == "list" and isinstance(value, list):
+        entry = _Entry(snode)
+        return [ordered(e, entry) for e in value]
+    if snode.kind != "container" or not isinstance(value, dict):
+        return value
+    if top:  # the datastore: module-qualified members
+        local = {m.split(":", 1)[-1]: m for m in value}
+        names = [n for n in snode.children if n in local] + [
+            n for n in local if n not in snode.children
+        ]
+        return {
+            local[n]: ordered(value[local[n]], snode.children[n])
+            if n in snode.children
+            else value[local[n]]
+            for n in names
+        }
+    out = {}
+    for k in _ordered(snode, value):
+        child = snode.child(k)
+        out[k] = ordered(value[k], child) if child is not None else value[k]
+    return out
 
 
 def render_xml(name: str, value: Any, snode: SchemaNode) -> bytes:

@@ -29,7 +29,9 @@ class _Server(uvicorn.Server):
 
 def _listen(address: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # proto must say TCP: asyncio sets TCP_NODELAY on accepted connections only then,
+    # and without it every response waits ~40 ms (Nagle vs. delayed ACK) for its body
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((address, port))

@@ -50,7 +50,11 @@ def _node_schema(snode: Any) -> dict[str, Any]:
     if isinstance(snode, libyang.SLeaf):
         return _leaf_schema(snode)
     if isinstance(snode, libyang.SLeafList):
-        return {"type": "array", "items": _leaf_schema(snode), "description": _text(snode.description())}
+        return {
+            "type": "array",
+            "items": _leaf_schema(snode),
+            "description": _text(snode.description()),
+        }
     props = {}
     for child in snode.children():
         if isinstance(child, (libyang.SContainer, libyang.SList, libyang.SLeaf, libyang.SLeafList)):
@@ -150,8 +154,15 @@ def _walk(
             "description": desc,
             "parameters": get_params,
             "responses": _responses(
-                {"200": {"description": "The resource", "content": {JSON: {"schema": {
-                    "type": "object", "properties": {member: schema}}}, XML: {}}}}
+                {
+                    "200": {
+                        "description": "The resource",
+                        "content": {
+                            JSON: {"schema": {"type": "object", "properties": {member: schema}}},
+                            XML: {},
+                        },
+                    }
+                }
             ),
         }
     }
@@ -201,7 +212,9 @@ def document() -> dict[str, Any]:
             "get": {
                 "summary": "RFC 6415 host-meta: where the RESTCONF root is",
                 "security": [],
-                "responses": {"200": {"description": "XRD", "content": {"application/xrd+xml": {}}}},
+                "responses": {
+                    "200": {"description": "XRD", "content": {"application/xrd+xml": {}}}
+                },
                 "tags": ["restconf"],
             }
         },

@@ -160,9 +160,10 @@ def parse(raw: str) -> DataPath:
             )
         if child.kind == "list":
             if not eq:
-                keys = ",".join(child.keys)
+                key_names = ",".join(child.keys)
                 raise bad_path(
-                    f"{name!r} is a list: name one entry, as {name}=<{keys}>", so_far + f"/{PREFIX}:{name}"
+                    f"{name!r} is a list: name one entry, as {name}=<{key_names}>",
+                    so_far + f"/{PREFIX}:{name}",
                 )
             values = key_text.split(",")
             if len(values) != len(child.keys):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vnet.agent.errors import RpcError
-from vnet.agent.restconf.paths import DataPath, Step, StatusError, not_found, xpath
+from vnet.agent.restconf.paths import DataPath, StatusError, Step, not_found, xpath
 from vnet.agent.schema import MODULE, SchemaNode, root
 
 
@@ -258,10 +258,7 @@ def post(
         slot = walk(new, path, create=True)
         if not slot.exists:
             raise not_found(_describe(slot.step), path.xpath())
-        if slot.step.is_entry:
-            holder = slot.value()
-        else:
-            holder = slot.holder.setdefault(slot.member, {})
+        holder = slot.value() if slot.step.is_entry else slot.holder.setdefault(slot.member, {})
         member = name
     child = parent_node.child(name)
     assert child is not None
@@ -299,9 +296,7 @@ def post(
     return prune(new), created
 
 
-def put(
-    tree: dict[str, Any], path: DataPath, name: str, value: Any
-) -> tuple[dict[str, Any], bool]:
+def put(tree: dict[str, Any], path: DataPath, name: str, value: Any) -> tuple[dict[str, Any], bool]:
     """Create or replace the target; True if it was created."""
     if path.is_datastore:
         return prune(_datastore_body(name, value)), False
