@@ -127,3 +127,12 @@ def test_admin_down_stops_forwarding_and_keeps_configuration(
         module_labs.rewrite(path, lambda s: s.replace("    admin_state: down\n", ""))
         labmod.up(path)
     assert probes.fping(ns(lab, "red-a"), "10.2.0.2", count=3).received == 3
+
+
+def test_host_namespaces_skip_bridge_netfilter(two_tenants: tuple[str, Path]) -> None:
+    lab, _ = two_tenants
+    path = "/proc/sys/net/bridge/bridge-nf-call-iptables"
+    done = processes.run(ns(lab, "h1"), ["cat", path], timeout=5)
+    if done.returncode != 0:
+        pytest.skip("this kernel has no br_netfilter")
+    assert done.stdout.strip() == "0"

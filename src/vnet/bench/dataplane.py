@@ -22,10 +22,12 @@ from __future__ import annotations
 import itertools
 import os
 import secrets
+import shutil
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import click
@@ -33,7 +35,7 @@ from pyroute2 import IPRoute
 
 from vnet.bench import traffic
 from vnet.bench.progress import BenchOptions, BenchProgress, bench_options
-from vnet.bench.report import finish_run
+from vnet.bench.report import finish_run, format_number
 from vnet.bench.results import BenchResult, tool_version
 from vnet.bench.stats import Ratio, Summary, ratio
 from vnet.lab import lab as labmod
@@ -46,7 +48,6 @@ DATAPLANE_KINDS = ("physical", "bridge", "vxlan", "vr1", "vr2", "vr4", "srv6")
 DEFAULT_LOADS = (32, 100, 200, 400, 600, 800, 1000)  # Mbit/s, as paper 004's Fig. 7
 QUICK_LOADS = (100,)
 UDP_LENGTH = 1400  # fits every kind's MTU (1450 behind VXLAN), so all carry equal datagrams
-PING_INTERVAL_MS = 10
 PING_DELAY = 0.3  # s after a load starts: skip iperf3's connection set-up
 # A load the baseline "sustains": its mean loss stays at or below this.
 SUSTAINED_LOSS_PERCENT = 0.1
@@ -73,6 +74,9 @@ class PathSpec:
     src: Endpoint
     dst: Endpoint
     first_hop: Endpoint  # the interface whose MAC the sender's frames carry
+    # Where the addresses live, when not on src/dst themselves (a host's loopback).
+    src_address: Endpoint | None = None
+    dst_address: Endpoint | None = None
 
     @property
     def lab(self) -> str:
@@ -106,12 +110,15 @@ def native_path(lab: str) -> PathSpec:
         {"name": lab, "hosts": _hosts("src", "fwd", "dst"), "links": _links("src", "fwd", "dst")},
         source="bench native router path",
     )
+    # Hosts route to each other's loopbacks only, not to links two hops away.
     return PathSpec(
         "native",
         topo,
         Endpoint("src", underlay_port_name("fwd")),
         Endpoint("dst", underlay_port_name("fwd")),
         Endpoint("fwd", underlay_port_name("src")),
+        src_address=Endpoint("src", "lo"),
+        dst_address=Endpoint("dst", "lo"),
     )
 
 
@@ -241,7 +248,7 @@ class ReadyPath:
 
 
 def interface_identity(ns: str, ifname: str) -> tuple[str, str | None]:
-    """(MAC, first IPv4 address or None) of an interface, as the kernel has it."""
+    """(MAC, first IPv4 address outside 127/8, or None) of an interface, from the kernel."""
     with nsfs.entered(ns):
         ipr = IPRoute()
     try:
@@ -249,17 +256,22 @@ def interface_identity(ns: str, ifname: str) -> tuple[str, str | None]:
         if not found:
             raise traffic.ToolError(f"no interface {ifname} in {ns}")
         link = ipr.get_links(found[0])[0]
-        addrs = ipr.get_addr(index=found[0], family=socket.AF_INET)
-        ipv4 = addrs[0].get_attr("IFA_ADDRESS") if addrs else None
-        return str(link.get_attr("IFLA_ADDRESS")), ipv4
+        addrs = [
+            a.get_attr("IFA_ADDRESS")
+            for a in ipr.get_addr(index=found[0], family=socket.AF_INET)
+            if not a.get_attr("IFA_ADDRESS").startswith("127.")
+        ]
+        return str(link.get_attr("IFLA_ADDRESS")), addrs[0] if addrs else None
     finally:
         ipr.close()
 
 
 def ready(spec: PathSpec) -> ReadyPath:
-    src_mac, src_ip = interface_identity(spec.ns(spec.src.node), spec.src.ifname)
-    _, dst_ip = interface_identity(spec.ns(spec.dst.node), spec.dst.ifname)
+    src_mac, _ = interface_identity(spec.ns(spec.src.node), spec.src.ifname)
     hop_mac, _ = interface_identity(spec.ns(spec.first_hop.node), spec.first_hop.ifname)
+    src_at, dst_at = spec.src_address or spec.src, spec.dst_address or spec.dst
+    _, src_ip = interface_identity(spec.ns(src_at.node), src_at.ifname)
+    _, dst_ip = interface_identity(spec.ns(dst_at.node), dst_at.ifname)
     if src_ip is None or dst_ip is None:
         raise traffic.ToolError(f"{spec.kind}: src or dst has no IPv4 address")
     return ReadyPath(
@@ -270,7 +282,7 @@ def ready(spec: PathSpec) -> ReadyPath:
 def reachable(path: ReadyPath, attempts: int = 5) -> bool:
     """A few pings until the first answers (ARP, bridge learning); bounded."""
     for _ in range(attempts):
-        if traffic.ping_rtts(path.src_ns, path.dst_ip, count=3).received:
+        if traffic.ping_rtts(path.src_ns, path.dst_ip, 3, source=path.src_ip).received:
             return True
     return False
 
@@ -304,7 +316,10 @@ def path_labs(
         yield paths
     finally:
         for lab in reversed(up):
-            labmod.down(lab)
+            try:
+                labmod.down(lab)
+            except Exception as err:  # one stuck lab must not keep the others up
+                note(f"lab {lab}: teardown failed: {err}; run `vnet lab down {lab}`")
 
 
 # -- measuring -------------------------------------------------------------------
@@ -313,7 +328,7 @@ def path_labs(
 def ping_count(duration: float) -> int:
     """Probes that fit in a load of `duration` s after PING_DELAY, with a margin."""
     seconds = traffic.iperf3_seconds(duration)
-    return max(10, int((seconds - PING_DELAY - 0.3) * 1000 / PING_INTERVAL_MS))
+    return max(10, round((seconds - PING_DELAY - 0.3) * 1000 / traffic.PING_INTERVAL_MS))
 
 
 def record_rtt(result: BenchResult, prefix: str, kind: str, rtt: traffic.RttStats, x: Any) -> None:
@@ -352,8 +367,8 @@ def declare_metrics(result: BenchResult, loads: Sequence[float], with_max: bool)
             f"rtt {stat}",
             "µs",
             x_label=f"{load_axis}; 0 = idle",
-            description=f"{stat} of one run's fping RTTs (every {PING_INTERVAL_MS} ms) next "
-            "to the UDP load; at 0 with no load.",
+            description=f"{stat} of one run's fping RTTs (every {traffic.PING_INTERVAL_MS} "
+            "ms) next to the UDP load; at 0 with no load.",
         )
     if with_max:
         result.declare(
@@ -362,7 +377,12 @@ def declare_metrics(result: BenchResult, loads: Sequence[float], with_max: bool)
             description="UDP with no rate limit (iperf3 -b 0): the most this machine moves.",
         )
         result.declare("udp max loss", "%", description="Loss of the unlimited UDP run.")
-    result.declare("tcp throughput", "Mbit/s", description="One TCP stream (iperf3).")
+    result.declare(
+        "tcp throughput",
+        "Mbit/s",
+        description="One TCP stream (iperf3). vxlan carries vnet's default tenant MTU of "
+        "1450 B over a 1500 B underlay, so its segments are 50 B shorter.",
+    )
     for stat in ("p50", "p99"):
         result.declare(
             f"tcp rtt {stat}",
@@ -385,7 +405,7 @@ def measure_udp(
     result: BenchResult, path: ReadyPath, load: float | None, duration: float, length: int
 ) -> None:
     """One UDP run at `load` (None: unlimited) with fping next to it."""
-    probe = traffic.Probe(path.dst_ip, ping_count(duration), PING_DELAY, PING_INTERVAL_MS)
+    probe = traffic.Probe(path.dst_ip, path.src_ip, ping_count(duration), PING_DELAY)
     run, rtt = traffic.run_udp(path.src_ns, path.dst_ip, load, duration, length, probe)
     if load is None:
         result.record("udp max throughput", path.kind, run.mbit)
@@ -404,7 +424,7 @@ def measure_udp(
 
 
 def measure_tcp(result: BenchResult, path: ReadyPath, duration: float) -> None:
-    probe = traffic.Probe(path.dst_ip, ping_count(duration), PING_DELAY, PING_INTERVAL_MS)
+    probe = traffic.Probe(path.dst_ip, path.src_ip, ping_count(duration), PING_DELAY)
     run, rtt = traffic.run_tcp(path.src_ns, path.dst_ip, duration, probe)
     result.record("tcp throughput", path.kind, run.mbit)
     if rtt is not None:
@@ -416,7 +436,7 @@ def measure_tcp(result: BenchResult, path: ReadyPath, duration: float) -> None:
 
 
 def measure_idle(result: BenchResult, path: ReadyPath, duration: float) -> None:
-    rtt = traffic.ping_rtts(path.src_ns, path.dst_ip, ping_count(duration), PING_INTERVAL_MS)
+    rtt = traffic.ping_rtts(path.src_ns, path.dst_ip, ping_count(duration), source=path.src_ip)
     record_rtt(result, "rtt", path.kind, rtt, 0)
 
 
@@ -425,7 +445,6 @@ class Step:
     """One measurement of one kind: what the progress bar says and what to run."""
 
     label: str
-    kind: str
     run: Callable[[], None]
 
 
@@ -436,20 +455,22 @@ def plan_steps(
     with_max: bool,
     duration: float,
     length: int,
+    with_tcp: bool = True,
 ) -> list[Step]:
     """One repeat: idle RTT, each load, the unlimited load, TCP; kinds interleaved."""
     steps: list[Step] = []
 
-    def add(label: str, fn: Callable[[ReadyPath], None]) -> None:
+    def add(label: str, measure: Callable[..., None], **options: Any) -> None:
         for p in paths:
-            steps.append(Step(f"{p.kind}: {label}", p.kind, lambda p=p: fn(p)))  # type: ignore[misc]
+            steps.append(Step(f"{p.kind}: {label}", partial(measure, result, p, **options)))
 
-    add("idle RTT", lambda p: measure_idle(result, p, duration))
+    add("idle RTT", measure_idle, duration=duration)
     for load in loads:
-        add(f"UDP {load:g} Mbit/s", lambda p, x=load: measure_udp(result, p, x, duration, length))  # type: ignore[misc]
+        add(f"UDP {load:g} Mbit/s", measure_udp, load=load, duration=duration, length=length)
     if with_max:
-        add("UDP unlimited", lambda p: measure_udp(result, p, None, duration, length))
-    add("TCP", lambda p: measure_tcp(result, p, duration))
+        add("UDP unlimited", measure_udp, load=None, duration=duration, length=length)
+    if with_tcp:
+        add("TCP", measure_tcp, duration=duration)
     return steps
 
 
@@ -470,7 +491,7 @@ def run_dataplane(
             "loads_mbit": list(loads),
             "unlimited_load": with_max,
             "udp_datagram_bytes": length,
-            "ping_interval_ms": PING_INTERVAL_MS,
+            "ping_interval_ms": traffic.PING_INTERVAL_MS,
             "sustained_loss_percent": SUSTAINED_LOSS_PERCENT,
             "addresses": f"{SRC_ADDRESS} -> {DST_ADDRESS} (physical: its underlay link)",
         },
@@ -489,17 +510,24 @@ def run_dataplane(
         )
     with (
         BenchProgress("dataplane: bringing labs up", quiet=bench.quiet) as progress,
-        path_labs("dp", kinds, _noter(result, progress)) as paths,
+        path_labs("dp", kinds, noter(result, progress)) as paths,
         ExitStack() as servers,
     ):
         if BASELINE not in [p.kind for p in paths]:
             result.note("the physical baseline is missing: no ratios")
         for p in paths:
             servers.enter_context(traffic.Iperf3Server(p.dst_ns))
-        per_repeat = len(plan_steps(result, paths, loads, with_max, bench.duration, length))
-        progress.update(total=per_repeat * bench.repeat)
-        for repeat in range(bench.repeat):
-            for step in plan_steps(result, paths, loads, with_max, bench.duration, length):
+        # A smoke run measures the unlimited load and TCP once; a real run every time.
+        extras = 1 if bench.quick else bench.repeat
+        plans = [
+            plan_steps(
+                result, paths, loads, with_max and r < extras, bench.duration, length, r < extras
+            )
+            for r in range(bench.repeat)
+        ]
+        progress.update(total=sum(len(steps) for steps in plans))
+        for repeat, steps in enumerate(plans):
+            for step in steps:
                 progress.update(f"{step.label}, run {repeat + 1}/{bench.repeat}")
                 try:
                     step.run()
@@ -510,7 +538,7 @@ def run_dataplane(
     return result
 
 
-def _noter(result: BenchResult, progress: BenchProgress) -> Callable[[str], None]:
+def noter(result: BenchResult, progress: BenchProgress) -> Callable[[str], None]:
     def note(text: str) -> None:
         result.note(text)
         progress.log(text)
@@ -521,19 +549,19 @@ def _noter(result: BenchResult, progress: BenchProgress) -> Callable[[str], None
 # -- the lead: ratios to the baseline and the goals ---------------------------------
 
 
-def _summary(result: BenchResult, metric: str, kind: str, x: Any = None) -> Summary | None:
+def summary_of(result: BenchResult, metric: str, kind: str, x: Any = None) -> Summary | None:
     m = result.get(metric, kind, x)
     return m.summary() if m is not None and m.samples else None
 
 
 def _ratio(result: BenchResult, metric: str, kind: str, x: Any = None) -> Ratio | None:
-    value, base = _summary(result, metric, kind, x), _summary(result, metric, BASELINE, x)
+    value, base = summary_of(result, metric, kind, x), summary_of(result, metric, BASELINE, x)
     if value is None or base is None or base.mean == 0:
         return None
     return ratio(value, base)
 
 
-def _fmt(r: Ratio | None) -> str:
+def format_ratio(r: Ratio | None) -> str:
     if r is None:
         return "–"
     return f"{r.value:.3f}" if r.ci95 is None else f"{r.value:.3f} ± {r.ci95:.3f}"
@@ -549,7 +577,7 @@ def sustained_loads(result: BenchResult) -> list[float]:
     """Offered loads at which the baseline's mean loss stays <= SUSTAINED_LOSS_PERCENT."""
     out = []
     for load in _loads(result):
-        loss = _summary(result, "udp loss", BASELINE, load)
+        loss = summary_of(result, "udp loss", BASELINE, load)
         if loss is not None and loss.mean <= SUSTAINED_LOSS_PERCENT:
             out.append(load)
     return out
@@ -610,8 +638,8 @@ def check_goals(result: BenchResult) -> list[GoalCheck]:
             GoalCheck(
                 f"bridge keeps >= {GOAL_THROUGHPUT_RATIO:.0%} of the baseline's UDP throughput",
                 met,
-                f"worst ratio {_fmt(r)} at {load:g} Mbit/s{gap}; loads the baseline sustains "
-                f"(mean loss <= {SUSTAINED_LOSS_PERCENT:g} %): "
+                f"worst ratio {format_ratio(r)} at {load:g} Mbit/s{gap}; loads the baseline "
+                f"sustains (mean loss <= {SUSTAINED_LOSS_PERCENT:g} %): "
                 + ", ".join(f"{x:g}" for x in sustained),
             )
         )
@@ -630,7 +658,7 @@ def check_goals(result: BenchResult) -> list[GoalCheck]:
             GoalCheck(
                 f"bridge p50 RTT within {GOAL_RTT_RATIO}x the baseline's",
                 met,
-                f"worst ratio {_fmt(r)} {where}{over} (idle and every sustained load)",
+                f"worst ratio {format_ratio(r)} {where}{over} (idle and every sustained load)",
             )
         )
     return checks
@@ -639,7 +667,7 @@ def check_goals(result: BenchResult) -> list[GoalCheck]:
 # Each step adds one thing to the path before it; their differences locate the overhead.
 OVERHEAD_STEPS = (
     ("physical", "bridge", "a bridge and a second veth pair"),
-    ("bridge", "vxlan", "VXLAN encapsulation, the underlay veth, a second bridge"),
+    ("bridge", "vxlan", "VXLAN encapsulation (tenant MTU 1450), the underlay veth, a 2nd bridge"),
     ("bridge", "vr1", "one VR hop: a router namespace, two veth pairs, a second bridge"),
     ("vr1", "vr2", "one more VR hop"),
     ("vr2", "vr4", "two more VR hops"),
@@ -650,15 +678,38 @@ def overhead_rows(result: BenchResult) -> list[list[str]]:
     """Per step: added idle p50 RTT (µs) and the throughput kept (UDP unlimited, TCP)."""
     rows = []
     for before, after, what in OVERHEAD_STEPS:
-        a, b = _summary(result, "rtt p50", before, 0), _summary(result, "rtt p50", after, 0)
+        a, b = summary_of(result, "rtt p50", before, 0), summary_of(result, "rtt p50", after, 0)
         if a is None or b is None:
             continue
         cells = [f"{before} → {after}", what, f"{b.mean - a.mean:+.1f}"]
         for metric in ("udp max throughput", "tcp throughput"):
-            x, y = _summary(result, metric, before), _summary(result, metric, after)
-            cells.append("–" if x is None or y is None or x.mean == 0 else _fmt(ratio(y, x)))
+            x, y = summary_of(result, metric, before), summary_of(result, metric, after)
+            cells.append(
+                "–" if x is None or y is None or x.mean == 0 else format_ratio(ratio(y, x))
+            )
         rows.append(cells)
     return rows
+
+
+def baseline_row(result: BenchResult) -> str:
+    """The baseline's own means, so that the ratios below have a scale."""
+
+    def mean(metric: str, x: Any = None, unit: str = "") -> str:
+        s = summary_of(result, metric, BASELINE, x)
+        return "–" if s is None else f"{format_number(s.mean)} {unit}".strip()
+
+    cells = [
+        f"{BASELINE} (absolute)",
+        "offered load",
+        mean("udp max throughput", unit="Mbit/s"),
+        mean("tcp throughput", unit="Mbit/s"),
+        mean("rtt p50", 0, "µs"),
+        mean("rtt p99", 0, "µs"),
+        "–",
+        "–",
+        mean("tcp rtt p50", unit="µs"),
+    ]
+    return "| " + " | ".join(cells) + " |"
 
 
 def lead_summary(result: BenchResult) -> str:
@@ -680,30 +731,32 @@ def lead_summary(result: BenchResult) -> str:
         "RTT p50 idle",
         "RTT p99 idle",
         "RTT p50 under load, worst",
+        "UDP jitter, worst over sustained loads",
         "TCP RTT p50",
     ]
     lines += ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(header) - 1) + "|"]
+    lines.append(baseline_row(result))
     loads = _loads(result)
     for kind in _kinds(result):
         tput = _worst(result, "udp throughput", kind, sustained, low_is_bad=True)
         rtt_load = _worst(result, "rtt p50", kind, loads, low_is_bad=False)
+        jitter = _worst(result, "udp jitter", kind, sustained, low_is_bad=False)
         cells = [
             kind,
-            "–" if tput is None else f"{_fmt(tput[1])} @ {tput[0]:g}",
-            _fmt(_ratio(result, "udp max throughput", kind)),
-            _fmt(_ratio(result, "tcp throughput", kind)),
-            _fmt(_ratio(result, "rtt p50", kind, 0)),
-            _fmt(_ratio(result, "rtt p99", kind, 0)),
-            "–" if rtt_load is None else f"{_fmt(rtt_load[1])} @ {rtt_load[0]:g}",
-            _fmt(_ratio(result, "tcp rtt p50", kind)),
+            "–" if tput is None else f"{format_ratio(tput[1])} @ {tput[0]:g}",
+            format_ratio(_ratio(result, "udp max throughput", kind)),
+            format_ratio(_ratio(result, "tcp throughput", kind)),
+            format_ratio(_ratio(result, "rtt p50", kind, 0)),
+            format_ratio(_ratio(result, "rtt p99", kind, 0)),
+            "–" if rtt_load is None else f"{format_ratio(rtt_load[1])} @ {rtt_load[0]:g}",
+            "–" if jitter is None else f"{format_ratio(jitter[1])} @ {jitter[0]:g}",
+            format_ratio(_ratio(result, "tcp rtt p50", kind)),
         ]
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Sustained loads (baseline mean loss <= "
-        f"{SUSTAINED_LOSS_PERCENT:g} %): "
-        + (", ".join(f"{x:g}" for x in sustained) or "none")
-        + " Mbit/s.",
+        f"Sustained loads (baseline mean loss <= {SUSTAINED_LOSS_PERCENT:g} %): "
+        + (", ".join(f"{x:g}" for x in sustained) + " Mbit/s." if sustained else "none."),
         "",
         "## Where the overhead comes from",
         "",
@@ -726,6 +779,14 @@ def require_root() -> None:
         raise click.ClickException("this benchmark creates network namespaces: run it as root")
 
 
+def require_tools(*tools: str) -> None:
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        raise click.ClickException(
+            f"not installed: {', '.join(missing)} (scripts/bootstrap.sh installs them)"
+        )
+
+
 def parse_list(text: str, convert: Callable[[str], Any], what: str) -> list[Any]:
     try:
         values = [convert(v.strip()) for v in text.split(",") if v.strip()]
@@ -745,7 +806,7 @@ def parse_kinds(text: str, known: Sequence[str]) -> list[str]:
 
 
 @click.command("dataplane")
-@bench_options(duration=3.0, repeat=3, quick_duration=1.0, quick_repeat=2)
+@bench_options(duration=2.0, repeat=4, quick_duration=1.0, quick_repeat=2)
 @click.option(
     "--kinds",
     default=",".join(DATAPLANE_KINDS),
@@ -788,5 +849,6 @@ def dataplane(
         else list(QUICK_LOADS if bench.quick else DEFAULT_LOADS)
     )
     require_root()
+    require_tools("iperf3", "fping")
     result = run_dataplane(bench, chosen, load_list, with_max=unlimited, length=length)
     finish_run(result, bench)

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import shutil
+import socket
 import struct
 import subprocess
 import tempfile
@@ -38,15 +40,20 @@ from vnet.bench import traffic
 from vnet.bench.dataplane import (
     PATH_BUILDERS,
     ReadyPath,
+    Step,
+    format_ratio,
+    noter,
     parse_kinds,
     parse_list,
     path_labs,
     require_root,
+    require_tools,
+    summary_of,
 )
 from vnet.bench.progress import BenchOptions, BenchProgress, bench_options
 from vnet.bench.report import finish_run
 from vnet.bench.results import BenchResult, tool_version
-from vnet.bench.stats import Ratio, Summary, ratio
+from vnet.bench.stats import Summary, ratio
 from vnet.substrate import nsfs
 
 BASELINE = "native"
@@ -137,13 +144,45 @@ def attach_ingress_drop(ns: str, ifname: str) -> None:
         os.close(fd)  # the filter holds the program
 
 
+NUD_PERMANENT = 0x80
+NUD_LEARNED = 0x02 | 0x04 | 0x08 | 0x10  # REACHABLE, STALE, DELAY, PROBE
+
+
+def freeze_neighbours(namespaces: Sequence[str]) -> int:
+    """Make the ARP entries the reachability pings learnt permanent; returns how many.
+
+    The flood is one-way, so nothing confirms a neighbour: after ~30 s an
+    entry is probed again, and an ARP reply lost in a full backlog stalls a
+    hop for seconds. Testers use static ARP for this reason; the forwarding
+    work per packet stays the same.
+    """
+    frozen = 0
+    for ns in namespaces:
+        with nsfs.entered(ns):
+            ipr = IPRoute()
+        try:
+            for entry in ipr.get_neighbours(family=socket.AF_INET):
+                mac, dst = entry.get_attr("NDA_LLADDR"), entry.get_attr("NDA_DST")
+                if mac and dst and entry["state"] & NUD_LEARNED:
+                    ipr.neigh(
+                        "replace",
+                        dst=dst,
+                        lladdr=mac,
+                        ifindex=entry["ifindex"],
+                        state=NUD_PERMANENT,
+                    )
+                    frozen += 1
+        finally:
+            ipr.close()
+    return frozen
+
+
 # -- one measurement ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class PpsRun:
     pps: float  # received
-    offered_pps: float  # what entered the first hop, dropped there or not
     cpu: traffic.CpuTimes  # ticks of the sender's CPUs over the window
     seconds: float
 
@@ -184,34 +223,79 @@ def measure_pps(
         rx1 = traffic.interface_counters(path.dst_ns, dst_if)
         tx1 = traffic.interface_counters(path.src_ns, src_if)
         cpu1, t1 = traffic.cpu_times(cpus), time.monotonic()
-    seconds = t1 - t0
+    # What entered the first hop, whether it was dropped there or not.
     offered = (tx1.tx_packets + tx1.tx_dropped) - (tx0.tx_packets + tx0.tx_dropped)
-    return PpsRun(
-        (rx1.rx_packets - rx0.rx_packets) / seconds, offered / seconds, cpu1 - cpu0, seconds
-    )
+    if offered <= 0:  # the sender failed: no property of the path
+        raise traffic.ToolError(f"trafgen sent nothing ({gen.complaint() or 'no message'})")
+    seconds = t1 - t0
+    return PpsRun((rx1.rx_packets - rx0.rx_packets) / seconds, cpu1 - cpu0, seconds)
 
 
 # -- profile: where the CPU goes ---------------------------------------------------
 
-IDLE_PREFIXES = ("default_idle", "pv_native_safe_halt", "native_safe_halt", "cpuidle")
-IDLE_PREFIXES += ("do_idle", "acpi_idle", "poll_idle", "mwait_idle", "intel_idle", "cpu_idle")
+IDLE_PREFIXES: tuple[str, ...] = (
+    "default_idle",
+    "pv_native_safe_halt",
+    "native_safe_halt",
+    "cpuidle",
+    "do_idle",
+    "acpi_idle",
+    "poll_idle",
+    "mwait_idle",
+    "intel_idle",
+    "cpu_idle",
+)
 # First match wins; the names are the kernel's own prefixes.
 FUNCTION_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
-        "sender (packet socket)",
+        "sender",
         ("packet_", "tpacket_", "skb_set_owner_w", "sock_", "skb_copy_ubufs", "__sys_send"),
     ),
-    ("locking", ("_raw_spin", "__raw_callee_save___pv_queued", "queued_spin", "__pv_queued")),
-    ("bridge netfilter", ("br_nf_", "nf_bridge", "brnf_")),
-    ("bridge", ("br_", "__br_", "nbp_")),
+    (
+        "locks",
+        (
+            "_raw_spin",
+            "__raw_callee_save___pv_queued",
+            "queued_spin",
+            "__pv_queued",
+            "__rcu_read_",
+            "rcu_read_",
+        ),
+    ),
+    # br_netfilter's hooks, and the netfilter core they call (no rules are loaded).
+    (
+        "netfilter",
+        (
+            "br_nf_",
+            "nf_bridge",
+            "brnf_",
+            "setup_pre_routing",
+            "br_validate",
+            "nf_",
+            "nft_",
+            "__nf_",
+        ),
+    ),
+    ("bridge", ("br_", "__br_", "nbp_", "fdb_")),
     ("veth", ("veth_",)),
     ("vxlan", ("vxlan", "udp_tunnel", "iptunnel")),
-    ("tc and drop", ("cls_bpf", "tcf_", "bpf_prog", "tc_run", "sch_handle", "__tcf")),
+    ("tc+drop", ("cls_bpf", "tcf_", "bpf_prog", "tc_run", "sch_handle", "__tcf")),
     (
-        "ip forwarding",
-        ("ip_", "__ip_", "fib", "neigh_", "__neigh", "arp_", "inet_", "dst_", "ipv4_", "rt_"),
+        "ip fwd",
+        (
+            "ip_",
+            "__ip_",
+            "fib",
+            "neigh_",
+            "__neigh",
+            "arp_",
+            "inet_",
+            "dst_",
+            "ipv4_",
+            "rt_",
+            "udp_v4_early_demux",
+        ),
     ),
-    ("netfilter", ("nf_", "nft_", "__nf_")),
     (
         "memory",
         (
@@ -265,44 +349,61 @@ FUNCTION_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "enqueue_to_backlog",
             "consume_skb",
             "sch_direct_xmit",
+            "do_softirq",
+            "__do_softirq",
+            "handle_softirqs",
+            "__local_bh_enable",
+            "net_",
+            "netdev_",
+            "__netdev_",
+            "gro_",
         ),
     ),
 )
-OTHER_KERNEL = "kernel, other"
-OTHER_PROCESSES = "other processes"
+OTHER_KERNEL = "kernel"
+OTHER_PROCESSES = "others"
+IDLE = "idle"
 GROUP_NAMES = [*(name for name, _ in FUNCTION_GROUPS), OTHER_KERNEL, OTHER_PROCESSES]
 
 
-def function_group(comm: str, symbol: str) -> str | None:
-    """The group of one perf sample; None for idle."""
-    ours = comm == "trafgen" or comm.startswith(("ksoftirqd/", "swapper/", "kworker/"))
-    if symbol.startswith(IDLE_PREFIXES):
-        return None
-    if not ours:
+SENDER = FUNCTION_GROUPS[0][0]
+
+
+def function_group(comm: str, symbol: str, kernel: bool = True) -> str:
+    """The group of one perf sample (IDLE when the CPU had nothing to do).
+
+    Softirq work runs in whichever context it interrupts: trafgen's,
+    ksoftirqd's or the idle task's (swapper), so those count as ours.
+    """
+    if kernel and symbol.startswith(IDLE_PREFIXES):
+        return IDLE
+    if not (comm == "trafgen" or comm.startswith(("ksoftirqd", "swapper"))):
         return OTHER_PROCESSES
+    if not kernel:
+        return SENDER if comm == "trafgen" else OTHER_KERNEL
     for name, prefixes in FUNCTION_GROUPS:
         if symbol.startswith(prefixes):
             return name
-    if comm == "trafgen" and (symbol.startswith("0x") or symbol in ("", "[unknown]")):
-        return "sender (packet socket)"  # trafgen's own user-space code
     return OTHER_KERNEL
 
 
-def parse_perf_script(text: str) -> Counter[str]:
-    """`perf script -F comm,sym` -> samples per function group (idle left out).
+PERF_LINE = re.compile(r"^\s*(?P<comm>.*?)\s+[0-9a-f]+\s+(?P<sym>.*?)\s*\((?P<dso>[^()]*)\)$")
 
-    A line is the command name, then the symbol; command names may contain
-    spaces ("kworker/0:1 ev"), symbols do not.
+
+def parse_perf_script(text: str) -> Counter[str]:
+    """`perf script -F comm,ip,sym,dso` -> samples per function group, IDLE included.
+
+    A line is the command name (which may hold spaces), the address in hex,
+    the symbol ("[unknown]" when perf cannot name it) and the object in
+    parentheses ("[kernel.kallsyms]" for the kernel).
     """
     groups: Counter[str] = Counter()
     for line in text.splitlines():
-        words = line.split()
-        if not words:
+        match = PERF_LINE.match(line)
+        if match is None:
             continue
-        comm, symbol = (" ".join(words[:-1]), words[-1]) if len(words) > 1 else (words[0], "")
-        group = function_group(comm, symbol)
-        if group is not None:
-            groups[group] += 1
+        kernel = match["dso"] == "[kernel.kallsyms]"
+        groups[function_group(match["comm"], match["sym"], kernel)] += 1
     return groups
 
 
@@ -322,24 +423,26 @@ def perf_works() -> bool:
     return done.returncode == 0
 
 
+def _perf(argv: list[str], timeout: float) -> str:
+    """Run perf (in our own namespace: it samples CPUs, not namespaces); stdout."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise traffic.ToolError(f"{' '.join(argv[:2])}: {err}") from None
+    if done.returncode != 0:
+        raise traffic.ToolError(f"{' '.join(argv[:2])} failed: {done.stderr.strip()[:200]}")
+    return done.stdout
+
+
 def profile(cpus: Sequence[int], seconds: float) -> Counter[str]:
     """Samples per function group on `cpus` for `seconds`, with perf's cpu-clock."""
     with tempfile.TemporaryDirectory(prefix="vnet-perf-") as tmp:
         data = str(Path(tmp) / "perf.data")
         record = ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(PERF_FREQUENCY)]
         record += ["-C", ",".join(map(str, cpus)), "-o", data, "--", "sleep", f"{seconds:.3f}"]
-        done = subprocess.run(record, capture_output=True, text=True, timeout=seconds + 30)
-        if done.returncode != 0:
-            raise traffic.ToolError(f"perf record failed: {done.stderr.strip()[:200]}")
-        script = subprocess.run(
-            ["perf", "script", "-i", data, "-F", "comm,sym"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        if script.returncode != 0:
-            raise traffic.ToolError(f"perf script failed: {script.stderr.strip()[:200]}")
-        return parse_perf_script(script.stdout)
+        _perf(record, seconds + 30)
+        script = _perf(["perf", "script", "-i", data, "-F", "comm,ip,sym,dso"], 60)
+        return parse_perf_script(script)
 
 
 # -- the run -----------------------------------------------------------------------
@@ -412,17 +515,22 @@ def declare_metrics(result: BenchResult, sizes: Sequence[int], cores: Sequence[i
 
 def _count(path: ReadyPath, point: Point, run: PpsRun, result: BenchResult, first: int) -> None:
     kind = path.kind
-    if point.size == first:
-        result.record(pps_metric(first), kind, run.pps, x=point.cores)
-        result.record(
-            cost_metric("softirq", first), kind, run.ns_per_packet(run.cpu.softirq), x=point.cores
-        )
-        result.record(
-            cost_metric("cpu", first), kind, run.ns_per_packet(run.cpu.busy), x=point.cores
-        )
     metric = size_metric(point.cores)
     if metric in result.metrics:
         result.record(metric, kind, run.pps, x=point.size)
+    if point.size != first:
+        return
+    result.record(pps_metric(first), kind, run.pps, x=point.cores)
+    if run.packets <= 0:
+        result.note(f"{kind}, {first} B, {point.cores} core(s): nothing arrived, no CPU cost")
+        return
+    for name, ticks in (("softirq", run.cpu.softirq), ("cpu", run.cpu.busy)):
+        result.record(cost_metric(name, first), kind, run.ns_per_packet(ticks), x=point.cores)
+
+
+def profile_groups(kinds: Sequence[str]) -> list[str]:
+    """The groups worth a bar: VXLAN's only when a path has VXLAN in it."""
+    return [g for g in GROUP_NAMES if g != "vxlan" or "vxlan" in kinds]
 
 
 def measure_profile(
@@ -438,18 +546,15 @@ def measure_profile(
     run = measure_pps(path, size, cores, duration, during=sample)
     groups = found["groups"]
     total = sum(groups.values())
-    if total == 0 or run.packets <= 0:
-        raise traffic.ToolError("perf recorded no samples")
-    busy_ns = run.ns_per_packet(run.cpu.busy)
-    for name in GROUP_NAMES:
-        # Share of the non-idle samples times the measured CPU per packet.
-        result.record(PROFILE_METRIC, path.kind, busy_ns * groups.get(name, 0) / total, x=name)
-
-
-@dataclass(frozen=True)
-class Step:
-    label: str
-    run: Callable[[], None]
+    if total == 0 or run.pps <= 0:
+        raise traffic.ToolError("perf recorded no samples or nothing arrived")
+    # cpu-clock samples every CPU at a fixed rate, idle or not: a group's share
+    # of all samples is its share of the len(cpus) CPU-seconds per second.
+    cpu_ns_per_packet = len(cpus) * 1e9 / run.pps
+    for name in profile_groups(result.parameters.get("kinds") or [path.kind]):
+        result.record(
+            PROFILE_METRIC, path.kind, cpu_ns_per_packet * groups.get(name, 0) / total, x=name
+        )
 
 
 def plan_steps(
@@ -499,6 +604,7 @@ def run_forwarding(
             "points": [f"{p.size} B x {p.cores}" for p in points],
             "warmup_seconds": WARMUP,
             "receiver": "eBPF tc ingress program dropping IPv4, rx_packets of dst's interface",
+            "neighbours": "ARP entries along the path made permanent before the runs",
             "profile": with_profile,
         },
         tools={
@@ -515,20 +621,27 @@ def run_forwarding(
             x_label="function group",
             plot="bar",
             description=f"perf cpu-clock samples ({PERF_FREQUENCY} Hz) on the sender's CPUs at "
-            f"{sizes[0]} B, {min(cores)} core(s), grouped by kernel function prefix, times the "
-            "measured CPU per packet (as paper 003's Fig. 1; a separate run, idle excluded). "
-            "'other processes' is CPU taken by programs outside the benchmark.",
+            f"{sizes[0]} B, {min(cores)} core(s), grouped by kernel function prefix: a "
+            "group's share of all samples times the CPU time per packet received (as paper "
+            "003's Fig. 1; a separate run from the pps runs; idle left out). 'others' is CPU "
+            "taken by programs outside the benchmark; 'netfilter' is br_netfilter's hooks.",
         )
     with (
         BenchProgress("forwarding: bringing labs up", quiet=bench.quiet) as progress,
-        path_labs("fw", kinds, _noter(result, progress)) as paths,
+        path_labs("fw", kinds, noter(result, progress)) as paths,
     ):
         for p in paths:
+            freeze_neighbours(nsfs.list_names(f"vnet-{p.spec.lab}-"))
             attach_ingress_drop(p.dst_ns, p.spec.dst.ifname)
-        per_repeat = len(plan_steps(result, paths, points, bench.duration, with_profile))
-        progress.update(total=per_repeat * bench.repeat)
-        for repeat in range(bench.repeat):
-            for step in plan_steps(result, paths, points, bench.duration, with_profile):
+        # A smoke run profiles once per kind; a real run in every repeat.
+        profiled = 1 if bench.quick else bench.repeat
+        plans = [
+            plan_steps(result, paths, points, bench.duration, with_profile and r < profiled)
+            for r in range(bench.repeat)
+        ]
+        progress.update(total=sum(len(steps) for steps in plans))
+        for repeat, steps in enumerate(plans):
+            for step in steps:
                 progress.update(f"{step.label}, run {repeat + 1}/{bench.repeat}")
                 try:
                     step.run()
@@ -539,26 +652,7 @@ def run_forwarding(
     return result
 
 
-def _noter(result: BenchResult, progress: BenchProgress) -> Callable[[str], None]:
-    def note(text: str) -> None:
-        result.note(text)
-        progress.log(text)
-
-    return note
-
-
 # -- the lead ----------------------------------------------------------------------
-
-
-def _summary(result: BenchResult, metric: str, kind: str, x: object = None) -> Summary | None:
-    m = result.get(metric, kind, x)  # type: ignore[arg-type]
-    return m.summary() if m is not None and m.samples else None
-
-
-def _fmt_ratio(r: Ratio | None) -> str:
-    if r is None:
-        return "–"
-    return f"{r.value:.3f}" if r.ci95 is None else f"{r.value:.3f} ± {r.ci95:.3f}"
 
 
 def _fmt_mean(s: Summary | None, scale: float = 1.0, digits: int = 0) -> str:
@@ -604,13 +698,15 @@ def lead_summary(result: BenchResult) -> str:
     for kind in result.series_names(metric):
         cells = [kind]
         for c in cores:
-            s = _summary(result, metric, kind, c)
+            s = summary_of(result, metric, kind, c)
             cells.append(_fmt_mean(s, 1000, 1))
             if base:
-                b = _summary(result, metric, base, c)
-                cells.append(_fmt_ratio(ratio(s, b)) if s and b and b.mean else "–")
-        cells.append(_fmt_mean(_summary(result, cost_metric("cpu", int(size)), kind, cores[0])))
-        cells.append(_fmt_mean(_summary(result, cost_metric("softirq", int(size)), kind, cores[0])))
+                b = summary_of(result, metric, base, c)
+                cells.append(format_ratio(ratio(s, b)) if s and b and b.mean else "–")
+        cells.append(_fmt_mean(summary_of(result, cost_metric("cpu", int(size)), kind, cores[0])))
+        cells.append(
+            _fmt_mean(summary_of(result, cost_metric("softirq", int(size)), kind, cores[0]))
+        )
         lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
@@ -621,27 +717,51 @@ def lead_summary(result: BenchResult) -> str:
     ]
     cpu, soft = cost_metric("cpu", int(size)), cost_metric("softirq", int(size))
     for before, after, what in OVERHEAD_STEPS:
-        a, b = _summary(result, cpu, before, cores[0]), _summary(result, cpu, after, cores[0])
-        sa, sb = _summary(result, soft, before, cores[0]), _summary(result, soft, after, cores[0])
+        a, b = summary_of(result, cpu, before, cores[0]), summary_of(result, cpu, after, cores[0])
+        sa, sb = (
+            summary_of(result, soft, before, cores[0]),
+            summary_of(result, soft, after, cores[0]),
+        )
         pa, pb = (
-            _summary(result, metric, before, cores[0]),
-            _summary(result, metric, after, cores[0]),
+            summary_of(result, metric, before, cores[0]),
+            summary_of(result, metric, after, cores[0]),
         )
         if a is None or b is None or sa is None or sb is None or pa is None or pb is None:
             continue
-        kept = _fmt_ratio(ratio(pb, pa)) if pa.mean else "–"
+        kept = format_ratio(ratio(pb, pa)) if pa.mean else "–"
         lines.append(
             f"| {before} → {after} | {what} | {b.mean - a.mean:+.0f} | {sb.mean - sa.mean:+.0f} "
             f"| {kept} |"
         )
-    return "\n".join(lines)
+    return "\n".join(lines + profile_table(result))
+
+
+def profile_table(result: BenchResult) -> list[str]:
+    """Mean CPU ns per packet by function group: one row per kind (paper 003's Fig. 1)."""
+    measured = result.measurements_of(PROFILE_METRIC)
+    if not any(m.samples for m in measured):
+        return []
+    groups = [g for g in GROUP_NAMES if any(m.x == g and any(m.samples) for m in measured)]
+    lines = [
+        "",
+        "## CPU per packet by kernel function group (ns, mean of the profiled runs)",
+        "",
+        "| path kind | " + " | ".join(groups) + " |",
+        "|---" + "|---:" * len(groups) + "|",
+    ]
+    for kind in result.series_names(PROFILE_METRIC):
+        cells = [summary_of(result, PROFILE_METRIC, kind, g) for g in groups]
+        lines.append(
+            f"| {kind} | " + " | ".join("–" if c is None else f"{c.mean:.0f}" for c in cells) + " |"
+        )
+    return lines
 
 
 # -- command line ------------------------------------------------------------------
 
 
 @click.command("forwarding")
-@bench_options(duration=3.0, repeat=3, quick_duration=0.5, quick_repeat=2)
+@bench_options(duration=2.0, repeat=4, quick_duration=0.5, quick_repeat=2)
 @click.option(
     "--kinds",
     default=",".join(FORWARDING_KINDS),
@@ -687,6 +807,7 @@ def forwarding(
     if any(c < 1 or c > usable for c in core_list):
         raise click.BadParameter(f"core counts must be within 1..{usable}", param_hint="--cores")
     require_root()
+    require_tools("trafgen", "fping")
     with_profile = perf_works() if profile is None else profile
     result = run_forwarding(bench, chosen, size_list, core_list, with_profile)
     finish_run(result, bench)

@@ -23,6 +23,7 @@ from vnet.lab import processes
 from vnet.substrate import nsfs
 
 IPERF3_PORT = 5201
+PING_INTERVAL_MS = 10  # fping -p: 100 probes a second, light next to any load
 FCS_BYTES = 4  # counted in a frame size (RFC 2544), never carried by a veth
 UDP_HEADERS = 14 + 20 + 8  # Ethernet + IPv4 + UDP
 
@@ -193,12 +194,12 @@ def iperf3_seconds(duration: float) -> int:
 
 @dataclass(frozen=True)
 class Probe:
-    """fping next to a load: `count` probes every `interval_ms`, from `delay` s on."""
+    """fping next to a load: `count` probes every PING_INTERVAL_MS, from `delay` s on."""
 
     address: str
+    source: str | None
     count: int
     delay: float = 0.3
-    interval_ms: int = 10
 
 
 def _iperf3_with_probe(
@@ -211,7 +212,7 @@ def _iperf3_with_probe(
         try:
             if probe is not None:
                 time.sleep(probe.delay)
-                ping = BackgroundPing(ns, probe.address, probe.count, probe.interval_ms)
+                ping = BackgroundPing(ns, probe)
             try:
                 out, _ = proc.communicate(timeout=seconds + 15)
             except subprocess.TimeoutExpired:
@@ -302,29 +303,31 @@ class RttStats:
         )
 
 
-def fping_argv(address: str, count: int, interval_ms: int = 10) -> list[str]:
-    return ["fping", "-C", str(count), "-p", str(interval_ms), "-t", "500", "-q", address]
+def fping_argv(
+    address: str, count: int, source: str | None = None, interval_ms: int = PING_INTERVAL_MS
+) -> list[str]:
+    argv = ["fping", "-C", str(count), "-p", str(interval_ms), "-t", "500", "-q"]
+    return [*argv, *(["-S", source] if source else []), address]
 
 
-def fping_timeout(count: int, interval_ms: int = 10) -> float:
+def fping_timeout(count: int, interval_ms: int = PING_INTERVAL_MS) -> float:
     return 5 + count * interval_ms / 1000
 
 
-def ping_rtts(ns: str, address: str, count: int, interval_ms: int = 10) -> RttStats:
-    done = processes.run(
-        ns, fping_argv(address, count, interval_ms), timeout=fping_timeout(count, interval_ms)
-    )
+def ping_rtts(ns: str, address: str, count: int, source: str | None = None) -> RttStats:
+    """`count` pings every PING_INTERVAL_MS from `ns` (from address `source`, if given)."""
+    done = processes.run(ns, fping_argv(address, count, source), timeout=fping_timeout(count))
     return RttStats.of(parse_fping(done.stderr))
 
 
 class BackgroundPing:
     """fping running next to a load; `result()` waits for it and parses the RTTs."""
 
-    def __init__(self, ns: str, address: str, count: int, interval_ms: int = 10) -> None:
-        self.count, self.interval_ms = count, interval_ms
+    def __init__(self, ns: str, probe: Probe) -> None:
+        self.count = probe.count
         self._proc = processes.spawn(
             ns,
-            fping_argv(address, count, interval_ms),
+            fping_argv(probe.address, probe.count, probe.source),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -332,7 +335,7 @@ class BackgroundPing:
 
     def result(self) -> RttStats:
         try:
-            _, err = self._proc.communicate(timeout=fping_timeout(self.count, self.interval_ms))
+            _, err = self._proc.communicate(timeout=fping_timeout(self.count))
         except subprocess.TimeoutExpired:
             processes.stop_child(self._proc)
             raise ToolError("fping did not finish in time") from None
@@ -384,7 +387,7 @@ class Trafgen:
         # Leave the machine's socket memory and IRQ affinity alone.
         self.argv += ["--no-sock-mem", "--notouch-irq", packet]
         self.ns = ns
-        self.stdout = ""
+        self.stdout = self.stderr = ""
         self._proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> Trafgen:
@@ -392,7 +395,7 @@ class Trafgen:
             self.ns,
             self.argv,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,  # sysctl warnings inside a namespace; expected
+            stderr=subprocess.PIPE,  # sysctl warnings inside a namespace are expected
             text=True,
             start_new_session=True,
         )
@@ -411,7 +414,7 @@ class Trafgen:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, sig)
             try:
-                self.stdout, _ = proc.communicate(timeout=grace)
+                self.stdout, self.stderr = proc.communicate(timeout=grace)
                 break
             except subprocess.TimeoutExpired:
                 continue
@@ -419,6 +422,15 @@ class Trafgen:
     @property
     def sent(self) -> int | None:
         return parse_trafgen_sent(self.stdout)
+
+    def complaint(self) -> str:
+        """trafgen's last words, without the expected sysctl warnings."""
+        lines = [
+            line.strip()
+            for line in (self.stderr + self.stdout).splitlines()
+            if line.strip() and "Cannot set system socket memory" not in line
+        ]
+        return "; ".join(lines[-3:])
 
 
 # -- kernel counters -------------------------------------------------------------

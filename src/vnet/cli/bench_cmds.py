@@ -15,8 +15,11 @@ from vnet.ui import console
     cls=LazyGroup,
     lazy={
         "report": "vnet.bench.report:report_cmd",
+        "qos": "vnet.bench.qos:qos",
         "dataplane": "vnet.bench.dataplane:dataplane",
         "forwarding": "vnet.bench.forwarding:forwarding",
+        "netconf": "vnet.bench.netconf:netconf",
+        "snmp": "vnet.bench.snmp:snmp",
     },
 )
 def bench() -> None:

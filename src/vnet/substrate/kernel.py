@@ -31,6 +31,11 @@ ROLE_SYSCTLS: dict[str, dict[str, str]] = {
         "net.ipv6.conf.all.forwarding": "1",
         "net.ipv6.conf.all.accept_dad": "0",
         "net.ipv6.conf.default.accept_dad": "0",
+        # Bridged tenant frames need no iptables pass; the hooks cost ~100 ns per
+        # packet per bridge even with no rules (measured by `vnet bench forwarding`).
+        "net.bridge.bridge-nf-call-iptables": "0",
+        "net.bridge.bridge-nf-call-ip6tables": "0",
+        "net.bridge.bridge-nf-call-arptables": "0",
     },
     "router": {
         "net.ipv4.ip_forward": "1",
@@ -116,6 +121,8 @@ class Kernel:
         try:
             with nsfs.entered(ns.name):
                 for key, value in ROLE_SYSCTLS[ns.role].items():
+                    if key.startswith("net.bridge.") and not nsfs.sysctl_exists(key):
+                        continue  # a kernel without br_netfilter has nothing to switch off
                     nsfs.write_sysctl(key, value)
             ipr = self.ipr(ns.name)
             ipr.link("set", index=1, state="up", ifalias=ns.mark)

@@ -125,6 +125,10 @@ def write_sysctl(key: str, value: str) -> None:
         f.write(value)
 
 
+def sysctl_exists(key: str) -> bool:
+    return os.path.exists("/proc/sys/" + key.replace(".", "/"))
+
+
 def read_sysctl(key: str) -> str:
     with open("/proc/sys/" + key.replace(".", "/")) as f:
         return f.read().strip()
