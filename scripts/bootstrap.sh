@@ -15,7 +15,11 @@ APT_PACKAGES=(iproute2 iputils-ping fping iperf3 tcpdump netsniff-ng python3 pyt
               # the libyang binding is built from source against Debian's libyang2
               gcc python3-dev libffi-dev libyang2-dev libyang2-tools
               # reference NETCONF server and client for comparisons and interop
-              netconfd yangcli openssh-server openssh-client)
+              netconfd yangcli openssh-server openssh-client
+              # SNMP: Net-SNMP clients and trap receiver for tests, smilint for the MIB;
+              # erlang-snmp carries SNMPv2-SMI/-TC/-CONF and INET-ADDRESS-MIB (Debian's
+              # own IETF MIB files are non-free) so smilint and the tools can load it
+              smitools snmp snmptrapd erlang-snmp)
 RUST_PACKAGES=(cargo-web rustc-web rust-web-clippy rustfmt-web)
 
 want_rust=0

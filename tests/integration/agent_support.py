@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vnet.lab import processes
 from vnet.substrate import Kernel, KernelState, nsfs, observe, plan
@@ -86,7 +87,10 @@ def stop_agent(a: AgentUnderTest) -> None:
 
 
 @contextmanager
-def running_agent(tmp: Path, frontends: str = "netconf,restconf") -> Iterator[AgentUnderTest]:
+def running_agent(
+    tmp: Path, frontends: str = "netconf,restconf", snmp: dict[str, Any] | None = None
+) -> Iterator[AgentUnderTest]:
+    """`snmp`: the agent configuration's `snmp:` section (communities, users, targets)."""
     scope = unique_lab()
     host_ns = f"vnet-{scope}-host"
     nsfs.create(host_ns)
@@ -103,6 +107,8 @@ def running_agent(tmp: Path, frontends: str = "netconf,restconf") -> Iterator[Ag
         "restconf_plain_http": False,
         "users": [{"name": "admin", "password": "s3cret"}],
     }
+    if snmp is not None:
+        config["snmp"] = snmp
     (state_dir / "agent.yaml").write_text(json.dumps(config))  # JSON is YAML
     a = AgentUnderTest(scope, host_ns, "127.0.0.1", 8830, 8443, "admin", "s3cret", state_dir, None)  # type: ignore[arg-type]
     try:

@@ -21,6 +21,7 @@ Starter = Callable[[Datastore, AgentConfig], Awaitable[Running]]
 FRONTENDS: dict[str, str] = {
     "netconf": "vnet.agent.netconf.frontend:start",
     "restconf": "vnet.agent.restconf.frontend:start",
+    "snmp": "vnet.agent.snmp.frontend:start",
 }
 
 

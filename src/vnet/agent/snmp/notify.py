@@ -1,0 +1,173 @@
+"""Notifications when a VR operation completes or fails (the datastore's events).
+
+- v2c targets get SNMPv2-Trap PDUs, encoded here and sent from a socket of
+  their own (the community table of the engine holds only the communities
+  that may query the agent);
+- v3 targets get traps or informs through pysnmp's notification
+  originator, with the target's USM user at authPriv. Traps are sent with
+  the agent's snmpEngineID as the authoritative engine (a receiver needs
+  `createUser -e <engineID>`); informs discover the receiver's engine and
+  are retried until acknowledged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Callable
+from typing import Any
+
+from pyasn1.codec.ber import encoder
+from pysnmp.carrier.asyncio.dgram import udp, udp6
+from pysnmp.entity import config as pconfig
+from pysnmp.entity.engine import SnmpEngine
+from pysnmp.entity.rfc3413 import ntforg
+from pysnmp.proto import rfc1902
+from pysnmp.proto.api import v2c
+
+from vnet.agent.config import SnmpTarget
+from vnet.agent.datastore import Datastore, Event
+from vnet.agent.snmp import mib, oids
+from vnet.agent.snmp.engine import encode
+from vnet.agent.snmp.oids import OID
+from vnet.model import yangdata as convert
+
+log = logging.getLogger("vnet.agent.snmp")
+
+OPERATION = {"create": 1, "modify": 2, "delete": 3}
+
+
+def event_varbinds(event: Event, tree: dict[str, Any], uptime: int) -> list[tuple[OID, mib.Value]]:
+    """sysUpTime.0, snmpTrapOID.0 and the notification's objects for one event."""
+    index = int(event.index or 0)
+    router = next((r for r in convert.routers_of(tree) if r["name"] == event.router), None)
+    admin = 2 if router is not None and router.get("admin-state") == "down" else 1
+    name_oid = (*oids.VR_CONFIG_ENTRY, oids.VR_NAME, index)
+    admin_oid = (*oids.VR_CONFIG_ENTRY, oids.VR_ADMIN, index)
+    out: list[tuple[OID, mib.Value]] = [(oids.SYS_UPTIME, ("timeticks", uptime))]
+    if event.result != "success":
+        out += [
+            (oids.SNMP_TRAP_OID, ("oid", oids.VR_FAILED)),
+            (name_oid, ("str", event.router)),
+            (oids.EVENT_OPERATION, ("int", OPERATION.get(event.operation, 2))),
+            (oids.EVENT_MESSAGE, ("str", event.message[:255])),
+        ]
+    elif event.operation == "create":
+        out += [
+            (oids.SNMP_TRAP_OID, ("oid", oids.VR_CREATED)),
+            (name_oid, ("str", event.router)),
+            (admin_oid, ("int", admin)),
+        ]
+    elif event.operation == "delete":
+        out += [(oids.SNMP_TRAP_OID, ("oid", oids.VR_REMOVED)), (name_oid, ("str", event.router))]
+    else:
+        out += [
+            (oids.SNMP_TRAP_OID, ("oid", oids.VR_MODIFIED)),
+            (name_oid, ("str", event.router)),
+            (admin_oid, ("int", admin)),
+        ]
+    return out
+
+
+def _pdu(kind: str, varbinds: list[tuple[OID, mib.Value]]) -> Any:
+    pdu = v2c.InformRequestPDU() if kind == "inform" else v2c.TrapPDU()
+    v2c.apiPDU.set_defaults(pdu)
+    v2c.apiPDU.set_varbinds(pdu, [(rfc1902.ObjectName(o), encode(v)) for o, v in varbinds])
+    return pdu
+
+
+class Notifier:
+    def __init__(
+        self,
+        engine: SnmpEngine,
+        ds: Datastore,
+        targets: list[SnmpTarget],
+        uptime: Callable[[], int],
+        agent_family: int,
+    ):
+        self.engine = engine
+        self.ds = ds
+        self.targets = targets
+        self.uptime = uptime
+        self.originator = ntforg.NotificationOriginator()
+        self.sockets: dict[int, socket.socket] = {}
+        self.queue: asyncio.Queue[Event] | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.sent = 0
+        for i, t in enumerate(targets):
+            if t.version != "v3":
+                continue
+            domain = udp6.DOMAIN_NAME if agent_family == socket.AF_INET6 else udp.DOMAIN_NAME
+            pconfig.add_target_parameters(engine, f"vnet-p{i}", t.user, "authPriv", mpModel=3)
+            pconfig.add_target_address(
+                engine,
+                f"vnet-t{i}",
+                domain,
+                (t.address, t.port),
+                f"vnet-p{i}",
+                timeout=150,
+                retryCount=3,  # 1.5 s, in hundredths
+            )
+
+    def start(self) -> None:
+        if not self.targets:
+            return
+        self.queue = self.ds.subscribe()
+        self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def close(self) -> None:
+        if self.queue is not None:
+            self.ds.unsubscribe(self.queue)
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        for sock in self.sockets.values():
+            sock.close()
+
+    async def _run(self) -> None:
+        assert self.queue is not None
+        while True:
+            event = await self.queue.get()
+            try:
+                self.send(event)
+            except Exception:
+                log.exception("SNMP notification for %s not sent", event.router)
+
+    def send(self, event: Event) -> None:
+        varbinds = event_varbinds(event, self.ds.running, self.uptime())
+        for i, t in enumerate(self.targets):
+            if t.version == "v2c":
+                self._send_v2c(t, varbinds)
+            else:
+                self.originator.send_pdu(
+                    self.engine,
+                    f"vnet-t{i}",
+                    None,
+                    b"",
+                    _pdu(t.kind, varbinds),
+                    self._acknowledged,
+                    (t.address, t.port),
+                )
+            self.sent += 1
+
+    def _send_v2c(self, t: SnmpTarget, varbinds: list[tuple[OID, mib.Value]]) -> None:
+        msg = v2c.Message()
+        v2c.apiMessage.set_defaults(msg)
+        v2c.apiMessage.set_community(msg, t.community)
+        v2c.apiMessage.set_pdu(msg, _pdu("trap", varbinds))
+        family = socket.AF_INET6 if ":" in t.address else socket.AF_INET
+        sock = self.sockets.get(family)
+        if sock is None:
+            sock = self.sockets[family] = socket.socket(family, socket.SOCK_DGRAM)
+            sock.setblocking(False)
+        try:
+            sock.sendto(encoder.encode(msg), (t.address, t.port))
+        except OSError as err:  # unreachable now; traps are best effort
+            log.warning("SNMP trap to %s:%d not sent: %s", t.address, t.port, err)
+
+    def _acknowledged(self, engine: Any, handle: Any, error: Any, pdu: Any, where: Any) -> None:
+        if error:
+            log.warning("SNMP inform to %s:%d not acknowledged: %s", *where, error)
