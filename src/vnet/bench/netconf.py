@@ -31,16 +31,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import re
 import secrets
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +48,13 @@ from vnet.bench.progress import BenchOptions, BenchProgress, bench_options
 from vnet.bench.report import finish_run
 from vnet.bench.results import BenchResult, tool_version
 from vnet.bench.stats import percentile
-from vnet.lab import processes
-from vnet.substrate import nsfs
+from vnet.lab.sandbox import (
+    HostSandbox,
+    SandboxAgent,
+    SandboxError,
+    connect_netconf,
+    log_tail,
+)
 
 NS = "urn:vnet:yang:vnet-router"
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
@@ -179,25 +181,6 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
-def pids_in_namespace(ns: str) -> list[int]:
-    """Processes whose network namespace is `ns` (never this process)."""
-    try:
-        target = os.stat(nsfs.path(ns))
-    except OSError:
-        return []
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            st = os.stat(f"/proc/{entry}/ns/net")
-        except OSError:
-            continue
-        if (st.st_ino, st.st_dev) == (target.st_ino, target.st_dev):
-            pids.append(int(entry))
-    return pids
-
-
 def _run(cmd: list[str], timeout: float = 30) -> str:
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -212,165 +195,13 @@ def _run(cmd: list[str], timeout: float = 30) -> str:
     return done.stdout
 
 
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
-@dataclass
-class BenchHost:
-    """The namespace and temporary folder of one run, with what runs in them."""
-
-    scope: str = field(default_factory=lambda: "nb" + secrets.token_hex(3))
-    dir: Path = field(init=False)
-    children: list[subprocess.Popen[bytes]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix=f"vnet-{self.scope}-"))
-
-    @property
-    def prefix(self) -> str:
-        return f"vnet-{self.scope}-"
-
-    @property
-    def namespace(self) -> str:
-        return f"vnet-{self.scope}-host"
-
-    def create(self) -> None:
-        nsfs.create(self.namespace)
-        _run(["ip", "-n", self.namespace, "link", "set", "lo", "up"])
-
-    def vr_namespaces(self) -> list[str]:
-        return [n for n in nsfs.list_names(self.prefix) if n != self.namespace]
-
-    def spawn(self, argv: list[str], log: Path) -> subprocess.Popen[bytes]:
-        with log.open("ab") as out:
-            proc = processes.spawn(
-                self.namespace, argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
-            )
-        self.children.append(proc)
-        return proc
-
-    def stop(self, proc: subprocess.Popen[bytes], grace: float = 10) -> None:
-        processes.stop_child(proc, grace=grace)
-
-    def cleanup(self) -> list[str]:
-        """Stop what we started, remove what the agent made, the namespace and the folder."""
-        problems: list[str] = []
-        for proc in reversed(self.children):
-            try:
-                processes.stop_child(proc, grace=10)
-            except OSError as err:
-                problems.append(f"stopping PID {proc.pid}: {err}")
-        # Anything still in our namespace was started by us (sshd's session children,
-        # netconf-subsystem): stop it by PID, with its start time checked.
-        for pid in pids_in_namespace(self.namespace):
-            record = processes.ProcessRecord(pid, processes.start_time(pid) or 0, "leftover")
-            if processes.stop(record, grace=3):
-                problems.append(f"PID {pid} was still running in {self.namespace}; stopped it")
-        try:
-            from vnet.substrate import Kernel, KernelState, observe, plan
-            from vnet.substrate.apply import apply
-
-            with Kernel() as k:
-                obs = observe(k, self.scope, self.prefix)
-                apply(plan(KernelState(), obs.state), k)
-        except Exception as err:  # cleanup goes on; the report says what was left
-            problems.append(f"removing the agent's VRs: {err}")
-        if nsfs.exists(self.namespace):
-            nsfs.remove(self.namespace)
-        leftovers = nsfs.list_names(self.prefix)
-        for name in leftovers:
-            with contextlib.suppress(OSError):
-                nsfs.remove(name)
-        if nsfs.list_names(self.prefix):
-            problems.append(f"namespaces left behind: {nsfs.list_names(self.prefix)}")
-        shutil.rmtree(self.dir, ignore_errors=True)
-        return problems
-
-
 # -- the two servers -------------------------------------------------------------------------------
 
 
 def connect(namespace: str, **kwargs: Any) -> Any:
-    """An ncclient session opened from inside `namespace` (its socket stays there)."""
-    import ncclient.transport.session
-    from ncclient import manager
-
-    ncclient.transport.session.TICK = 0.001  # else every RPC waits ~100 ms in select()
-    with nsfs.entered(namespace):
-        session = manager.connect(
-            host=ADDRESS,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=30,
-            **kwargs,
-        )
+    session = connect_netconf(namespace, **kwargs)
     session.timeout = RPC_TIMEOUT
     return session
-
-
-def _wait(what: str, ready: Callable[[], bool], proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while not ready():
-        if proc.poll() is not None:
-            raise NetconfBenchError(f"{what} exited with {proc.returncode}:\n{_tail(log)}")
-        if time.monotonic() > deadline:
-            raise NetconfBenchError(f"{what} not ready within {START_TIMEOUT:g} s:\n{_tail(log)}")
-        time.sleep(0.05)
-
-
-@dataclass
-class Agent:
-    """`vnet agent run` in the bench namespace, with what `vnet agent run` serves by default."""
-
-    host: BenchHost
-    proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def state_dir(self) -> Path:
-        return self.host.dir / "agent"
-
-    @property
-    def log(self) -> Path:
-        return self.state_dir / "agent.log"
-
-    def start(self, frontends: str | None = None) -> None:
-        import json
-
-        self.state_dir.mkdir(exist_ok=True)
-        config = {
-            "host": "h1",
-            "address": ADDRESS,
-            "state_dir": str(self.state_dir),
-            "scope": self.host.scope,
-            "namespace_prefix": self.host.prefix,
-            "ports": {"netconf": NETCONF_PORT, "restconf": RESTCONF_PORT},
-            "users": [{"name": USER, "password": PASSWORD}],
-        }
-        path = self.state_dir / "agent.yaml"
-        path.write_text(json.dumps(config))  # JSON is YAML
-        (self.state_dir / "agent.ready").unlink(missing_ok=True)
-        argv = [sys.executable, "-m", "vnet", "agent", "run", "--config", str(path)]
-        if frontends:
-            argv += ["--frontends", frontends]
-        self.proc = self.host.spawn(argv, self.log)
-        _wait("vnet agent", (self.state_dir / "agent.ready").exists, self.proc, self.log)
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.host.stop(self.proc)
-
-    def frontends(self) -> list[str]:
-        """The front-ends the agent says it started ("<name> listening on ...")."""
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return re.findall(r"vnet\.agent INFO (\S+) listening on", text)
-
-    def connect(self) -> Any:
-        return connect(self.host.namespace, port=NETCONF_PORT, username=USER, password=PASSWORD)
 
 
 SSHD_CONFIG = """\
@@ -416,7 +247,7 @@ def netconfd_missing() -> str | None:
 class Netconfd:
     """yuma123 netconfd behind a private sshd, both in the bench namespace."""
 
-    host: BenchHost
+    host: HostSandbox
     module: Path = YANG_FILE
     sshd: subprocess.Popen[bytes] | None = None
     server: subprocess.Popen[bytes] | None = None
@@ -472,7 +303,7 @@ class Netconfd:
         self.server = self.host.spawn(
             ["unshare", "--mount", "--propagation", "private", "sh", "-c", script], log
         )
-        _wait("netconfd", self.sock.exists, self.server, d / "netconfd.log")
+        self.host.wait("netconfd", self.sock.exists, self.server, d / "netconfd.log")
         # sshd insists on /run/sshd; a private tmpfs on /run gives it one without
         # touching the machine's /run.
         config = str(d / "sshd_config")
@@ -485,7 +316,7 @@ class Netconfd:
         self.sshd = self.host.spawn(
             ["unshare", "--mount", "--propagation", "private", "sh", "-c", script], log
         )
-        _wait("sshd", (d / "sshd.pid").exists, self.sshd, d / "sshd.log")
+        self.host.wait("sshd", (d / "sshd.pid").exists, self.sshd, d / "sshd.log")
 
     def connect(self) -> Any:
         deadline = time.monotonic() + START_TIMEOUT
@@ -501,8 +332,8 @@ class Netconfd:
                 if time.monotonic() > deadline:
                     raise NetconfBenchError(
                         f"cannot open a NETCONF session with netconfd: {err}\n"
-                        f"sshd: {_tail(self.dir / 'sshd.log')}\n"
-                        f"netconfd: {_tail(self.dir / 'netconfd.log')}"
+                        f"sshd: {log_tail(self.dir / 'sshd.log')}\n"
+                        f"netconfd: {log_tail(self.dir / 'netconfd.log')}"
                     ) from err
                 time.sleep(0.2)
 
@@ -862,9 +693,14 @@ def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
         "yuma123 netconfd, one ncclient session each, in one namespace on loopback.",
     )
     declare_metrics(result, plan)
-    host = BenchHost()
+    host = HostSandbox(scope="nb" + secrets.token_hex(3))
     result.parameters["scope"] = host.scope
-    agent = Agent(host)
+    agent = SandboxAgent(
+        host,
+        {"ports": {"netconf": NETCONF_PORT, "restconf": RESTCONF_PORT}},
+        user=USER,
+        password=PASSWORD,
+    )
     netconfd = Netconfd(host)
     progress = BenchProgress("netconf", total=None, quiet=bench.quiet)
     runner = Runner(plan, result, progress, host.vr_namespaces)
@@ -875,7 +711,7 @@ def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
             progress.update("starting the agent")
             try:
                 agent.start()
-            except NetconfBenchError as err:
+            except (NetconfBenchError, SandboxError) as err:
                 runner.note(
                     f"the agent did not start with its default front-ends ({err}); "
                     "retrying with --frontends netconf"
@@ -889,7 +725,7 @@ def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
             kids = children_of(agent.proc.pid)
             if kids:
                 runner.note(f"the agent has child processes {kids}; memory is the main process's")
-            runner.servers.append(Server("vnet", agent.connect(), agent.proc.pid))
+            runner.servers.append(Server("vnet", agent.netconf(timeout=30), agent.proc.pid))
             if plan.netconfd:
                 progress.update("starting sshd and netconfd")
                 netconfd.start()
@@ -1042,7 +878,7 @@ def netconf(
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         result = run_netconf_bench(plan, bench)
-    except NetconfBenchError as err:
+    except (NetconfBenchError, SandboxError) as err:
         raise click.ClickException(str(err)) from None
     except NCClientError as err:
         raise click.ClickException(f"NETCONF client: {type(err).__name__}: {err}") from None

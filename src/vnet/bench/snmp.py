@@ -29,19 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import secrets
 import shutil
 import socket
-import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Awaitable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -51,6 +45,7 @@ from vnet.bench.progress import BenchOptions, BenchProgress, bench_options
 from vnet.bench.report import finish_run
 from vnet.bench.results import BenchResult, tool_version
 from vnet.lab import processes
+from vnet.lab.sandbox import HostSandbox, SandboxAgent
 from vnet.substrate import nsfs
 
 ADDRESS = "127.0.0.1"
@@ -83,114 +78,17 @@ def cli_missing() -> str | None:
 # -- the agent in a namespace of its own ------------------------------------------------
 
 
-@dataclass
-class BenchAgent:
-    scope: str = field(default_factory=lambda: "sb" + secrets.token_hex(3))
-    dir: Path = field(init=False)
-    proc: subprocess.Popen[bytes] | None = None
-
-    def __post_init__(self) -> None:
-        self.dir = Path(tempfile.mkdtemp(prefix=f"vnet-{self.scope}-"))
-
-    @property
-    def prefix(self) -> str:
-        return f"vnet-{self.scope}-"
-
-    @property
-    def namespace(self) -> str:
-        return f"vnet-{self.scope}-host"
-
-    def start(self) -> None:
-        nsfs.create(self.namespace)
-        subprocess.run(["ip", "-n", self.namespace, "link", "set", "lo", "up"], check=True)
-        config = {
-            "host": "h1",
-            "address": ADDRESS,
-            "state_dir": str(self.dir),
-            "scope": self.scope,
-            "namespace_prefix": self.prefix,
-            "ports": {"netconf": NETCONF_PORT},
-            "users": [{"name": "admin", "password": secrets.token_hex(8)}],
-            "snmp": {
-                "ro_communities": [COMMUNITY_RO],
-                "rw_communities": [COMMUNITY_RW],
-                "users": [{"name": USER, "auth_key": AUTH_KEY, "priv_key": PRIV_KEY}],
-            },
-        }
-        (self.dir / "agent.yaml").write_text(json.dumps(config))
-        log = (self.dir / "agent.log").open("ab")
-        self.proc = processes.spawn(
-            self.namespace,
-            [
-                sys.executable,
-                "-m",
-                "vnet",
-                "agent",
-                "run",
-                "--config",
-                str(self.dir / "agent.yaml"),
-                "--frontends",
-                "netconf,snmp",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 60
-        while not (self.dir / "agent.ready").exists():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise SnmpBenchError(f"the agent did not start:\n{self.log_tail()}")
-            time.sleep(0.05)
-        self.password = config["users"][0]["password"]  # type: ignore[index]
-
-    def log_tail(self) -> str:
-        text = (self.dir / "agent.log").read_text(errors="replace")
-        return "\n".join(text.splitlines()[-15:])
-
-    def rss_mb(self) -> float | None:
-        if self.proc is None:
-            return None
-        with contextlib.suppress(OSError):
-            for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        return None
-
-    def netconf(self) -> Any:
-        import ncclient.transport.session
-        from ncclient import manager
-
-        ncclient.transport.session.TICK = 0.001
-        with nsfs.entered(self.namespace):
-            return manager.connect(
-                host=ADDRESS,
-                port=NETCONF_PORT,
-                username="admin",
-                password=self.password,
-                hostkey_verify=False,
-                allow_agent=False,
-                look_for_keys=False,
-                timeout=600,
-            )
-
-    def cleanup(self) -> list[str]:
-        problems = []
-        if self.proc is not None:
-            processes.stop_child(self.proc, grace=30)
-        try:
-            from vnet.substrate import Kernel, KernelState, observe, plan
-            from vnet.substrate.apply import apply
-
-            with Kernel() as k:
-                apply(plan(KernelState(), observe(k, self.scope, self.prefix).state), k)
-        except Exception as err:
-            problems.append(f"removing the agent's VRs: {err}")
-        if nsfs.exists(self.namespace):
-            nsfs.remove(self.namespace)
-        if nsfs.list_names(self.prefix):
-            problems.append(f"namespaces left behind: {nsfs.list_names(self.prefix)}")
-        shutil.rmtree(self.dir, ignore_errors=True)
-        return problems
+def sandbox_agent() -> SandboxAgent:
+    """An agent in a namespace of its own, serving NETCONF (to set up) and SNMP."""
+    settings = {
+        "ports": {"netconf": NETCONF_PORT},
+        "snmp": {
+            "ro_communities": [COMMUNITY_RO],
+            "rw_communities": [COMMUNITY_RW],
+            "users": [{"name": USER, "auth_key": AUTH_KEY, "priv_key": PRIV_KEY}],
+        },
+    }
+    return SandboxAgent(HostSandbox(scope="sb" + secrets.token_hex(3)), settings)
 
 
 # -- the in-process client --------------------------------------------------------------
@@ -393,9 +291,9 @@ def cli_auth(series: str, write: bool) -> list[str]:
     ]
 
 
-def cli(agent: BenchAgent, argv: list[str]) -> float:
+def cli(agent: SandboxAgent, argv: list[str]) -> float:
     t = time.perf_counter()
-    done = processes.run(agent.namespace, ["env", "MIBS=", *argv], timeout=120)
+    done = processes.run(agent.host.namespace, ["env", "MIBS=", *argv], timeout=120)
     elapsed = time.perf_counter() - t
     if done.returncode != 0 or "Error" in done.stderr:
         raise SnmpBenchError(f"{' '.join(argv)}: {done.stderr.strip() or done.stdout[-300:]}")
@@ -410,12 +308,12 @@ def cli_set_args(pairs: list[tuple[str, Any]]) -> list[str]:
     return out
 
 
-def populate(agent: BenchAgent, count: int, first: int) -> float:
+def populate(agent: SandboxAgent, count: int, first: int) -> float:
     """`count` VRs (no interface) in one NETCONF edit-config; returns its seconds."""
     routers = "".join(
         f"<router><name>w{i}</name><index>{i}</index></router>" for i in range(first, first + count)
     )
-    with agent.netconf() as m:
+    with agent.netconf(timeout=600) as m:
         t = time.perf_counter()
         m.edit_config(
             target="running", config=f'<config><routers xmlns="{NS}">{routers}</routers></config>'
@@ -592,7 +490,7 @@ def run_snmp(bench: BenchOptions, vrs: int, ops: int) -> BenchResult:
     declare(result)
     if not with_cli:
         result.note(f"Net-SNMP CLI figures skipped: {cli_missing()}")
-    agent = BenchAgent()
+    agent = sandbox_agent()
     cli_steps = (2 * ops + 1) * 2 if with_cli else 0
     total = bench.repeat * (3 * (3 * ops + 1) + cli_steps)
     client = raw = None
@@ -600,11 +498,12 @@ def run_snmp(bench: BenchOptions, vrs: int, ops: int) -> BenchResult:
     try:
         with BenchProgress("snmp", total=total, quiet=bench.quiet) as progress:
             progress.update("starting the agent")
-            agent.start()
-            with agent.netconf() as m:
+            agent.host.create()
+            agent.start("netconf,snmp")
+            with agent.netconf(timeout=600) as m:
                 m.edit_config(target="running", config=NETWORKS_XML)
-            client = Client(agent.namespace)
-            raw = RawV2c(agent.namespace)
+            client = Client(agent.host.namespace)
+            raw = RawV2c(agent.host.namespace)
             series = [Series("v2c", client), Series("v3", client), Series("v2c-raw", raw=raw)]
             for s in series:  # warm-up: v3 discovery and keys, first use of every code path
                 s.set(create_pairs(idx))
@@ -678,7 +577,7 @@ def run_snmp(bench: BenchOptions, vrs: int, ops: int) -> BenchResult:
             raw.close()
         if client is not None:
             client.close()
-        for problem in agent.cleanup():
+        for problem in agent.host.cleanup():
             result.note(problem)
     for metric, goal in GOALS.items():
         for name in ("v2c-raw", "v2c"):
