@@ -748,10 +748,12 @@ def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
             for s in runner.servers:
                 with contextlib.suppress(Exception):
                     s.session.close_session()
-            netconfd.stop()
-            agent.stop()
-            for problem in host.cleanup():
-                runner.note(f"cleanup: {problem}")
+            try:
+                netconfd.stop()
+                agent.stop()
+            finally:  # whatever failed above, everything started here is stopped by PID
+                for problem in host.cleanup():
+                    runner.note(f"cleanup: {problem}")
     result.parameters["load_average_at_end"] = list(os.getloadavg())
     for line in goal_notes(result, plan):
         result.note(line)
