@@ -34,10 +34,12 @@ integration: bootstrap-rust rust
 rust: bootstrap-rust
 	@for c in $(CARGO_CRATES); do cargo build -q --release --manifest-path $$c || exit 1; done
 
+# --release: the tests reuse the release build instead of compiling everything twice
 rust-test: rust
 	@for c in $(CARGO_CRATES); do \
-	  cargo clippy -q --manifest-path $$c --all-targets -- -D warnings && \
-	  cargo test -q --manifest-path $$c || exit 1; done
+	  cargo fmt --check --manifest-path $$c && \
+	  cargo clippy -q --release --manifest-path $$c --all-targets -- -D warnings && \
+	  cargo test -q --release --manifest-path $$c || exit 1; done
 
 bench-build: bootstrap
 	$(VENV)/vnet bench build --vrs 100 --json out/bench-build-100.json

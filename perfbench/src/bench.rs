@@ -122,6 +122,7 @@ fn scenario(
         pin_tenants: Some(tenant_cpu),
         pin_switches: Some(switch_cpu),
         announce: false,
+        external_dp: false,
     };
     let rep = run::run(&cfg)?;
     let t = &rep.totals;

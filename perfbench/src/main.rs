@@ -44,6 +44,10 @@ enum Cmd {
 
 #[derive(Args, Clone)]
 struct Timing {
+    /// Spin this many µs before each send instead of sleeping (0: always sleep; frees the CPU for a
+    /// system under test on the same machine, sends leave up to a wake-up latency late).
+    #[arg(long, default_value_t = 60)]
+    spin_us: u64,
     /// Run length in seconds.
     #[arg(long, default_value_t = 30.0)]
     duration: f64,
@@ -108,6 +112,10 @@ struct CpArgs {
     /// Capture PACKET_OUT'd probe frames on this interface (real switch).
     #[arg(long)]
     capture_iface: Option<String>,
+    /// The data plane is another process (perfbench switch or dp): accept packet-in/packet-out tenants
+    /// without a local source or receiver; PACKET_IN losses are counted from sequence gaps.
+    #[arg(long)]
+    external_dp: bool,
     /// Sample the CPU time of this PID (the system under test) over the measured window; repeatable.
     #[arg(long = "cpu-pid")]
     cpu_pids: Vec<u32>,
@@ -301,6 +309,10 @@ fn is_positive(x: f64) -> bool {
 }
 
 fn check_timing(t: &Timing) -> anyhow::Result<()> {
+    if t.spin_us > 10_000 {
+        bail!("--spin-us must be at most 10000, got {}", t.spin_us);
+    }
+    perfbench::pacer::set_spin_ns(t.spin_us * 1000);
     if !is_positive(t.duration) || t.duration > 86_400.0 {
         bail!(
             "--duration must be in (0, 86400] seconds, got {}",
@@ -395,6 +407,7 @@ fn cmd_cp(a: CpArgs) -> anyhow::Result<()> {
         pin_tenants: None,
         pin_switches: None,
         announce: true,
+        external_dp: a.external_dp,
     };
     let rep = run::run(&cfg)?;
     eprintln!(
@@ -486,7 +499,7 @@ fn cmd_switch(a: SwitchArgs) -> anyhow::Result<()> {
             .min()
             .unwrap_or(0);
         let w = Window::trimmed(first, a.timing.duration, a.timing.warmup, a.timing.cooldown);
-        let recs = record::records_from_arrivals(
+        let recs = record::records_with_gaps(
             &r.arrivals,
             r.tenant as u16,
             perfbench::codec::types::PACKET_OUT,
@@ -586,7 +599,7 @@ fn cmd_dp(a: DpArgs) -> anyhow::Result<()> {
         let mut ids: Vec<_> = c.arrivals.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {
-            let recs = record::records_from_arrivals(
+            let recs = record::records_with_gaps(
                 &c.arrivals[&id],
                 id as u16,
                 perfbench::codec::types::PACKET_OUT,

@@ -74,26 +74,49 @@ pub fn merge_arrivals(records: &mut [Record], arrivals: &[Arrival]) -> (u64, u64
     (matched, dup, unknown)
 }
 
-/// Records built from arrivals alone (the sender ran in another process).
-pub fn records_from_arrivals(
+/// Records from the arrivals of one sender's probes when the sender ran in
+/// another process: sorted by sequence number, duplicates dropped, and every
+/// missing sequence number (from 0 up to the highest seen) recorded as lost,
+/// with the send time of the next probe that did arrive (an upper bound).
+/// Losses after the last arrival cannot be seen this way.
+pub fn records_with_gaps(
     arrivals: &[Arrival],
     conn: u16,
     req_type: u8,
     req_size: u16,
 ) -> Vec<Record> {
-    arrivals
-        .iter()
-        .map(|a| Record {
-            req_ns: a.tx_ns,
-            resp_ns: a.rx_ns,
-            xid: a.seq as u32,
+    let mut a: Vec<&Arrival> = arrivals.iter().collect();
+    a.sort_by_key(|x| x.seq);
+    a.dedup_by_key(|x| x.seq);
+    let mut out = Vec::with_capacity(a.last().map_or(0, |x| x.seq as usize + 1));
+    let mut next = 0u64;
+    for x in a {
+        while next < x.seq {
+            out.push(Record {
+                req_ns: x.tx_ns,
+                resp_ns: 0,
+                xid: next as u32,
+                conn,
+                req_type,
+                resp_type: 0,
+                req_size,
+                resp_size: 0,
+            });
+            next += 1;
+        }
+        out.push(Record {
+            req_ns: x.tx_ns,
+            resp_ns: x.rx_ns,
+            xid: x.seq as u32,
             conn,
             req_type,
-            resp_type: a.msg_type,
+            resp_type: x.msg_type,
             req_size,
-            resp_size: a.size,
-        })
-        .collect()
+            resp_size: x.size,
+        });
+        next = x.seq + 1;
+    }
+    out
 }
 
 pub const CSV_HEADER: &str = "xid,request_type,request_ts_ns,request_size,response_type,response_ts_ns,response_size,latency_us,connection_id\n";
@@ -188,6 +211,35 @@ mod tests {
             "1,OFPT_ECHO_REQUEST,1000,8,OFPT_ECHO_REPLY,13345,8,12.345,2"
         );
         assert_eq!(lines[2], "2,OFPT_ECHO_REQUEST,2000,8,,,,,2");
+    }
+
+    #[test]
+    fn gaps_become_losses() {
+        let arr = |seq, tx| Arrival {
+            seq,
+            tx_ns: tx,
+            rx_ns: tx + 10,
+            size: 60,
+            msg_type: 10,
+        };
+        let r = records_with_gaps(
+            &[arr(3, 300), arr(1, 100), arr(1, 100), arr(4, 400)],
+            0,
+            DATA_PACKET,
+            64,
+        );
+        let got: Vec<(u32, u64, bool)> =
+            r.iter().map(|x| (x.xid, x.req_ns, x.answered())).collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 100, false),
+                (1, 100, true),
+                (2, 300, false),
+                (3, 300, true),
+                (4, 400, true)
+            ]
+        );
     }
 
     #[test]

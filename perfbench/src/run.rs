@@ -49,6 +49,9 @@ pub struct RunConfig {
     /// Pin tenant threads / emulated-switch threads to these CPUs.
     pub pin_tenants: Option<usize>,
     pub pin_switches: Option<usize>,
+    /// Another process (`perfbench switch` or `perfbench dp`) sends the PACKET_IN
+    /// probes and receives the PACKET_OUT frames.
+    pub external_dp: bool,
     /// Print "perfbench: tenant I listening on ADDR" to stderr once bound (for orchestration).
     pub announce: bool,
 }
@@ -74,6 +77,7 @@ pub struct Params {
     pub emulate_switch: bool,
     pub inject_iface: Option<String>,
     pub capture_iface: Option<String>,
+    pub external_dp: bool,
     pub cpu_pids: Vec<u32>,
     pub tenants: Vec<TenantParams>,
 }
@@ -152,14 +156,20 @@ fn validate(cfg: &RunConfig) -> anyhow::Result<()> {
             "--emulate-switch needs the tenants to listen (the emulated switches connect to them)"
         );
     }
+    if cfg.external_dp
+        && (cfg.emulate_switch || cfg.inject_iface.is_some() || cfg.capture_iface.is_some())
+    {
+        bail!("--external-dp excludes --emulate-switch, --inject-iface and --capture-iface");
+    }
     for t in &cfg.tenants {
         match t.kind {
+            _ if cfg.external_dp => {}
             Kind::PacketIn if !cfg.emulate_switch && cfg.inject_iface.is_none() => bail!(
-                "tenant {} measures PACKET_IN but nothing sends the packets: give --inject-iface IF (real switch) or --emulate-switch",
+                "tenant {} measures PACKET_IN but nothing sends the packets: give --inject-iface IF (real switch), --emulate-switch, or --external-dp (perfbench switch/dp in another process)",
                 t.id
             ),
             Kind::PacketOut if !cfg.emulate_switch && cfg.capture_iface.is_none() => bail!(
-                "tenant {} sends PACKET_OUT but nothing receives the frames: give --capture-iface IF (real switch) or --emulate-switch",
+                "tenant {} sends PACKET_OUT but nothing receives the frames: give --capture-iface IF (real switch), --emulate-switch, or --external-dp (perfbench switch/dp in another process)",
                 t.id
             ),
             _ => {}
@@ -179,6 +189,8 @@ const BACKLOG_WARN_BYTES: usize = 256 * 1024;
 
 enum Sender {
     Own,
+    /// Another process sent the probes; only their arrivals are known here.
+    External,
     Switch(usize),
     Injector(usize),
 }
@@ -370,6 +382,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
     for (i, t) in tenants.iter_mut().enumerate() {
         let spec = &cfg.tenants[i];
         let sender = match spec.kind {
+            Kind::PacketIn if cfg.external_dp => Sender::External,
             Kind::PacketIn if cfg.emulate_switch => Sender::Switch(i),
             Kind::PacketIn => Sender::Injector(
                 injectors
@@ -380,6 +393,17 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
             _ => Sender::Own,
         };
         let (mut recs, lat50, lat99, latmax) = match sender {
+            Sender::External => (
+                record::records_with_gaps(
+                    &t.arrivals,
+                    spec.id as u16,
+                    record::DATA_PACKET,
+                    spec.size as u16,
+                ),
+                0.0,
+                0.0,
+                0.0,
+            ),
             Sender::Own => (
                 std::mem::take(&mut t.records),
                 t.lateness_p50_us,
@@ -412,8 +436,10 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
             }
         };
         let arrivals: Vec<Arrival> = match spec.kind {
+            Kind::PacketIn if cfg.external_dp => vec![],
             Kind::PacketIn => std::mem::take(&mut t.arrivals),
             Kind::PacketOut if cfg.emulate_switch => std::mem::take(&mut switches[i].arrivals),
+            Kind::PacketOut if cfg.external_dp => vec![],
             Kind::PacketOut => capture
                 .as_mut()
                 .and_then(|c| c.arrivals.remove(&spec.id))
@@ -443,6 +469,16 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
             problems.push(format!("tenant {}: {a}", spec.id));
         }
         s.max_send_backlog_bytes = t.max_send_backlog as u64;
+        if spec.kind == Kind::PacketOut && cfg.external_dp {
+            s.measured_elsewhere = true;
+            s.answered = 0;
+            s.lost = 0;
+            s.loss_ratio = 0.0;
+            s.latency = LatencyStats::default();
+            summaries.push(s);
+            csv_sets.push((spec.version.wire(), recs));
+            continue;
+        }
         if t.max_send_backlog >= BACKLOG_WARN_BYTES {
             problems.push(format!(
                 "tenant {}: the peer did not keep up: up to {} bytes waited in perfbench's send buffer (latency includes that wait)",
@@ -480,6 +516,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         emulate_switch: cfg.emulate_switch,
         inject_iface: cfg.inject_iface.clone(),
         capture_iface: cfg.capture_iface.clone(),
+        external_dp: cfg.external_dp,
         cpu_pids: cfg.cpu_pids.clone(),
         tenants: cfg
             .tenants

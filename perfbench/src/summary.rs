@@ -98,6 +98,9 @@ pub struct TenantSummary {
     pub send_lateness_p50_us: f64,
     pub send_lateness_p99_us: f64,
     pub send_lateness_max_us: f64,
+    /// True when another process receives this tenant's messages (PACKET_OUT
+    /// with `--external-dp`): latency and losses are in that process's report.
+    pub measured_elsewhere: bool,
     /// Most bytes queued in perfbench because the socket was full (0: the peer kept up).
     pub max_send_backlog_bytes: u64,
     pub errors: u64,

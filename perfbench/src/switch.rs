@@ -304,7 +304,10 @@ fn serve(
                 }
             }
         }
-        if !worked && out.pending() == 0 {
+        if out.pending() > 0 && !worked {
+            // A backlog waits for room in the socket: sleep until then, do not spin.
+            pacer::poll_read_write(fd, 1_000_000);
+        } else if !worked && out.pending() == 0 {
             match pacer.as_ref().and_then(|p| p.next_due()) {
                 Some(next) => pacer::idle(next, fd),
                 None => {

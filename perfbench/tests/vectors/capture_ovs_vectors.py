@@ -23,14 +23,40 @@ import struct
 import time
 
 NAMES = {
-    1: {0: "hello", 1: "error", 2: "echo_request", 3: "echo_reply", 5: "features_request",
-        6: "features_reply", 9: "set_config", 10: "packet_in", 12: "port_status", 13: "packet_out",
-        14: "flow_mod", 16: "stats_request", 17: "stats_reply", 18: "barrier_request",
-        19: "barrier_reply"},
-    4: {0: "hello", 1: "error", 2: "echo_request", 3: "echo_reply", 5: "features_request",
-        6: "features_reply", 9: "set_config", 10: "packet_in", 12: "port_status", 13: "packet_out",
-        14: "flow_mod", 18: "multipart_request", 19: "multipart_reply", 20: "barrier_request",
-        21: "barrier_reply"},
+    1: {
+        0: "hello",
+        1: "error",
+        2: "echo_request",
+        3: "echo_reply",
+        5: "features_request",
+        6: "features_reply",
+        9: "set_config",
+        10: "packet_in",
+        12: "port_status",
+        13: "packet_out",
+        14: "flow_mod",
+        16: "stats_request",
+        17: "stats_reply",
+        18: "barrier_request",
+        19: "barrier_reply",
+    },
+    4: {
+        0: "hello",
+        1: "error",
+        2: "echo_request",
+        3: "echo_reply",
+        5: "features_request",
+        6: "features_reply",
+        9: "set_config",
+        10: "packet_in",
+        12: "port_status",
+        13: "packet_out",
+        14: "flow_mod",
+        18: "multipart_request",
+        19: "multipart_reply",
+        20: "barrier_request",
+        21: "barrier_reply",
+    },
 }
 
 
@@ -42,8 +68,19 @@ def probe_frame(tenant=0, seq=1):
     eth = bytes.fromhex("0250fffffffe") + bytes([2, 0x50, 0, 0, 0, tenant]) + b"\x08\x00"
     payload = b"PFB1" + struct.pack("!IQQ", tenant, seq, time.monotonic_ns())
     udp_len = 8 + len(payload)
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, 0, 0, 64, 17, 0,
-                     bytes([10, 250, 0, 1]), bytes([10, 251, 0, 1]))
+    ip = struct.pack(
+        "!BBHHHBBH4s4s",
+        0x45,
+        0,
+        20 + udp_len,
+        0,
+        0,
+        64,
+        17,
+        0,
+        bytes([10, 250, 0, 1]),
+        bytes([10, 251, 0, 1]),
+    )
     s = sum(struct.unpack("!10H", ip))
     while s > 0xFFFF:
         s = (s & 0xFFFF) + (s >> 16)
@@ -110,7 +147,9 @@ def play(args):
         conn.sendall(msg(v, 18, 4, stats))
         recv_msgs(conn, 2, want=19)
         barrier_req, barrier_rep = 20, 21
-        fm = struct.pack("!QQBBHHHIIIH2x", 0, 0, 0, 0, 0, 0, 0, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+        fm = struct.pack(
+            "!QQBBHHHIIIH2x", 0, 0, 0, 0, 0, 0, 0, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0
+        )
         fm += struct.pack("!HH4x", 1, 4)  # empty OXM match, padded to 8
         fm += struct.pack("!HH4x", 4, 24) + struct.pack("!HHIH6x", 0, 16, 0xFFFFFFFD, 0xFFFF)
         po = struct.pack("!IIH6x", 0xFFFFFFFF, 0xFFFFFFFD, 16) + struct.pack("!HHIH6x", 0, 16, 1, 0)
@@ -134,15 +173,16 @@ def play(args):
 
 def streams_from_pcap(path, port):
     """TCP payload per direction ('ovs' = sent by OVS, 'ctl' = sent by the controller), in order."""
-    data = open(path, "rb").read()
+    with open(path, "rb") as f:
+        data = f.read()
     magic = struct.unpack("<I", data[:4])[0]
     endian = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
     linktype = struct.unpack(endian + "I", data[20:24])[0]
     off = 24
     streams = {"ovs": {}, "ctl": {}}
     while off + 16 <= len(data):
-        _, _, incl, _ = struct.unpack(endian + "IIII", data[off:off + 16])
-        pkt = data[off + 16:off + 16 + incl]
+        _, _, incl, _ = struct.unpack(endian + "IIII", data[off : off + 16])
+        pkt = data[off + 16 : off + 16 + incl]
         off += 16 + incl
         if linktype == 1:
             l3 = pkt[14:]
@@ -158,7 +198,7 @@ def streams_from_pcap(path, port):
         tcp = l3[ihl:]
         sport, dport, seq = struct.unpack("!HHI", tcp[:8])
         thl = (tcp[12] >> 4) * 4
-        payload = tcp[thl:struct.unpack("!H", l3[2:4])[0] - ihl]
+        payload = tcp[thl : struct.unpack("!H", l3[2:4])[0] - ihl]
         if not payload:
             continue
         # The controller listens on `port`: segments to it come from OVS.
@@ -198,16 +238,21 @@ def extract(args):
                     continue
                 seen.add(fname)
                 hexs = m.hex()
-                lines = [hexs[i:i + 64] for i in range(0, len(hexs), 64)]
+                lines = [hexs[i : i + 64] for i in range(0, len(hexs), 64)]
                 with open(os.path.join(args.out, fname), "w") as f:
-                    f.write(f"# {who} -> {'controller' if who == 'ovs' else 'ovs'}, captured with tcpdump"
-                            f" on loopback port {args.port} (Open vSwitch userspace datapath)\n")
+                    peer = "controller" if who == "ovs" else "ovs"
+                    f.write(
+                        f"# {who} -> {peer}, captured with tcpdump on loopback port"
+                        f" {args.port} (Open vSwitch userspace datapath)\n"
+                    )
                     f.write("\n".join(lines) + "\n")
                 print(fname, len(m))
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--version", type=int, choices=[1, 4], default=4)
     p.add_argument("--port", type=int, default=6653)
     p.add_argument("--inject-iface")

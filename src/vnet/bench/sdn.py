@@ -22,6 +22,7 @@ import json
 import os
 import queue
 import secrets
+import select
 import shutil
 import signal
 import subprocess
@@ -32,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import click
 
@@ -278,6 +279,24 @@ class OvsLab:
         self.stop()
 
 
+def _wait_for_line(stream: IO[bytes], want: str, timeout: float) -> bool:
+    """Read a pipe (unbuffered) until a line equals `want` (True), or EOF/timeout (False)."""
+    fd = stream.fileno()
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            return False
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            return False
+        buf += chunk
+        if want.encode() in (line.strip() for line in buf.split(b"\n")):
+            return True
+    return False
+
+
 @contextmanager
 def proxy(lab: OvsLab, binary: Path, ports: int, max_seconds: float) -> Iterator[int]:
     """perfbench's pass-through proxy in the lab's namespace; yields its PID."""
@@ -295,16 +314,12 @@ def proxy(lab: OvsLab, binary: Path, ports: int, max_seconds: float) -> Iterator
         "--max-seconds",
         f"{max_seconds:.0f}",
     )
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert proc.stdout is not None
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                raise SdnBenchError(f"proxy exited: {proc.stderr.read() if proc.stderr else ''}")
-            if line.strip() == "ready":
-                break
+        if not _wait_for_line(proc.stdout, "ready", 10.0):
+            err = proc.stderr.read().decode() if proc.poll() is not None and proc.stderr else ""
+            raise SdnBenchError(f"the proxy did not get ready within 10 s: {err.strip()}")
         yield proc.pid
     finally:
         stop_pid(proc.pid)
@@ -336,6 +351,7 @@ def run_perfbench(
     trim: float,
     version: str,
     cpu_pids: list[int],
+    spin_us: int = 0,
 ) -> dict[str, Any]:
     """One `perfbench cp` run against the lab's OVS; returns perfbench's JSON report."""
     kind = setup.experiment
@@ -365,6 +381,8 @@ def run_perfbench(
         "--setup-timeout",
         "15",
         "--no-records",
+        "--spin-us",
+        str(spin_us),
     ]
     if kind == "packet-in":
         cmd += ["--inject-iface", lab.dp_iface, "--install-table-miss"]
@@ -431,6 +449,14 @@ def plan(quick: bool, tenants: list[int]) -> list[Setup]:
             for nd in (False, True):
                 setups.append(Setup("packet-out", via, nd, n, PACKET_OUT_TOTAL))
     return setups
+
+
+def _loadavg() -> str:
+    """The machine's load average after a run: other work on a shared machine shows here."""
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return ""
 
 
 def _cpu(report: dict[str, Any], pid: int | None) -> float | None:
@@ -659,8 +685,8 @@ def plot_figures(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> l
 def latency_table(runs: list[tuple[Setup, dict[str, Any]]]) -> str:
     rows = [
         "| experiment | series | tenants | target msgs/s | achieved msgs/s | sent | lost | "
-        "p50 µs | p90 µs | p99 µs | max µs | OVS CPU % | proxy CPU % |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "p50 µs | p90 µs | p99 µs | max µs | OVS CPU % | proxy CPU % | load avg |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for s, rep in runs:
         t, lat = rep["totals"], rep["totals"]["latency"]
@@ -670,12 +696,57 @@ def latency_table(runs: list[tuple[Setup, dict[str, Any]]]) -> str:
             f"| {s.experiment} | {s.series} | {s.tenants} | {t['target_rate']:.0f} | "
             f"{t['achieved_rate']:.0f} | {t['sent']} | {t['lost']} | {lat['p50_us']:.1f} | "
             f"{lat['p90_us']:.1f} | {lat['p99_us']:.1f} | {lat['max_us']:.1f} | "
-            f"{'' if ovs is None else f'{ovs:.0f}'} | {'' if prx is None else f'{prx:.0f}'} |"
+            f"{'' if ovs is None else f'{ovs:.0f}'} | {'' if prx is None else f'{prx:.0f}'} | "
+            f"{rep.get('_loadavg', '')} |"
         )
     return "\n".join(rows) + "\n"
 
 
 # -- the command -------------------------------------------------------------------------
+
+
+def _one_run(
+    lab: OvsLab,
+    binary: Path,
+    setup: Setup,
+    k: int,
+    bench: BenchOptions,
+    trim: float,
+    version: str,
+    proxy_pid: int,
+    result: BenchResult,
+    progress: BenchProgress,
+) -> dict[str, Any] | None:
+    """Run repeat `k` of `setup`, record it; a failed run becomes a note, not an abort."""
+    label = f"{setup.experiment} {setup.series} tenants={setup.tenants} rate={setup.rate}"
+    progress.update(f"{label} run {k + 1}/{bench.repeat}")
+    vswitchd = lab.pids["ovs-vswitchd"]
+    via_proxy = setup.via == "proxy"
+    try:
+        rep = run_perfbench(
+            lab,
+            binary,
+            setup,
+            duration=bench.duration,
+            trim=trim,
+            version=version,
+            cpu_pids=[vswitchd, proxy_pid] if via_proxy else [vswitchd],
+        )
+    except SdnBenchError as err:
+        result.note(f"{label} run {k + 1}: {err}")
+        progress.log(f"failed: {label}: {err}")
+        progress.advance()
+        return None
+    rep["_loadavg"] = _loadavg()
+    rep["_pids"] = {"ovs-vswitchd": vswitchd, "proxy": proxy_pid if via_proxy else None}
+    record_run(result, setup, rep, rep["_pids"])
+    lat, t = rep["totals"]["latency"], rep["totals"]
+    progress.log(
+        f"{label}: p50 {lat['p50_us']:.0f} µs, p99 {lat['p99_us']:.0f} µs, "
+        f"lost {t['lost']}/{t['sent']}, load {rep['_loadavg']}"
+    )
+    progress.advance()
+    return rep
 
 
 def _parse_tenants(text: str) -> list[int]:
@@ -754,43 +825,16 @@ def sdn(bench: BenchOptions, tenants_text: str | None, version: str) -> None:
     try:
         with (
             OvsLab() as lab,
+            proxy(lab, binary, max(tenants), total_time) as proxy_pid,
             BenchProgress("sdn", total=len(setups) * bench.repeat, quiet=bench.quiet) as progress,
         ):
-            with proxy(lab, binary, max(tenants), total_time) as proxy_pid:
-                pids = {"ovs-vswitchd": lab.pids["ovs-vswitchd"], "proxy": proxy_pid}
-                for setup in setups:
-                    for k in range(bench.repeat):
-                        label = f"{setup.experiment} {setup.series} tenants={setup.tenants} rate={setup.rate}"
-                        progress.update(f"{label} run {k + 1}/{bench.repeat}")
-                        cpu = [pids["ovs-vswitchd"]] + ([proxy_pid] if setup.via == "proxy" else [])
-                        try:
-                            rep = run_perfbench(
-                                lab,
-                                binary,
-                                setup,
-                                duration=duration,
-                                trim=trim,
-                                version=version,
-                                cpu_pids=cpu,
-                            )
-                        except SdnBenchError as err:
-                            result.note(f"{label} run {k + 1}: {err}")
-                            progress.log(f"failed: {label}: {err}")
-                            progress.advance()
-                            continue
-                        rep["_pids"] = {
-                            "ovs-vswitchd": pids["ovs-vswitchd"],
-                            "proxy": proxy_pid if setup.via == "proxy" else None,
-                        }
-                        record_run(result, setup, rep, rep["_pids"])
-                        if k == 0:
-                            runs.append((setup, rep))
-                        lat = rep["totals"]["latency"]
-                        progress.log(
-                            f"{label}: p50 {lat['p50_us']:.0f} µs, p99 {lat['p99_us']:.0f} µs, "
-                            f"lost {rep['totals']['lost']}/{rep['totals']['sent']}"
-                        )
-                        progress.advance()
+            for setup in setups:
+                for k in range(bench.repeat):
+                    rep = _one_run(
+                        lab, binary, setup, k, bench, trim, version, proxy_pid, result, progress
+                    )
+                    if rep is not None and k == 0:
+                        runs.append((setup, rep))
     except SdnBenchError as err:
         raise click.ClickException(str(err)) from err
     paths = finish_run(result, bench)

@@ -20,6 +20,7 @@ from vnet.ui import console
         "forwarding": "vnet.bench.forwarding:forwarding",
         "netconf": "vnet.bench.netconf:netconf",
         "snmp": "vnet.bench.snmp:snmp",
+        "sdn": "vnet.bench.sdn:sdn",
     },
 )
 def bench() -> None:
