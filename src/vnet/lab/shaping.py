@@ -58,12 +58,17 @@ class FlowResult:
     offered_bps: float | None  # UDP: what iperf3 sent (payload)
     payload_bps: float  # what the receiver got (payload)
     l2_bps: float | None = None  # the class's byte counter over the steady window
+    # other classes read at the same moments, over the same window (e.g. the link's root)
+    also_l2_bps: dict[ClassRef, float] = field(default_factory=dict)
     window_s: float = 0.0
     class_drops: int = 0
     lost_packets: int | None = None  # UDP, by sequence number
     packets: int | None = None
     ping: PingResult | None = None
     retransmits: int | None = None
+    # datagrams the receiving host dropped itself (socket buffer full): lost, but
+    # not in the network; a starved iperf3 server shows up here
+    receiver_drops: int | None = None
     error: str | None = None
     iperf: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -74,8 +79,27 @@ class FlowResult:
         return self.lost_packets / self.packets
 
 
+SAMPLE_INTERVAL = 0.05  # seconds between reads of the shaper's counters
+
+
 class FlowError(RuntimeError):
     pass
+
+
+def udp_receive_errors(ns: str) -> int:
+    """UDP datagrams `ns` dropped for want of socket buffer (IPv4 and IPv6)."""
+    from vnet.substrate import nsfs
+
+    total = 0
+    with nsfs.entered(ns):
+        with open("/proc/thread-self/net/snmp") as f:
+            rows = [line.split() for line in f if line.startswith("Udp:")]
+        with open("/proc/thread-self/net/snmp6") as f:
+            v6 = f.read().split()
+    total += int(rows[1][rows[0].index("RcvbufErrors")])
+    if "Udp6RcvbufErrors" in v6:
+        total += int(v6[v6.index("Udp6RcvbufErrors") + 1])
+    return total
 
 
 def wait_listening(ns: str, port: int, timeout: float = 5.0) -> None:
@@ -111,6 +135,7 @@ def run_flow(
     port: int = 5201,
     streams: int = 1,
     shaper: ClassRef | None = None,
+    also: tuple[ClassRef, ...] = (),
     warmup: float | None = None,
     ping_from: str | None = None,
     ping_to: str | None = None,
@@ -130,22 +155,30 @@ def run_flow(
     if streams > 1:
         argv += ["-P", str(streams)]
     if protocol == "udp":
-        argv += ["-u", "-b", str(int(rate_bps or 1_000_000))]
+        # a 4 MB socket buffer (up to net.core.rmem_max) so that a receiver starved of
+        # CPU for a moment does not drop what the network delivered
+        argv += ["-u", "-b", str(int(rate_bps or 1_000_000)), "-w", "4M"]
     elif rate_bps:
         argv += ["-b", str(int(rate_bps))]
     if length:
         argv += ["-l", str(length)]
     samples: list[ClassSample] = []
+    others: list[list[ClassSample]] = [[] for _ in also]
     extra: dict[str, Any] = {}
     errors: list[BaseException] = []
+
+    stop = threading.Event()
 
     def sampler() -> None:
         try:
             with Kernel() as kernel:
-                time.sleep(warm)
-                samples.append(sample_class(kernel, shaper))  # type: ignore[arg-type]
-                time.sleep(max(0.05, seconds - warm - min(0.25, seconds * 0.1)))
-                samples.append(sample_class(kernel, shaper))  # type: ignore[arg-type]
+                while True:
+                    samples.append(sample_class(kernel, shaper))  # type: ignore[arg-type]
+                    for ref, out in zip(also, others, strict=True):
+                        out.append(sample_class(kernel, ref))
+                    if stop.is_set():
+                        break
+                    stop.wait(SAMPLE_INTERVAL)
         except BaseException as err:  # reported with the result
             errors.append(err)
 
@@ -171,6 +204,7 @@ def run_flow(
         except BaseException as err:
             errors.append(err)
 
+    drops_before = udp_receive_errors(server_ns) if protocol == "udp" else 0
     try:
         wait_listening(server_ns, port)
         threads = [
@@ -188,6 +222,7 @@ def run_flow(
         except subprocess.TimeoutExpired:
             client.kill()
             out, err = client.communicate()
+        stop.set()
         for th in threads:
             th.join(timeout=seconds + 30)
         done = subprocess.CompletedProcess(argv, client.returncode, out, err)
@@ -218,9 +253,33 @@ def run_flow(
     if protocol == "udp":
         result.lost_packets = int(received.get("lost_packets", 0))
         result.packets = int(received.get("packets", 0))
-    if shaper is not None and len(samples) == 2:
-        a, b = samples
+        result.receiver_drops = udp_receive_errors(server_ns) - drops_before
+    window = steady_window(samples, warm, tail=min(0.25, seconds * 0.1))
+    if shaper is not None and window is not None:
+        a, b = window
         result.window_s = b.t - a.t
         result.l2_bps = (b.bytes - a.bytes) * 8 / result.window_s
         result.class_drops = b.drops - a.drops
+        i, j = samples.index(a), samples.index(b)
+        for ref, out in zip(also, others, strict=True):
+            result.also_l2_bps[ref] = (out[j].bytes - out[i].bytes) * 8 / (out[j].t - out[i].t)
     return result
+
+
+def steady_window(
+    samples: list[ClassSample], warm: float, tail: float
+) -> tuple[ClassSample, ClassSample] | None:
+    """The samples bracketing the flow's steady part, by the counter itself.
+
+    The flow starts when the counter first moves (iperf3 takes a while to set
+    up, longer on a busy machine) and ends when it last moves; `warm` seconds
+    after the start and `tail` seconds before the end are left out.
+    """
+    moving = [i for i in range(1, len(samples)) if samples[i].bytes > samples[i - 1].bytes]
+    if not moving:
+        return None
+    begin, end = samples[moving[0] - 1].t, samples[moving[-1]].t
+    inside = [x for x in samples if begin + warm <= x.t <= end - tail]
+    if len(inside) < 2 or inside[-1].t - inside[0].t < SAMPLE_INTERVAL * 3:
+        return None
+    return inside[0], inside[-1]

@@ -17,6 +17,7 @@ VXLAN outside) counts against the class the packets end up in.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -68,7 +69,7 @@ def underlay_paths(topo: Topology) -> dict[tuple[str, str], list[Hop]]:
             if other == host.name:
                 continue
             hops = []
-            for u, v in zip(path, path[1:], strict=False):
+            for u, v in itertools.pairwise(path):
                 j = index[frozenset((u, v))]
                 hops.append((j, topo.links[j].a == u))
             out[(host.name, other)] = hops
@@ -187,9 +188,7 @@ def qos_problems(topo: Topology) -> list[Problem]:
         link = topo.links[j]
         total = sum(s.rate for s in shares)
         if link.rate is not None and total > link.rate:
-            parts = ", ".join(
-                f"{s.network or 'management'} {format_rate(s.rate)}" for s in shares
-            )
+            parts = ", ".join(f"{s.network or 'management'} {format_rate(s.rate)}" for s in shares)
             problems.append(
                 Problem(
                     ("links", j, "rate"),

@@ -21,6 +21,7 @@ so the end hosts' networks get an MTU that leaves room for them.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv6Address, IPv6Network
@@ -125,8 +126,10 @@ def gateway(topo: Topology, host: EndHost, dst: IPv4Address | IPv6Address) -> st
     if routes:
         via = max(routes, key=lambda r: r.destination.prefixlen).via
     else:
-        auto = any(t.name == topo.network(host.network).tenant and t.routing == "auto"
-                   for t in topo.tenants)
+        auto = any(
+            t.name == topo.network(host.network).tenant and t.routing == "auto"
+            for t in topo.tenants
+        )
         if not auto:
             return None
         fam = "ipv4" if version == 4 else "ipv6"
@@ -214,7 +217,9 @@ def tunnels(topo: Topology) -> list[Tunnel]:
         a, b = hosts[conn.a], hosts[conn.b]
         directions = [(a, b, tuple(conn.path), conn.src_port, conn.dst_port, False)]
         if conn.bidirectional:
-            directions.append((b, a, tuple(reversed(conn.path)), conn.dst_port, conn.src_port, True))
+            directions.append(
+                (b, a, tuple(reversed(conn.path)), conn.dst_port, conn.src_port, True)
+            )
         for src, dst, path, sport, dport, reverse in directions:
             routers = [topo.router(r) for r in path]
             locs = [locator(topo, r, numbers) for r in path]
@@ -237,10 +242,14 @@ def tunnels(topo: Topology) -> list[Tunnel]:
                     out_ifname=routers[0].ifname(first[0]),
                     egress_ifname=routers[-1].ifname(egress),
                     families=fams,
-                    src_addr={4: str(src.ipv4.ip) if src.ipv4 else "",
-                              6: str(src.ipv6.ip) if src.ipv6 else ""},
-                    dst_addr={4: str(dst.ipv4.ip) if dst.ipv4 else "",
-                              6: str(dst.ipv6.ip) if dst.ipv6 else ""},
+                    src_addr={
+                        4: str(src.ipv4.ip) if src.ipv4 else "",
+                        6: str(src.ipv6.ip) if src.ipv6 else "",
+                    },
+                    dst_addr={
+                        4: str(dst.ipv4.ip) if dst.ipv4 else "",
+                        6: str(dst.ipv6.ip) if dst.ipv6 else "",
+                    },
                     protocol=conn.protocol,
                     src_port=sport,
                     dst_port=dport,
@@ -376,7 +385,7 @@ def endpoint_mtu_cap(topo: Topology, network: str, base_mtu) -> int | None:  # t
 
 def _path_mtu(topo: Topology, routers: dict[str, VirtualRouter], path, base_mtu) -> int | None:  # type: ignore[no-untyped-def]
     mtus = []
-    for u, v in zip(path, path[1:], strict=False):
+    for u, v in itertools.pairwise(path):
         if u not in routers or v not in routers:
             return None
         shared = shared_network(routers[u], routers[v])
@@ -408,7 +417,11 @@ def connection_problems(topo: Topology) -> list[Problem]:
     for i, conn in enumerate(topo.connections):
         before = len(problems)
         if conn.name in names:
-            add((i, "name"), f"duplicate connection name (first at connections[{names[conn.name]}])", conn)
+            add(
+                (i, "name"),
+                f"duplicate connection name (first at connections[{names[conn.name]}])",
+                conn,
+            )
         names.setdefault(conn.name, i)
         if conn.id is not None:
             if conn.id in ids:
@@ -442,13 +455,21 @@ def connection_problems(topo: Topology) -> list[Problem]:
             )
             continue
         if a.network == b.network:
-            add((i, "b"), f"{a.name!r} and {b.name!r} share network {a.network!r}: "
-                "their traffic meets no router, so there is no path to pin", conn)
+            add(
+                (i, "b"),
+                f"{a.name!r} and {b.name!r} share network {a.network!r}: "
+                "their traffic meets no router, so there is no path to pin",
+                conn,
+            )
             continue
         fams = _families(conn, a, b)
         if not fams:
             want = conn.family or "any family"
-            add((i, "family"), f"{a.name!r} and {b.name!r} have no address of {want} in common", conn)
+            add(
+                (i, "family"),
+                f"{a.name!r} and {b.name!r} have no address of {want} in common",
+                conn,
+            )
             continue
         # the path: known routers of this tenant, no repeats, each pair adjacent over IPv6
         path_ok = True
@@ -459,11 +480,19 @@ def connection_problems(topo: Topology) -> list[Problem]:
                 add((i, "path", k), f"unknown router {r!r}", conn)
                 path_ok = False
             elif router_tenant(topo, vr) != ta:
-                add((i, "path", k), f"router {r!r} belongs to tenant "
-                    f"{router_tenant(topo, vr)!r}, not to {ta!r} of the end hosts", conn)
+                add(
+                    (i, "path", k),
+                    f"router {r!r} belongs to tenant "
+                    f"{router_tenant(topo, vr)!r}, not to {ta!r} of the end hosts",
+                    conn,
+                )
                 path_ok = False
             elif r in seen:
-                add((i, "path", k), f"router {r!r} appears twice; a path visits each router once", conn)
+                add(
+                    (i, "path", k),
+                    f"router {r!r} appears twice; a path visits each router once",
+                    conn,
+                )
                 path_ok = False
             seen.add(r)
         if not path_ok:
@@ -481,8 +510,12 @@ def connection_problems(topo: Topology) -> list[Problem]:
                     f"{', '.join(i.network for i in routers[u].interfaces) or 'none'}; {v}: "
                     f"{', '.join(i.network for i in routers[v].interfaces) or 'none'})"
                 )
-                add((i, "path", k + 1), f"{u} and {v} are not adjacent: {why}; consecutive "
-                    "routers of a path must share a network", conn)
+                add(
+                    (i, "path", k + 1),
+                    f"{u} and {v} are not adjacent: {why}; consecutive "
+                    "routers of a path must share a network",
+                    conn,
+                )
                 path_ok = False
         if not path_ok:
             continue
@@ -491,13 +524,21 @@ def connection_problems(topo: Topology) -> list[Problem]:
             directions.append(("b", b, a, conn.path[-1], conn.path[0], len(conn.path) - 1, 0))
         for end, src, dst, first, last, k_first, k_last in directions:
             if _interface_in(routers[first], src.network) is None:
-                add((i, "path", k_first), f"the path must start at a router of {src.name!r}'s "
-                    f"network {src.network!r}; {first} has no interface there", conn)
+                add(
+                    (i, "path", k_first),
+                    f"the path must start at a router of {src.name!r}'s "
+                    f"network {src.network!r}; {first} has no interface there",
+                    conn,
+                )
                 continue
             egress = _interface_in(routers[last], dst.network)
             if egress is None:
-                add((i, "path", k_last), f"the path must end at a router of {dst.name!r}'s "
-                    f"network {dst.network!r}; {last} has no interface there", conn)
+                add(
+                    (i, "path", k_last),
+                    f"the path must end at a router of {dst.name!r}'s "
+                    f"network {dst.network!r}; {last} has no interface there",
+                    conn,
+                )
                 continue
             for fam in fams:
                 attr = "ipv4" if fam == 4 else "ipv6"
@@ -505,17 +546,35 @@ def connection_problems(topo: Topology) -> list[Problem]:
                 gw = gateway(topo, src, dst_ip)
                 if gw != first:
                     sends = f"to {gw}" if gw else "to no router (it has no route)"
-                    add((i, "path", k_first), f"{src.name!r} sends packets for {dst_ip} {sends}, "
-                        f"so its tunnel cannot start at {first}", conn)
+                    add(
+                        (i, "path", k_first),
+                        f"{src.name!r} sends packets for {dst_ip} {sends}, "
+                        f"so its tunnel cannot start at {first}",
+                        conn,
+                    )
                 if getattr(routers[last].interfaces[egress], attr) is None:
-                    add((i, "path", k_last), f"{last} has no {attr} address in network "
-                        f"{dst.network!r} to deliver to {dst.name!r}", conn)
-            key = (first, fams, src.name, dst.name, conn.protocol,
-                   conn.src_port if end == "a" else conn.dst_port,
-                   conn.dst_port if end == "a" else conn.src_port)
+                    add(
+                        (i, "path", k_last),
+                        f"{last} has no {attr} address in network "
+                        f"{dst.network!r} to deliver to {dst.name!r}",
+                        conn,
+                    )
+            key = (
+                first,
+                fams,
+                src.name,
+                dst.name,
+                conn.protocol,
+                conn.src_port if end == "a" else conn.dst_port,
+                conn.dst_port if end == "a" else conn.src_port,
+            )
             if key in selectors:
-                add((i,), f"the same traffic is already steered by connection {selectors[key]!r} "
-                    "(same end hosts, protocol and ports); give one of them other ports", conn)
+                add(
+                    (i,),
+                    f"the same traffic is already steered by connection {selectors[key]!r} "
+                    "(same end hosts, protocol and ports); give one of them other ports",
+                    conn,
+                )
             selectors.setdefault(key, conn.name)
         if len(problems) == before:
             valid.append(i)
@@ -534,17 +593,31 @@ def _tenant_locator_problems(topo: Topology) -> list[Problem]:
         block = locator_block(topo, tenant)
         k = next((j for j, t in enumerate(topo.tenants) if t.name == tenant), None)
         loc = ("tenants", k, "locators") if k is not None else ("connections",)
-        count = max((numbers[vr.name] for vr in topo.routers
-                     if router_tenant(topo, vr) == tenant), default=0)
+        count = max(
+            (numbers[vr.name] for vr in topo.routers if router_tenant(topo, vr) == tenant),
+            default=0,
+        )
         if block.prefixlen >= LOCATOR_LEN or count >= 2 ** (LOCATOR_LEN - block.prefixlen):
-            problems.append(Problem(loc, f"locator block {block} of tenant {tenant!r} has no room "
-                                    f"for {count} routers' /{LOCATOR_LEN} locators", f"tenant {tenant!r}"))
+            problems.append(
+                Problem(
+                    loc,
+                    f"locator block {block} of tenant {tenant!r} has no room "
+                    f"for {count} routers' /{LOCATOR_LEN} locators",
+                    f"tenant {tenant!r}",
+                )
+            )
             continue
         for net in topo.networks:
             if net.tenant == tenant and net.ipv6 is not None and net.ipv6.overlaps(block):
-                problems.append(Problem(loc, f"locator block {block} of tenant {tenant!r} overlaps "
-                                        f"network {net.name!r} ({net.ipv6}); set the tenant's "
-                                        "locators to a free prefix", f"tenant {tenant!r}"))
+                problems.append(
+                    Problem(
+                        loc,
+                        f"locator block {block} of tenant {tenant!r} overlaps "
+                        f"network {net.name!r} ({net.ipv6}); set the tenant's "
+                        "locators to a free prefix",
+                        f"tenant {tenant!r}",
+                    )
+                )
     return problems
 
 
@@ -569,18 +642,28 @@ def _mtu_problems(topo: Topology, valid: list[int]) -> list[Problem]:
             fams = _families(conn, hosts[conn.a], hosts[conn.b])
             floor = max(MIN_MTU[f] for f in fams)
             if room < floor:
-                problems.append(Problem(("connections", i, "path"),
-                    f"the path's {len(path) - 1} segments add {extra} bytes; with the path's MTU "
-                    f"{limit} that leaves {room}, below the IPv{6 if 6 in fams else 4} minimum "
-                    f"{floor}: shorten the path or raise the underlay links' mtu",
-                    f"connection {conn.name!r}"))
+                problems.append(
+                    Problem(
+                        ("connections", i, "path"),
+                        f"the path's {len(path) - 1} segments add {extra} bytes; with the path's "
+                        f"MTU {limit} that leaves {room}, below the IPv{6 if 6 in fams else 4} "
+                        "minimum "
+                        f"{floor}: shorten the path or raise the underlay links' mtu",
+                        f"connection {conn.name!r}",
+                    )
+                )
             elif net.mtu is not None and net.mtu > room:
                 k = next(j for j, n in enumerate(topo.networks) if n.name == net.name)
-                problems.append(Problem(("networks", k, "mtu"),
-                    f"MTU {net.mtu} leaves no room for the {extra} bytes of connection "
-                    f"{conn.name!r}'s SRv6 encapsulation on a path with MTU {limit}, and the "
-                    f"kernel would drop larger packets silently; set it to at most {room} or "
-                    "leave it unset (vnet then picks it)", f"network {net.name!r}"))
+                problems.append(
+                    Problem(
+                        ("networks", k, "mtu"),
+                        f"MTU {net.mtu} leaves no room for the {extra} bytes of connection "
+                        f"{conn.name!r}'s SRv6 encapsulation on a path with MTU {limit}, and the "
+                        f"kernel would drop larger packets silently; set it to at most {room} or "
+                        "leave it unset (vnet then picks it)",
+                        f"network {net.name!r}",
+                    )
+                )
     return problems
 
 
@@ -594,7 +677,7 @@ def _demands(topo: Topology, valid: list[int]) -> Iterator[Demand]:
             directions.append(list(reversed(conn.path)))
         for path in directions:
             seen: set[tuple[str, int, bool]] = set()
-            for u, v in zip(path, path[1:], strict=False):
+            for u, v in itertools.pairwise(path):
                 shared = shared_network(routers[u], routers[v])
                 assert shared is not None
                 network = routers[u].interfaces[shared[0]].network
@@ -603,4 +686,3 @@ def _demands(topo: Topology, valid: list[int]) -> Iterator[Demand]:
                     if (network, link, forward) not in seen:
                         seen.add((network, link, forward))
                         yield Demand(i, network, link, forward, conn.bandwidth)
-

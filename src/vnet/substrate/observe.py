@@ -16,6 +16,8 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.substrate import nsfs
 from vnet.substrate.kernel import ZERO_MAC, Kernel, NotANamespace, route_key
+from vnet.substrate.qos import LINK_MAJOR, VNET_MAJOR, observe_tc
+from vnet.substrate.srv6 import observe_connections
 from vnet.substrate.state import (
     MARK,
     RTPROT_VNET,
@@ -108,6 +110,7 @@ def _read_namespace(
         if "end-of" in attrs:
             owner_ns, owner_name = attrs["end-of"].split("/", 1)
             peer_ends[(ns, name)] = _PeerEnd((ns_from_label(owner_ns), owner_name), master)
+            _read_shaper(ipr, ns, name, index, state)  # the far end of a rated underlay link
             continue
         kind = msg.get_nested("IFLA_LINKINFO", "IFLA_INFO_KIND")
         link = Link(
@@ -136,6 +139,20 @@ def _read_namespace(
         # wholly vnet's are they known to be this scope's. vnet makes none elsewhere;
         # in a lab host's namespace the lab's routes and that host's agent meet.
         _read_routes(ipr, ns, state)
+    _read_tunnels_and_classes(ipr, ns, names, ours, state)
+
+
+def _read_tunnels_and_classes(
+    ipr: Any, ns: NsName, names: dict[int, str], ours: dict[int, str], state: KernelState
+) -> None:
+    """Connections (router namespaces) and bandwidth classes (on vnet's own interfaces)."""
+    role = state.namespaces[ns].role if ns in state.namespaces else None
+    owned = {index: name for index, name in ours.items() if index != 1}
+    if role == "router":
+        observe_connections(ipr, ns, names, state)
+        observe_tc(ipr, ns, owned, VNET_MAJOR, state)
+    elif role == "host":
+        observe_tc(ipr, ns, owned, LINK_MAJOR, state)
 
 
 def _with(link: Link, **changes: Any) -> Link:

@@ -12,6 +12,7 @@ the state observed before (see apply.py).
 
 from __future__ import annotations
 
+from vnet.substrate.mbb import plan_tunnels
 from vnet.substrate.ops import (
     AddAddress,
     AddFdb,
@@ -115,8 +116,13 @@ def plan(desired: KernelState, actual: KernelState) -> list[Op]:
         if not in_gone_ns(a) and not _on_lost_link(a, actual, ns_gone)
     ]
     for key, shaper in sorted(actual.shapers.items(), key=lambda kv: _ns_sort(kv[1])):
-        lost = key in actual.links and lost_with_namespace(actual.links[key])
-        if (key in gone_keys or desired.shapers.get(key) is None) and not lost:
+        # either end of a veth pair may carry one; it goes along with a deleted namespace
+        lost = shaper.ns in ns_gone or any(
+            lost_with_namespace(lk)
+            for lk in actual.links.values()
+            if key in ((lk.ns, lk.name), (lk.peer_ns, lk.peer_name))
+        )
+        if (key in touched_ifs or desired.shapers.get(key) is None) and not lost:
             ops.append(SetShaper(shaper.ns, shaper.dev, shaper, None))
     ops += [
         DeleteLink(lk)
@@ -146,9 +152,16 @@ def plan(desired: KernelState, actual: KernelState) -> list[Op]:
             ops.append(ModifyLink(have, want))
     ops += [AddAddress(a) for a in sorted(addr_add, key=_ns_sort)]
     for key, shaper in sorted(desired.shapers.items(), key=lambda kv: _ns_sort(kv[1])):
-        old = None if key in gone_keys else actual.shapers.get(key)
+        old = None if key in touched_ifs else actual.shapers.get(key)
         if old != shaper:
             ops.append(SetShaper(shaper.ns, shaper.dev, old, shaper))
     ops += [AddFdb(f) for f in sorted(fdb_add, key=_ns_sort)]
     ops += [AddRoute(r) for r in sorted(route_add, key=_ns_sort)]
+    # connections and bandwidth classes: make before break, after all of the above
+    tc_reset = {
+        key
+        for key in set(actual.shapers) | set(desired.shapers)
+        if key in touched_ifs or actual.shapers.get(key) != desired.shapers.get(key)
+    }
+    ops += plan_tunnels(desired, actual, ns_gone, touched_ifs, tc_reset)
     return ops

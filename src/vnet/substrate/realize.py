@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from vnet.model import Topology, network_mtu
 from vnet.model.management import MANAGEMENT_NODE, client_address, host_address
 from vnet.model.underlay import underlay_addressing
+from vnet.substrate.qos import realize_qos
+from vnet.substrate.srv6 import realize_connections
 from vnet.substrate.state import (
     Address,
     Fdb,
@@ -143,6 +145,9 @@ def realize(topo: Topology, where: Placement) -> KernelState:
                 state.addresses.add(Address(ns, "eth0", str(addr)))
         for route in eh.routes:
             state.routes.add(Route(ns, str(route.destination), str(route.via)))
+    if topo.connections and where.routers:
+        realize_connections(topo, where, state)
+    realize_qos(topo, where, state)
     return state
 
 

@@ -8,7 +8,11 @@ means "the namespace vnet itself runs in" (an agent on a real host).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:  # defined next to their realisation; they import this module
+    from vnet.substrate.qos import TcClass, TcFilter, TcRoot
+    from vnet.substrate.srv6 import SidRoute, SteerRoute, SteerRule
 
 NsName = str | None
 Role = Literal["host", "router", "endhost", "mgmt"]
@@ -124,6 +128,13 @@ class KernelState:
     shapers: dict[tuple[NsName, str], Shaper] = field(default_factory=dict)
     # veth pairs whose far end is missing or foreign: always recreated
     broken: set[tuple[NsName, str]] = field(default_factory=set)
+    # connections (SRv6) and bandwidth (tc): see srv6.py and qos.py
+    sids: dict[tuple[NsName, str], SidRoute] = field(default_factory=dict)
+    steers: dict[tuple[NsName, int, str], SteerRoute] = field(default_factory=dict)
+    rules: set[SteerRule] = field(default_factory=set)
+    tc_roots: set[TcRoot] = field(default_factory=set)
+    tc_classes: dict[tuple[NsName, str, int], TcClass] = field(default_factory=dict)
+    tc_filters: set[TcFilter] = field(default_factory=set)
 
     def add_namespace(self, ns: Namespace) -> None:
         self.namespaces[ns.name] = ns
@@ -139,6 +150,12 @@ class KernelState:
         self.fdb |= other.fdb
         self.shapers.update(other.shapers)
         self.broken |= other.broken
+        self.sids.update(other.sids)
+        self.steers.update(other.steers)
+        self.rules |= other.rules
+        self.tc_roots |= other.tc_roots
+        self.tc_classes.update(other.tc_classes)
+        self.tc_filters |= other.tc_filters
 
     def summary(self) -> dict[str, int]:
         return {
@@ -148,4 +165,9 @@ class KernelState:
             "routes": len(self.routes),
             "fdb": len(self.fdb),
             "shapers": len(self.shapers),
+            "sids": len(self.sids),
+            "steering routes": len(self.steers),
+            "steering rules": len(self.rules),
+            "tc classes": len(self.tc_classes),
+            "tc filters": len(self.tc_filters),
         }

@@ -1,0 +1,254 @@
+"""Planning for connections and bandwidth: make before break.
+
+The base plan (plan.py) deletes first and creates after. Tunnels need the other
+order, so their operations come after the base plan, in three phases:
+
+1. make: new tc roots, classes (parents first) and filters; new SIDs; new
+   encap routes; new rules. Rate changes are applied in place (`tc class change`).
+2. switch: every encap route whose path changed is replaced, one atomic
+   `ip route replace` each; packets move from the old path to the new one.
+3. break: after a short drain (packets queued on the old path get through),
+   old rules, encap routes, filters, classes, roots and SIDs are removed.
+
+Objects that vanish with a deleted namespace, a recreated interface or a reset
+HTB root (the base plan's doing) are not deleted again; those that should stay
+are created anew. Pure: no kernel access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from ipaddress import ip_network
+
+from vnet.model.srv6 import LOCATOR_LEN
+from vnet.substrate.ops import Op
+from vnet.substrate.ops_tunnels import (
+    AddRule,
+    AddSid,
+    AddSteer,
+    AddTcClass,
+    AddTcFilter,
+    AddTcRoot,
+    ChangeTcClass,
+    DeleteRule,
+    DeleteSid,
+    DeleteSteer,
+    DeleteTcClass,
+    DeleteTcFilter,
+    DeleteTcRoot,
+    Drain,
+    ReplaceSid,
+    SwitchPath,
+    WarmPath,
+)
+from vnet.substrate.qos import TcClass, TcFilter
+from vnet.substrate.srv6 import SteerRoute
+from vnet.substrate.state import KernelState, NsName, ns_label
+
+DRAIN_MIN = 0.1
+DRAIN_MAX = 1.0
+
+
+def _sort(items: Iterable, key=None) -> list:  # type: ignore[no-untyped-def, type-arg]
+    def default(x: object) -> tuple[str, ...]:
+        return tuple(ns_label(v) if v is None else str(v) for v in vars(x).values())
+
+    return sorted(items, key=key or default)
+
+
+def _depth(cls: TcClass, classes: dict[tuple[NsName, str, int], TcClass]) -> int:
+    depth, parent = 0, cls.parent
+    while (cls.ns, cls.dev, parent) in classes and depth < 8:
+        parent = classes[(cls.ns, cls.dev, parent)].parent
+        depth += 1
+    return depth
+
+
+def _u32_handle(node: int) -> int:
+    """Node ids only: the kernel adds the hash table of the filter's prio."""
+    return node
+
+
+def plan_tunnels(
+    desired: KernelState,
+    actual: KernelState,
+    ns_gone: set[str],
+    ifs_gone: set[tuple[NsName, str]],
+    tc_reset: set[tuple[NsName, str]],
+) -> list[Op]:
+    def survives(obj: object) -> bool:
+        ns = getattr(obj, "ns", None)
+        if ns in ns_gone:
+            return False
+        dev = getattr(obj, "dev", None)
+        return dev is None or (ns, dev) not in ifs_gone
+
+    def tc_survives(obj: object) -> bool:
+        return survives(obj) and (obj.ns, obj.dev) not in tc_reset  # type: ignore[attr-defined]
+
+    have_sids = {k: v for k, v in actual.sids.items() if survives(v)}
+    have_steers = {k: v for k, v in actual.steers.items() if survives(v)}
+    have_rules = {r for r in actual.rules if survives(r)}
+    have_roots = {r for r in actual.tc_roots if tc_survives(r)}
+    have_classes = {k: v for k, v in actual.tc_classes.items() if tc_survives(v)}
+    have_filters = {f for f in actual.tc_filters if tc_survives(f)}
+
+    make: list[Op] = []
+    switch: list[Op] = []
+    brk: list[Op] = []
+
+    # -- make --------------------------------------------------------------
+    make += [AddTcRoot(r) for r in _sort(desired.tc_roots - have_roots)]
+    recreate: set[tuple[NsName, str, int]] = set()
+    for key, want in _sort(
+        desired.tc_classes.items(),
+        key=lambda kv: (
+            _depth(kv[1], desired.tc_classes),
+            ns_label(kv[1].ns),
+            kv[1].dev,
+            kv[1].classid,
+        ),
+    ):
+        have = have_classes.get(key)
+        if have is None:
+            make.append(AddTcClass(want))
+        elif have != want and have.parent != want.parent:
+            recreate.add(key)  # a class cannot move; it goes (in "break") and comes back
+        elif have != want:
+            make.append(ChangeTcClass(have, want))
+    new_filters = [f for f in desired.tc_filters if f not in have_filters]
+    used: dict[tuple, set[int]] = {}  # type: ignore[type-arg]
+    for f in have_filters:
+        used.setdefault(f.slot, set()).add(f.handle & 0xFFF)
+    for f in _sort(new_filters, key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.hint, f.match)):
+        if (f.ns, f.dev, f.classid) in recreate:
+            continue  # added after its class is back
+        taken = used.setdefault(f.slot, set())
+        node = f.hint if f.hint and f.hint not in taken else 1
+        while node in taken:
+            node += 1
+        taken.add(node)
+        make.append(AddTcFilter(_with_handle(f, _u32_handle(node))))
+    for key, want in _sort(desired.sids.items(), key=lambda kv: (ns_label(kv[0][0]), kv[0][1])):
+        have = have_sids.get(key)
+        if have is None:
+            make.append(AddSid(want))
+        elif have != want:
+            make.append(ReplaceSid(have, want))
+    make += [
+        AddSteer(want)
+        for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0]))
+        if key not in have_steers
+    ]
+    new_rules: list[Op] = [AddRule(r) for r in _sort(desired.rules - have_rules)]
+
+    # -- switch ------------------------------------------------------------
+    for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0])):
+        have = have_steers.get(key)
+        if have is not None and have != want:
+            switch.append(SwitchPath(have, want))
+    # the new paths answer before any traffic is steered onto them
+    fresh = [op.new for op in switch] + [op.route for op in make if isinstance(op, AddSteer)]
+    hops = tuple(dict.fromkeys(h for route in fresh for h in _next_hops(desired, route)))
+    if hops:
+        make.append(WarmPath(hops))
+    make += new_rules  # traffic enters new tunnels only once they answer
+
+    # -- break -------------------------------------------------------------
+    roots_gone = have_roots - desired.tc_roots
+    gone_devs = {(r.ns, r.dev) for r in roots_gone}
+    brk += [DeleteRule(r) for r in _sort(have_rules - desired.rules)]
+    brk += [
+        DeleteSteer(have)
+        for key, have in _sort(have_steers.items(), key=lambda kv: _steer_key(kv[0]))
+        if key not in desired.steers
+    ]
+    classes_gone = {
+        key: have
+        for key, have in have_classes.items()
+        if key not in desired.tc_classes or key in recreate
+    }
+    brk += [
+        DeleteTcFilter(f)
+        for f in _sort(
+            have_filters - desired.tc_filters,
+            key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.handle),
+        )
+        if (f.ns, f.dev) not in gone_devs
+    ]
+    # filters that point at a class being recreated must go before it
+    brk += [
+        DeleteTcFilter(f)
+        for f in _sort(
+            have_filters & desired.tc_filters,
+            key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.handle),
+        )
+        if (f.ns, f.dev, f.classid) in recreate
+    ]
+    brk += [
+        DeleteTcClass(have)
+        for have in sorted(
+            classes_gone.values(),
+            key=lambda c: (-_depth(c, have_classes), ns_label(c.ns), c.dev, c.classid),
+        )
+        if (have.ns, have.dev) not in gone_devs
+    ]
+    brk += [DeleteTcRoot(r) for r in _sort(roots_gone)]
+    brk += [
+        DeleteSid(have)
+        for key, have in _sort(have_sids.items(), key=lambda kv: (ns_label(kv[0][0]), kv[0][1]))
+        if key not in desired.sids
+    ]
+    if recreate:
+        brk += [AddTcClass(desired.tc_classes[key]) for key in _sort(recreate, key=_class_key)]
+        again = [f for f in desired.tc_filters if (f.ns, f.dev, f.classid) in recreate]
+        for f in _sort(again, key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.hint)):
+            taken = used.setdefault(f.slot, set())
+            node = f.hint if f.hint and f.hint not in taken else 1
+            while node in taken:
+                node += 1
+            taken.add(node)
+            brk.append(AddTcFilter(_with_handle(f, _u32_handle(node))))
+
+    ops = make + switch
+    if switch and brk:
+        ops.append(Drain(_drain_seconds(classes_gone.values())))
+    return ops + brk
+
+
+def _next_hops(state: KernelState, route: SteerRoute) -> list[tuple[NsName, str]]:
+    """(router, next hop) along a steering route's segments, from the locator routes."""
+    owner = {sid: ns for ns, sid in state.sids}
+    via = {(r.ns, r.dst): r.via for r in state.routes}
+    hops = []
+    ns = route.ns
+    for seg in route.segs:
+        locator = str(ip_network(f"{seg}/{LOCATOR_LEN}", strict=False))
+        nxt = via.get((ns, locator))
+        if nxt is None:
+            break
+        hops.append((ns, nxt))
+        if seg not in owner:
+            break
+        ns = owner[seg]
+    return hops
+
+
+def _class_key(key: tuple[NsName, str, int]) -> tuple[str, str, int]:
+    return (ns_label(key[0]), key[1], key[2])
+
+
+def _steer_key(key: tuple[NsName, int, str]) -> tuple[str, int, str]:
+    return (ns_label(key[0]), key[1], key[2])
+
+
+def _with_handle(f: TcFilter, h: int) -> TcFilter:
+    from dataclasses import replace
+
+    return replace(f, handle=h)
+
+
+def _drain_seconds(classes: Iterable[TcClass]) -> float:
+    """Long enough for the fullest old queue to empty at its rate."""
+    longest = max((c.queue * 8 / c.rate for c in classes if c.rate), default=0.0)
+    return round(min(DRAIN_MAX, max(DRAIN_MIN, longest + 0.05)), 3)

@@ -1,0 +1,181 @@
+"""Planning connections and bandwidth classes: make before break, pure and idempotent."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from vnet.model import build_topology
+from vnet.substrate import KernelState, lab_placement, plan, realize
+from vnet.substrate.ops import DeleteNamespace, SetShaper
+from vnet.substrate.ops_tunnels import (
+    AddRule,
+    AddSid,
+    AddSteer,
+    AddTcClass,
+    AddTcFilter,
+    AddTcRoot,
+    ChangeTcClass,
+    DeleteRule,
+    DeleteSid,
+    DeleteSteer,
+    DeleteTcClass,
+    DeleteTcFilter,
+    DeleteTcRoot,
+    Drain,
+    SwitchPath,
+)
+from vnet.substrate.qos import LINK_MAJOR, VNET_MAJOR, handle
+
+from .test_qos_model import PATH_A, PATH_B, VIDEO, load_testbed, with_connections
+
+
+def state_of(data: dict[str, Any]) -> KernelState:
+    topo = build_topology(data)
+    return realize(topo, lab_placement(topo.name))
+
+
+def kinds(ops: list[Any]) -> list[type]:
+    return [type(op) for op in ops]
+
+
+def with_handles(state: KernelState) -> KernelState:
+    """What observe() would read back: the kernel numbers u32 filters 800::1, 800::2, ..."""
+    out = dataclasses.replace(state)
+    numbered = set()
+    per_slot: dict[tuple[Any, ...], int] = {}
+    for f in sorted(state.tc_filters, key=lambda f: (str(f.slot), f.hint)):
+        per_slot[f.slot] = per_slot.get(f.slot, 0) + 1
+        numbered.add(dataclasses.replace(f, handle=0x80000000 | per_slot[f.slot], label=""))
+    out.tc_filters = numbered
+    return out
+
+
+def test_connection_objects_come_after_the_base_plan_in_dependency_order() -> None:
+    ops = plan(state_of(with_connections({**VIDEO, "bidirectional": True})), KernelState())
+    k = kinds(ops)
+    assert not any(issubclass(t, (DeleteRule, DeleteSteer, Drain, SwitchPath)) for t in k)
+    last_base = max(i for i, t in enumerate(k) if t.__module__.endswith(".ops"))
+    first_new = min(k.index(t) for t in (AddTcRoot, AddTcClass, AddSid, AddSteer, AddRule))
+    assert last_base < first_new
+    # roots, classes, filters; SIDs before the routes that use them; rules last
+    assert k.index(AddTcRoot) < k.index(AddTcClass) < k.index(AddTcFilter)
+    assert max(i for i, t in enumerate(k) if t is AddSid) < k.index(AddSteer)
+    assert max(i for i, t in enumerate(k) if t is AddSteer) < k.index(AddRule)
+    assert k.count(AddRule) == 4  # two directions, two families
+    text = "\n".join(op.describe() for op in ops)
+    assert (
+        "ip -n vnet-emtest-R1 -4 rule add pref 1001 from 10.10.0.1/32 to 10.10.255.1/32 "
+        "ipproto 17 dport 5201 iif eth0 lookup 65537 protocol 118" in text
+    )
+    assert (
+        "ip -n vnet-emtest-R2 -6 route add fc00:1:2::1:6/128 encap seg6local action End.DX6 "
+        "nh6 fd00:10:ff::1 dev eth0 proto 118" in text
+    )
+    assert "tc -n vnet-emtest-R1 qdisc add dev eth1 root handle 76: htb default 0" in text
+    assert "match ip6 dst fc00:1:3::1:0/112 flowid 76:1" in text
+
+
+def test_applying_the_same_state_plans_nothing() -> None:
+    state = state_of(with_connections(VIDEO))
+    assert plan(state, with_handles(state)) == []
+
+
+def test_path_change_is_make_before_break_with_one_replace_per_route() -> None:
+    old = with_handles(state_of(with_connections(VIDEO)))
+    new = state_of(with_connections({**VIDEO, "path": PATH_B}))
+    ops = plan(new, old)
+    k = kinds(ops)
+    switches = [op for op in ops if isinstance(op, SwitchPath)]
+    assert len(switches) == 2  # IPv4 and IPv6 encap routes: one `ip route replace` each
+    assert AddSteer not in k and DeleteSteer not in k and AddRule not in k
+    first_switch, last_switch = k.index(SwitchPath), len(k) - 1 - k[::-1].index(SwitchPath)
+    made = [i for i, t in enumerate(k) if t in (AddSid, AddTcRoot, AddTcClass, AddTcFilter)]
+    broken = [i for i, t in enumerate(k) if t in (DeleteSid, DeleteTcRoot, DeleteTcClass)]
+    assert made and broken
+    assert max(made) < first_switch and last_switch < min(broken)
+    assert k[last_switch + 1] is Drain
+    # the new transit SIDs are the ones of the new path, the old ones go
+    added = {op.sid.ns.rsplit("-", 1)[1] for op in ops if isinstance(op, AddSid)}
+    removed = {op.sid.ns.rsplit("-", 1)[1] for op in ops if isinstance(op, DeleteSid)}
+    assert added == set(PATH_B[1:-1]) and removed == set(PATH_A[1:-1])
+    # the shaper moves to R1's interface towards MR3 (eth2); eth1's root goes
+    assert [op.cls.dev for op in ops if isinstance(op, AddTcClass)] == ["eth2"]
+    assert [op.root.dev for op in ops if isinstance(op, DeleteTcRoot)] == ["eth1"]
+    text = "\n".join(op.describe() for op in switches)
+    assert (
+        "route replace 10.10.255.1/32 table 65537 encap seg6 mode encap segs fc00:1:5::1:0" in text
+    )
+
+
+def test_bandwidth_change_is_one_class_change_in_place() -> None:
+    old = with_handles(state_of(with_connections(VIDEO)))
+    ops = plan(state_of(with_connections({**VIDEO, "bandwidth": "300mbit"})), old)
+    assert kinds(ops) == [ChangeTcClass]
+    assert "class change dev eth1 parent 76: classid 76:1 htb rate 300mbit" in ops[0].describe()
+
+
+def test_removal_deletes_rules_before_routes_and_filters_before_classes() -> None:
+    old = with_handles(state_of(with_connections(VIDEO)))
+    ops = plan(state_of(with_connections()), old)
+    k = kinds(ops)
+    assert Drain not in k and SwitchPath not in k
+    assert max(i for i, t in enumerate(k) if t is DeleteRule) < k.index(DeleteSteer)
+    assert k.index(DeleteSteer) < k.index(DeleteTcRoot) < k.index(DeleteSid)
+    # the root takes its class and filter along
+    assert DeleteTcClass not in k and DeleteTcFilter not in k
+
+
+def test_network_bandwidth_adds_a_class_and_a_vni_filter_on_both_link_ends() -> None:
+    data = load_testbed()
+    old = with_handles(state_of(data))
+    data["networks"][2]["bandwidth"] = "200mbit"  # r1-mr1, VNI 102
+    ops = plan(state_of(data), old)
+    adds = [op for op in ops if isinstance(op, AddTcClass)]
+    assert {(op.cls.ns, op.cls.classid) for op in adds} == {
+        ("vnet-emtest-esxi", handle(LINK_MAJOR, 102)),
+        ("vnet-emtest-mininet", handle(LINK_MAJOR, 102)),
+    }
+    filters = [op for op in ops if isinstance(op, AddTcFilter)]
+    assert len(filters) == 2 and all(op.filter.prio == 1 for op in filters)
+    # the best-effort class gives up what the network now has guaranteed
+    changes = [op for op in ops if isinstance(op, ChangeTcClass)]
+    assert {op.new.rate for op in changes} == {1_000_000_000 - 10_000_000 - 200_000_000}
+    assert "u32 match vxlan vni 102 flowid 1:66" in filters[0].describe()
+
+
+def test_a_new_link_rate_rebuilds_the_classes_below_it() -> None:
+    data = load_testbed()
+    old = with_handles(state_of(data))
+    data["links"][0]["rate"] = "10gbit"
+    ops = plan(state_of(data), old)
+    k = kinds(ops)
+    assert k.count(SetShaper) == 2
+    # the reset root lost its classes: they are added again, not changed, not deleted
+    assert k.count(AddTcClass) == 4 and k.count(AddTcFilter) == 4
+    assert ChangeTcClass not in k and DeleteTcClass not in k
+
+
+def test_deleting_the_lab_deletes_only_namespaces() -> None:
+    ops = plan(KernelState(), with_handles(state_of(with_connections(VIDEO))))
+    assert ops and all(isinstance(op, DeleteNamespace) for op in ops)
+
+
+def test_new_filters_take_free_handles() -> None:
+    old = with_handles(state_of(with_connections(VIDEO)))
+    new = state_of(with_connections(VIDEO, {**VIDEO, "name": "two", "dst_port": 5202}))
+    filters = [op.filter for op in plan(new, old) if isinstance(op, AddTcFilter)]
+    assert [f.handle for f in filters] == [2]  # 1 is taken by 'video'
+    assert filters[0].classid == handle(VNET_MAJOR, 2)
+
+
+def test_every_new_operation_has_an_inverse_that_prints() -> None:
+    old = with_handles(state_of(with_connections(VIDEO)))
+    for new in (
+        state_of(with_connections({**VIDEO, "path": PATH_B, "bandwidth": "50mbit"})),
+        state_of(with_connections()),
+        state_of(with_connections(VIDEO)),
+    ):
+        for op in plan(new, KernelState()) + plan(new, old):
+            assert op.inverse().inverse() == op
+            assert op.describe() and op.inverse().describe()
