@@ -95,6 +95,9 @@ def _read_namespace(
     names = {m["index"]: m.get("ifname") for m in links}
     ours: dict[int, str] = {}
     vxlans: dict[int, str] = {}
+    # One qdisc dump says which devices have an HTB root at all; asking each of
+    # thousands of VR ports for its classes took most of a large lab's observation.
+    shaped = _htb_rooted(ipr)
     whole_namespace_ours = ns is not None  # its loopback carries our mark
     for msg in links:
         name, alias, index = msg.get("ifname"), msg.get("ifalias"), msg["index"]
@@ -110,7 +113,8 @@ def _read_namespace(
         if "end-of" in attrs:
             owner_ns, owner_name = attrs["end-of"].split("/", 1)
             peer_ends[(ns, name)] = _PeerEnd((ns_from_label(owner_ns), owner_name), master)
-            _read_shaper(ipr, ns, name, index, state)  # the far end of a rated underlay link
+            if index in shaped:  # the far end of a rated underlay link
+                _read_shaper(ipr, ns, name, index, state)
             continue
         kind = msg.get_nested("IFLA_LINKINFO", "IFLA_INFO_KIND")
         link = Link(
@@ -129,7 +133,7 @@ def _read_namespace(
         state.add_link(link)
         if kind == "vxlan":
             vxlans[index] = name
-        if kind in ("veth",):
+        if kind == "veth" and index in shaped:
             _read_shaper(ipr, ns, name, index, state)
     if vxlans:
         _read_fdb(ipr, ns, vxlans, state)
@@ -187,6 +191,14 @@ def _read_fdb(ipr: Any, ns: NsName, vxlans: dict[int, str], state: KernelState) 
         index = msg["ifindex"]
         if index in vxlans and msg.get("lladdr") == ZERO_MAC and msg.get("dst"):
             state.fdb.add(Fdb(ns, vxlans[index], msg.get("dst")))
+
+
+def _htb_rooted(ipr: Any) -> set[int]:
+    try:
+        qdiscs = ipr.get_qdiscs()
+    except NetlinkError:
+        return set()
+    return {q["index"] for q in qdiscs if q["parent"] == 0xFFFFFFFF and q.get("kind") == "htb"}
 
 
 def _read_shaper(ipr: Any, ns: NsName, name: str, index: int, state: KernelState) -> None:
