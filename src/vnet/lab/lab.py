@@ -24,6 +24,7 @@ from vnet.substrate import (
     Kernel,
     KernelState,
     Op,
+    apply,
     converge,
     lab_placement,
     nsfs,
@@ -196,16 +197,26 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
     ops: list[Op] = []
     lingering: dict[str, list[int]] = {}
     with Kernel() as kernel:
-        lab_objects = observe(kernel, where.scope, where.prefix)
+        # Removal needs only the namespaces: their contents go with them. It runs
+        # without an undo log (undoing a deletion would bring back empty
+        # namespaces); if a step fails, running `down` again finishes the job.
+        lab_objects = observe(kernel, where.scope, where.prefix, namespaces_only=True)
         hosts = [ns.node for ns in lab_objects.state.namespaces.values() if ns.role == "host"]
         # what each host's agent made (its VRs) goes first, then the lab's own objects
         for scope in [*(agents.agent_scope(name, h) for h in sorted(hosts)), name]:
-            before = lab_objects if scope == name else observe(kernel, scope, where.prefix)
-            names = list(before.state.namespaces)
-            lingering.update(nsfs.pids_inside_many(names))
-            ops += converge(
-                kernel, KernelState(), replace(where, scope=scope), before=before, progress=progress
+            before = (
+                lab_objects
+                if scope == name
+                else observe(kernel, scope, where.prefix, namespaces_only=True)
             )
+            lingering.update(nsfs.pids_inside_many(list(before.state.namespaces)))
+            scope_ops = plan(KernelState(), before.state)
+            total = len(scope_ops)
+            tick = (lambda i, op, n=total: progress(i, n, op)) if progress else None
+            apply(scope_ops, kernel, tick, undo=False)
+            for remnant in before.remnants:
+                nsfs.remove(remnant)
+            ops += scope_ops
         timings.time("delete", t)
     record_path(name).unlink(missing_ok=True)
     lab_dir = RECORD_DIR / name

@@ -50,7 +50,9 @@ def apply(
     progress: Callable[[int, Op], None] | None = None,
     fail_at: int | None = None,
     restore: Callable[[Kernel], None] | None = None,
+    undo: bool = True,
 ) -> None:
+    """Run `ops`; on failure undo the done ones (unless `undo` is False) and raise ApplyError."""
     if fail_at is None and os.environ.get(FAIL_ENV):
         fail_at = int(os.environ[FAIL_ENV])
     hang_at = int(os.environ[HANG_ENV]) if os.environ.get(HANG_ENV) else None
@@ -64,6 +66,8 @@ def apply(
                 raise InjectedFailure(f"failure injected at step {i + 1} by the test hook")
             op.run(kernel)
         except BaseException as err:
+            if not undo:
+                raise ApplyError(i, op, err) from err
             undo_errors = _undo(done, kernel)
             if restore is not None and any(getattr(d, "takes_contents", False) for d in done):
                 try:

@@ -58,8 +58,18 @@ def parse_namespace_mark(name: str, mark: str | None) -> Namespace | None:
     return Namespace(name=name, scope=parts[1], role=parts[2], node=parts[3])  # type: ignore[arg-type]
 
 
-def observe(kernel: Kernel, scope: str, prefix: str, own_namespace: bool = False) -> Observation:
-    """Everything marked for `scope` in namespaces named `prefix*` (and optionally our own)."""
+def observe(
+    kernel: Kernel,
+    scope: str,
+    prefix: str,
+    own_namespace: bool = False,
+    namespaces_only: bool = False,
+) -> Observation:
+    """Everything marked for `scope` in namespaces named `prefix*` (and optionally our own).
+
+    `namespaces_only`: just which namespaces are ours, without reading their
+    contents; enough to delete them, and ~20x cheaper in a large lab.
+    """
     obs = Observation(KernelState())
     scanned: list[NsName] = [None] if own_namespace else []
     for name in nsfs.list_names(prefix):
@@ -72,6 +82,8 @@ def observe(kernel: Kernel, scope: str, prefix: str, own_namespace: bool = False
         if ns is not None and ns.scope == scope:
             obs.state.add_namespace(ns)
             scanned.append(name)
+    if namespaces_only:
+        return obs
     peer_ends: dict[tuple[NsName, str], _PeerEnd] = {}
     for ns_name in scanned:
         _read_namespace(kernel, ns_name, scope, obs.state, peer_ends)
