@@ -16,6 +16,7 @@ from typing import Any
 
 import libyang
 
+from vnet.agent.errors import RpcError
 from vnet.model.yangdata import MODULE, PREFIX, qualified
 
 NAMESPACE = "urn:vnet:yang:vnet-router"
@@ -39,6 +40,27 @@ class SchemaNode:
 
     def child(self, name: str) -> SchemaNode | None:
         return self.children.get(name)
+
+    def writable_child(self, name: str, path: str) -> SchemaNode:
+        """The configurable child `name`, or the RpcError every front-end gives for it."""
+        child = self.children.get(name)
+        if child is None or child.kind == "other":
+            raise RpcError(
+                "unknown-element",
+                f"{name!r} is not an element of {self.name or 'the top level'}",
+                "application",
+                path,
+                info={"bad-element": name},
+            )
+        if not child.config:
+            raise RpcError(
+                "invalid-value",
+                f"{name!r} is state data and cannot be configured",
+                "application",
+                path,
+                info={"bad-element": name},
+            )
+        return child
 
     def to_json_value(self, text: str) -> Any:
         """Leaf text (as in XML) -> RFC 7951 JSON value; ValueError if it is no number."""

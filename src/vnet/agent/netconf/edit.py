@@ -68,23 +68,7 @@ class _Editor:
                     cpath,
                     info={"bad-element": name, "bad-namespace": ns or ""},
                 )
-            cnode = snode.child(name)
-            if cnode is None:
-                raise RpcError(
-                    "unknown-element",
-                    f"{name!r} is not an element of {snode.name or 'the top level'}",
-                    "application",
-                    cpath,
-                    info={"bad-element": name},
-                )
-            if not cnode.config:
-                raise RpcError(
-                    "invalid-value",
-                    f"{name!r} is state data and cannot be configured",
-                    "application",
-                    cpath,
-                    info={"bad-element": name},
-                )
+            cnode = snode.writable_child(name, cpath)
             if name in keys:
                 continue  # list keys were consumed when the entry was found
             op = self.operation(child, inherited, cpath)

@@ -197,23 +197,7 @@ def _object(snode: SchemaNode, obj: dict[str, Any], path: str, top: bool) -> dic
     for member, value in obj.items():
         name = _member(member, top, path)
         cpath = f"{path}/{PREFIX}:{name}"
-        child = snode.child(name)
-        if child is None or child.kind == "other":
-            raise RpcError(
-                "unknown-element",
-                f"{name!r} is not a data node of {snode.name or MODULE!r}",
-                "application",
-                cpath,
-                info={"bad-element": name},
-            )
-        if not child.config:
-            raise RpcError(
-                "invalid-value",
-                f"{name!r} is state data and cannot be written",
-                "application",
-                cpath,
-                info={"bad-element": name},
-            )
+        child = snode.writable_child(name, cpath)
         if name in out:
             raise RpcError("invalid-value", f"{name!r} is given twice", "application", cpath)
         out[name] = normalize(child, value, cpath)
