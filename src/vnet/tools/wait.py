@@ -1,0 +1,46 @@
+"""One bounded poll for everything that waits for a condition (FRR topotests' run_and_expect)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class WaitTimeout(TimeoutError):
+    """`what` did not happen within the time allowed; `last` is the predicate's last answer."""
+
+    def __init__(self, what: str, timeout: float, last: object = None):
+        self.what = what
+        self.timeout = timeout
+        self.last = last
+        detail = f" (last seen: {last!r})" if last not in (None, False) else ""
+        super().__init__(f"{what}: not within {timeout:g} s{detail}")
+
+
+def wait_until(
+    predicate: Callable[[], T],
+    timeout: float,
+    what: str,
+    interval: float = 0.02,
+    give_up: Callable[[], str | None] | None = None,
+) -> T:
+    """Call `predicate` until it returns something truthy and return that; at most `timeout` s.
+
+    `give_up` is asked between tries and ends the wait at once with its reason (say,
+    the process that should become ready has exited). The predicate is always tried
+    once more at the deadline, so a slow machine does not lose a last-moment success.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        late = time.monotonic() >= deadline
+        result = predicate()
+        if result:
+            return result
+        if give_up is not None and (reason := give_up()):
+            raise WaitTimeout(f"{what}: {reason}", timeout, result)
+        if late:
+            raise WaitTimeout(what, timeout, result)
+        time.sleep(max(0.0, min(interval, deadline - time.monotonic())))
