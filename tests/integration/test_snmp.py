@@ -4,13 +4,13 @@ for the NETCONF side of the same datastore."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
 import re
 import shutil
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +21,7 @@ from ncclient import manager
 from vnet.agent.snmp import oids
 from vnet.lab import processes
 from vnet.substrate import Kernel, nsfs, observe
+from vnet.tools.wait import WaitTimeout, wait_until
 
 from .agent_support import (
     NETWORK_XML,
@@ -63,53 +64,19 @@ SNMP = {
         },
     ],
 }
+
+
+def v3(user: str, auth_key: str, priv_key: str, auth: str = "SHA") -> list[str]:
+    """Net-SNMP options for an SNMPv3 authPriv request with AES privacy."""
+    principal = ["-v3", "-l", "authPriv", "-u", user]
+    return [*principal, "-a", auth, "-A", auth_key, "-x", "AES", "-X", priv_key]
+
+
 V2_RO = ["-v2c", "-c", "public"]
 V2_RW = ["-v2c", "-c", "private"]
-V3 = [
-    "-v3",
-    "-l",
-    "authPriv",
-    "-u",
-    "admin3",
-    "-a",
-    "SHA",
-    "-A",
-    "authpass1",
-    "-x",
-    "AES",
-    "-X",
-    "privpass1",
-]
-V3_SHA256 = [
-    "-v3",
-    "-l",
-    "authPriv",
-    "-u",
-    "sha256",
-    "-a",
-    "SHA-256",
-    "-A",
-    "authpass2",
-    "-x",
-    "AES",
-    "-X",
-    "privpass2",
-]
-V3_RO = [
-    "-v3",
-    "-l",
-    "authPriv",
-    "-u",
-    "reader",
-    "-a",
-    "SHA",
-    "-A",
-    "readpass1",
-    "-x",
-    "AES",
-    "-X",
-    "readpriv1",
-]
+V3 = v3("admin3", "authpass1", "privpass1")
+V3_SHA256 = v3("sha256", "authpass2", "privpass2", auth="SHA-256")
+V3_RO = v3("reader", "readpass1", "readpriv1")
 
 
 def d(oid: tuple[int, ...]) -> str:
@@ -160,22 +127,24 @@ class Trapd:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while "NET-SNMP version" not in self.text():
-            assert self.proc.poll() is None, "snmptrapd exited"
-            assert time.monotonic() < deadline, "snmptrapd did not start"
-            time.sleep(0.05)
+        wait_until(
+            lambda: "NET-SNMP version" in self.text(),
+            10,
+            "snmptrapd starts",
+            give_up=lambda: "snmptrapd exited" if self.proc.poll() is not None else None,
+        )
 
     def text(self) -> str:
         return self.log.read_text() if self.log.exists() else ""
 
+    def lines(self, pattern: str) -> list[str]:
+        return [ln for ln in self.text().splitlines() if re.search(pattern, ln)]
+
     def wait_for(self, pattern: str, count: int, timeout: float = 10) -> list[str]:
-        deadline = time.monotonic() + timeout
-        while True:
-            lines = [ln for ln in self.text().splitlines() if re.search(pattern, ln)]
-            if len(lines) >= count or time.monotonic() > deadline:
-                return lines
-            time.sleep(0.05)
+        """The lines that match, once `count` do or `timeout` passed (the caller checks)."""
+        with contextlib.suppress(WaitTimeout):
+            wait_until(lambda: len(self.lines(pattern)) >= count, timeout, "traps logged")
+        return self.lines(pattern)
 
     def stop(self) -> None:
         processes.stop_child(self.proc)
@@ -256,6 +225,13 @@ def vr_namespaces(a: AgentUnderTest) -> list[str]:
         return sorted(observe(k, a.scope, a.prefix).state.namespaces)
 
 
+def ip(namespace: str, *args: str) -> str:
+    """What `ip -n namespace ...` prints (the kernel's view, not the agent's)."""
+    return subprocess.run(
+        ["ip", "-n", namespace, *args], text=True, capture_output=True, check=True
+    ).stdout
+
+
 def next_index(a: AgentUnderTest, auth: list[str]) -> int:
     out = snmp(a, "snmpget", auth, d(oids.NEXT_INDEX) + ".0").stdout
     return int(values(out)[d(oids.NEXT_INDEX) + ".0"])
@@ -294,9 +270,7 @@ def test_create_get_bulkget_walk_destroy(
     assert idx == 1
     snmp(agent, "snmpset", write, *create_args(idx, "r1"))
     assert vr_namespaces(agent) == [agent.node_ns("r1")]
-    addrs = subprocess.run(
-        ["ip", "-n", agent.node_ns("r1"), "-br", "addr"], text=True, capture_output=True, check=True
-    ).stdout
+    addrs = ip(agent.node_ns("r1"), "-br", "addr")
     assert "10.1.0.254/24" in addrs
 
     got = values(
@@ -389,9 +363,7 @@ def test_routes_over_snmp_are_routes_over_netconf(agent: AgentUnderTest) -> None
     hop = d((*oids.ROUTE_ENTRY, oids.RT_NEXT_HOP, *index))
     status = d((*oids.ROUTE_ENTRY, oids.RT_STATUS, *index))
     snmp(agent, "snmpset", V2_RW, hop, "s", "10.1.0.1", status, "i", "4")
-    routes = subprocess.run(
-        ["ip", "-n", agent.node_ns("router"), "route"], text=True, capture_output=True, check=True
-    ).stdout
+    routes = ip(agent.node_ns("router"), "route")
     assert "10.9.0.0/16 via 10.1.0.1" in routes, routes
     with connect(agent) as m:
         xml = m.get_config("running").data_xml
@@ -416,9 +388,7 @@ def test_routes_over_snmp_are_routes_over_netconf(agent: AgentUnderTest) -> None
         d((*oids.ROUTE_ENTRY, oids.RT_STATUS, *v6)): "1",
     }, walked
     snmp(agent, "snmpset", V2_RW, status, "i", "6")
-    routes = subprocess.run(
-        ["ip", "-n", agent.node_ns("router"), "route"], text=True, capture_output=True, check=True
-    ).stdout
+    routes = ip(agent.node_ns("router"), "route")
     assert "10.9.0.0/16" not in routes, routes
 
 
@@ -520,57 +490,15 @@ def test_set_errors_follow_rfc_3416_and_2579(
     [
         (["-v2c", "-c", "wrong"], "Timeout: No Response"),
         (
-            [
-                "-v3",
-                "-l",
-                "authPriv",
-                "-u",
-                "nobody",
-                "-a",
-                "SHA",
-                "-A",
-                "authpass1",
-                "-x",
-                "AES",
-                "-X",
-                "privpass1",
-            ],
+            v3("nobody", "authpass1", "privpass1"),
             "Unknown user name",
         ),
         (
-            [
-                "-v3",
-                "-l",
-                "authPriv",
-                "-u",
-                "admin3",
-                "-a",
-                "SHA",
-                "-A",
-                "wrongpass",
-                "-x",
-                "AES",
-                "-X",
-                "privpass1",
-            ],
+            v3("admin3", "wrongpass", "privpass1"),
             "Authentication failure",
         ),
         (
-            [
-                "-v3",
-                "-l",
-                "authPriv",
-                "-u",
-                "admin3",
-                "-a",
-                "SHA",
-                "-A",
-                "authpass1",
-                "-x",
-                "AES",
-                "-X",
-                "wrongpriv",
-            ],
+            v3("admin3", "authpass1", "wrongpriv"),
             "Decryption error",
         ),
         (
@@ -579,21 +507,7 @@ def test_set_errors_follow_rfc_3416_and_2579(
         ),
         (["-v3", "-l", "noAuthNoPriv", "-u", "admin3"], "Unsupported security level"),
         (
-            [
-                "-v3",
-                "-l",
-                "authPriv",
-                "-u",
-                "admin3",
-                "-a",
-                "SHA-256",
-                "-A",
-                "authpass1",
-                "-x",
-                "AES",
-                "-X",
-                "privpass1",
-            ],
+            v3("admin3", "authpass1", "privpass1", auth="SHA-256"),
             "Authentication failure",
         ),  # wrong auth protocol
     ],
@@ -712,25 +626,23 @@ def base_mib_dir() -> str:
     pytest.skip("no SNMPv2-SMI/SNMPv2-TC/INET-ADDRESS-MIB files (apt-get install erlang-snmp)")
 
 
+def smilint(base: str, level: int) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["smilint", "-l", str(level), str(MIB_DIR / "VNET-ROUTER-MIB.txt")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "SMIPATH": base},
+    )
+
+
 def test_mib_passes_smilint() -> None:
     require_tools("smilint")
     base = base_mib_dir()
-    done = subprocess.run(
-        ["smilint", "-l", "3", str(MIB_DIR / "VNET-ROUTER-MIB.txt")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={**os.environ, "SMIPATH": base},
-    )
+    done = smilint(base, 3)
     assert done.returncode == 0 and done.stdout + done.stderr == "", done.stdout + done.stderr
     # and at the strictest level, too
-    done = subprocess.run(
-        ["smilint", "-l", "6", str(MIB_DIR / "VNET-ROUTER-MIB.txt")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={**os.environ, "SMIPATH": base},
-    )
+    done = smilint(base, 6)
     assert done.stdout + done.stderr == "", done.stdout + done.stderr
 
 
