@@ -28,7 +28,7 @@ from pysnmp.proto import rfc1902
 from pysnmp.proto.api import v2c
 
 from vnet.agent.config import SnmpTarget
-from vnet.agent.datastore import RUNNING, Datastore, Event
+from vnet.agent.datastore import Datastore, Event
 from vnet.agent.snmp import oids, smi
 from vnet.agent.snmp.yangtree import routers_of
 
@@ -75,12 +75,14 @@ class Notifier:
         engine: SnmpEngine,
         ds: Datastore,
         targets: list[SnmpTarget],
+        running: Callable[[], dict[str, Any]],
         uptime: Callable[[], int],
         agent_family: int,
     ):
         self.engine = engine
         self.ds = ds
         self.targets = targets
+        self.running = running  # the configuration, for the admin state a notification carries
         self.uptime = uptime
         self.originator = ntforg.NotificationOriginator()
         self.sockets: dict[int, socket.socket] = {}
@@ -128,7 +130,7 @@ class Notifier:
                 log.exception("SNMP notification for %s not sent", event.router)
 
     def send(self, event: Event) -> None:
-        varbinds = event_varbinds(event, self.ds.tree(RUNNING), self.uptime())
+        varbinds = event_varbinds(event, self.running(), self.uptime())
         for i, t in enumerate(self.targets):
             if t.version == "v2c":
                 self._send_v2c(t, varbinds)
