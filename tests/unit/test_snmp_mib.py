@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pysnmp.proto import rfc1902
 
 from vnet.agent.datastore import Event
 from vnet.agent.snmp import columns, oids, setplan, smi
@@ -329,6 +330,32 @@ def test_next_index_skips_pending_rows() -> None:
     pending.replace(plan([(vr(oids.VR_STATUS, 2), i(rs.CREATE_AND_WAIT))], EXISTING).pending)
     rows = working_rows(EXISTING, pending)
     assert next_available_index(rows) == 3
+
+
+# -- values and their pysnmp form ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        smi.integer(-5),
+        smi.octets(b"r1"),
+        smi.unsigned(7),
+        smi.counter64(2**40),
+        smi.timeticks(123),
+        smi.object_id(oids.VR_CREATED),
+    ],
+)
+def test_values_survive_the_trip_through_pysnmp(value: smi.Value) -> None:
+    assert smi.from_pysnmp(smi.to_pysnmp(value)) == value
+
+
+def test_a_set_with_an_ip_address_is_a_wrong_type_not_a_general_error() -> None:
+    ip = smi.from_pysnmp(rfc1902.IpAddress("10.1.0.1"))
+    assert ip == smi.Value(smi.Kind.IP_ADDRESS, bytes([10, 1, 0, 1]))
+    with pytest.raises(SnmpError) as info:
+        plan([(vr(oids.VR_NAME, 2), ip), (vr(oids.VR_STATUS, 2), i(rs.CREATE_AND_GO))])
+    assert (info.value.status, info.value.index) == ("wrongType", 1)
 
 
 # -- reads -------------------------------------------------------------------------
