@@ -1,285 +1,35 @@
-"""SNMP against a real agent, with the Net-SNMP command-line tools as the client
-(snmpget, snmpset, snmpbulkget, snmpwalk, snmpbulkwalk, snmptrapd) and ncclient
-for the NETCONF side of the same datastore."""
+"""SNMP GET and SET against a real agent, with the Net-SNMP command-line tools as the
+client (snmpget, snmpset, snmpbulkget, snmpwalk, snmpbulkwalk) and ncclient for the
+NETCONF side of the same datastore."""
 
 from __future__ import annotations
 
-import glob
-import json
-import os
-import re
-import shutil
-import subprocess
-import time
-from collections.abc import Iterator
-from pathlib import Path
-
-import ncclient.transport.session
 import pytest
-from ncclient import manager
 
 from vnet.agent.snmp import oids
-from vnet.lab import processes
-from vnet.substrate import Kernel, nsfs, observe
 
-from .agent_support import (
-    NETWORK_XML,
-    AgentUnderTest,
-    running_agent,
-    start_agent_process,
-    stop_agent,
+from .agent_support import AgentUnderTest
+from .snmp_support import (  # noqa: F401  (agent_fixture, clean_fixture: pytest fixtures)
+    NS,
+    V2_RO,
+    V2_RW,
+    V3,
+    V3_RO,
+    V3_SHA256,
+    agent_fixture,
+    clean_fixture,
+    connect,
+    create_args,
+    d,
+    if_col,
+    ip,
+    next_index,
+    snmp,
+    values,
+    vr_col,
+    vr_namespaces,
+    vr_xml,
 )
-from .conftest import require_tools
-
-ncclient.transport.session.TICK = 0.001
-ROOT = Path(__file__).resolve().parents[2]
-MIB_DIR = ROOT / "src/vnet/model/mib"
-NS = "urn:vnet:yang:vnet-router"
-TRAP_PORT = 1162
-
-SNMP = {
-    "ro_communities": ["public"],
-    "rw_communities": ["private"],
-    "users": [
-        {"name": "admin3", "auth_key": "authpass1", "priv_key": "privpass1"},
-        {
-            "name": "sha256",
-            "auth_protocol": "SHA-256",
-            "auth_key": "authpass2",
-            "priv_key": "privpass2",
-        },
-        {"name": "reader", "auth_key": "readpass1", "priv_key": "readpriv1", "access": "ro"},
-        {"name": "trapper", "auth_key": "trapauth1", "priv_key": "trappriv1", "access": "ro"},
-    ],
-    "targets": [
-        {"address": "127.0.0.1", "port": TRAP_PORT, "community": "traps"},
-        {"address": "127.0.0.1", "port": TRAP_PORT, "version": "v3", "user": "trapper"},
-        {
-            "address": "127.0.0.1",
-            "port": TRAP_PORT,
-            "version": "v3",
-            "user": "trapper",
-            "kind": "inform",
-        },
-    ],
-}
-V2_RO = ["-v2c", "-c", "public"]
-V2_RW = ["-v2c", "-c", "private"]
-V3 = [
-    "-v3",
-    "-l",
-    "authPriv",
-    "-u",
-    "admin3",
-    "-a",
-    "SHA",
-    "-A",
-    "authpass1",
-    "-x",
-    "AES",
-    "-X",
-    "privpass1",
-]
-V3_SHA256 = [
-    "-v3",
-    "-l",
-    "authPriv",
-    "-u",
-    "sha256",
-    "-a",
-    "SHA-256",
-    "-A",
-    "authpass2",
-    "-x",
-    "AES",
-    "-X",
-    "privpass2",
-]
-V3_RO = [
-    "-v3",
-    "-l",
-    "authPriv",
-    "-u",
-    "reader",
-    "-a",
-    "SHA",
-    "-A",
-    "readpass1",
-    "-x",
-    "AES",
-    "-X",
-    "readpriv1",
-]
-
-
-def d(oid: tuple[int, ...]) -> str:
-    return "." + oids.dotted(oid)
-
-
-def vr_col(c: int, idx: int) -> str:
-    return d((*oids.VR_CONFIG_ENTRY, c, idx))
-
-
-def if_col(c: int, idx: int, pos: int) -> str:
-    return d((*oids.IF_CONFIG_ENTRY, c, idx, pos))
-
-
-class Trapd:
-    """snmptrapd inside the agent's namespace with a private configuration, stopped by PID."""
-
-    def __init__(self, a: AgentUnderTest, tmp: Path):
-        self.dir = tmp / "snmptrapd"
-        self.dir.mkdir()
-        self.log = self.dir / "traps.log"
-        engine_id = json.loads((a.state_dir / "snmp-engine.json").read_text())["engine_id"]
-        (self.dir / "snmptrapd.conf").write_text(
-            "authCommunity log traps\n"
-            # v3 traps: the agent is the authoritative engine; informs: snmptrapd is
-            f"createUser -e 0x{engine_id} trapper SHA trapauth1 AES trappriv1\n"
-            "createUser trapper SHA trapauth1 AES trappriv1\n"
-            "authUser log trapper priv\n"
-        )
-        self.proc = processes.spawn(
-            a.namespace,
-            [
-                "env",
-                "MIBS=",
-                f"SNMP_PERSISTENT_DIR={self.dir}",
-                "snmptrapd",
-                "-f",
-                "-C",
-                "-c",
-                str(self.dir / "snmptrapd.conf"),
-                "-Lf",
-                str(self.log),
-                "-On",
-                "-F",
-                "TRAP %P|%v\n",
-                f"udp:127.0.0.1:{TRAP_PORT}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while "NET-SNMP version" not in self.text():
-            assert self.proc.poll() is None, "snmptrapd exited"
-            assert time.monotonic() < deadline, "snmptrapd did not start"
-            time.sleep(0.05)
-
-    def text(self) -> str:
-        return self.log.read_text() if self.log.exists() else ""
-
-    def wait_for(self, pattern: str, count: int, timeout: float = 10) -> list[str]:
-        deadline = time.monotonic() + timeout
-        while True:
-            lines = [ln for ln in self.text().splitlines() if re.search(pattern, ln)]
-            if len(lines) >= count or time.monotonic() > deadline:
-                return lines
-            time.sleep(0.05)
-
-    def stop(self) -> None:
-        processes.stop_child(self.proc)
-
-
-@pytest.fixture(scope="module")
-def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentUnderTest]:
-    require_tools("snmpget", "snmpset", "snmpbulkget", "snmpwalk", "snmpbulkwalk", "snmptrapd")
-    with running_agent(tmp_path_factory.mktemp("snmp"), frontends="netconf,snmp", snmp=SNMP) as a:
-        with connect(a) as m:
-            m.edit_config(target="running", config=NETWORK_XML)
-        yield a
-
-
-@pytest.fixture(scope="module")
-def trapd(agent: AgentUnderTest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Trapd]:
-    t = Trapd(agent, tmp_path_factory.mktemp("traps"))
-    yield t
-    t.stop()
-
-
-@pytest.fixture(autouse=True)
-def clean(agent: AgentUnderTest) -> Iterator[None]:
-    yield
-    with connect(agent) as m:
-        data = m.get_config("running").data
-        for name in [n.text for n in data.iterfind(f".//{{{NS}}}router/{{{NS}}}name")]:
-            m.edit_config(target="running", config=vr_xml(name, op="remove"))
-
-
-def connect(a: AgentUnderTest) -> manager.Manager:
-    with nsfs.entered(a.namespace):
-        return manager.connect(
-            host=a.address,
-            port=a.netconf_port,
-            username=a.user,
-            password=a.password,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
-        )
-
-
-def vr_xml(name: str, op: str = "", extra: str = "") -> str:
-    attr = (
-        (f' xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0" nc:operation="{op}"') if op else ""
-    )
-    return (
-        f'<config><routers xmlns="{NS}"><router{attr}><name>{name}</name>{extra}'
-        "</router></routers></config>"
-    )
-
-
-def snmp(
-    a: AgentUnderTest, tool: str, auth: list[str], *args: str, check: bool = True
-) -> subprocess.CompletedProcess[str]:
-    """A Net-SNMP tool inside the agent's namespace; numeric OIDs, no MIB files."""
-    argv = ["env", "MIBS=", tool, *auth, "-On", "-Oq", "-t", "3", "-r", "1", "127.0.0.1", *args]
-    done = processes.run(a.namespace, argv, timeout=30)
-    if check:
-        assert done.returncode == 0, f"{' '.join(argv)}\n{done.stdout}{done.stderr}"
-    return done
-
-
-def values(out: str) -> dict[str, str]:
-    """'-On -Oq' output -> {OID: value}; strings lose their quotes."""
-    found = {}
-    for line in out.splitlines():
-        oid, _, value = line.partition(" ")
-        if oid.startswith("."):
-            found[oid] = value.strip().strip('"')
-    return found
-
-
-def vr_namespaces(a: AgentUnderTest) -> list[str]:
-    with Kernel() as k:
-        return sorted(observe(k, a.scope, a.prefix).state.namespaces)
-
-
-def next_index(a: AgentUnderTest, auth: list[str]) -> int:
-    out = snmp(a, "snmpget", auth, d(oids.NEXT_INDEX) + ".0").stdout
-    return int(values(out)[d(oids.NEXT_INDEX) + ".0"])
-
-
-def create_args(idx: int, name: str, ipv4: str = "10.1.0.254/24") -> list[str]:
-    """One SET creating a VR and its first interface (createAndGo for both rows)."""
-    return [
-        vr_col(oids.VR_NAME, idx),
-        "s",
-        name,
-        vr_col(oids.VR_STATUS, idx),
-        "i",
-        "4",
-        if_col(oids.IF_NETWORK, idx, 1),
-        "s",
-        "n1",
-        if_col(oids.IF_IPV4, idx, 1),
-        "s",
-        ipv4,
-        if_col(oids.IF_STATUS, idx, 1),
-        "i",
-        "4",
-    ]
 
 
 @pytest.mark.parametrize(
@@ -294,9 +44,7 @@ def test_create_get_bulkget_walk_destroy(
     assert idx == 1
     snmp(agent, "snmpset", write, *create_args(idx, "r1"))
     assert vr_namespaces(agent) == [agent.node_ns("r1")]
-    addrs = subprocess.run(
-        ["ip", "-n", agent.node_ns("r1"), "-br", "addr"], text=True, capture_output=True, check=True
-    ).stdout
+    addrs = ip(agent.node_ns("r1"), "-br", "addr")
     assert "10.1.0.254/24" in addrs
 
     got = values(
@@ -389,9 +137,7 @@ def test_routes_over_snmp_are_routes_over_netconf(agent: AgentUnderTest) -> None
     hop = d((*oids.ROUTE_ENTRY, oids.RT_NEXT_HOP, *index))
     status = d((*oids.ROUTE_ENTRY, oids.RT_STATUS, *index))
     snmp(agent, "snmpset", V2_RW, hop, "s", "10.1.0.1", status, "i", "4")
-    routes = subprocess.run(
-        ["ip", "-n", agent.node_ns("router"), "route"], text=True, capture_output=True, check=True
-    ).stdout
+    routes = ip(agent.node_ns("router"), "route")
     assert "10.9.0.0/16 via 10.1.0.1" in routes, routes
     with connect(agent) as m:
         xml = m.get_config("running").data_xml
@@ -416,9 +162,7 @@ def test_routes_over_snmp_are_routes_over_netconf(agent: AgentUnderTest) -> None
         d((*oids.ROUTE_ENTRY, oids.RT_STATUS, *v6)): "1",
     }, walked
     snmp(agent, "snmpset", V2_RW, status, "i", "6")
-    routes = subprocess.run(
-        ["ip", "-n", agent.node_ns("router"), "route"], text=True, capture_output=True, check=True
-    ).stdout
+    routes = ip(agent.node_ns("router"), "route")
     assert "10.9.0.0/16" not in routes, routes
 
 
@@ -513,236 +257,3 @@ def test_set_errors_follow_rfc_3416_and_2579(
     with connect(agent) as m:
         assert m.get_config("running").data_xml == before
     assert vr_namespaces(agent) == [agent.node_ns("r1")]
-
-
-@pytest.mark.parametrize(
-    ("auth", "message"),
-    [
-        (["-v2c", "-c", "wrong"], "Timeout: No Response"),
-        (
-            [
-                "-v3",
-                "-l",
-                "authPriv",
-                "-u",
-                "nobody",
-                "-a",
-                "SHA",
-                "-A",
-                "authpass1",
-                "-x",
-                "AES",
-                "-X",
-                "privpass1",
-            ],
-            "Unknown user name",
-        ),
-        (
-            [
-                "-v3",
-                "-l",
-                "authPriv",
-                "-u",
-                "admin3",
-                "-a",
-                "SHA",
-                "-A",
-                "wrongpass",
-                "-x",
-                "AES",
-                "-X",
-                "privpass1",
-            ],
-            "Authentication failure",
-        ),
-        (
-            [
-                "-v3",
-                "-l",
-                "authPriv",
-                "-u",
-                "admin3",
-                "-a",
-                "SHA",
-                "-A",
-                "authpass1",
-                "-x",
-                "AES",
-                "-X",
-                "wrongpriv",
-            ],
-            "Decryption error",
-        ),
-        (
-            ["-v3", "-l", "authNoPriv", "-u", "admin3", "-a", "SHA", "-A", "authpass1"],
-            "Unsupported security level",
-        ),
-        (["-v3", "-l", "noAuthNoPriv", "-u", "admin3"], "Unsupported security level"),
-        (
-            [
-                "-v3",
-                "-l",
-                "authPriv",
-                "-u",
-                "admin3",
-                "-a",
-                "SHA-256",
-                "-A",
-                "authpass1",
-                "-x",
-                "AES",
-                "-X",
-                "privpass1",
-            ],
-            "Authentication failure",
-        ),  # wrong auth protocol
-    ],
-    ids=[
-        "community",
-        "user",
-        "auth-password",
-        "priv-password",
-        "authNoPriv",
-        "noAuthNoPriv",
-        "auth-protocol",
-    ],
-)
-def test_wrong_credentials_are_rejected(
-    agent: AgentUnderTest, auth: list[str], message: str
-) -> None:
-    argv = [
-        "env",
-        "MIBS=",
-        "snmpget",
-        *auth,
-        "-t",
-        "0.5",
-        "-r",
-        "0",
-        "127.0.0.1",
-        d(oids.HOST_NAME) + ".0",
-    ]
-    done = processes.run(agent.namespace, argv, timeout=10)
-    assert done.returncode != 0 and message in done.stderr, done.stderr + done.stdout
-    assert "h1" not in done.stdout
-
-
-@pytest.mark.parametrize("auth", [V2_RO, V3_RO], ids=["v2c-ro-community", "v3-ro-user"])
-def test_read_only_principals_cannot_write(agent: AgentUnderTest, auth: list[str]) -> None:
-    assert values(snmp(agent, "snmpget", auth, d(oids.HOST_NAME) + ".0").stdout) == {
-        d(oids.HOST_NAME) + ".0": "h1"
-    }
-    done = snmp(agent, "snmpset", auth, *create_args(1, "r1"), check=False)
-    assert "Reason: noAccess" in done.stderr, done.stderr
-    assert vr_namespaces(agent) == []
-
-
-def test_notifications_reach_snmptrapd(agent: AgentUnderTest, trapd: Trapd) -> None:
-    created = f"OID: {d(oids.VR_CREATED)}"
-    removed = f"OID: {d(oids.VR_REMOVED)}"
-    snmp(agent, "snmpset", V2_RW, *create_args(4, "trapped"))
-    lines = trapd.wait_for(re.escape(created) + ".*trapped", 3)
-    # one v2c trap, one v3 trap, one v3 inform, each with the VR's name and admin state
-    kinds = sorted(ln.split("|")[0] for ln in lines)
-    assert kinds == [
-        "TRAP INFORM, SNMP v3, user trapper, context ",
-        "TRAP TRAP2, SNMP v2c, community traps",
-        "TRAP TRAP2, SNMP v3, user trapper, context ",
-    ], trapd.text()
-    for ln in lines:
-        assert f'{vr_col(oids.VR_NAME, 4)} = STRING: "trapped"' in ln
-        assert f"{vr_col(oids.VR_ADMIN, 4)} = INTEGER: 1" in ln
-        assert f"{d(oids.SYS_UPTIME)} = Timeticks:" in ln
-    # a VR removed over NETCONF is confirmed over SNMP as well
-    with connect(agent) as m:
-        m.edit_config(target="running", config=vr_xml("trapped", op="delete"))
-    lines = trapd.wait_for(re.escape(removed) + ".*trapped", 3)
-    assert len(lines) == 3, trapd.text()
-
-
-def test_mib_names_work_in_the_net_snmp_tools(agent: AgentUnderTest) -> None:
-    base = base_mib_dir()
-    snmp(agent, "snmpset", V2_RW, *create_args(1, "named"))
-    argv = [
-        "env",
-        "MIBS=VNET-ROUTER-MIB",
-        f"MIBDIRS={base}:{MIB_DIR}",
-        "snmpget",
-        *V2_RO,
-        "127.0.0.1",
-        "VNET-ROUTER-MIB::vnetVrName.1",
-        "VNET-ROUTER-MIB::vnetVrRowStatus.1",
-        "VNET-ROUTER-MIB::vnetVrOperState.1",
-    ]
-    done = processes.run(agent.namespace, argv, timeout=10)
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    assert "VNET-ROUTER-MIB::vnetVrName.1 = STRING: named" in done.stdout, done.stdout
-    assert "VNET-ROUTER-MIB::vnetVrRowStatus.1 = INTEGER: active(1)" in done.stdout
-    assert "VNET-ROUTER-MIB::vnetVrOperState.1 = INTEGER: running(1)" in done.stdout
-
-
-def test_engine_boots_persist_across_restarts(agent: AgentUnderTest) -> None:
-    """Last in the file: it restarts the module's agent."""
-    engine = [d(oids.ENGINE_ID), d(oids.ENGINE_BOOTS)]
-    before = values(snmp(agent, "snmpget", V3, *engine).stdout)
-    stop_agent(agent)
-    agent.proc = start_agent_process(agent, "netconf,snmp")
-    after = values(snmp(agent, "snmpget", V3, *engine).stdout)
-    assert after[d(oids.ENGINE_ID)] == before[d(oids.ENGINE_ID)]
-    assert int(after[d(oids.ENGINE_BOOTS)]) == int(before[d(oids.ENGINE_BOOTS)]) + 1
-
-
-# -- the MIB module itself ------------------------------------------------------------
-
-
-def base_mib_dir() -> str:
-    """Where SNMPv2-SMI, SNMPv2-TC, SNMPv2-CONF and INET-ADDRESS-MIB are on this machine.
-
-    Debian ships them only with Erlang's SNMP application (erlang-snmp, main) or
-    snmp-mibs-downloader (non-free); scripts/bootstrap.sh installs erlang-snmp."""
-    for candidate in [
-        *sorted(glob.glob("/usr/lib/erlang/lib/snmp-*/mibs")),
-        "/usr/share/snmp/mibs/ietf",
-    ]:
-        if all(
-            glob.glob(f"{candidate}/{m}*")
-            for m in ("SNMPv2-SMI", "SNMPv2-TC", "SNMPv2-CONF", "INET-ADDRESS-MIB")
-        ):
-            return candidate
-    pytest.skip("no SNMPv2-SMI/SNMPv2-TC/INET-ADDRESS-MIB files (apt-get install erlang-snmp)")
-
-
-def test_mib_passes_smilint() -> None:
-    require_tools("smilint")
-    base = base_mib_dir()
-    done = subprocess.run(
-        ["smilint", "-l", "3", str(MIB_DIR / "VNET-ROUTER-MIB.txt")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={**os.environ, "SMIPATH": base},
-    )
-    assert done.returncode == 0 and done.stdout + done.stderr == "", done.stdout + done.stderr
-    # and at the strictest level, too
-    done = subprocess.run(
-        ["smilint", "-l", "6", str(MIB_DIR / "VNET-ROUTER-MIB.txt")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={**os.environ, "SMIPATH": base},
-    )
-    assert done.stdout + done.stderr == "", done.stdout + done.stderr
-
-
-def test_mib_translates_with_net_snmp() -> None:
-    require_tools("snmptranslate")
-    base = base_mib_dir()
-    assert shutil.which("snmptranslate")
-    done = subprocess.run(
-        ["snmptranslate", "-On", "VNET-ROUTER-MIB::vnetVrRowStatus.5"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={**os.environ, "MIBS": "VNET-ROUTER-MIB", "MIBDIRS": f"{base}:{MIB_DIR}"},
-    )
-    assert done.stdout.strip() == d((*oids.VR_CONFIG_ENTRY, oids.VR_STATUS, 5)), done.stderr

@@ -8,12 +8,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pysnmp.proto import rfc1902
 
 from vnet.agent.datastore import Event
-from vnet.agent.snmp import mib, oids
+from vnet.agent.snmp import columns, oids, setplan, smi
 from vnet.agent.snmp import rowstatus as rs
+from vnet.agent.snmp import yangtree as convert
+from vnet.agent.snmp.errors import SnmpError
 from vnet.agent.snmp.notify import event_varbinds
-from vnet.model import yangdata as convert
+from vnet.agent.snmp.rows import (
+    VR_TABLE,
+    Pending,
+    next_available_index,
+    route_key,
+    rows_of,
+    working_rows,
+)
+from vnet.agent.snmp.view import NeedsState, View
 
 MIB_FILE = Path(__file__).resolve().parents[2] / "src/vnet/model/mib/VNET-ROUTER-MIB.txt"
 A, B, C, D = None, rs.NOT_READY, rs.NOT_IN_SERVICE, rs.ACTIVE
@@ -106,25 +117,25 @@ def itf(c: int, idx: int, pos: int) -> tuple[int, ...]:
     return col(oids.IF_CONFIG_ENTRY, c, idx, pos)
 
 
-def s(text: str) -> mib.Value:
-    return ("str", text.encode())
+def s(text: str) -> smi.Value:
+    return smi.octets(text.encode())
 
 
-def i(n: int) -> mib.Value:
-    return ("int", n)
+def i(n: int) -> smi.Value:
+    return smi.integer(n)
 
 
 def plan(
-    varbinds: list[tuple[tuple[int, ...], mib.Value]],
+    varbinds: list[tuple[tuple[int, ...], smi.Value]],
     tree: dict[str, Any] | None = None,
-    pending: mib.Pending | None = None,
-) -> mib.SetPlan:
-    return mib.plan_set(
-        varbinds, tree if tree is not None else NETS, pending or mib.Pending(), now=1000.0
+    pending: Pending | None = None,
+) -> setplan.SetPlan:
+    return setplan.plan_set(
+        varbinds, tree if tree is not None else NETS, pending or Pending(), now=1000.0
     )
 
 
-def apply(p: mib.SetPlan, tree: dict[str, Any], pending: mib.Pending) -> dict[str, Any]:
+def apply(p: setplan.SetPlan, tree: dict[str, Any], pending: Pending) -> dict[str, Any]:
     pending.replace(p.pending)
     return p.tree if p.tree is not None else tree
 
@@ -152,25 +163,25 @@ def test_create_and_go_with_an_interface_in_one_pdu() -> None:
 
 
 def test_create_and_wait_then_name_then_active_then_destroy() -> None:
-    tree, pending = NETS, mib.Pending()
+    tree, pending = NETS, Pending()
     p = plan([(vr(oids.VR_STATUS, 1), i(rs.CREATE_AND_WAIT))], tree, pending)
     assert p.tree is None  # nothing for the datastore yet
     tree = apply(p, tree, pending)
-    view = mib.View(mib.config_columns(mib.working_rows(tree, pending)))
-    assert view.get(vr(oids.VR_STATUS, 1)) == ("int", rs.NOT_READY)
-    assert view.get(vr(oids.VR_NAME, 1)) == mib.NO_SUCH_INSTANCE  # no value yet
-    assert view.get(vr(oids.VR_ADMIN, 1)) == ("int", 1)  # DEFVAL up
+    view = View(columns.config_columns(working_rows(tree, pending)))
+    assert view.get(vr(oids.VR_STATUS, 1)) == smi.integer(rs.NOT_READY)
+    assert view.get(vr(oids.VR_NAME, 1)) == smi.NO_SUCH_INSTANCE  # no value yet
+    assert view.get(vr(oids.VR_ADMIN, 1)) == smi.integer(1)  # DEFVAL up
 
     tree = apply(plan([(vr(oids.VR_NAME, 1), s("r1"))], tree, pending), tree, pending)
-    view = mib.View(mib.config_columns(mib.working_rows(tree, pending)))
-    assert view.get(vr(oids.VR_STATUS, 1)) == ("int", rs.NOT_IN_SERVICE)
+    view = View(columns.config_columns(working_rows(tree, pending)))
+    assert view.get(vr(oids.VR_STATUS, 1)) == smi.integer(rs.NOT_IN_SERVICE)
     assert convert.routers_of(tree) == []
 
     p = plan([(vr(oids.VR_STATUS, 1), i(rs.ACTIVE))], tree, pending)
     assert p.tree is not None
     tree = apply(p, tree, pending)
     assert convert.routers_of(tree) == [{"name": "r1", "index": 1}]
-    assert mib.working_rows(tree, pending)[mib.VR_TABLE][(1,)].status == rs.ACTIVE
+    assert working_rows(tree, pending)[VR_TABLE][(1,)].status == rs.ACTIVE
 
     p = plan([(vr(oids.VR_STATUS, 1), i(rs.DESTROY))], tree, pending)
     assert p.tree is not None and convert.routers_of(p.tree) == []
@@ -214,7 +225,7 @@ def test_routes_are_indexed_by_type_address_and_length() -> None:
         "interface": [{"name": "eth0", "network": "n1", "ipv4": "10.1.0.254/24"}],
     }
     tree = {**NETS, convert.ROUTERS: {"router": [router]}}
-    key = mib.route_key(2, "10.9.0.0/16")
+    key = route_key(2, "10.9.0.0/16")
     assert key == (2, 1, 4, 10, 9, 0, 0, 16)
     p = plan(
         [
@@ -242,7 +253,7 @@ EXISTING = {**NETS, convert.ROUTERS: {"router": [{"name": "r1", "index": 1}]}}
         # (3) wrong ASN.1 type
         ([(vr(oids.VR_STATUS, 2), s("createAndGo"))], "wrongType", 1),
         ([(vr(oids.VR_NAME, 2), i(5))], "wrongType", 1),
-        ([(vr(oids.VR_ADMIN, 2), ("unsigned", 1))], "wrongType", 1),
+        ([(vr(oids.VR_ADMIN, 2), smi.unsigned(1))], "wrongType", 1),
         # (4) wrong length
         ([(vr(oids.VR_NAME, 2), s("a-name-too-long"))], "wrongLength", 1),
         # (6) values it can never take
@@ -293,32 +304,58 @@ EXISTING = {**NETS, convert.ROUTERS: {"router": [{"name": "r1", "index": 1}]}}
     ],
 )
 def test_set_errors(
-    varbinds: list[tuple[tuple[int, ...], mib.Value]], status: str, index: int
+    varbinds: list[tuple[tuple[int, ...], smi.Value]], status: str, index: int
 ) -> None:
-    with pytest.raises(mib.SnmpError) as info:
+    with pytest.raises(SnmpError) as info:
         plan(varbinds, EXISTING)
     assert (info.value.status, info.value.index) == (status, index), info.value.why
 
 
 def test_the_first_failing_varbind_is_named() -> None:
-    with pytest.raises(mib.SnmpError) as info:
+    with pytest.raises(SnmpError) as info:
         plan([(vr(oids.VR_ADMIN, 1), i(1)), (vr(oids.VR_STATUS, 1), i(9))], EXISTING)
     assert (info.value.status, info.value.index) == ("wrongValue", 2)
 
 
 def test_pending_rows_expire_after_five_minutes() -> None:
-    pending = mib.Pending()
+    pending = Pending()
     pending.replace(plan([(vr(oids.VR_STATUS, 4), i(rs.CREATE_AND_WAIT))]).pending)
     assert not pending.expire(1000.0 + 299)
     assert pending.expire(1000.0 + 301)
-    assert not pending.rows[mib.VR_TABLE]
+    assert not pending.rows[VR_TABLE]
 
 
 def test_next_index_skips_pending_rows() -> None:
-    pending = mib.Pending()
+    pending = Pending()
     pending.replace(plan([(vr(oids.VR_STATUS, 2), i(rs.CREATE_AND_WAIT))], EXISTING).pending)
-    rows = mib.working_rows(EXISTING, pending)
-    assert mib.next_available_index(rows) == 3
+    rows = working_rows(EXISTING, pending)
+    assert next_available_index(rows) == 3
+
+
+# -- values and their pysnmp form ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        smi.integer(-5),
+        smi.octets(b"r1"),
+        smi.unsigned(7),
+        smi.counter64(2**40),
+        smi.timeticks(123),
+        smi.object_id(oids.VR_CREATED),
+    ],
+)
+def test_values_survive_the_trip_through_pysnmp(value: smi.Value) -> None:
+    assert smi.from_pysnmp(smi.to_pysnmp(value)) == value
+
+
+def test_a_set_with_an_ip_address_is_a_wrong_type_not_a_general_error() -> None:
+    ip = smi.from_pysnmp(rfc1902.IpAddress("10.1.0.1"))
+    assert ip == smi.Value(smi.Kind.IP_ADDRESS, bytes([10, 1, 0, 1]))
+    with pytest.raises(SnmpError) as info:
+        plan([(vr(oids.VR_NAME, 2), ip), (vr(oids.VR_STATUS, 2), i(rs.CREATE_AND_GO))])
+    assert (info.value.status, info.value.index) == ("wrongType", 1)
 
 
 # -- reads -------------------------------------------------------------------------
@@ -329,7 +366,7 @@ def test_getnext_walks_in_oid_order_and_ends() -> None:
         **NETS,
         convert.ROUTERS: {"router": [{"name": "r10", "index": 10}, {"name": "r2", "index": 2}]},
     }
-    view = mib.View(mib.config_columns(mib.rows_of(tree)) + mib.network_columns(tree))
+    view = View(columns.config_columns(rows_of(tree)) + columns.network_columns(tree))
     walked = []
     oid: tuple[int, ...] = oids.MIB
     for _ in range(100):
@@ -343,28 +380,28 @@ def test_getnext_walks_in_oid_order_and_ends() -> None:
         for o, v in walked
         if o[: len(oids.VR_CONFIG_ENTRY) + 1] == (*oids.VR_CONFIG_ENTRY, oids.VR_NAME)
     ]
-    assert names == [("str", "r2"), ("str", "r10")]
+    assert names == [smi.octets("r2"), smi.octets("r10")]
     assert [o for o, _ in walked] == sorted(o for o, _ in walked)
-    assert walked[-1] == ((*oids.NETWORK_ENTRY, oids.NET_BANDWIDTH, 10), ("unsigned", 0))
+    assert walked[-1] == ((*oids.NETWORK_ENTRY, oids.NET_BANDWIDTH, 10), smi.unsigned(0))
 
 
 def test_state_columns_are_lazy_until_read() -> None:
-    view = mib.View(mib.config_columns(mib.rows_of(EXISTING)) + mib.state_columns(None))
-    assert view.get(vr(oids.VR_NAME, 1)) == ("str", "r1")
-    with pytest.raises(mib.NeedsState):
+    view = View(columns.config_columns(rows_of(EXISTING)) + columns.state_columns(None))
+    assert view.get(vr(oids.VR_NAME, 1)) == smi.octets("r1")
+    with pytest.raises(NeedsState):
         view.get(col(oids.VR_ENTRY, oids.VR_OPER, 1))
-    with pytest.raises(mib.NeedsState):
+    with pytest.raises(NeedsState):
         view.next(vr(oids.VR_STATUS, 1))  # the walk would go on into vnetVrTable
 
 
 def test_failure_event_varbinds() -> None:
     ev = Event("r1", 4, "create", "failure", "File exists")
     vbs = dict(event_varbinds(ev, {}, uptime=123))
-    assert vbs[oids.SNMP_TRAP_OID] == ("oid", oids.VR_FAILED)
-    assert vbs[oids.SYS_UPTIME] == ("timeticks", 123)
-    assert vbs[vr(oids.VR_NAME, 4)] == ("str", "r1")
-    assert vbs[oids.EVENT_OPERATION] == ("int", 1)
-    assert vbs[oids.EVENT_MESSAGE] == ("str", "File exists")
+    assert vbs[oids.SNMP_TRAP_OID] == smi.object_id(oids.VR_FAILED)
+    assert vbs[oids.SYS_UPTIME] == smi.timeticks(123)
+    assert vbs[vr(oids.VR_NAME, 4)] == smi.octets("r1")
+    assert vbs[oids.EVENT_OPERATION] == smi.integer(1)
+    assert vbs[oids.EVENT_MESSAGE] == smi.octets("File exists")
 
 
 # -- the MIB file and the code agree -------------------------------------------------

@@ -1,25 +1,36 @@
-"""Registers SNMP with the agent (see vnet.agent.frontends): VNET-ROUTER-MIB on the datastore."""
+"""Registers SNMP with the agent (see vnet.agent.frontends): VNET-ROUTER-MIB on the datastore.
+
+The front-end reads the datastore only through its public interface:
+`tree(RUNNING)` for the configuration, `state_tree()` for kernel state,
+`update()` to commit a SET and `subscribe()` (in `notify`) for events.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from vnet import __version__
 from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import RUNNING, Datastore
 from vnet.agent.errors import RpcError
-from vnet.agent.snmp import mib
-from vnet.agent.snmp.engine import Responder, build_engine
+from vnet.agent.snmp import columns, smi
+from vnet.agent.snmp.engine import build_engine
+from vnet.agent.snmp.errors import SnmpError
 from vnet.agent.snmp.notify import Notifier
-from vnet.agent.snmp.oids import OID
+from vnet.agent.snmp.responder import Responder
+from vnet.agent.snmp.rows import Pending, Rows, empty_rows, working_rows
+from vnet.agent.snmp.setplan import SetPlan, blame_for, plan_set
+from vnet.agent.snmp.view import Column, View
 
 log = logging.getLogger("vnet.agent.snmp")
 
 STATE_TTL = 1.0  # seconds: kernel state (oper state, counters) is read at most this often
 SESSION = "snmp"
+MAX_MESSAGE = 65507  # snmpEngineMaxMessageSize: the largest UDP payload
 
 # datastore error-tag -> SNMP error-status of the SET
 COMMIT_ERRORS = {
@@ -28,25 +39,67 @@ COMMIT_ERRORS = {
     "lock-denied": "resourceUnavailable",
 }
 
+Tree = dict[str, Any]
+
+
+class _ConfigColumns:
+    """The columns made from the running configuration, rebuilt only when it changed."""
+
+    def __init__(self) -> None:
+        self.key: tuple[Tree, int] | None = None  # (running tree, pending version)
+        self.rows: Rows = empty_rows()
+        self.rows_columns: list[Column] = []
+        self.net_tree: Tree | None = None
+        self.net_columns: list[Column] = []
+
+    def refresh(self, running: Tree, pending: Pending) -> None:
+        if self.key is None or self.key != (running, pending.version):
+            self.rows = working_rows(running, pending)
+            self.rows_columns = columns.config_columns(self.rows)
+            self.key = (running, pending.version)
+        if self.net_tree != running:
+            self.net_columns = columns.network_columns(running)
+            self.net_tree = running
+
+
+class _StateColumns:
+    """Kernel state (oper state, counters), read at most every STATE_TTL seconds."""
+
+    def __init__(self) -> None:
+        self.tree: Tree | None = None
+        self.at = 0.0
+        self.running: Tree | None = None  # the configuration the state was read for
+        self.columns: list[Column] = columns.state_columns(None)
+        self.lock = asyncio.Lock()
+
+    def fresh(self, running: Tree) -> bool:
+        return (
+            self.tree is not None
+            and self.running == running
+            and time.monotonic() - self.at < STATE_TTL
+        )
+
+    async def refresh(self, running_now: Callable[[], Tree], ds: Datastore) -> None:
+        async with self.lock:
+            running = running_now()
+            if self.fresh(running):
+                return
+            state = await ds.state_tree()
+            self.tree, self.running = state, running
+            self.at = time.monotonic()
+            self.columns = columns.state_columns(state)
+
 
 class SnmpFrontend:
     def __init__(self, ds: Datastore, config: AgentConfig):
         self.ds = ds
         self.config = config
-        self.pending = mib.Pending()
+        self.pending = Pending()
         self.started = time.monotonic()
         self.write_lock = asyncio.Lock()
         self.descr = f"vnet {__version__} agent on {config.host} (VNET-ROUTER-MIB)"
-        self._state: dict[str, Any] | None = None
-        self._state_at = 0.0
-        self._state_for: Any = None  # the running tree the state was read for
-        self._state_columns: list[mib.Column] = mib.state_columns(None)
-        self._state_lock = asyncio.Lock()
-        self._config_key: tuple[Any, int] | None = None
-        self._config_columns: list[mib.Column] = []
-        self._rows: mib.Rows = mib.empty_rows()
-        self._net_key: Any = None
-        self._net_columns: list[mib.Column] = []
+        self._config = _ConfigColumns()
+        self._state = _StateColumns()
         self.responder: Responder | None = None
         self.notifier: Notifier | None = None
         self.engine: Any = None
@@ -58,67 +111,48 @@ class SnmpFrontend:
         return int((time.monotonic() - self.started) * 100)
 
     # -- reading ---------------------------------------------------------------
-    def _state_fresh(self) -> bool:
-        return (
-            self._state is not None
-            and self._state_for is self.ds.running
-            and time.monotonic() - self._state_at < STATE_TTL
-        )
+    def running(self) -> Tree:
+        """The running configuration: the one place SNMP reads it from the datastore.
 
-    async def _refresh_state(self) -> None:
-        async with self._state_lock:
-            if self._state_fresh():
-                return
-            running = self.ds.running
-            state = await self.ds.state_tree()
-            self._state, self._state_for = state, running
-            self._state_at = time.monotonic()
-            self._state_columns = mib.state_columns(state)
+        `tree()` hands out a copy (about 1 ms per 100 VRs), paid once per request;
+        the columns made from it are rebuilt only when it differs from the last."""
+        return self.ds.tree(RUNNING)
 
-    def current_view(self, with_state: bool = False) -> mib.View:
+    def current_view(self, with_state: bool = False) -> View:
         """Everything served, from the running configuration, pending rows and kernel state.
 
         Kernel state is used when it is fresh, or when `with_state` (just read);
         otherwise its columns are lazy and a request that reaches them raises
-        mib.NeedsState."""
-        running = self.ds.running
+        view.NeedsState."""
+        running = self.running()
         self.pending.expire(time.time())
-        if (
-            self._config_key is None
-            or running is not self._config_key[0]
-            or self.pending.version != self._config_key[1]
-        ):
-            self._rows = mib.working_rows(running, self.pending)
-            self._config_columns = mib.config_columns(self._rows)
-            self._config_key = (running, self.pending.version)
-        if self._net_key is not running:
-            self._net_columns = mib.network_columns(running)
-            self._net_key = running
-        use_state = self._state is not None and (with_state or self._state_fresh())
-        return mib.View(
+        self._config.refresh(running, self.pending)
+        state = self._state
+        use_state = state.tree is not None and (with_state or state.fresh(running))
+        return View(
             [
-                *mib.system_columns(self.descr, self.config.host, self.uptime()),
-                *mib.hypervisor_columns(
-                    self.config.host, self._rows, self._state if use_state else None
+                *columns.system_columns(self.descr, self.config.host, self.uptime()),
+                *columns.hypervisor_columns(
+                    self.config.host, self._config.rows, state.tree if use_state else None
                 ),
-                *self._config_columns,
-                *(self._state_columns if use_state else mib.state_columns(None)),
-                *self._net_columns,
-                *mib.engine_columns(
-                    self.engine_id, self.boots, int(time.monotonic() - self.started), 65507
+                *self._config.rows_columns,
+                *(state.columns if use_state else columns.state_columns(None)),
+                *self._config.net_columns,
+                *columns.engine_columns(
+                    self.engine_id, self.boots, int(time.monotonic() - self.started), MAX_MESSAGE
                 ),
             ]
         )
 
-    async def view(self, with_state: bool) -> mib.View:
+    async def view(self, with_state: bool) -> View:
         """The current view; `with_state`: read kernel state first unless it is fresh."""
         if with_state:
-            await self._refresh_state()
+            await self._state.refresh(self.running, self.ds)
         return self.current_view(with_state)
 
     # -- writing ---------------------------------------------------------------
-    async def write(self, varbinds: list[tuple[OID, mib.Value]]) -> None:
-        """Plan a SET on the rows and commit it; raise mib.SnmpError if it fails.
+    async def write(self, varbinds: list[smi.Varbind]) -> None:
+        """Plan a SET on the rows and commit it; raise SnmpError if it fails.
 
         A SET that changes only rows held here (createAndWait, columns of a
         notInService row) does not touch the datastore. One that changes the
@@ -126,22 +160,26 @@ class SnmpFrontend:
         it replaces, so no NETCONF or RESTCONF change made meanwhile is lost."""
         async with self.write_lock:
             self.pending.expire(time.time())
-            plan = mib.plan_set(varbinds, self.ds.running, self.pending)
+            plan = plan_set(varbinds, self.running(), self.pending)
             if plan.tree is not None:
-                t = time.perf_counter()
-
-                def compute(tree: dict[str, Any]) -> tuple[dict[str, Any], mib.SetPlan]:
-                    fresh = mib.plan_set(varbinds, tree, self.pending)
-                    return (fresh.tree if fresh.tree is not None else tree), fresh
-
-                try:
-                    plan = await self.ds.update(RUNNING, compute, SESSION)
-                except RpcError as err:
-                    status = COMMIT_ERRORS.get(err.tag, "inconsistentValue")
-                    log.info("SNMP SET refused (%s): %s", status, err)
-                    raise mib.SnmpError(status, mib.blame_for(plan, err.path), str(err)) from None
-                log.debug("SNMP SET committed in %.1f ms", (time.perf_counter() - t) * 1000)
+                plan = await self._commit(varbinds, plan)
             self.pending.replace(plan.pending)
+
+    async def _commit(self, varbinds: list[smi.Varbind], first: SetPlan) -> SetPlan:
+        t = time.perf_counter()
+
+        def compute(tree: Tree) -> tuple[Tree, SetPlan]:
+            fresh = plan_set(varbinds, tree, self.pending)
+            return (fresh.tree if fresh.tree is not None else tree), fresh
+
+        try:
+            plan = await self.ds.update(RUNNING, compute, SESSION)
+        except RpcError as err:
+            status = COMMIT_ERRORS.get(err.tag, "inconsistentValue")
+            log.info("SNMP SET refused (%s): %s", status, err)
+            raise SnmpError(status, blame_for(first, err.path), str(err)) from None
+        log.debug("SNMP SET committed in %.1f ms", (time.perf_counter() - t) * 1000)
+        return plan
 
     async def close(self) -> None:
         if self.notifier is not None:
@@ -161,7 +199,7 @@ async def start(ds: Datastore, config: AgentConfig) -> SnmpFrontend:
     fe.engine = engine
     fe.engine_id, fe.boots = bytes(engine.snmpEngineID), boots
     fe.responder = Responder(engine, fe.view, fe.write)
-    fe.notifier = Notifier(engine, ds, s.targets, fe.uptime, sock.family)
+    fe.notifier = Notifier(engine, ds, s.targets, fe.running, fe.uptime, sock.family)
     fe.notifier.start()
     log.info(
         "SNMP engine %s, boots %d, on %s:%d",

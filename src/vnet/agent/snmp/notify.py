@@ -29,52 +29,43 @@ from pysnmp.proto.api import v2c
 
 from vnet.agent.config import SnmpTarget
 from vnet.agent.datastore import Datastore, Event
-from vnet.agent.snmp import mib, oids
-from vnet.agent.snmp.engine import encode
-from vnet.agent.snmp.oids import OID
-from vnet.model import yangdata as convert
+from vnet.agent.snmp import oids, smi
+from vnet.agent.snmp.yangtree import routers_of
 
 log = logging.getLogger("vnet.agent.snmp")
 
 OPERATION = {"create": 1, "modify": 2, "delete": 3}
+NOTIFICATION = {"create": oids.VR_CREATED, "delete": oids.VR_REMOVED}  # else VR_MODIFIED
 
 
-def event_varbinds(event: Event, tree: dict[str, Any], uptime: int) -> list[tuple[OID, mib.Value]]:
+def event_varbinds(event: Event, tree: dict[str, Any], uptime: int) -> list[smi.Varbind]:
     """sysUpTime.0, snmpTrapOID.0 and the notification's objects for one event."""
     index = int(event.index or 0)
-    router = next((r for r in convert.routers_of(tree) if r["name"] == event.router), None)
-    admin = 2 if router is not None and router.get("admin-state") == "down" else 1
-    name_oid = (*oids.VR_CONFIG_ENTRY, oids.VR_NAME, index)
-    admin_oid = (*oids.VR_CONFIG_ENTRY, oids.VR_ADMIN, index)
-    out: list[tuple[OID, mib.Value]] = [(oids.SYS_UPTIME, ("timeticks", uptime))]
+    name = ((*oids.VR_CONFIG_ENTRY, oids.VR_NAME, index), smi.octets(event.router))
+    out: list[smi.Varbind] = [(oids.SYS_UPTIME, smi.timeticks(uptime))]
     if event.result != "success":
-        out += [
-            (oids.SNMP_TRAP_OID, ("oid", oids.VR_FAILED)),
-            (name_oid, ("str", event.router)),
-            (oids.EVENT_OPERATION, ("int", OPERATION.get(event.operation, 2))),
-            (oids.EVENT_MESSAGE, ("str", event.message[:255])),
+        return [
+            *out,
+            (oids.SNMP_TRAP_OID, smi.object_id(oids.VR_FAILED)),
+            name,
+            (oids.EVENT_OPERATION, smi.integer(OPERATION.get(event.operation, 2))),
+            (oids.EVENT_MESSAGE, smi.octets(event.message[:255])),
         ]
-    elif event.operation == "create":
-        out += [
-            (oids.SNMP_TRAP_OID, ("oid", oids.VR_CREATED)),
-            (name_oid, ("str", event.router)),
-            (admin_oid, ("int", admin)),
-        ]
-    elif event.operation == "delete":
-        out += [(oids.SNMP_TRAP_OID, ("oid", oids.VR_REMOVED)), (name_oid, ("str", event.router))]
-    else:
-        out += [
-            (oids.SNMP_TRAP_OID, ("oid", oids.VR_MODIFIED)),
-            (name_oid, ("str", event.router)),
-            (admin_oid, ("int", admin)),
-        ]
+    out += [
+        (oids.SNMP_TRAP_OID, smi.object_id(NOTIFICATION.get(event.operation, oids.VR_MODIFIED))),
+        name,
+    ]
+    if event.operation != "delete":
+        router = next((r for r in routers_of(tree) if r["name"] == event.router), None)
+        admin = 2 if router is not None and router.get("admin-state") == "down" else 1
+        out.append(((*oids.VR_CONFIG_ENTRY, oids.VR_ADMIN, index), smi.integer(admin)))
     return out
 
 
-def _pdu(kind: str, varbinds: list[tuple[OID, mib.Value]]) -> Any:
+def _pdu(kind: str, varbinds: list[smi.Varbind]) -> Any:
     pdu = v2c.InformRequestPDU() if kind == "inform" else v2c.TrapPDU()
     v2c.apiPDU.set_defaults(pdu)
-    v2c.apiPDU.set_varbinds(pdu, [(rfc1902.ObjectName(o), encode(v)) for o, v in varbinds])
+    v2c.apiPDU.set_varbinds(pdu, [(rfc1902.ObjectName(o), smi.to_pysnmp(v)) for o, v in varbinds])
     return pdu
 
 
@@ -84,12 +75,14 @@ class Notifier:
         engine: SnmpEngine,
         ds: Datastore,
         targets: list[SnmpTarget],
+        running: Callable[[], dict[str, Any]],
         uptime: Callable[[], int],
         agent_family: int,
     ):
         self.engine = engine
         self.ds = ds
         self.targets = targets
+        self.running = running  # the configuration, for the admin state a notification carries
         self.uptime = uptime
         self.originator = ntforg.NotificationOriginator()
         self.sockets: dict[int, socket.socket] = {}
@@ -137,7 +130,7 @@ class Notifier:
                 log.exception("SNMP notification for %s not sent", event.router)
 
     def send(self, event: Event) -> None:
-        varbinds = event_varbinds(event, self.ds.running, self.uptime())
+        varbinds = event_varbinds(event, self.running(), self.uptime())
         for i, t in enumerate(self.targets):
             if t.version == "v2c":
                 self._send_v2c(t, varbinds)
@@ -153,7 +146,7 @@ class Notifier:
                 )
             self.sent += 1
 
-    def _send_v2c(self, t: SnmpTarget, varbinds: list[tuple[OID, mib.Value]]) -> None:
+    def _send_v2c(self, t: SnmpTarget, varbinds: list[smi.Varbind]) -> None:
         msg = v2c.Message()
         v2c.apiMessage.set_defaults(msg)
         v2c.apiMessage.set_community(msg, t.community)

@@ -45,6 +45,22 @@ def check_settable(value: int) -> None:
         raise RowStatusError("wrongValue", "notReady may not be written")
 
 
+def _create(current: int | None, requested: int, complete: bool) -> int:
+    """createAndGo or createAndWait: only a row that does not exist can be created."""
+    if current is not None:
+        raise RowStatusError("inconsistentValue", f"{NAMES[requested]} on an existing row")
+    if requested == CREATE_AND_WAIT:
+        return NOT_IN_SERVICE if complete else NOT_READY
+    if not complete:
+        raise RowStatusError("inconsistentValue", "createAndGo without every required column")
+    return ACTIVE
+
+
+def _require_complete(complete: bool) -> None:
+    if not complete:
+        raise RowStatusError("inconsistentValue", "a required column has no value")
+
+
 def transition(
     current: int | None,
     requested: int,
@@ -63,28 +79,18 @@ def transition(
     if requested == DESTROY:
         return None
     if requested in (CREATE_AND_GO, CREATE_AND_WAIT):
-        if current is not None:
-            raise RowStatusError("inconsistentValue", f"{NAMES[requested]} on an existing row")
-        if requested == CREATE_AND_GO:
-            if not complete:
-                raise RowStatusError(
-                    "inconsistentValue", "createAndGo without every required column"
-                )
-            return ACTIVE
-        return NOT_IN_SERVICE if complete else NOT_READY
+        return _create(current, requested, complete)
     if current is None:
         raise RowStatusError("inconsistentValue", f"{NAMES[requested]}: no such row")
     if requested == ACTIVE:
-        if not complete:
-            raise RowStatusError("inconsistentValue", "a required column has no value")
+        _require_complete(complete)
         return ACTIVE
     # requested == NOT_IN_SERVICE
     if current == ACTIVE:
         if not can_leave_active:
             raise RowStatusError("wrongValue", "an active row cannot be taken out of service")
         return NOT_IN_SERVICE
-    if not complete:
-        raise RowStatusError("inconsistentValue", "a required column has no value")
+    _require_complete(complete)
     return NOT_IN_SERVICE
 
 

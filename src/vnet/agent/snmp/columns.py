@@ -1,0 +1,127 @@
+"""The columns the agent serves, built from the datastore's trees and the working rows.
+
+Configuration rows, kernel state (lazy until read), the networks, the scalars
+of the hypervisor group, and the standard system and snmpEngine groups.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vnet.agent.snmp import oids, smi
+from vnet.agent.snmp import rowstatus as rs
+from vnet.agent.snmp.rows import (
+    COLUMNS,
+    ENTRY,
+    STATUS_COLUMN,
+    VR_TABLE,
+    Key,
+    Row,
+    Rows,
+    next_available_index,
+)
+from vnet.agent.snmp.view import Column, lazy, scalar
+from vnet.agent.snmp.yangtree import networks_of, routers_of
+
+Cells = dict[Key, smi.Value]
+OPER_STATE = {"running": 1, "stopped": 2, "failed": 3}
+MAX_UNSIGNED32 = 2**32 - 1
+
+
+def _cell(row: Row, column: int, status_column: int) -> smi.Value | None:
+    if column == status_column:
+        return smi.integer(row.status)
+    v = row.values.get(column)
+    if v is None:
+        return None
+    return smi.integer(v) if isinstance(v, int) else smi.octets(v)
+
+
+def config_columns(rows: Rows) -> list[Column]:
+    """vnetVrConfigTable, vnetVrIfConfigTable, vnetVrRouteTable from the working rows."""
+    out = []
+    for table, columns in COLUMNS.items():
+        for c in columns:
+            cells: Cells = {}
+            for key, row in rows[table].items():
+                value = _cell(row, c, STATUS_COLUMN[table])
+                if value is not None:
+                    cells[key] = value
+            out.append(Column(oids.column(ENTRY[table], c), cells))
+    return out
+
+
+def _interface_state(cells: dict[int, Cells], key: Key, itf: dict[str, Any]) -> None:
+    cells[oids.IFS_OPER][key] = smi.integer(1 if itf.get("oper-status") == "up" else 2)
+    stats = itf.get("statistics", {})
+    for k, name in enumerate(oids.IFS_COUNTERS, start=2):
+        cells[k][key] = smi.counter64(int(stats.get(name, 0)))
+
+
+def state_columns(state: dict[str, Any] | None) -> list[Column]:
+    """vnetVrTable and vnetVrIfStatsTable from a datastore state tree (None: lazy)."""
+    vr_cells: dict[int, Cells] = {c: {} for c in (1, 2, 3, 4)}
+    if_cells: dict[int, Cells] = {c: {} for c in range(1, 10)}
+    for r in routers_of(state or {}):
+        key = (int(r["index"]),)
+        itfs = r.get("interface", [])
+        vr_cells[oids.VR_OPER][key] = smi.integer(OPER_STATE.get(r.get("oper-state", ""), 3))
+        vr_cells[oids.VR_ROUTES][key] = smi.gauge(int(r.get("route-count", 0)))
+        vr_cells[oids.VR_UPTIME][key] = smi.unsigned(int(r.get("uptime", 0)))
+        vr_cells[oids.VR_IFCOUNT][key] = smi.gauge(len(itfs))
+        for pos, itf in enumerate(itfs, start=1):
+            _interface_state(if_cells, (*key, pos), itf)
+    columns = [Column(oids.column(oids.VR_ENTRY, c), v) for c, v in vr_cells.items()] + [
+        Column(oids.column(oids.IF_STATS_ENTRY, c), v) for c, v in if_cells.items()
+    ]
+    return lazy(columns) if state is None else columns
+
+
+def network_columns(tree: dict[str, Any]) -> list[Column]:
+    cells: dict[int, Cells] = {c: {} for c in range(2, 8)}
+    for n in networks_of(tree):
+        key = (int(n["vni"]),)
+        cells[oids.NET_NAME][key] = smi.octets(n["name"])
+        cells[oids.NET_TENANT][key] = smi.octets(n["tenant"])
+        cells[oids.NET_IPV4][key] = smi.octets(str(n.get("ipv4-prefix", "")))
+        cells[oids.NET_IPV6][key] = smi.octets(str(n.get("ipv6-prefix", "")))
+        cells[oids.NET_MTU][key] = smi.unsigned(int(n.get("mtu", 0)))
+        kbit = int(n.get("bandwidth", 0)) // 1000
+        cells[oids.NET_BANDWIDTH][key] = smi.unsigned(min(kbit, MAX_UNSIGNED32))
+    return [Column(oids.column(oids.NETWORK_ENTRY, c), v) for c, v in cells.items()]
+
+
+def hypervisor_columns(host: str, rows: Rows, state: dict[str, Any] | None) -> list[Column]:
+    """The scalars; vnetActiveVRs is lazy when `state` is None (not read yet)."""
+    configured = sum(1 for r in rows[VR_TABLE].values() if r.status == rs.ACTIVE)
+    if state is None:
+        active = Column(oids.ACTIVE, {}, lazy=True)
+    else:
+        running = sum(1 for r in routers_of(state) if r.get("oper-state") == "running")
+        active = scalar(oids.ACTIVE, smi.gauge(running))
+    return [
+        scalar(oids.HOST_NAME, smi.octets(host)),
+        scalar(oids.NEXT_INDEX, smi.unsigned(next_available_index(rows))),
+        scalar(oids.CONFIGURED, smi.gauge(configured)),
+        active,
+    ]
+
+
+def system_columns(descr: str, host: str, uptime_ticks: int) -> list[Column]:
+    """SNMPv2-MIB system group (RFC 3418), what a manager looks at first."""
+    return [
+        scalar(oids.SYS_DESCR[:-1], smi.octets(descr)),
+        scalar(oids.SYS_OBJECT_ID[:-1], smi.object_id(oids.MIB)),
+        scalar(oids.SYS_UPTIME[:-1], smi.timeticks(uptime_ticks)),
+        scalar(oids.SYS_NAME[:-1], smi.octets(host)),
+    ]
+
+
+def engine_columns(engine_id: bytes, boots: int, seconds: int, max_size: int) -> list[Column]:
+    """SNMP-FRAMEWORK-MIB snmpEngine group (RFC 3411): who answers, and since when."""
+    return [
+        scalar(oids.ENGINE_ID[:-1], smi.octets(engine_id)),
+        scalar(oids.ENGINE_BOOTS[:-1], smi.integer(boots)),
+        scalar(oids.ENGINE_TIME[:-1], smi.integer(seconds)),
+        scalar(oids.ENGINE_MAX_SIZE[:-1], smi.integer(max_size)),
+    ]

@@ -1,0 +1,174 @@
+"""The conceptual rows of VNET-ROUTER-MIB's three read-create tables.
+
+The datastore holds the configuration as a YANG (RFC 7951) tree. SNMP sees
+it as conceptual rows: every router, interface and route of the running
+configuration is an *active* row. Rows a manager made with createAndWait
+and has not activated yet (notReady, notInService) live only here, in
+`Pending`, until they become active and so part of the configuration.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Any
+
+from vnet.agent.snmp import oids
+from vnet.agent.snmp import rowstatus as rs
+from vnet.agent.snmp.yangtree import routers_of
+
+PENDING_LIFETIME = 300.0  # RFC 2579: rows left notReady/notInService ~5 minutes are removed
+
+VR_TABLE, IF_TABLE, ROUTE_TABLE = "vr", "if", "route"
+TABLES = (VR_TABLE, IF_TABLE, ROUTE_TABLE)  # parents first
+CHILD_TABLES = (IF_TABLE, ROUTE_TABLE)  # their rows' key starts with the VR index
+ENTRY = {
+    VR_TABLE: oids.VR_CONFIG_ENTRY,
+    IF_TABLE: oids.IF_CONFIG_ENTRY,
+    ROUTE_TABLE: oids.ROUTE_ENTRY,
+}
+STATUS_COLUMN = {VR_TABLE: oids.VR_STATUS, IF_TABLE: oids.IF_STATUS, ROUTE_TABLE: oids.RT_STATUS}
+# the read-create columns of each table, in column order
+COLUMNS = {
+    VR_TABLE: (oids.VR_NAME, oids.VR_ADMIN, oids.VR_STATUS),
+    IF_TABLE: (oids.IF_NAME, oids.IF_NETWORK, oids.IF_IPV4, oids.IF_IPV6, oids.IF_STATUS),
+    ROUTE_TABLE: (oids.RT_NEXT_HOP, oids.RT_STATUS),
+}
+REQUIRED = {
+    VR_TABLE: (oids.VR_NAME,),
+    IF_TABLE: (oids.IF_NETWORK,),
+    ROUTE_TABLE: (oids.RT_NEXT_HOP,),
+}
+
+Cell = str | int  # a column's value: DisplayString or INTEGER
+
+
+@dataclass
+class Row:
+    status: int  # rowstatus.ACTIVE, NOT_IN_SERVICE or NOT_READY
+    values: dict[int, Cell] = field(default_factory=dict)  # column -> value
+    since: float = 0.0  # when a pending row was created (for its removal)
+
+    def copy(self) -> Row:
+        return Row(self.status, dict(self.values), self.since)
+
+
+Key = tuple[int, ...]  # the row's index, as it follows the column OID
+Rows = dict[str, dict[Key, Row]]  # table -> key -> row
+
+
+def empty_rows() -> Rows:
+    return {table: {} for table in TABLES}
+
+
+def route_key(index: int, destination: str) -> Key:
+    """(vr, type, length, address bytes..., prefix length): inetCidrRouteTable style."""
+    itf = ipaddress.ip_interface(destination)
+    packed = itf.ip.packed
+    return (index, 1 if itf.version == 4 else 2, len(packed), *packed, itf.network.prefixlen)
+
+
+def route_destination(key: Key) -> str:
+    """The YANG destination prefix of a route key (index included)."""
+    n = key[2]
+    addr = ipaddress.ip_address(bytes(key[3 : 3 + n]))
+    return f"{addr}/{key[3 + n]}"
+
+
+def routes_by_key(index: int, router: dict[str, Any] | None) -> dict[Key, dict[str, Any]]:
+    """The routes of a configured router by their row key (unparsable ones left out)."""
+    found = {}
+    for route in (router or {}).get("route", []):
+        try:
+            found[route_key(index, route["destination"])] = route
+        except ValueError:
+            continue
+    return found
+
+
+def _interface_row(itf: dict[str, Any]) -> Row:
+    return Row(
+        rs.ACTIVE,
+        {
+            oids.IF_NAME: itf["name"],
+            oids.IF_NETWORK: itf["network"],
+            oids.IF_IPV4: str(itf.get("ipv4", "")),
+            oids.IF_IPV6: str(itf.get("ipv6", "")),
+        },
+    )
+
+
+def rows_of(tree: dict[str, Any]) -> Rows:
+    """The active rows of a configuration tree."""
+    rows = empty_rows()
+    for r in routers_of(tree):
+        idx = int(r["index"])
+        admin = 2 if r.get("admin-state", "up") == "down" else 1
+        rows[VR_TABLE][(idx,)] = Row(rs.ACTIVE, {oids.VR_NAME: r["name"], oids.VR_ADMIN: admin})
+        for pos, itf in enumerate(r.get("interface", []), start=1):
+            rows[IF_TABLE][(idx, pos)] = _interface_row(itf)
+        for key, route in routes_by_key(idx, r).items():
+            rows[ROUTE_TABLE][key] = Row(rs.ACTIVE, {oids.RT_NEXT_HOP: route["next-hop"]})
+    return rows
+
+
+def children(rows: Rows, table: str, idx: int) -> list[Key]:
+    """The keys of VR `idx`'s rows in a child table, in key order."""
+    return sorted(k for k in rows[table] if k[0] == idx)
+
+
+def drop_children(rows: Rows, idx: int) -> None:
+    for table in CHILD_TABLES:
+        for key in children(rows, table, idx):
+            del rows[table][key]
+
+
+@dataclass
+class Pending:
+    """Rows that are not (yet) part of the configuration, held by the SNMP front-end."""
+
+    rows: Rows = field(default_factory=empty_rows)
+    version: int = 0
+
+    def expire(self, now: float) -> bool:
+        """Drop pending rows older than PENDING_LIFETIME; True if any went.
+
+        Children of a VR row that went are dropped by `working_rows`."""
+        gone = False
+        for table in self.rows.values():
+            for key in [k for k, row in table.items() if now - row.since > PENDING_LIFETIME]:
+                del table[key]
+                gone = True
+        if gone:
+            self.version += 1
+        return gone
+
+    def replace(self, rows: Rows) -> None:
+        self.rows = rows
+        self.version += 1
+
+
+def working_rows(tree: dict[str, Any], pending: Pending) -> Rows:
+    """Active rows from the configuration, with the pending rows laid over them.
+
+    A pending row whose key the configuration now uses (someone created that
+    VR over NETCONF meanwhile) is dropped: the configuration wins.
+    """
+    rows = rows_of(tree)
+    for table, pend in pending.rows.items():
+        for key, row in pend.items():
+            if key not in rows[table]:
+                rows[table][key] = row
+    # a child row needs its VR row
+    for t in CHILD_TABLES:
+        for key in [k for k in rows[t] if (k[0],) not in rows[VR_TABLE]]:
+            del rows[t][key]
+    return rows
+
+
+def next_available_index(rows: Rows) -> int:
+    used = {k[0] for k in rows[VR_TABLE]}
+    for i in range(1, 65536):
+        if i not in used:
+            return i
+    return 0
