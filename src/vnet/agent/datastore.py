@@ -17,7 +17,6 @@ import copy
 import dataclasses
 import json
 import os
-import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,7 +25,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import libyang
-from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.agent.config import AgentConfig
 from vnet.agent.errors import RpcError
@@ -34,10 +32,11 @@ from vnet.agent.schema import qualified, validate
 from vnet.model import TopologyError, build_topology
 from vnet.model import yangdata as convert
 from vnet.model.resolve import next_free_index
-from vnet.substrate import ApplyError, Kernel, KernelState, Placement, nsfs, observe, plan, realize
-from vnet.substrate.apply import apply
+from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, nsfs, realize
+from vnet.substrate import link as links
+from vnet.substrate import route as routes
 from vnet.substrate.kernel import NotANamespace
-from vnet.substrate.realize import vr_port_name
+from vnet.substrate.placement import vr_port_name
 
 T = TypeVar("T")
 RUNNING = "running"
@@ -94,17 +93,15 @@ class Datastore:
         self.candidate = copy.deepcopy(self.running)
         desired = self._desired(self.running)
         if self.apply_to_kernel:
-            await self._in_kernel_thread(self._reconcile, desired)
+            await self._in_kernel_thread(self._converge, desired, None)
         now = time.time()
         for r in convert.routers_of(self.running):
             self.started_at[r["name"]] = now
 
-    def _reconcile(self, desired: KernelState) -> None:
+    def _converge(self, desired: KernelState, before: KernelState | None) -> None:
+        """Observe (before None: on start) or trust what the last commit left, plan, apply."""
         kernel = self._kernel_handle()
-        obs = observe(kernel, self.placement.scope, self.placement.prefix, own_namespace=True)
-        for name in obs.remnants:
-            nsfs.remove(name)
-        apply(plan(desired, obs.state), kernel)
+        converge(kernel, desired, self.placement, own_namespace=True, before=before)
         self._actual = desired
 
     async def close(self) -> None:
@@ -230,7 +227,7 @@ class Datastore:
         if self.apply_to_kernel:
             desired = self._desired(tree)
             try:
-                await self._in_kernel_thread(self._apply, desired)
+                await self._in_kernel_thread(self._converge, desired, self._actual)
             except ApplyError as err:
                 for e in events:
                     e.result, e.message = "failure", str(err.cause)
@@ -251,17 +248,6 @@ class Datastore:
             elif e.operation == "create" or e.router not in self.started_at:
                 self.started_at[e.router] = now
         self._publish(events)
-
-    def _apply(self, desired: KernelState) -> None:
-        kernel = self._kernel_handle()
-        before = self._actual
-
-        def restore(k: Kernel) -> None:
-            now = observe(k, self.placement.scope, self.placement.prefix, own_namespace=True)
-            apply(plan(before, now.state), k)
-
-        apply(plan(desired, before), kernel, restore=restore)
-        self._actual = desired
 
     def _persist(self, tree: dict[str, Any]) -> None:
         tmp = self.path.with_suffix(".tmp")
@@ -390,16 +376,13 @@ class Datastore:
         self, routers: list[dict[str, Any]], all_routers: bool
     ) -> dict[str, dict[str, Any]]:
         kernel = self._kernel_handle()
-        host = kernel.ipr(None)
-        if all_routers:  # one dump beats a request per port
-            ports = {m.get("ifname"): m for m in host.get_links()}
-        else:
-            ports = {}
-            for r in routers:
-                for k in range(len(r.get("interface", []))):
-                    name = vr_port_name(int(r["index"]), k)
-                    with contextlib.suppress(NetlinkError):
-                        ports[name] = host.link("get", ifname=name)[0]
+        wanted = [
+            vr_port_name(int(r["index"]), k)
+            for r in routers
+            for k in range(len(r.get("interface", [])))
+        ]
+        # one dump beats a request per port
+        ports = links.read_ports(kernel, None, None if all_routers else wanted)
         out: dict[str, dict[str, Any]] = {}
         for r in routers:
             ns = self.placement.node_ns(r["name"])
@@ -410,12 +393,10 @@ class Datastore:
                 if port is None:
                     all_up = False
                     continue
-                # up, and the far end (inside the VR) up too: IFF_UP | IFF_LOWER_UP
-                up = port["flags"] & 0x10001 == 0x10001
-                all_up &= up
+                all_up &= port.up
                 itfs[itf["name"]] = {
-                    "oper-status": "up" if up else "down",
-                    "statistics": _mirrored(port.get("stats64") or {}),
+                    "oper-status": "up" if port.up else "down",
+                    "statistics": _mirrored(port.counters),
                 }
             if r.get("admin-state", "up") == "down":
                 state = "stopped"
@@ -424,7 +405,7 @@ class Datastore:
             out[r["name"]] = {"oper-state": state, "interfaces": itfs}
             if state != "failed":
                 with contextlib.suppress(OSError, NotANamespace):
-                    out[r["name"]]["route-count"] = _route_count(kernel.ipr(ns))
+                    out[r["name"]]["route-count"] = routes.count(kernel, ns)
         return out
 
 
@@ -440,15 +421,6 @@ def _mirrored(s: dict[str, int]) -> dict[str, str]:
         "out-errors": str(s.get("rx_errors", 0)),
         "out-discards": str(s.get("rx_dropped", 0)),
     }
-
-
-def _route_count(ipr: Any) -> int:
-    return sum(
-        1
-        for fam in (socket.AF_INET, socket.AF_INET6)
-        for m in ipr.route("dump", family=fam, table=254)
-        if m["type"] == 1  # unicast
-    )
 
 
 def _libyang_message(err: libyang.LibyangError) -> str:

@@ -9,76 +9,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-
 from vnet.model import Topology, network_mtu
 from vnet.model.management import MANAGEMENT_NODE, client_address, host_address
 from vnet.model.underlay import underlay_addressing
-from vnet.substrate.qos import realize_qos
-from vnet.substrate.srv6 import realize_connections
-from vnet.substrate.state import (
-    Address,
-    Fdb,
-    KernelState,
-    Link,
-    Namespace,
-    NsName,
-    Route,
-    Shaper,
+from vnet.substrate.address import Address
+from vnet.substrate.fdb import Fdb
+from vnet.substrate.link import Link
+from vnet.substrate.namespace import Namespace
+from vnet.substrate.placement import (
+    Placement,
+    bridge_name,
+    endhost_port_name,
+    management_port_name,
+    underlay_port_name,
+    vr_port_name,
+    vxlan_name,
 )
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a topology lands: which hosts, under which namespace names."""
-
-    scope: str  # owner recorded in every mark: the lab name, or "agent"
-    prefix: str  # namespace names are prefix + node name
-    own_host: str | None = None  # the host vnet runs on (its namespace is None)
-    only_host: str | None = None  # realise just this host (an agent), else all (a lab)
-    # An agent knows tunnel endpoints from its configuration, not from a lab:
-    # its own VTEP address, and per network the VTEPs of the other hosts.
-    local_vtep: str | None = None
-    remote_vteps: Mapping[str, Sequence[str]] | None = None
-    # Which parts to realise. An agent makes its VRs (and networks if it
-    # provisions them); a lab whose hosts run agents makes everything else.
-    networks: bool = True
-    routers: bool = True
-    endhosts: bool = True
-
-    def host_ns(self, host: str) -> NsName:
-        return None if host == self.own_host else self.prefix + host
-
-    def node_ns(self, node: str) -> str:
-        return self.prefix + node
-
-    def includes(self, host: str) -> bool:
-        return self.only_host is None or host == self.only_host
-
-
-def lab_placement(lab: str) -> Placement:
-    return Placement(scope=lab, prefix=f"vnet-{lab}-")
-
-
-def bridge_name(vni: int) -> str:
-    return f"vb{vni}"
-
-
-def vxlan_name(vni: int) -> str:
-    return f"vx{vni}"
-
-
-def vr_port_name(index: int, position: int) -> str:
-    return f"vr{index}i{position}"
-
-
-def endhost_port_name(name: str) -> str:
-    return f"eh-{name}"
-
-
-def underlay_port_name(peer_host: str) -> str:
-    return f"ul-{peer_host}"
+from vnet.substrate.realize_guarantees import realize_connections, realize_qos
+from vnet.substrate.route import Route
+from vnet.substrate.state import KernelState
+from vnet.substrate.tc import Shaper
 
 
 def realize(topo: Topology, where: Placement) -> KernelState:
@@ -167,10 +117,6 @@ def _network_carriers(topo: Topology) -> dict[str, set[str]]:
     for eh in topo.endhosts:
         carriers.setdefault(eh.network, set()).add(eh.host)
     return carriers
-
-
-def management_port_name(host: str) -> str:
-    return f"m-{host}"
 
 
 def _management(topo: Topology, where: Placement, state: KernelState) -> None:
