@@ -19,6 +19,8 @@ from vnet.model.names import (
     lab_name_problem,
     node_name_problem,
 )
+from vnet.model.qos import qos_problems
+from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import Route, Topology, VirtualRouter
 
 IfAddr = IPv4Interface | IPv6Interface
@@ -58,9 +60,6 @@ class _Checker:
         """Guarantees and connections; they rely on a topology consistent so far."""
         if self.problems:
             return
-        from vnet.model.qos import qos_problems
-        from vnet.model.srv6 import connection_problems
-
         self.problems += qos_problems(self.t)
         self.problems += connection_problems(self.t)
 
