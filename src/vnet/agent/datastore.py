@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import dataclasses
 import json
 import os
 import time
@@ -29,10 +28,12 @@ import libyang
 from vnet.agent.config import AgentConfig
 from vnet.agent.errors import RpcError
 from vnet.agent.schema import qualified, validate
-from vnet.model import TopologyError, build_topology
-from vnet.model import yangdata as convert
+from vnet.model import TopologyError
+from vnet.model.check import check_host
+from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
-from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, nsfs, realize
+from vnet.model.yang import host as codec
+from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, nsfs, realize_host
 from vnet.substrate import link as links
 from vnet.substrate import route as routes
 from vnet.substrate.kernel import NotANamespace
@@ -73,9 +74,6 @@ class Datastore:
             scope=config.scope,
             prefix=config.namespace_prefix,
             own_host=config.host,
-            only_host=config.host,
-            local_vtep=config.vtep,
-            remote_vteps={},
             networks=config.provision_networks,
             endhosts=False,
         )
@@ -91,11 +89,11 @@ class Datastore:
         if self.path.exists():
             self.running = json.loads(self.path.read_text())
         self.candidate = copy.deepcopy(self.running)
-        desired = self._desired(self.running)
+        desired = realize_host(self._host_config(self.running), self.placement)
         if self.apply_to_kernel:
             await self._in_kernel_thread(self._converge, desired, None)
         now = time.time()
-        for r in convert.routers_of(self.running):
+        for r in codec.routers_of(self.running):
             self.started_at[r["name"]] = now
 
     def _converge(self, desired: KernelState, before: KernelState | None) -> None:
@@ -133,8 +131,11 @@ class Datastore:
     # -- validation ----------------------------------------------------------
     def prepare(self, tree: dict[str, Any]) -> dict[str, Any]:
         """Assign missing VR indexes, then validate; return the tree or raise RpcError."""
+        return self._prepare(tree)[0]
+
+    def _prepare(self, tree: dict[str, Any]) -> tuple[dict[str, Any], HostConfig]:
         tree = copy.deepcopy(tree)
-        if not self.config.provision_networks and convert.networks_of(tree) != convert.networks_of(
+        if not self.config.provision_networks and codec.networks_of(tree) != codec.networks_of(
             self.running
         ):
             raise RpcError(
@@ -144,41 +145,44 @@ class Datastore:
                 "application",
                 "/vr:virtual-networks",
             )
-        routers = convert.routers_of(tree)
+        routers = codec.routers_of(tree)
         used = {int(r["index"]) for r in routers if "index" in r}
         for r in routers:
             if "index" not in r:
                 r["index"] = next_free_index(used)
                 used.add(r["index"])
-        self.check(tree)
-        return tree
+        return tree, self._validated(tree)
 
     def check(self, tree: dict[str, Any]) -> None:
-        hosts = 2 if self.config.vtep else 1
-        try:
-            build_topology(convert.topology_data(tree, self.config.host, "agent", hosts))
-        except TopologyError as err:
-            first = err.problems[0]
-            more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
-            raise RpcError(
-                "invalid-value",
-                convert.problem_message(first) + more,
-                "application",
-                convert.error_path(first.loc, tree),
-            ) from None
+        self._validated(tree)
+
+    def _validated(self, tree: dict[str, Any]) -> HostConfig:
+        """The tree's HostConfig, if it satisfies the model's invariants and then YANG."""
+        hc = self._host_config(tree)
         try:
             dnode = validate(tree)
         except libyang.LibyangError as err:
             raise RpcError("invalid-value", _libyang_message(err), "application") from None
         if dnode is not None:
             dnode.free()
+        return hc
 
-    def _desired(self, tree: dict[str, Any]) -> KernelState:
-        hosts = 2 if self.config.vtep else 1
-        topo = build_topology(convert.topology_data(tree, self.config.host, "agent", hosts))
-        remotes = {n["name"]: list(n.get("remote-vtep", [])) for n in convert.networks_of(tree)}
-        where = dataclasses.replace(self.placement, remote_vteps=remotes)
-        return realize(topo, where)
+    def _host_config(self, tree: dict[str, Any]) -> HostConfig:
+        try:
+            hc = codec.host_config(tree, self.config.host, self.config.vtep)
+            problems = check_host(hc)
+            if problems:
+                raise TopologyError(problems, "configuration")
+        except TopologyError as err:
+            first = err.problems[0]
+            more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
+            raise RpcError(
+                "invalid-value",
+                codec.problem_message(first) + more,
+                "application",
+                codec.error_path(first.loc, tree),
+            ) from None
+        return hc
 
     # -- writing -------------------------------------------------------------
     def check_lock(self, target: str, session: str) -> None:
@@ -221,11 +225,11 @@ class Datastore:
 
     async def _commit_locked(self, new_tree: dict[str, Any], session: str) -> None:
         self.check_lock(RUNNING, session)
-        tree = self.prepare(new_tree)
+        tree, hc = self._prepare(new_tree)
         old = self.running
         events = _diff_events(old, tree)
         if self.apply_to_kernel:
-            desired = self._desired(tree)
+            desired = realize_host(hc, self.placement)
             try:
                 await self._in_kernel_thread(self._converge, desired, self._actual)
             except ApplyError as err:
@@ -329,7 +333,7 @@ class Datastore:
 
     # -- state ---------------------------------------------------------------
     def next_index(self) -> int:
-        return next_free_index({int(r["index"]) for r in convert.routers_of(self.running)})
+        return next_free_index({int(r["index"]) for r in codec.routers_of(self.running)})
 
     async def state_tree(self, detailed: set[str] | None = None) -> dict[str, Any]:
         """Running configuration plus state read from the kernel (for <get>, RESTCONF).
@@ -340,7 +344,7 @@ class Datastore:
         needs the VR's own namespace.
         """
         tree = copy.deepcopy(self.running)
-        routers = convert.routers_of(tree)
+        routers = codec.routers_of(tree)
         if detailed is not None:
             routers = [r for r in routers if r["name"] in detailed]
             if routers:
@@ -358,7 +362,7 @@ class Datastore:
             r["uptime"] = int(now - self.started_at.get(r["name"], now)) if running else 0
             for itf in r.get("interface", []):
                 itf.update(info["interfaces"].get(itf["name"], {"oper-status": "down"}))
-        configured = convert.routers_of(self.running)
+        configured = codec.routers_of(self.running)
         tree[qualified("hypervisor")] = {
             "host-name": self.config.host,
             "next-available-index": self.next_index(),
@@ -429,8 +433,8 @@ def _libyang_message(err: libyang.LibyangError) -> str:
 
 
 def _diff_events(old: dict[str, Any], new: dict[str, Any]) -> list[Event]:
-    before = {r["name"]: r for r in convert.routers_of(old)}
-    after = {r["name"]: r for r in convert.routers_of(new)}
+    before = {r["name"]: r for r in codec.routers_of(old)}
+    after = {r["name"]: r for r in codec.routers_of(new)}
     events = []
     for name, r in after.items():
         if name not in before:

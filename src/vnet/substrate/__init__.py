@@ -13,7 +13,7 @@ from vnet.substrate.observe import Observation, observe
 from vnet.substrate.op import Op
 from vnet.substrate.placement import Placement, lab_placement
 from vnet.substrate.plan import plan
-from vnet.substrate.realize import realize
+from vnet.substrate.realize import realize, realize_host
 from vnet.substrate.state import KernelState
 from vnet.substrate.transaction import ApplyError, Fault, Progress, apply, converge
 
@@ -33,4 +33,5 @@ __all__ = [
     "observe",
     "plan",
     "realize",
+    "realize_host",
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from vnet.substrate.marks import NsName
@@ -16,10 +15,6 @@ class Placement:
     prefix: str  # namespace names are prefix + node name
     own_host: str | None = None  # the host vnet runs on (its namespace is None)
     only_host: str | None = None  # realise just this host (an agent), else all (a lab)
-    # An agent knows tunnel endpoints from its configuration, not from a lab:
-    # its own VTEP address, and per network the VTEPs of the other hosts.
-    local_vtep: str | None = None
-    remote_vteps: Mapping[str, Sequence[str]] | None = None
     # Which parts to realise. An agent makes its VRs (and networks if it
     # provisions them); a lab whose hosts run agents makes everything else.
     networks: bool = True
