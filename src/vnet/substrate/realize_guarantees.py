@@ -29,10 +29,9 @@ from vnet.substrate.tc import (
     TcRoot,
     bytes_rate,
     handle,
-    ip6_dst_match,
     queue_bytes,
-    vxlan_match,
 )
+from vnet.substrate.u32 import ip6_dst_match, vxlan_match
 
 
 def realize_connections(topo: Topology, where: Placement, state: KernelState) -> None:

@@ -23,9 +23,7 @@ enough on an idle machine, not on a busy one.
 from __future__ import annotations
 
 import socket
-import struct
 from dataclasses import dataclass, field
-from ipaddress import IPv6Network
 from typing import Any
 
 from pyroute2.netlink.rtnl.tcmsg import plugins as _tc_plugins
@@ -34,6 +32,7 @@ from pyroute2.netlink.rtnl.tcmsg import sched_pfifo as _sched_pfifo
 from vnet.model import format_rate
 from vnet.substrate.kernel import Kernel, KernelError, Message
 from vnet.substrate.marks import NsName
+from vnet.substrate.u32 import Match, match_words, pyroute2_keys, read_match
 
 # pyroute2 knows pfifo but not bfifo; both take the same struct tc_fifo_qopt.
 _tc_plugins.setdefault("bfifo", _sched_pfifo)
@@ -48,12 +47,9 @@ LINK_ROOT_CLASS = 0x10001
 MANAGEMENT_MINOR = 0x2
 BEST_EFFORT_MINOR = 0x3
 MIN_CLASS_RATE = 8_000  # bit/s; HTB needs a rate > 0
-VXLAN_PORT = 4789
 QUEUE_SECONDS = 0.05
 MIN_QUEUE = 128 * 1024
 BURST_SECONDS = 0.02
-
-Match = tuple[tuple[int, int, int], ...]  # (offset, value byte, mask byte), by offset
 
 
 def handle(major: int, minor: int) -> int:
@@ -163,40 +159,11 @@ class TcFilter:
             self.protocol, hex(self.protocol)
         )
         h = f" handle ::{self.handle & 0xFFF:x}" if self.handle else ""
-        what = self.label or _match_words(self.match)
+        what = self.label or match_words(self.match)
         return (
             f"filter {verb} dev {self.dev} parent {fmt_handle(self.parent)} prio {self.prio}{h} "
             f"protocol {proto} u32 {what} flowid {fmt_handle(self.classid)}"
         )
-
-
-def _match_words(match: Match) -> str:
-    if not match:
-        return "match u32 0 0"
-    return " ".join(f"match u8 0x{v:02x} 0x{m:02x} at {off}" for off, v, m in match)
-
-
-def match_bytes(value: bytes, mask: bytes, offset: int) -> Match:
-    return tuple(
-        (offset + i, v & m, m) for i, (v, m) in enumerate(zip(value, mask, strict=True)) if m
-    )
-
-
-def ip6_dst_match(prefix: IPv6Network) -> Match:
-    mask = int(prefix.netmask).to_bytes(16, "big")
-    return match_bytes(prefix.network_address.packed, mask, 24)
-
-
-def vxlan_match(vni: int | None, underlay_v6: bool) -> Match:
-    """UDP to port 4789 (and the VNI, if given) of an outer IPv4/IPv6 packet without options."""
-    if underlay_v6:
-        proto, l4 = match_bytes(b"\x11", b"\xff", 6), 40
-    else:
-        proto, l4 = match_bytes(b"\x11", b"\xff", 9), 20
-    out = proto + match_bytes(struct.pack(">H", VXLAN_PORT), b"\xff\xff", l4 + 2)
-    if vni is not None:
-        out += match_bytes(struct.pack(">I", vni << 8), b"\xff\xff\xff\x00", l4 + 8 + 4)
-    return tuple(sorted(out))
 
 
 # -- operations ------------------------------------------------------------------
@@ -347,12 +314,6 @@ class DeleteTcClass:
         return f"{_tc(c.ns)} class del dev {c.dev} classid {fmt_handle(c.classid)}"
 
 
-def _pyroute2_keys(match: Match) -> list[str]:
-    if not match:
-        return ["0x0/0x0+0"]
-    return [f"0x{v:02x}/0x{m:02x}+{off}" for off, v, m in match]
-
-
 @dataclass(frozen=True)
 class AddTcFilter:
     filter: TcFilter
@@ -370,7 +331,7 @@ class AddTcFilter:
             # only the node id: the kernel puts it into the hash table of this prio's u32
             handle=f.handle & 0xFFF,
             target=f.classid,
-            keys=_pyroute2_keys(f.match),
+            keys=pyroute2_keys(f.match),
         )
 
     def inverse(self) -> DeleteTcFilter:
@@ -471,30 +432,12 @@ def read(
         scan.filters |= read_filters(k, ns, dev, index, handle(major, 0))
 
 
-def _u32_match(msg: Message) -> Match | None:
-    """The selector of a u32 filter as (offset, value, mask) bytes.
-
-    pyroute2 0.9 decodes the keys 4 bytes off, so the raw attribute is read here.
-    """
-    opts = msg.get_attr("TCA_OPTIONS")
-    sel = opts.get_attr("TCA_U32_SEL") if opts is not None else None
-    if sel is None:
-        return None
-    raw = bytes(sel.data[sel.offset : sel.offset + sel.length])
-    out: list[tuple[int, int, int]] = []
-    for n in range(raw[6]):  # nkeys
-        mask, value = struct.unpack_from(">II", raw, 20 + 16 * n)
-        (off,) = struct.unpack_from("=i", raw, 20 + 16 * n + 8)
-        out += match_bytes(struct.pack(">I", value), struct.pack(">I", mask), off)
-    return tuple(sorted(out))
-
-
 def read_filters(k: Kernel, ns: NsName, dev: str, index: int, parent: int) -> set[TcFilter]:
     out = set()
     for f in k.filters(ns, index, parent):
         if f.get("kind") != "u32":
             continue
-        match = _u32_match(f)
+        match = read_match(f)
         opts = f.get_attr("TCA_OPTIONS")
         classid = opts.get_attr("TCA_U32_CLASSID") if opts is not None else None
         if match is None or classid is None:
