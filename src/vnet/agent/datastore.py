@@ -1,8 +1,9 @@
 """One transactional datastore per physical host, shared by every front-end.
 
-Every change follows one path: decode (front-end) -> validate (model
-invariants with exact error paths, then YANG via libyang) -> substrate plan
--> apply with rollback -> persist -> notify -> reply. One writer at a time;
+Every change follows one path: decode (front-end) -> the tree's HostConfig
+(model/yang/host.py), validated (model invariants with exact error paths, then
+YANG via libyang) -> realised (substrate.realize_host) -> substrate.converge
+(plan, apply with rollback) -> persist -> notify -> reply. One writer at a time;
 readers get copies of committed trees.
 
 Kernel work runs on one dedicated thread: namespace switching is per thread,
