@@ -19,6 +19,9 @@ from vnet.substrate import nsfs
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 VNET = str(Path(sys.executable).parent / "vnet")
+# `vnet` processes the tests start take their fault hooks from here (see faulty_vnet.py)
+HOOKS = str(Path(__file__).resolve().parent / "hooks")
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (HOOKS, os.environ.get("PYTHONPATH")) if p)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -17,6 +17,7 @@ from vnet.lab.topology_file import load_topology
 from vnet.substrate import ApplyError, Kernel, lab_placement, nsfs, observe, plan, realize
 
 from .conftest import VNET, Labs, lab_namespaces, require_tools, vnet
+from .faulty_vnet import fail_at
 
 
 def pending(path: Path) -> list[str]:
@@ -37,20 +38,15 @@ def snapshot(name: str) -> object:
 
 
 @pytest.mark.parametrize("step", [0, 30, 60])
-def test_injected_failure_on_a_new_lab_leaves_nothing(
-    labs: Labs, step: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_injected_failure_on_a_new_lab_leaves_nothing(labs: Labs, step: int) -> None:
     name, path = labs.file("two-tenants.yaml")
-    monkeypatch.setenv("VNET_TEST_FAIL_AT_STEP", str(step))
     with pytest.raises(ApplyError) as info:
-        labmod.up(path)
+        labmod.up(path, fault=fail_at(step))
     assert info.value.step == step
     assert lab_namespaces(name) == [], "rollback left namespaces"
 
 
-def test_injected_failure_while_changing_a_running_lab_restores_it(
-    labs: Labs, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_injected_failure_while_changing_a_running_lab_restores_it(labs: Labs) -> None:
     """Remove a router (its namespace goes) and add an end host, then fail at the last step."""
     name, path = labs.file("two-tenants.yaml")
     labmod.up(path)
@@ -64,10 +60,8 @@ def test_injected_failure_while_changing_a_running_lab_restores_it(
     )
     steps = len(pending(path))
     assert steps > 5
-    monkeypatch.setenv("VNET_TEST_FAIL_AT_STEP", str(steps - 1))
     with pytest.raises(ApplyError):
-        labmod.up(path)
-    monkeypatch.delenv("VNET_TEST_FAIL_AT_STEP")
+        labmod.up(path, fault=fail_at(steps - 1))
     assert snapshot(name) == before, "the running lab was not restored"
     assert probes.fping(f"vnet-{name}-blue-a", "10.2.0.3", count=2).received == 2
 

@@ -8,17 +8,10 @@ from pathlib import Path
 from vnet.lab.topology_file import load_topology
 from vnet.model.underlay import underlay_addressing
 from vnet.substrate import KernelState, lab_placement, plan, realize
-from vnet.substrate.ops import (
-    AddAddress,
-    AddRoute,
-    CreateLink,
-    CreateNamespace,
-    DeleteAddress,
-    DeleteLink,
-    DeleteNamespace,
-    DeleteRoute,
-    ModifyLink,
-)
+from vnet.substrate.address import AddAddress, DeleteAddress
+from vnet.substrate.link import CreateLink, DeleteLink, ModifyLink
+from vnet.substrate.namespace import CreateNamespace, DeleteNamespace
+from vnet.substrate.route import AddRoute, DeleteRoute
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "two-tenants.yaml"
 

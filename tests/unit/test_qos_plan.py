@@ -7,25 +7,30 @@ from typing import Any
 
 from vnet.model import build_topology
 from vnet.substrate import KernelState, lab_placement, plan, realize
-from vnet.substrate.ops import DeleteNamespace, SetShaper
-from vnet.substrate.ops_tunnels import (
+from vnet.substrate.mbb import Drain
+from vnet.substrate.namespace import DeleteNamespace
+from vnet.substrate.seg6 import (
     AddRule,
     AddSid,
     AddSteer,
+    DeleteRule,
+    DeleteSid,
+    DeleteSteer,
+    SwitchPath,
+)
+from vnet.substrate.tc import (
+    LINK_MAJOR,
+    VNET_MAJOR,
     AddTcClass,
     AddTcFilter,
     AddTcRoot,
     ChangeTcClass,
-    DeleteRule,
-    DeleteSid,
-    DeleteSteer,
     DeleteTcClass,
     DeleteTcFilter,
     DeleteTcRoot,
-    Drain,
-    SwitchPath,
+    SetShaper,
+    handle,
 )
-from vnet.substrate.qos import LINK_MAJOR, VNET_MAJOR, handle
 
 from .test_qos_model import PATH_A, PATH_B, VIDEO, load_testbed, with_connections
 
@@ -55,7 +60,10 @@ def test_connection_objects_come_after_the_base_plan_in_dependency_order() -> No
     ops = plan(state_of(with_connections({**VIDEO, "bidirectional": True})), KernelState())
     k = kinds(ops)
     assert not any(issubclass(t, (DeleteRule, DeleteSteer, Drain, SwitchPath)) for t in k)
-    last_base = max(i for i, t in enumerate(k) if t.__module__.endswith(".ops"))
+    base_kinds = (".namespace", ".link", ".address", ".route", ".fdb")
+    last_base = max(
+        i for i, t in enumerate(k) if t.__module__.endswith(base_kinds) or t is SetShaper
+    )
     first_new = min(k.index(t) for t in (AddTcRoot, AddTcClass, AddSid, AddSteer, AddRule))
     assert last_base < first_new
     # roots, classes, filters; SIDs before the routes that use them; rules last

@@ -1,8 +1,9 @@
 """One transactional datastore per physical host, shared by every front-end.
 
-Every change follows one path: decode (front-end) -> validate (model
-invariants with exact error paths, then YANG via libyang) -> substrate plan
--> apply with rollback -> persist -> notify -> reply. One writer at a time;
+Every change follows one path: decode (front-end) -> the tree's HostConfig
+(model/yang/host.py), validated (model invariants with exact error paths, then
+YANG via libyang) -> realised (substrate.realize_host) -> substrate.converge
+(plan, apply with rollback) -> persist -> notify -> reply. One writer at a time;
 readers get copies of committed trees.
 
 Kernel work runs on one dedicated thread: namespace switching is per thread,
@@ -14,10 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import dataclasses
 import json
 import os
-import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,18 +25,20 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import libyang
-from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.agent.config import AgentConfig
 from vnet.agent.errors import RpcError
 from vnet.agent.schema import qualified, validate
-from vnet.model import TopologyError, build_topology
-from vnet.model import yangdata as convert
+from vnet.model import TopologyError
+from vnet.model.check import check_host
+from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
-from vnet.substrate import ApplyError, Kernel, KernelState, Placement, nsfs, observe, plan, realize
-from vnet.substrate.apply import apply
+from vnet.model.yang import host as codec
+from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, nsfs, realize_host
+from vnet.substrate import link as links
+from vnet.substrate import route as routes
 from vnet.substrate.kernel import NotANamespace
-from vnet.substrate.realize import vr_port_name
+from vnet.substrate.placement import vr_port_name
 
 T = TypeVar("T")
 RUNNING = "running"
@@ -74,9 +75,6 @@ class Datastore:
             scope=config.scope,
             prefix=config.namespace_prefix,
             own_host=config.host,
-            only_host=config.host,
-            local_vtep=config.vtep,
-            remote_vteps={},
             networks=config.provision_networks,
             endhosts=False,
         )
@@ -92,19 +90,17 @@ class Datastore:
         if self.path.exists():
             self.running = json.loads(self.path.read_text())
         self.candidate = copy.deepcopy(self.running)
-        desired = self._desired(self.running)
+        desired = realize_host(self._host_config(self.running), self.placement)
         if self.apply_to_kernel:
-            await self._in_kernel_thread(self._reconcile, desired)
+            await self._in_kernel_thread(self._converge, desired, None)
         now = time.time()
-        for r in convert.routers_of(self.running):
+        for r in codec.routers_of(self.running):
             self.started_at[r["name"]] = now
 
-    def _reconcile(self, desired: KernelState) -> None:
+    def _converge(self, desired: KernelState, before: KernelState | None) -> None:
+        """Observe (before None: on start) or trust what the last commit left, plan, apply."""
         kernel = self._kernel_handle()
-        obs = observe(kernel, self.placement.scope, self.placement.prefix, own_namespace=True)
-        for name in obs.remnants:
-            nsfs.remove(name)
-        apply(plan(desired, obs.state), kernel)
+        converge(kernel, desired, self.placement, own_namespace=True, before=before)
         self._actual = desired
 
     async def close(self) -> None:
@@ -136,8 +132,11 @@ class Datastore:
     # -- validation ----------------------------------------------------------
     def prepare(self, tree: dict[str, Any]) -> dict[str, Any]:
         """Assign missing VR indexes, then validate; return the tree or raise RpcError."""
+        return self._prepare(tree)[0]
+
+    def _prepare(self, tree: dict[str, Any]) -> tuple[dict[str, Any], HostConfig]:
         tree = copy.deepcopy(tree)
-        if not self.config.provision_networks and convert.networks_of(tree) != convert.networks_of(
+        if not self.config.provision_networks and codec.networks_of(tree) != codec.networks_of(
             self.running
         ):
             raise RpcError(
@@ -147,41 +146,44 @@ class Datastore:
                 "application",
                 "/vr:virtual-networks",
             )
-        routers = convert.routers_of(tree)
+        routers = codec.routers_of(tree)
         used = {int(r["index"]) for r in routers if "index" in r}
         for r in routers:
             if "index" not in r:
                 r["index"] = next_free_index(used)
                 used.add(r["index"])
-        self.check(tree)
-        return tree
+        return tree, self._validated(tree)
 
     def check(self, tree: dict[str, Any]) -> None:
-        hosts = 2 if self.config.vtep else 1
-        try:
-            build_topology(convert.topology_data(tree, self.config.host, "agent", hosts))
-        except TopologyError as err:
-            first = err.problems[0]
-            more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
-            raise RpcError(
-                "invalid-value",
-                convert.problem_message(first) + more,
-                "application",
-                convert.error_path(first.loc, tree),
-            ) from None
+        self._validated(tree)
+
+    def _validated(self, tree: dict[str, Any]) -> HostConfig:
+        """The tree's HostConfig, if it satisfies the model's invariants and then YANG."""
+        hc = self._host_config(tree)
         try:
             dnode = validate(tree)
         except libyang.LibyangError as err:
             raise RpcError("invalid-value", _libyang_message(err), "application") from None
         if dnode is not None:
             dnode.free()
+        return hc
 
-    def _desired(self, tree: dict[str, Any]) -> KernelState:
-        hosts = 2 if self.config.vtep else 1
-        topo = build_topology(convert.topology_data(tree, self.config.host, "agent", hosts))
-        remotes = {n["name"]: list(n.get("remote-vtep", [])) for n in convert.networks_of(tree)}
-        where = dataclasses.replace(self.placement, remote_vteps=remotes)
-        return realize(topo, where)
+    def _host_config(self, tree: dict[str, Any]) -> HostConfig:
+        try:
+            hc = codec.host_config(tree, self.config.host, self.config.vtep)
+            problems = check_host(hc)
+            if problems:
+                raise TopologyError(problems, "configuration")
+        except TopologyError as err:
+            first = err.problems[0]
+            more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
+            raise RpcError(
+                "invalid-value",
+                codec.problem_message(first) + more,
+                "application",
+                codec.error_path(first.loc, tree),
+            ) from None
+        return hc
 
     # -- writing -------------------------------------------------------------
     def check_lock(self, target: str, session: str) -> None:
@@ -224,13 +226,13 @@ class Datastore:
 
     async def _commit_locked(self, new_tree: dict[str, Any], session: str) -> None:
         self.check_lock(RUNNING, session)
-        tree = self.prepare(new_tree)
+        tree, hc = self._prepare(new_tree)
         old = self.running
         events = _diff_events(old, tree)
         if self.apply_to_kernel:
-            desired = self._desired(tree)
+            desired = realize_host(hc, self.placement)
             try:
-                await self._in_kernel_thread(self._apply, desired)
+                await self._in_kernel_thread(self._converge, desired, self._actual)
             except ApplyError as err:
                 for e in events:
                     e.result, e.message = "failure", str(err.cause)
@@ -251,17 +253,6 @@ class Datastore:
             elif e.operation == "create" or e.router not in self.started_at:
                 self.started_at[e.router] = now
         self._publish(events)
-
-    def _apply(self, desired: KernelState) -> None:
-        kernel = self._kernel_handle()
-        before = self._actual
-
-        def restore(k: Kernel) -> None:
-            now = observe(k, self.placement.scope, self.placement.prefix, own_namespace=True)
-            apply(plan(before, now.state), k)
-
-        apply(plan(desired, before), kernel, restore=restore)
-        self._actual = desired
 
     def _persist(self, tree: dict[str, Any]) -> None:
         tmp = self.path.with_suffix(".tmp")
@@ -343,7 +334,7 @@ class Datastore:
 
     # -- state ---------------------------------------------------------------
     def next_index(self) -> int:
-        return next_free_index({int(r["index"]) for r in convert.routers_of(self.running)})
+        return next_free_index({int(r["index"]) for r in codec.routers_of(self.running)})
 
     async def state_tree(self, detailed: set[str] | None = None) -> dict[str, Any]:
         """Running configuration plus state read from the kernel (for <get>, RESTCONF).
@@ -354,7 +345,7 @@ class Datastore:
         needs the VR's own namespace.
         """
         tree = copy.deepcopy(self.running)
-        routers = convert.routers_of(tree)
+        routers = codec.routers_of(tree)
         if detailed is not None:
             routers = [r for r in routers if r["name"] in detailed]
             if routers:
@@ -372,7 +363,7 @@ class Datastore:
             r["uptime"] = int(now - self.started_at.get(r["name"], now)) if running else 0
             for itf in r.get("interface", []):
                 itf.update(info["interfaces"].get(itf["name"], {"oper-status": "down"}))
-        configured = convert.routers_of(self.running)
+        configured = codec.routers_of(self.running)
         tree[qualified("hypervisor")] = {
             "host-name": self.config.host,
             "next-available-index": self.next_index(),
@@ -390,16 +381,13 @@ class Datastore:
         self, routers: list[dict[str, Any]], all_routers: bool
     ) -> dict[str, dict[str, Any]]:
         kernel = self._kernel_handle()
-        host = kernel.ipr(None)
-        if all_routers:  # one dump beats a request per port
-            ports = {m.get("ifname"): m for m in host.get_links()}
-        else:
-            ports = {}
-            for r in routers:
-                for k in range(len(r.get("interface", []))):
-                    name = vr_port_name(int(r["index"]), k)
-                    with contextlib.suppress(NetlinkError):
-                        ports[name] = host.link("get", ifname=name)[0]
+        wanted = [
+            vr_port_name(int(r["index"]), k)
+            for r in routers
+            for k in range(len(r.get("interface", [])))
+        ]
+        # one dump beats a request per port
+        ports = links.read_ports(kernel, None, None if all_routers else wanted)
         out: dict[str, dict[str, Any]] = {}
         for r in routers:
             ns = self.placement.node_ns(r["name"])
@@ -410,12 +398,10 @@ class Datastore:
                 if port is None:
                     all_up = False
                     continue
-                # up, and the far end (inside the VR) up too: IFF_UP | IFF_LOWER_UP
-                up = port["flags"] & 0x10001 == 0x10001
-                all_up &= up
+                all_up &= port.up
                 itfs[itf["name"]] = {
-                    "oper-status": "up" if up else "down",
-                    "statistics": _mirrored(port.get("stats64") or {}),
+                    "oper-status": "up" if port.up else "down",
+                    "statistics": _mirrored(port.counters),
                 }
             if r.get("admin-state", "up") == "down":
                 state = "stopped"
@@ -424,7 +410,7 @@ class Datastore:
             out[r["name"]] = {"oper-state": state, "interfaces": itfs}
             if state != "failed":
                 with contextlib.suppress(OSError, NotANamespace):
-                    out[r["name"]]["route-count"] = _route_count(kernel.ipr(ns))
+                    out[r["name"]]["route-count"] = routes.count(kernel, ns)
         return out
 
 
@@ -442,23 +428,14 @@ def _mirrored(s: dict[str, int]) -> dict[str, str]:
     }
 
 
-def _route_count(ipr: Any) -> int:
-    return sum(
-        1
-        for fam in (socket.AF_INET, socket.AF_INET6)
-        for m in ipr.route("dump", family=fam, table=254)
-        if m["type"] == 1  # unicast
-    )
-
-
 def _libyang_message(err: libyang.LibyangError) -> str:
     text = str(err).removeprefix("failed to parse data tree: ")
     return f"the configuration does not satisfy the YANG model: {text}"
 
 
 def _diff_events(old: dict[str, Any], new: dict[str, Any]) -> list[Event]:
-    before = {r["name"]: r for r in convert.routers_of(old)}
-    after = {r["name"]: r for r in convert.routers_of(new)}
+    before = {r["name"]: r for r in codec.routers_of(old)}
+    after = {r["name"]: r for r in codec.routers_of(new)}
     events = []
     for name, r in after.items():
         if name not in before:

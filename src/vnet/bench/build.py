@@ -16,7 +16,9 @@ from vnet.bench.stats import percentile
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
 from vnet.substrate import Kernel, lab_placement, nsfs, observe, plan, realize
-from vnet.substrate.ops import CreateLink, CreateNamespace, Op
+from vnet.substrate.link import CreateLink
+from vnet.substrate.namespace import CreateNamespace
+from vnet.substrate.op import Op
 
 BENCH_LAB = "bench"
 

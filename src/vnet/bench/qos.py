@@ -53,8 +53,9 @@ from vnet.lab.probes import fping
 from vnet.lab.shaping import ClassRef, FlowError, FlowResult, run_flow
 from vnet.model import Topology, build_topology, network_mtu
 from vnet.model.srv6 import tunnels
-from vnet.substrate.qos import LINK_MAJOR, LINK_ROOT_CLASS, VNET_MAJOR, handle, network_minors
 from vnet.substrate.realize import underlay_port_name
+from vnet.substrate.realize_guarantees import network_minors
+from vnet.substrate.tc import LINK_MAJOR, LINK_ROOT_CLASS, VNET_MAJOR, handle
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "em-testbed.yaml"
 LAB = "qos"

@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -21,22 +20,23 @@ from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
 from vnet.model.management import host_address
 from vnet.substrate import (
+    Fault,
     Kernel,
     KernelState,
     Op,
-    apply,
+    Placement,
+    Progress,
     converge,
     lab_placement,
+    namespace,
     nsfs,
     observe,
     plan,
     realize,
 )
 from vnet.substrate.kernel import NotANamespace
-from vnet.substrate.observe import parse_namespace_mark
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
-Progress = Callable[[int, int, Op], None]
 
 
 class LabError(RuntimeError):
@@ -93,12 +93,8 @@ def running_labs() -> list[str]:
     """Labs with a record or with marked namespaces (a crash may leave either alone)."""
     names = {p.stem for p in RECORD_DIR.glob("*.json")} if RECORD_DIR.exists() else set()
     with Kernel() as k:
-        for ns_name in nsfs.list_names("vnet-"):
-            try:
-                ns = parse_namespace_mark(ns_name, k.namespace_mark(ns_name))
-            except NotANamespace:
-                continue
-            if ns is not None and ns_name == f"vnet-{ns.scope}-{ns.node}":
+        for ns in namespace.read(k, "vnet-").found:
+            if ns.name == f"vnet-{ns.scope}-{ns.node}":
                 names.add(ns.scope)
     return sorted(names)
 
@@ -119,7 +115,9 @@ def up(
     dry_run: bool = False,
     progress: Progress | None = None,
     topology: Topology | None = None,
+    fault: Fault | None = None,
 ) -> UpResult:
+    """Make the kernel match the file; `fault` is for tests (see substrate.transaction)."""
     timings = Timings()
     t = time.perf_counter()
     topo = topology if topology is not None else load_topology(path)
@@ -129,7 +127,7 @@ def up(
     where = replace(lab_placement(topo.name), routers=not with_agents)
     desired = realize(topo, where)
     with Kernel() as kernel:
-        ops = converge(kernel, desired, where, progress=progress, dry_run=dry_run)
+        ops = converge(kernel, desired, where, dry_run=dry_run, progress=progress, fault=fault)
         t = timings.time("plan" if dry_run else "plan and apply", t)
     if dry_run:
         return UpResult(topo, ops, timings, desired)
@@ -210,13 +208,14 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
                 else observe(kernel, scope, where.prefix, namespaces_only=True)
             )
             lingering.update(nsfs.pids_inside_many(list(before.state.namespaces)))
-            scope_ops = plan(KernelState(), before.state)
-            total = len(scope_ops)
-            tick = (lambda i, op, n=total: progress(i, n, op)) if progress else None
-            apply(scope_ops, kernel, tick, undo=False)
-            for remnant in before.remnants:
-                nsfs.remove(remnant)
-            ops += scope_ops
+            ops += converge(
+                kernel,
+                KernelState(),
+                Placement(scope, where.prefix),
+                before=before,
+                undo=False,
+                progress=progress,
+            )
         timings.time("delete", t)
     record_path(name).unlink(missing_ok=True)
     lab_dir = RECORD_DIR / name
@@ -318,7 +317,7 @@ def node_namespace(lab: str, node: str) -> str:
         if not nsfs.exists(ns):
             raise LabError(f"lab {lab!r} has no node {node!r} (no namespace {ns})")
         try:
-            mark = parse_namespace_mark(ns, kernel.namespace_mark(ns))
+            mark = namespace.parse_namespace_mark(ns, kernel.namespace_mark(ns))
         except NotANamespace:
             mark = None
     if mark is None or (mark.scope != lab and not mark.scope.startswith(lab + ".")):

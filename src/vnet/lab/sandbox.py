@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vnet.lab import processes
-from vnet.substrate import Kernel, KernelState, nsfs, observe, plan
-from vnet.substrate.apply import apply
+from vnet.substrate import Kernel, KernelState, Placement, converge, nsfs
 
 ADDRESS = "127.0.0.1"
 START_TIMEOUT = 60.0
@@ -109,7 +108,7 @@ class HostSandbox:
                 problems.append(f"PID {pid} was still running in {self.namespace}; stopped it")
         try:
             with Kernel() as k:
-                apply(plan(KernelState(), observe(k, self.scope, self.prefix).state), k)
+                converge(k, KernelState(), Placement(self.scope, self.prefix))
         except Exception as err:  # cleanup goes on; the caller reports what was left
             problems.append(f"removing the agent's VRs: {err}")
         if nsfs.exists(self.namespace):

@@ -21,7 +21,7 @@ from typing import Any
 from vnet.lab import processes
 from vnet.lab.probes import PingResult, fping
 from vnet.substrate import Kernel
-from vnet.substrate.qos import class_counters
+from vnet.substrate.tc import class_counters
 
 
 @dataclass(frozen=True)
@@ -42,10 +42,8 @@ class ClassSample:
 
 
 def sample_class(kernel: Kernel, ref: ClassRef) -> ClassSample:
-    ipr = kernel.ipr(ref.ns)
-    index = kernel.index(ref.ns, ref.dev)
     before = time.monotonic()
-    counters = class_counters(ipr, index)
+    counters = class_counters(kernel, ref.ns, ref.dev)
     t = (before + time.monotonic()) / 2
     b, p, d = counters.get(ref.classid, (0, 0, 0))
     return ClassSample(t, b, p, d)

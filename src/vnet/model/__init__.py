@@ -6,8 +6,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from vnet.model.check import check
+from vnet.model.check import check, check_host
 from vnet.model.errors import Problem, TopologyError
+from vnet.model.host import HostConfig, NetworkOnHost, host_configs
 from vnet.model.mtu import network_mtu
 from vnet.model.rate import format_rate, parse_rate
 from vnet.model.resolve import resolve
@@ -25,7 +26,9 @@ from vnet.model.topology import (
 
 __all__ = [
     "EndHost",
+    "HostConfig",
     "Interface",
+    "NetworkOnHost",
     "PhysicalHost",
     "Problem",
     "Route",
@@ -36,7 +39,9 @@ __all__ = [
     "VirtualNetwork",
     "VirtualRouter",
     "build_topology",
+    "check_host",
     "format_rate",
+    "host_configs",
     "network_mtu",
     "parse_rate",
     "problems_from_pydantic",

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 
 from vnet.model.errors import Loc, Problem
+from vnet.model.host import HostConfig, max_host_mtu
 from vnet.model.management import MANAGEMENT_NODE
 from vnet.model.mtu import max_tenant_mtu
 from vnet.model.names import (
@@ -19,6 +20,8 @@ from vnet.model.names import (
     lab_name_problem,
     node_name_problem,
 )
+from vnet.model.qos import qos_problems
+from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import Route, Topology, VirtualRouter
 
 IfAddr = IPv4Interface | IPv6Interface
@@ -26,14 +29,24 @@ IfAddr = IPv4Interface | IPv6Interface
 
 def check(topo: Topology) -> list[Problem]:
     """All problems of `topo`; an empty list means it can be realised."""
-    c = _Checker(topo)
+    c = _Checker(topo, max_tenant_mtu(topo))
     c.run()
     return c.problems
 
 
+def check_host(hc: HostConfig) -> list[Problem]:
+    """All problems of one host's configuration, at ("networks", i, ...) and ("routers", i, ...)."""
+    c = _Checker(hc.as_topology(), max_host_mtu(hc))
+    c.check_networks()
+    c.check_node_names()
+    c.check_routers()
+    return c.problems
+
+
 class _Checker:
-    def __init__(self, topo: Topology):
+    def __init__(self, topo: Topology, mtu_limit: int | None):
         self.t = topo
+        self.mtu_limit = mtu_limit  # the largest tenant MTU the underlay carries
         self.problems: list[Problem] = []
         self.networks = {n.name: n for n in topo.networks}
         # address -> who holds it, per network, to catch duplicates
@@ -58,9 +71,6 @@ class _Checker:
         """Guarantees and connections; they rely on a topology consistent so far."""
         if self.problems:
             return
-        from vnet.model.qos import qos_problems
-        from vnet.model.srv6 import connection_problems
-
         self.problems += qos_problems(self.t)
         self.problems += connection_problems(self.t)
 
@@ -104,7 +114,7 @@ class _Checker:
         names: dict[str, int] = {}
         vnis: dict[int, str] = {}
         subnets: list[tuple[str, str, IPv4Network | IPv6Network, int]] = []
-        limit = max_tenant_mtu(self.t)
+        limit = self.mtu_limit
         for i, net in enumerate(self.t.networks):
             subject = f"network {net.name!r}"
             if not NODE_NAME_RE.match(net.name) or len(net.name) > MAX_NETWORK_NAME:

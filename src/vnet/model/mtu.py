@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vnet.model.srv6 import endpoint_mtu_cap
 from vnet.model.topology import Topology, VirtualNetwork
 
 ETHERNET_MTU = 1500
@@ -38,8 +39,6 @@ def network_mtu(topo: Topology, net: VirtualNetwork) -> int:
     """
     mtu = base_network_mtu(topo, net)
     if net.mtu is None and topo.connections:
-        from vnet.model.srv6 import endpoint_mtu_cap
-
         cap = endpoint_mtu_cap(topo, net.name, lambda n: base_network_mtu(topo, n))
         if cap is not None:
             mtu = min(mtu, cap)

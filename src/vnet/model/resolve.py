@@ -5,6 +5,7 @@ from __future__ import annotations
 from ipaddress import IPv4Network, IPv6Network
 from typing import Any
 
+from vnet.model.srv6 import assign_connection_ids, locator_routes
 from vnet.model.topology import EndHost, Route, Topology, VirtualRouter
 
 
@@ -105,6 +106,4 @@ def _with_default(
 
 
 def resolve(topo: Topology) -> Topology:
-    from vnet.model.srv6 import assign_connection_ids, locator_routes
-
     return locator_routes(assign_connection_ids(auto_routes(assign_indexes(topo))))

@@ -1,4 +1,8 @@
-"""Netlink sessions into namespaces, and the primitive kernel changes vnet makes.
+"""Kernel: the one place that talks netlink (pyroute2).
+
+The object kinds (namespace.py, link.py, address.py, route.py, fdb.py, tc.py,
+seg6.py) build their requests as data and decode the messages they read;
+the calls themselves go through here, by interface name, in any namespace.
 
 A netlink socket opened inside a namespace stays bound to it, so one socket
 per namespace serves every later call from any thread. Sockets are cached
@@ -14,46 +18,17 @@ import socket
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from ipaddress import ip_interface, ip_network
+from ipaddress import ip_interface
 from typing import Any
 
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.substrate import nsfs
-from vnet.substrate.state import RTPROT_VNET, Address, Fdb, Link, Namespace, NsName, Route, Shaper
+from vnet.substrate.marks import NsName
 
-ZERO_MAC = "00:00:00:00:00:00"
-ROLE_SYSCTLS: dict[str, dict[str, str]] = {
-    # Addresses come up at once (no DAD wait), forwarding where packets are routed.
-    "host": {
-        "net.ipv4.ip_forward": "1",
-        "net.ipv6.conf.all.forwarding": "1",
-        "net.ipv6.conf.all.accept_dad": "0",
-        "net.ipv6.conf.default.accept_dad": "0",
-        # Bridged tenant frames need no iptables pass; the hooks cost ~100 ns per
-        # packet per bridge even with no rules (measured by `vnet bench forwarding`).
-        "net.bridge.bridge-nf-call-iptables": "0",
-        "net.bridge.bridge-nf-call-ip6tables": "0",
-        "net.bridge.bridge-nf-call-arptables": "0",
-    },
-    "router": {
-        "net.ipv4.ip_forward": "1",
-        "net.ipv6.conf.all.forwarding": "1",
-        "net.ipv6.conf.all.accept_dad": "0",
-        "net.ipv6.conf.default.accept_dad": "0",
-        "net.ipv6.conf.all.keep_addr_on_down": "1",
-        "net.ipv6.conf.default.keep_addr_on_down": "1",
-    },
-    "endhost": {
-        "net.ipv6.conf.all.accept_dad": "0",
-        "net.ipv6.conf.default.accept_dad": "0",
-    },
-    "mgmt": {
-        "net.ipv6.conf.all.accept_dad": "0",
-        "net.ipv6.conf.default.accept_dad": "0",
-    },
-}
+Message = Any  # a decoded pyroute2 netlink message
+NUD_USABLE = 0x02 | 0x04 | 0x08 | 0x10 | 0x80  # reachable, stale, delay, probe, permanent
 
 
 class KernelError(RuntimeError):
@@ -64,9 +39,8 @@ class NotANamespace(KernelError):
     pass
 
 
-def _burst(rate: int) -> int:
-    """HTB burst in bytes: measured here, HTB needs >= 512 kB to reach ~99% at 1-2 Gbit/s."""
-    return max(rate // 8 // 250 + 1514, 512 * 1024 if rate >= 500_000_000 else 32 * 1024)
+def ns_text(ns: NsName) -> str:
+    return ns if ns is not None else "(own namespace)"
 
 
 class Kernel:
@@ -112,40 +86,29 @@ class Kernel:
     def index(self, ns: NsName, name: str) -> int:
         found = self.ipr(ns).link_lookup(ifname=name)
         if not found:
-            raise KernelError(f"no interface {name!r} in namespace {nsfs_label(ns)}")
+            raise KernelError(f"no interface {name!r} in namespace {ns_text(ns)}")
         return int(found[0])
 
     # -- namespaces --------------------------------------------------------
-    def create_namespace(self, ns: Namespace) -> None:
-        nsfs.create(ns.name)
+    def create_namespace(self, name: str, sysctls: dict[str, str], mark: str) -> None:
+        """A namespace with `sysctls` set and `mark` as its loopback's alias."""
+        nsfs.create(name)
         try:
-            with nsfs.entered(ns.name):
-                for key, value in ROLE_SYSCTLS[ns.role].items():
+            with nsfs.entered(name):
+                for key, value in sysctls.items():
                     if key.startswith("net.bridge.") and not nsfs.sysctl_exists(key):
                         continue  # a kernel without br_netfilter has nothing to switch off
                     nsfs.write_sysctl(key, value)
-            ipr = self.ipr(ns.name)
-            ipr.link("set", index=1, state="up", ifalias=ns.mark)
+            self.ipr(name).link("set", index=1, state="up", ifalias=mark)
         except BaseException:
-            self.forget(ns.name)
-            nsfs.remove(ns.name)
+            self.forget(name)
+            nsfs.remove(name)
             raise
 
     def delete_namespace(self, name: str, vanishing: Iterable[tuple[NsName, str]] = ()) -> None:
         self.forget(name)
         nsfs.remove(name)
         self._vanishing.update(vanishing)
-
-    def _wait_vanished(self, ns: NsName, name: str, timeout: float = 5.0) -> None:
-        """Wait for a name freed by an earlier namespace deletion to really be free."""
-        if (ns, name) not in self._vanishing:
-            return
-        deadline = time.monotonic() + timeout
-        while self.ipr(ns).link_lookup(ifname=name):
-            if time.monotonic() > deadline:
-                raise KernelError(f"{name} in {nsfs_label(ns)} is still being removed")
-            time.sleep(0.002)
-        self._vanishing.discard((ns, name))
 
     def namespace_mark(self, name: str) -> str | None:
         """The alias of the namespace's loopback ('' when unmarked: not ours).
@@ -162,134 +125,150 @@ class Kernel:
             raise
         return lo.get("ifalias") or ""
 
-    # -- links -------------------------------------------------------------
-    def create_link(self, link: Link) -> None:
-        self._wait_vanished(link.ns, link.name)
-        ipr = self.ipr(link.ns)
-        common: dict[str, Any] = {"ifname": link.name, "mtu": link.mtu}
-        if link.master:
-            common["master"] = self.index(link.ns, link.master)
-        if link.kind == "bridge":
-            ipr.link("add", kind="bridge", **common)
-        elif link.kind == "vxlan":
-            assert link.local is not None and link.vni is not None
-            local_key = "vxlan_local6" if ":" in link.local else "vxlan_local"
-            ipr.link(
-                "add",
-                kind="vxlan",
-                vxlan_id=link.vni,
-                vxlan_port=4789,
-                vxlan_learning=1,
-                **{local_key: link.local},
-                **common,
-            )
-        elif link.kind == "veth":
-            self._create_veth(link, common)
-        else:
-            raise KernelError(f"unknown link kind {link.kind!r}")
-        # The kernel ignores IFLA_IFALIAS on creation; set the mark right after.
-        ipr.link(
-            "set",
-            index=self.index(link.ns, link.name),
-            ifalias=link.alias,
-            state="up" if link.up else "down",
-        )
+    def _wait_vanished(self, ns: NsName, name: str, timeout: float = 5.0) -> None:
+        """Wait for a name freed by an earlier namespace deletion to really be free."""
+        if (ns, name) not in self._vanishing:
+            return
+        deadline = time.monotonic() + timeout
+        while self.ipr(ns).link_lookup(ifname=name):
+            if time.monotonic() > deadline:
+                raise KernelError(f"{name} in {ns_text(ns)} is still being removed")
+            time.sleep(0.002)
+        self._vanishing.discard((ns, name))
 
-    def _create_veth(self, link: Link, common: dict[str, Any]) -> None:
-        assert link.peer_name is not None
-        peer_path = nsfs.path(link.peer_ns) if link.peer_ns else "/proc/self/ns/net"
-        fd = os.open(peer_path, os.O_RDONLY)
+    # -- links -------------------------------------------------------------
+    def add_link(self, ns: NsName, name: str, kind: str, master: str | None, **attrs: Any) -> None:
+        """`ip link add`; `peer` (veth) is {"ifname", "ns", "mtu"}."""
+        self._wait_vanished(ns, name)
+        if master:
+            attrs["master"] = self.index(ns, master)
+        peer = attrs.pop("peer", None)
+        if peer is None:
+            self.ipr(ns).link("add", ifname=name, kind=kind, **attrs)
+            return
+        peer_ns = peer.pop("ns")
+        fd = os.open(nsfs.path(peer_ns) if peer_ns else "/proc/self/ns/net", os.O_RDONLY)
         try:
-            peer = {"ifname": link.peer_name, "net_ns_fd": fd, "mtu": link.mtu}
-            self.ipr(link.ns).link("add", kind="veth", peer=peer, **common)
+            self.ipr(ns).link(
+                "add", ifname=name, kind=kind, peer={**peer, "net_ns_fd": fd}, **attrs
+            )
         finally:
             os.close(fd)
-        ipr = self.ipr(link.peer_ns)
-        peer_attrs: dict[str, Any] = {"state": "up", "ifalias": link.peer_alias}
-        if link.peer_master:
-            peer_attrs["master"] = self.index(link.peer_ns, link.peer_master)
-        ipr.link("set", index=self.index(link.peer_ns, link.peer_name), **peer_attrs)
+
+    def set_link(self, ns: NsName, name: str, master: str | None = None, **attrs: Any) -> None:
+        """`ip link set`; master "" detaches, None leaves it."""
+        if master is not None:
+            attrs["master"] = self.index(ns, master) if master else 0
+        self.ipr(ns).link("set", index=self.index(ns, name), **attrs)
 
     def delete_link(self, ns: NsName, name: str) -> None:
         self.ipr(ns).link("del", index=self.index(ns, name))
 
-    def modify_link(self, link: Link) -> None:
-        """Bring mtu, master and state to `link`'s values (both ends of a veth)."""
-        ipr = self.ipr(link.ns)
-        index = self.index(link.ns, link.name)
-        master = self.index(link.ns, link.master) if link.master else 0
-        if link.kind == "veth":
-            peer_index = self.index(link.peer_ns, link.peer_name or "")
-            self.ipr(link.peer_ns).link("set", index=peer_index, mtu=link.mtu)
-        ipr.link("set", index=index, mtu=link.mtu, master=master)
-        ipr.link("set", index=index, state="up" if link.up else "down")
+    def links(self, ns: NsName) -> list[Message]:
+        return list(self.ipr(ns).get_links())
 
-    # -- addresses, routes, fdb ---------------------------------------------
-    def add_address(self, a: Address) -> None:
-        itf = ip_interface(a.cidr)
-        self.ipr(a.ns).addr(
-            "add",
-            index=self.index(a.ns, a.ifname),
-            address=str(itf.ip),
-            prefixlen=itf.network.prefixlen,
-        )
-
-    def delete_address(self, a: Address) -> None:
-        itf = ip_interface(a.cidr)
-        self.ipr(a.ns).addr(
-            "del",
-            index=self.index(a.ns, a.ifname),
-            address=str(itf.ip),
-            prefixlen=itf.network.prefixlen,
-        )
-
-    def add_route(self, r: Route) -> None:
-        self.ipr(r.ns).route("add", dst=r.dst, gateway=r.via, proto=RTPROT_VNET)
-
-    def delete_route(self, r: Route) -> None:
-        self.ipr(r.ns).route("del", dst=r.dst, gateway=r.via, proto=RTPROT_VNET)
-
-    def add_fdb(self, f: Fdb) -> None:
-        self.ipr(f.ns).fdb("append", ifindex=self.index(f.ns, f.dev), lladdr=ZERO_MAC, dst=f.dst)
-
-    def delete_fdb(self, f: Fdb) -> None:
-        self.ipr(f.ns).fdb("del", ifindex=self.index(f.ns, f.dev), lladdr=ZERO_MAC, dst=f.dst)
-
-    # -- shaping -----------------------------------------------------------
-    def set_shaper(self, s: Shaper) -> None:
-        ipr = self.ipr(s.ns)
-        index = self.index(s.ns, s.dev)
+    def link(self, ns: NsName, name: str) -> Message | None:
         with contextlib.suppress(NetlinkError):
-            ipr.tc("del", index=index, handle="1:", root=True)
-        ipr.tc("add", "htb", index=index, handle="1:", default=0x1, root=True)
-        burst = _burst(s.rate)
-        ipr.tc(
-            "add-class",
-            "htb",
-            index=index,
-            handle="1:1",
-            parent="1:",
-            rate=s.rate // 8,
-            ceil=s.rate // 8,
-            burst=burst,
-            cburst=burst,
+            return self.ipr(ns).link("get", ifname=name)[0]
+        return None
+
+    # -- addresses, routes, rules, fdb ----------------------------------------
+    def address(self, ns: NsName, command: str, dev: str, cidr: str) -> None:
+        itf = ip_interface(cidr)
+        self.ipr(ns).addr(
+            command,
+            index=self.index(ns, dev),
+            address=str(itf.ip),
+            prefixlen=itf.network.prefixlen,
         )
 
-    def clear_shaper(self, ns: NsName, dev: str) -> None:
-        self.ipr(ns).tc("del", index=self.index(ns, dev), handle="1:", root=True)
+    def addresses(self, ns: NsName) -> list[Message]:
+        return list(self.ipr(ns).get_addr())
+
+    def route(self, ns: NsName, command: str, dev: str | None = None, **attrs: Any) -> None:
+        if dev is not None:
+            attrs["oif"] = self.index(ns, dev)
+        self.ipr(ns).route(command, **attrs)
+
+    def routes(self, ns: NsName, family: int, **match: Any) -> list[Message]:
+        return list(self.ipr(ns).route("dump", family=family, **match))
+
+    def rule(self, ns: NsName, command: str, **attrs: Any) -> None:
+        self.ipr(ns).rule(command, **attrs)
+
+    def rules(self, ns: NsName, family: int) -> list[Message]:
+        return list(self.ipr(ns).get_rules(family=family))
+
+    def fdb(self, ns: NsName, command: str, dev: str, **attrs: Any) -> None:
+        self.ipr(ns).fdb(command, ifindex=self.index(ns, dev), **attrs)
+
+    def fdb_entries(self, ns: NsName) -> list[Message]:
+        return list(self.ipr(ns).fdb("dump"))
+
+    # -- traffic control -------------------------------------------------------
+    def tc(
+        self,
+        ns: NsName,
+        command: str,
+        kind: str | None,
+        dev: str,
+        missing_ok: bool = False,
+        **attrs: Any,
+    ) -> None:
+        args = (command, kind) if kind else (command,)
+        try:
+            self.ipr(ns).tc(*args, index=self.index(ns, dev), **attrs)
+        except NetlinkError:
+            if not missing_ok:
+                raise
+
+    def qdiscs(self, ns: NsName) -> list[Message]:
+        try:
+            return list(self.ipr(ns).get_qdiscs())
+        except NetlinkError:
+            return []
+
+    def classes(self, ns: NsName, index: int) -> list[Message]:
+        try:
+            return list(self.ipr(ns).get_classes(index=index))
+        except NetlinkError:
+            return []
+
+    def filters(self, ns: NsName, index: int, parent: int) -> list[Message]:
+        return list(self.ipr(ns).get_filters(index=index, parent=parent))
+
+    # -- neighbours ------------------------------------------------------------
+    def resolve_neighbours(self, hops: Iterable[tuple[NsName, str]], timeout: float = 2.0) -> None:
+        """Make every router on a path know its next hop's link-layer address.
+
+        A datagram to the discard port starts neighbour discovery (the answer is a
+        harmless "port unreachable"); without this the first packets of a switched
+        flow would wait in, and overflow, a 3-packet queue per unresolved neighbour.
+        """
+        pending = list(hops)
+        deadline = time.monotonic() + timeout
+        while pending:
+            for ns, addr in pending:
+                _probe(ns, addr)
+            time.sleep(0.005)
+            pending = [(ns, addr) for ns, addr in pending if not self._resolved(ns, addr)]
+            if pending and time.monotonic() > deadline:
+                ns, addr = pending[0]
+                raise OSError(f"next hop {addr} does not answer neighbour discovery in {ns}")
+            if pending:
+                time.sleep(0.05)
+
+    def _resolved(self, ns: NsName, addr: str) -> bool:
+        found = self.ipr(ns).get_neighbours(family=socket.AF_INET6, dst=addr)
+        return any(n["state"] & NUD_USABLE for n in found)
 
 
-def nsfs_label(ns: NsName) -> str:
-    return ns if ns is not None else "(own namespace)"
-
-
-def route_key(msg: Any) -> tuple[str, str] | None:
-    """(dst, via) of a route message, or None if it has no gateway."""
-    via = msg.get("gateway")
-    if via is None:
-        return None
-    dst = msg.get("dst")
-    family = msg["family"]
-    if dst is None:
-        dst = "0.0.0.0" if family == socket.AF_INET else "::"
-    return str(ip_network(f"{dst}/{msg['dst_len']}")), via
+def _probe(ns: NsName, addr: str) -> None:
+    with nsfs.entered(ns):
+        probe = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    try:
+        probe.sendto(b"", (addr, 9))
+    except OSError:
+        pass  # no route yet: retried, then reported
+    finally:
+        probe.close()

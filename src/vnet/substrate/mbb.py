@@ -17,36 +17,78 @@ are created anew. Pure: no kernel access.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from ipaddress import ip_network
 
 from vnet.model.srv6 import LOCATOR_LEN
-from vnet.substrate.ops import Op
-from vnet.substrate.ops_tunnels import (
+from vnet.substrate.kernel import Kernel
+from vnet.substrate.marks import NsName, ns_label
+from vnet.substrate.op import Op
+from vnet.substrate.seg6 import (
     AddRule,
     AddSid,
     AddSteer,
+    DeleteRule,
+    DeleteSid,
+    DeleteSteer,
+    ReplaceSid,
+    SteerRoute,
+    SwitchPath,
+)
+from vnet.substrate.state import KernelState
+from vnet.substrate.tc import (
     AddTcClass,
     AddTcFilter,
     AddTcRoot,
     ChangeTcClass,
-    DeleteRule,
-    DeleteSid,
-    DeleteSteer,
     DeleteTcClass,
     DeleteTcFilter,
     DeleteTcRoot,
-    Drain,
-    ReplaceSid,
-    SwitchPath,
-    WarmPath,
+    TcClass,
+    TcFilter,
 )
-from vnet.substrate.qos import TcClass, TcFilter
-from vnet.substrate.srv6 import SteerRoute
-from vnet.substrate.state import KernelState, NsName, ns_label
 
 DRAIN_MIN = 0.1
 DRAIN_MAX = 1.0
+
+
+@dataclass(frozen=True)
+class WarmPath:
+    """Resolve the next hops along new paths, so that the first packets are not lost."""
+
+    hops: tuple[tuple[NsName, str], ...]  # (router namespace, next hop's IPv6 address)
+
+    def run(self, k: Kernel) -> None:
+        k.resolve_neighbours(self.hops)
+
+    def inverse(self) -> Op:
+        return self  # changes nothing vnet owns; neighbour entries age out by themselves
+
+    def describe(self) -> str:
+        return (
+            " && ".join(
+                f"ip netns exec {ns} ping -6 -c 1 -W 1 {addr} >/dev/null" for ns, addr in self.hops
+            )
+            + "  # resolve the new path's next hops"
+        )
+
+
+@dataclass(frozen=True)
+class Drain:
+    """Wait for packets still queued on an old path before its SIDs and queues go."""
+
+    seconds: float
+
+    def run(self, k: Kernel) -> None:
+        time.sleep(self.seconds)
+
+    def inverse(self) -> Op:
+        return self  # undoing a switch deserves the same pause
+
+    def describe(self) -> str:
+        return f"sleep {self.seconds:g}  # let packets on the old path drain"
 
 
 def _sort(items: Iterable, key=None) -> list:  # type: ignore[no-untyped-def, type-arg]

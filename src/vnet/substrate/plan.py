@@ -7,28 +7,21 @@ A namespace that goes takes everything in it (and the veth pairs into it)
 along: the kernel tears those down in one batch, whereas deleting devices
 one by one costs an RCU grace period each (~38 ms here). So the plan deletes
 only the namespace, and rollback restores its contents by reconciling to
-the state observed before (see apply.py).
+the state observed before (see transaction.py).
 """
 
 from __future__ import annotations
 
+from vnet.substrate.address import AddAddress, DeleteAddress
+from vnet.substrate.fdb import AddFdb, DeleteFdb
+from vnet.substrate.link import CreateLink, DeleteLink, Link, ModifyLink
+from vnet.substrate.marks import NsName, ns_label
 from vnet.substrate.mbb import plan_tunnels
-from vnet.substrate.ops import (
-    AddAddress,
-    AddFdb,
-    AddRoute,
-    CreateLink,
-    CreateNamespace,
-    DeleteAddress,
-    DeleteFdb,
-    DeleteLink,
-    DeleteNamespace,
-    DeleteRoute,
-    ModifyLink,
-    Op,
-    SetShaper,
-)
-from vnet.substrate.state import KernelState, Link, NsName, ns_label
+from vnet.substrate.namespace import CreateNamespace, DeleteNamespace
+from vnet.substrate.op import Op
+from vnet.substrate.route import AddRoute, DeleteRoute
+from vnet.substrate.state import KernelState
+from vnet.substrate.tc import SetShaper
 
 _KIND_ORDER = {"bridge": 0, "vxlan": 1, "veth": 2}
 

@@ -9,168 +9,161 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-
 from vnet.model import Topology, network_mtu
+from vnet.model.host import HostConfig, host_network_mtu, network_carriers
 from vnet.model.management import MANAGEMENT_NODE, client_address, host_address
+from vnet.model.topology import EndHost, VirtualNetwork, VirtualRouter
 from vnet.model.underlay import underlay_addressing
-from vnet.substrate.qos import realize_qos
-from vnet.substrate.srv6 import realize_connections
-from vnet.substrate.state import (
-    Address,
-    Fdb,
-    KernelState,
-    Link,
-    Namespace,
-    NsName,
-    Route,
-    Shaper,
+from vnet.substrate.address import Address
+from vnet.substrate.fdb import Fdb
+from vnet.substrate.link import Link
+from vnet.substrate.marks import NsName
+from vnet.substrate.namespace import Namespace
+from vnet.substrate.placement import (
+    Placement,
+    bridge_name,
+    endhost_port_name,
+    management_port_name,
+    underlay_port_name,
+    vr_port_name,
+    vxlan_name,
 )
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a topology lands: which hosts, under which namespace names."""
-
-    scope: str  # owner recorded in every mark: the lab name, or "agent"
-    prefix: str  # namespace names are prefix + node name
-    own_host: str | None = None  # the host vnet runs on (its namespace is None)
-    only_host: str | None = None  # realise just this host (an agent), else all (a lab)
-    # An agent knows tunnel endpoints from its configuration, not from a lab:
-    # its own VTEP address, and per network the VTEPs of the other hosts.
-    local_vtep: str | None = None
-    remote_vteps: Mapping[str, Sequence[str]] | None = None
-    # Which parts to realise. An agent makes its VRs (and networks if it
-    # provisions them); a lab whose hosts run agents makes everything else.
-    networks: bool = True
-    routers: bool = True
-    endhosts: bool = True
-
-    def host_ns(self, host: str) -> NsName:
-        return None if host == self.own_host else self.prefix + host
-
-    def node_ns(self, node: str) -> str:
-        return self.prefix + node
-
-    def includes(self, host: str) -> bool:
-        return self.only_host is None or host == self.only_host
-
-
-def lab_placement(lab: str) -> Placement:
-    return Placement(scope=lab, prefix=f"vnet-{lab}-")
-
-
-def bridge_name(vni: int) -> str:
-    return f"vb{vni}"
-
-
-def vxlan_name(vni: int) -> str:
-    return f"vx{vni}"
-
-
-def vr_port_name(index: int, position: int) -> str:
-    return f"vr{index}i{position}"
-
-
-def endhost_port_name(name: str) -> str:
-    return f"eh-{name}"
-
-
-def underlay_port_name(peer_host: str) -> str:
-    return f"ul-{peer_host}"
+from vnet.substrate.realize_guarantees import realize_connections, realize_qos
+from vnet.substrate.route import Route
+from vnet.substrate.state import KernelState
+from vnet.substrate.tc import Shaper
 
 
 def realize(topo: Topology, where: Placement) -> KernelState:
+    """A lab: every host of `topo` (those `where` includes), its underlay and tenants."""
     state = KernelState()
     addressing = underlay_addressing(topo)
     _underlay(topo, where, addressing, state)
-    carriers = _network_carriers(topo)
-    if where.remote_vteps is not None and where.only_host is not None:
-        # an agent's networks are provisioned on its host whether or not a VR uses them yet
-        carriers = {net.name: {where.only_host} for net in topo.networks}
     if topo.management is not None and where.only_host is None:
         _management(topo, where, state)
+    carriers = network_carriers(topo)
+    mtus = {net.name: network_mtu(topo, net) for net in topo.networks}
     for net in topo.networks if where.networks else ():
         for host in sorted(carriers.get(net.name, ())):
             if where.includes(host):
-                _network_on_host(topo, where, addressing, carriers, net.name, host, state)
+                local = addressing.loopback[host]
+                remotes = sorted(addressing.loopback[h] for h in carriers[net.name] - {host})
+                add_network(state, where, where.host_ns(host), net, mtus[net.name], local, remotes)
+    nets = {net.name: net for net in topo.networks}
     for vr in topo.routers if where.routers else ():
-        if not where.includes(vr.host):
-            continue
-        ns = where.node_ns(vr.name)
-        state.add_namespace(Namespace(ns, where.scope, "router", vr.name))
-        assert vr.index is not None, "resolve() assigns every VR an index"
-        for k, itf in enumerate(vr.interfaces):
-            net = topo.network(itf.network)
-            ifname = vr.ifname(k)
-            state.add_link(
-                Link(
-                    ns=where.host_ns(vr.host),
-                    name=vr_port_name(vr.index, k),
-                    kind="veth",
-                    scope=where.scope,
-                    mtu=network_mtu(topo, net),
-                    up=vr.admin_state == "up",
-                    master=bridge_name(net.vni),
-                    peer_ns=ns,
-                    peer_name=ifname,
-                )
-            )
-            for addr in (itf.ipv4, itf.ipv6):
-                if addr is not None:
-                    state.addresses.add(Address(ns, ifname, str(addr)))
-        for route in vr.routes:
-            state.routes.add(Route(ns, str(route.destination), str(route.via)))
+        if where.includes(vr.host):
+            add_router(state, where, vr, nets, mtus)
     for eh in topo.endhosts if where.endhosts else ():
-        if not where.includes(eh.host):
-            continue
-        ns = where.node_ns(eh.name)
-        net = topo.network(eh.network)
-        state.add_namespace(Namespace(ns, where.scope, "endhost", eh.name))
-        state.add_link(
-            Link(
-                ns=where.host_ns(eh.host),
-                name=endhost_port_name(eh.name),
-                kind="veth",
-                scope=where.scope,
-                mtu=network_mtu(topo, net),
-                master=bridge_name(net.vni),
-                peer_ns=ns,
-                peer_name="eth0",
-            )
-        )
-        for addr in (eh.ipv4, eh.ipv6):
-            if addr is not None:
-                state.addresses.add(Address(ns, "eth0", str(addr)))
-        for route in eh.routes:
-            state.routes.add(Route(ns, str(route.destination), str(route.via)))
+        if where.includes(eh.host):
+            _endhost(state, where, eh, nets[eh.network], mtus[eh.network])
     if topo.connections and where.routers:
         realize_connections(topo, where, state)
     realize_qos(topo, where, state)
     return state
 
 
-def _network_carriers(topo: Topology) -> dict[str, set[str]]:
-    """Network name -> the physical hosts that carry it.
-
-    Those with a VR or end host in it, those the file names, and with
-    agents every host (a VR may be created on any of them later).
-    """
-    every_host = topo.management is not None and topo.management.agents
-    carriers: dict[str, set[str]] = {
-        n.name: {h.name for h in topo.hosts} if every_host else set(n.hosts) for n in topo.networks
-    }
-    for vr in topo.routers:
-        for itf in vr.interfaces:
-            carriers.setdefault(itf.network, set()).add(vr.host)
-    for eh in topo.endhosts:
-        carriers.setdefault(eh.network, set()).add(eh.host)
-    return carriers
+def realize_host(hc: HostConfig, where: Placement) -> KernelState:
+    """An agent: the networks its host carries (if it provisions them) and its VRs."""
+    state = KernelState()
+    ns = where.host_ns(hc.host)
+    local = str(hc.vtep) if hc.vtep is not None else None
+    nets = {carried.network.name: carried.network for carried in hc.networks}
+    mtus = {name: host_network_mtu(hc, net) for name, net in nets.items()}
+    for carried in hc.networks if where.networks else ():
+        net = carried.network
+        remotes = sorted(str(v) for v in carried.remote_vteps)
+        add_network(state, where, ns, net, mtus[net.name], local, remotes)
+    for vr in hc.routers if where.routers else ():
+        add_router(state, where, vr, nets, mtus)
+    return state
 
 
-def management_port_name(host: str) -> str:
-    return f"m-{host}"
+def add_network(
+    state: KernelState,
+    where: Placement,
+    ns: NsName,
+    net: VirtualNetwork,
+    mtu: int,
+    local: str | None,
+    remotes: list[str],
+) -> None:
+    """A network on one host: its bridge, and a VXLAN device when other hosts carry it."""
+    bridge = bridge_name(net.vni)
+    state.add_link(Link(ns=ns, name=bridge, kind="bridge", scope=where.scope, mtu=mtu))
+    if not remotes or local is None:
+        return
+    vxlan = vxlan_name(net.vni)
+    state.add_link(
+        Link(
+            ns=ns,
+            name=vxlan,
+            kind="vxlan",
+            scope=where.scope,
+            mtu=mtu,
+            master=bridge,
+            vni=net.vni,
+            local=local,
+        )
+    )
+    for remote in remotes:
+        state.fdb.add(Fdb(ns, vxlan, remote))
+
+
+def add_router(
+    state: KernelState,
+    where: Placement,
+    vr: VirtualRouter,
+    nets: dict[str, VirtualNetwork],
+    mtus: dict[str, int],
+) -> None:
+    """A VR: its namespace, a veth per interface onto the network's bridge, addresses, routes."""
+    ns = where.node_ns(vr.name)
+    state.add_namespace(Namespace(ns, where.scope, "router", vr.name))
+    assert vr.index is not None, "resolve() assigns every VR an index"
+    for k, itf in enumerate(vr.interfaces):
+        ifname = vr.ifname(k)
+        state.add_link(
+            Link(
+                ns=where.host_ns(vr.host),
+                name=vr_port_name(vr.index, k),
+                kind="veth",
+                scope=where.scope,
+                mtu=mtus[itf.network],
+                up=vr.admin_state == "up",
+                master=bridge_name(nets[itf.network].vni),
+                peer_ns=ns,
+                peer_name=ifname,
+            )
+        )
+        for addr in (itf.ipv4, itf.ipv6):
+            if addr is not None:
+                state.addresses.add(Address(ns, ifname, str(addr)))
+    for route in vr.routes:
+        state.routes.add(Route(ns, str(route.destination), str(route.via)))
+
+
+def _endhost(
+    state: KernelState, where: Placement, eh: EndHost, net: VirtualNetwork, mtu: int
+) -> None:
+    ns = where.node_ns(eh.name)
+    state.add_namespace(Namespace(ns, where.scope, "endhost", eh.name))
+    state.add_link(
+        Link(
+            ns=where.host_ns(eh.host),
+            name=endhost_port_name(eh.name),
+            kind="veth",
+            scope=where.scope,
+            mtu=mtu,
+            master=bridge_name(net.vni),
+            peer_ns=ns,
+            peer_name="eth0",
+        )
+    )
+    for addr in (eh.ipv4, eh.ipv6):
+        if addr is not None:
+            state.addresses.add(Address(ns, "eth0", str(addr)))
+    for route in eh.routes:
+        state.routes.add(Route(ns, str(route.destination), str(route.via)))
 
 
 def _management(topo: Topology, where: Placement, state: KernelState) -> None:
@@ -230,42 +223,3 @@ def _underlay(topo: Topology, where: Placement, addressing, state: KernelState) 
         if link.rate is not None:
             state.shapers[(a_ns, a_name)] = Shaper(a_ns, a_name, link.rate)
             state.shapers[(b_ns, b_name)] = Shaper(b_ns, b_name, link.rate)
-
-
-def _network_on_host(  # type: ignore[no-untyped-def]
-    topo: Topology,
-    where: Placement,
-    addressing,
-    carriers: dict[str, set[str]],
-    network: str,
-    host: str,
-    state: KernelState,
-) -> None:
-    net = topo.network(network)
-    ns = where.host_ns(host)
-    mtu = network_mtu(topo, net)
-    state.add_link(
-        Link(ns=ns, name=bridge_name(net.vni), kind="bridge", scope=where.scope, mtu=mtu)
-    )
-    if where.remote_vteps is not None:
-        remote_addrs = sorted(where.remote_vteps.get(network, ()))
-        local = where.local_vtep
-    else:
-        remote_addrs = sorted(addressing.loopback[h] for h in carriers[network] - {host})
-        local = addressing.loopback[host]
-    if not remote_addrs or local is None:
-        return
-    state.add_link(
-        Link(
-            ns=ns,
-            name=vxlan_name(net.vni),
-            kind="vxlan",
-            scope=where.scope,
-            mtu=mtu,
-            master=bridge_name(net.vni),
-            vni=net.vni,
-            local=local,
-        )
-    )
-    for remote in remote_addrs:
-        state.fdb.add(Fdb(ns, vxlan_name(net.vni), remote))

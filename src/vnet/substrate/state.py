@@ -1,121 +1,22 @@
 """Kernel state as comparable data: what vnet wants, or what it finds.
 
 Both `realize` (model -> desired state) and `observe` (kernel -> actual
-state) produce a KernelState, and `plan` diffs two of them. Namespace None
-means "the namespace vnet itself runs in" (an agent on a real host).
+state) produce a KernelState, and `plan` diffs two of them. Each field holds
+objects of one kind, defined with their operations in that kind's module.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
 
-if TYPE_CHECKING:  # defined next to their realisation; they import this module
-    from vnet.substrate.qos import TcClass, TcFilter, TcRoot
-    from vnet.substrate.srv6 import SidRoute, SteerRoute, SteerRule
-
-NsName = str | None
-Role = Literal["host", "router", "endhost", "mgmt"]
-
-# Routes vnet installs carry this protocol number (ip route ... proto 118),
-# which is how vnet recognises its own routes and leaves others alone.
-RTPROT_VNET = 118
-MARK = "vnet"
-
-
-def ns_label(ns: NsName) -> str:
-    return ns if ns is not None else "-"
-
-
-def ns_from_label(label: str) -> NsName:
-    return None if label == "-" else label
-
-
-@dataclass(frozen=True)
-class Namespace:
-    name: str
-    scope: str  # the lab (or "agent") that owns it
-    role: Role
-    node: str  # the host, VR or end host it realises
-
-    @property
-    def mark(self) -> str:
-        """Stored as the alias of the namespace's loopback."""
-        return f"{MARK}:{self.scope}:{self.role}:{self.node}"
-
-
-@dataclass(frozen=True)
-class Link:
-    """A bridge, a VXLAN device, or a whole veth pair (owner end + peer end)."""
-
-    ns: NsName
-    name: str
-    kind: Literal["bridge", "vxlan", "veth"]
-    scope: str
-    mtu: int = 1500
-    up: bool = True
-    master: str | None = None
-    # vxlan
-    vni: int | None = None
-    local: str | None = None
-    # veth: the far end, which always stays up; `up` is the owner end's state
-    peer_ns: NsName = None
-    peer_name: str | None = None
-    peer_master: str | None = None
-
-    @property
-    def key(self) -> tuple[NsName, str]:
-        return (self.ns, self.name)
-
-    @property
-    def alias(self) -> str:
-        if self.kind == "veth":
-            return f"{MARK}:{self.scope} peer={ns_label(self.peer_ns)}/{self.peer_name}"
-        return f"{MARK}:{self.scope}"
-
-    @property
-    def peer_alias(self) -> str:
-        return f"{MARK}:{self.scope} end-of={ns_label(self.ns)}/{self.name}"
-
-    def immutable(self) -> tuple[object, ...]:
-        """What cannot change in place: a difference means delete and recreate."""
-        return (self.kind, self.vni, self.local, self.peer_ns, self.peer_name)
-
-
-@dataclass(frozen=True)
-class Address:
-    ns: NsName
-    ifname: str
-    cidr: str
-
-
-@dataclass(frozen=True)
-class Route:
-    ns: NsName
-    dst: str
-    via: str
-
-
-@dataclass(frozen=True)
-class Fdb:
-    """A flooding entry: send unknown/broadcast frames of `dev` to VTEP `dst`."""
-
-    ns: NsName
-    dev: str
-    dst: str
-
-
-@dataclass(frozen=True)
-class Shaper:
-    """An HTB root on a link with one class at `rate`; QoS classes attach below it."""
-
-    ns: NsName
-    dev: str
-    rate: int  # bit/s
-
-    @property
-    def key(self) -> tuple[NsName, str]:
-        return (self.ns, self.dev)
+from vnet.substrate.address import Address
+from vnet.substrate.fdb import Fdb
+from vnet.substrate.link import Link
+from vnet.substrate.marks import NsName
+from vnet.substrate.namespace import Namespace
+from vnet.substrate.route import Route
+from vnet.substrate.seg6 import SidRoute, SteerRoute, SteerRule
+from vnet.substrate.tc import Shaper, TcClass, TcFilter, TcRoot
 
 
 @dataclass
@@ -128,7 +29,7 @@ class KernelState:
     shapers: dict[tuple[NsName, str], Shaper] = field(default_factory=dict)
     # veth pairs whose far end is missing or foreign: always recreated
     broken: set[tuple[NsName, str]] = field(default_factory=set)
-    # connections (SRv6) and bandwidth (tc): see srv6.py and qos.py
+    # connections (seg6.py) and bandwidth classes (tc.py)
     sids: dict[tuple[NsName, str], SidRoute] = field(default_factory=dict)
     steers: dict[tuple[NsName, int, str], SteerRoute] = field(default_factory=dict)
     rules: set[SteerRule] = field(default_factory=set)

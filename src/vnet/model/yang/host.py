@@ -1,0 +1,208 @@
+"""The vnet-router YANG module's data (an RFC 7951 JSON tree) <-> HostConfig.
+
+Pure: the agent's datastore holds the tree, validates and realises the
+HostConfig made from it, and reports a problem of that HostConfig at the
+tree's element (`error_path`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from vnet.model import problems_from_pydantic
+from vnet.model.errors import Loc, Problem, TopologyError
+from vnet.model.host import HostConfig
+from vnet.model.topology import Address
+
+MODULE = "vnet-router"
+PREFIX = "vr"
+
+
+def qualified(name: str) -> str:
+    return f"{MODULE}:{name}"
+
+
+NETWORKS = qualified("virtual-networks")
+ROUTERS = qualified("routers")
+
+# YANG name -> model field, per object kind
+_NET_FIELDS = {
+    "name": "name",
+    "tenant": "tenant",
+    "vni": "vni",
+    "ipv4-prefix": "ipv4",
+    "ipv6-prefix": "ipv6",
+    "mtu": "mtu",
+    "bandwidth": "bandwidth",
+}
+_VR_FIELDS = {"name": "name", "index": "index", "admin-state": "admin_state"}
+_ITF_FIELDS = {"name": "name", "network": "network", "ipv4": "ipv4", "ipv6": "ipv6"}
+_ROUTE_FIELDS = {"destination": "to", "next-hop": "via"}
+
+
+def networks_of(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(tree.get(NETWORKS, {}).get("network", []))
+
+
+def routers_of(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(tree.get(ROUTERS, {}).get("router", []))
+
+
+def _pick(entry: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
+    out = {}
+    for yname, field in fields.items():
+        if yname in entry:
+            value = entry[yname]
+            out[field] = int(value) if field == "bandwidth" else value
+    return out
+
+
+def _router_data(r: dict[str, Any], host: str) -> dict[str, Any]:
+    return {
+        **_pick(r, _VR_FIELDS),
+        "host": host,
+        "interfaces": [_pick(i, _ITF_FIELDS) for i in r.get("interface", [])],
+        "routes": [_pick(x, _ROUTE_FIELDS) for x in r.get("route", [])],
+    }
+
+
+def host_config(
+    tree: dict[str, Any], host: str, vtep: Address | str | None = None, underlay_mtu: int = 1500
+) -> HostConfig:
+    """The HostConfig a tree describes; TopologyError lists what does not parse, at
+    ("networks", i, field) or ("routers", i, ...) as the model's checks do."""
+    data = {
+        "host": host,
+        "vtep": vtep,
+        "underlay_mtu": underlay_mtu,
+        "networks": [
+            {"network": _pick(n, _NET_FIELDS), "remote_vteps": n.get("remote-vtep", [])}
+            for n in networks_of(tree)
+        ],
+        "routers": [_router_data(r, host) for r in routers_of(tree)],
+    }
+    try:
+        return HostConfig.model_validate(data)
+    except ValidationError as err:
+        problems = [_flat(p) for p in problems_from_pydantic(err)]
+        raise TopologyError(problems, "configuration") from None
+
+
+def _flat(problem: Problem) -> Problem:
+    """("networks", i, "network", f) -> ("networks", i, f): the tree has no such level."""
+    loc = problem.loc
+    if len(loc) > 2 and loc[0] == "networks" and loc[2] == "network":
+        loc = (*loc[:2], *loc[3:])
+    return Problem(loc, problem.message, problem.subject)
+
+
+def tree(hc: HostConfig) -> dict[str, Any]:
+    """The datastore's tree for a HostConfig (a lab's share of its file for one agent)."""
+    nets = [_network_entry(carried.network, carried.remote_vteps) for carried in hc.networks]
+    routers = [_router_entry(vr) for vr in hc.routers]
+    out: dict[str, Any] = {}
+    if nets:
+        out[NETWORKS] = {"network": nets}
+    if routers:
+        out[ROUTERS] = {"router": routers}
+    return out
+
+
+def _network_entry(n: Any, remote_vteps: list[Any]) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": n.name, "tenant": n.tenant, "vni": n.vni}
+    if n.ipv4:
+        entry["ipv4-prefix"] = str(n.ipv4)
+    if n.ipv6:
+        entry["ipv6-prefix"] = str(n.ipv6)
+    if n.mtu:
+        entry["mtu"] = n.mtu
+    if n.bandwidth:
+        entry["bandwidth"] = str(n.bandwidth)
+    if remote_vteps:
+        entry["remote-vtep"] = [str(v) for v in remote_vteps]
+    return entry
+
+
+def _router_entry(vr: Any) -> dict[str, Any]:
+    itfs = []
+    for k, itf in enumerate(vr.interfaces):
+        e: dict[str, Any] = {"name": vr.ifname(k), "network": itf.network}
+        if itf.ipv4:
+            e["ipv4"] = str(itf.ipv4)
+        if itf.ipv6:
+            e["ipv6"] = str(itf.ipv6)
+        itfs.append(e)
+    entry: dict[str, Any] = {
+        "name": vr.name,
+        "index": vr.index,
+        "admin-state": vr.admin_state,
+        "interface": itfs,
+    }
+    if vr.routes:
+        entry["route"] = [
+            {"destination": str(r.destination), "next-hop": str(r.via)} for r in vr.routes
+        ]
+    return entry
+
+
+# -- error paths -----------------------------------------------------------------
+
+
+def _key_pred(name: str) -> str:
+    return f"[{PREFIX}:name='{name}']"
+
+
+def error_path(loc: Loc, tree: dict[str, Any]) -> str:
+    """('routers', 0, 'interfaces', 1, 'ipv4') -> /vr:routers/vr:router[vr:name='r1']/..."""
+    if loc and loc[0] == "networks":
+        return _network_path(loc[1:], networks_of(tree))
+    if loc and loc[0] == "routers":
+        return _router_path(loc[1:], routers_of(tree))
+    return "/"
+
+
+def _network_path(rest: Loc, nets: list[dict[str, Any]]) -> str:
+    p = PREFIX
+    path = f"/{p}:virtual-networks"
+    if rest and isinstance(rest[0], int) and rest[0] < len(nets):
+        path += f"/{p}:network{_key_pred(nets[rest[0]]['name'])}"
+        if len(rest) > 1:
+            inverse = {v: k for k, v in _NET_FIELDS.items()} | {"remote_vteps": "remote-vtep"}
+            path += f"/{p}:{inverse.get(str(rest[1]), rest[1])}"
+    return path
+
+
+def _router_path(rest: Loc, routers: list[dict[str, Any]]) -> str:
+    p = PREFIX
+    path = f"/{p}:routers"
+    if not rest or not isinstance(rest[0], int) or rest[0] >= len(routers):
+        return path
+    router = routers[rest[0]]
+    path += f"/{p}:router{_key_pred(router['name'])}"
+    rest = rest[1:]
+    if not rest:
+        return path
+    if rest[0] == "interfaces" and len(rest) > 1 and isinstance(rest[1], int):
+        itfs = router.get("interface", [])
+        if rest[1] < len(itfs):
+            path += f"/{p}:interface{_key_pred(itfs[rest[1]]['name'])}"
+            if len(rest) > 2:
+                path += f"/{p}:{rest[2]}"
+        return path
+    if rest[0] == "routes" and len(rest) > 1 and isinstance(rest[1], int):
+        routes = router.get("route", [])
+        if rest[1] < len(routes):
+            path += f"/{p}:route[{p}:destination='{routes[rest[1]]['destination']}']"
+            if len(rest) > 2:
+                field = {"to": "destination", "via": "next-hop"}.get(str(rest[2]), rest[2])
+                path += f"/{p}:{field}"
+        return path
+    inverse = {v: k for k, v in _VR_FIELDS.items()}
+    return path + f"/{p}:{inverse.get(str(rest[0]), rest[0])}"
+
+
+def problem_message(problem: Problem) -> str:
+    who = f"{problem.subject}: " if problem.subject else ""
+    return who + problem.message

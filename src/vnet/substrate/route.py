@@ -1,0 +1,87 @@
+"""Static routes vnet installs (protocol 118) in its namespaces."""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass
+from ipaddress import ip_network
+from typing import Any
+
+from vnet.substrate.kernel import Kernel
+from vnet.substrate.marks import RTPROT_VNET, NsName, ip_cmd
+
+MAIN_TABLE = 254
+RTN_UNICAST = 1
+
+
+@dataclass(frozen=True)
+class Route:
+    ns: NsName
+    dst: str
+    via: str
+
+
+@dataclass(frozen=True)
+class AddRoute:
+    route: Route
+
+    def run(self, k: Kernel) -> None:
+        r = self.route
+        k.route(r.ns, "add", dst=r.dst, gateway=r.via, proto=RTPROT_VNET)
+
+    def inverse(self) -> DeleteRoute:
+        return DeleteRoute(self.route)
+
+    def describe(self) -> str:
+        r = self.route
+        return f"{ip_cmd(r.ns)} route add {r.dst} via {r.via} proto 118"
+
+
+@dataclass(frozen=True)
+class DeleteRoute:
+    route: Route
+
+    def run(self, k: Kernel) -> None:
+        r = self.route
+        k.route(r.ns, "del", dst=r.dst, gateway=r.via, proto=RTPROT_VNET)
+
+    def inverse(self) -> AddRoute:
+        return AddRoute(self.route)
+
+    def describe(self) -> str:
+        r = self.route
+        return f"{ip_cmd(r.ns)} route del {r.dst} via {r.via} proto 118"
+
+
+def route_key(msg: Any) -> tuple[str, str] | None:
+    """(dst, via) of a route message, or None if it has no gateway."""
+    via = msg.get("gateway")
+    if via is None:
+        return None
+    dst = msg.get("dst")
+    if dst is None:
+        dst = "0.0.0.0" if msg["family"] == socket.AF_INET else "::"
+    return str(ip_network(f"{dst}/{msg['dst_len']}")), via
+
+
+def read(k: Kernel, ns: NsName) -> set[Route]:
+    """vnet's gateway routes in `ns` (both families)."""
+    out = set()
+    for family in (socket.AF_INET, socket.AF_INET6):
+        for msg in k.routes(ns, family, proto=RTPROT_VNET):
+            if msg["proto"] != RTPROT_VNET:
+                continue
+            key = route_key(msg)
+            if key is not None:
+                out.add(Route(ns, *key))
+    return out
+
+
+def count(k: Kernel, ns: NsName) -> int:
+    """Unicast routes of the main table, whoever made them (what a VR's route count shows)."""
+    return sum(
+        1
+        for family in (socket.AF_INET, socket.AF_INET6)
+        for m in k.routes(ns, family, table=MAIN_TABLE)
+        if m["type"] == RTN_UNICAST
+    )

@@ -1,0 +1,458 @@
+"""Traffic control: HTB roots, classes with FIFO leaves, and u32 filters.
+
+Two places get classes (realize_guarantees.py says which):
+
+- every rated underlay link end (lab only): the link's HTB root `1:` with one
+  class `1:1` at the link rate (a `Shaper`), and below it
+    1:2   management and routing: everything that is not tenant VXLAN
+    1:3   best effort: VXLAN of networks without a bandwidth
+    1:<n> one per network with a bandwidth, classified by u32 on the outer UDP
+          port 4789 and the VXLAN header's VNI;
+- the egress interface of a connection's ingress router: an HTB root `76:`
+  (0x76 = 'v', vnet's mark on a qdisc) whose unclassified traffic passes
+  unshaped (default 0), and a class `76:<id>` per connection, classified by
+  u32 on the outer IPv6 destination (the /112 of its SIDs at the first hop).
+
+Each class has a byte FIFO as leaf queue, bounded to ~50 ms of its rate (at
+least 128 kB, so GSO packets fit), which keeps the delay of a flooded class
+finite. Bursts hold 20 ms of the rate plus a frame, and at least 512 kB from
+500 Mbit/s up (HTB reaches ~99% at 1-2 Gbit/s only then): rate/HZ (4 ms) is
+enough on an idle machine, not on a busy one.
+"""
+
+from __future__ import annotations
+
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyroute2.netlink.rtnl.tcmsg import plugins as _tc_plugins
+from pyroute2.netlink.rtnl.tcmsg import sched_pfifo as _sched_pfifo
+
+from vnet.model import format_rate
+from vnet.substrate.kernel import Kernel, KernelError, Message
+from vnet.substrate.marks import NsName
+from vnet.substrate.u32 import Match, match_words, pyroute2_keys, read_match
+
+# pyroute2 knows pfifo but not bfifo; both take the same struct tc_fifo_qopt.
+_tc_plugins.setdefault("bfifo", _sched_pfifo)
+
+ETH_P_ALL = 0x0003
+ETH_P_IP = 0x0800
+ETH_P_IPV6 = 0x86DD
+TC_H_ROOT = 0xFFFFFFFF
+VNET_MAJOR = 0x76  # VR egress qdiscs: "76:"
+LINK_MAJOR = 0x1  # the underlay Shaper's root "1:"
+LINK_ROOT_CLASS = 0x10001
+MANAGEMENT_MINOR = 0x2
+BEST_EFFORT_MINOR = 0x3
+MIN_CLASS_RATE = 8_000  # bit/s; HTB needs a rate > 0
+QUEUE_SECONDS = 0.05
+MIN_QUEUE = 128 * 1024
+BURST_SECONDS = 0.02
+
+
+def handle(major: int, minor: int) -> int:
+    return (major << 16) | minor
+
+
+def fmt_handle(h: int) -> str:
+    return f"{h >> 16:x}:{h & 0xFFFF:x}" if h & 0xFFFF else f"{h >> 16:x}:"
+
+
+def burst_bytes(rate: int) -> int:
+    """Tokens a class may save: 20 ms of its rate plus a frame (512 kB from 500 Mbit/s up)."""
+    b = int(rate / 8 * BURST_SECONDS) + 1514
+    return max(b, 512 * 1024) if rate >= 500_000_000 else b
+
+
+def shaper_burst(rate: int) -> int:
+    """HTB burst of a link shaper: measured here, >= 512 kB reaches ~99% at 1-2 Gbit/s."""
+    return max(rate // 8 // 250 + 1514, 512 * 1024 if rate >= 500_000_000 else 32 * 1024)
+
+
+def queue_bytes(rate: int) -> int:
+    return max(int(rate / 8 * QUEUE_SECONDS), MIN_QUEUE)
+
+
+def bytes_rate(rate: int) -> int:
+    """Rates as the kernel keeps them (bytes/s), so a read gives back the same."""
+    return max(MIN_CLASS_RATE, rate) // 8 * 8
+
+
+def _tc(ns: NsName) -> str:
+    return f"tc -n {ns}" if ns else "tc"
+
+
+# -- objects ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shaper:
+    """An HTB root on a link with one class at `rate`; QoS classes attach below it."""
+
+    ns: NsName
+    dev: str
+    rate: int  # bit/s
+
+    @property
+    def key(self) -> tuple[NsName, str]:
+        return (self.ns, self.dev)
+
+
+@dataclass(frozen=True)
+class TcRoot:
+    """vnet's HTB root on a router interface; unclassified packets bypass it."""
+
+    ns: NsName
+    dev: str
+
+    def describe(self) -> str:
+        return f"qdisc add dev {self.dev} root handle {VNET_MAJOR:x}: htb default 0"
+
+
+@dataclass(frozen=True)
+class TcClass:
+    ns: NsName
+    dev: str
+    classid: int
+    parent: int
+    rate: int  # bit/s
+    ceil: int
+    queue: int  # bytes of the leaf FIFO
+
+    @property
+    def key(self) -> tuple[NsName, str, int]:
+        return (self.ns, self.dev, self.classid)
+
+    def describe(self, verb: str = "add") -> str:
+        b, cb = burst_bytes(self.rate), burst_bytes(self.ceil)
+        return (
+            f"class {verb} dev {self.dev} parent {fmt_handle(self.parent)} classid "
+            f"{fmt_handle(self.classid)} htb rate {format_rate(self.rate)} ceil "
+            f"{format_rate(self.ceil)} burst {b}b cburst {cb}b && {_tc(self.ns)} qdisc replace "
+            f"dev {self.dev} parent {fmt_handle(self.classid)} bfifo limit {self.queue}"
+        )
+
+
+@dataclass(frozen=True)
+class TcFilter:
+    """A u32 filter; equal by what it matches and where it sends, not by handle."""
+
+    ns: NsName
+    dev: str
+    parent: int
+    prio: int
+    protocol: int
+    match: Match
+    classid: int
+    handle: int = field(default=0, compare=False)
+    label: str = field(default="", compare=False)
+    hint: int = field(default=0, compare=False)  # preferred u32 node id
+
+    @property
+    def slot(self) -> tuple[NsName, str, int, int]:
+        return (self.ns, self.dev, self.parent, self.prio)
+
+    def describe(self, verb: str = "add") -> str:
+        proto = {ETH_P_IP: "ip", ETH_P_IPV6: "ipv6", ETH_P_ALL: "all"}.get(
+            self.protocol, hex(self.protocol)
+        )
+        h = f" handle ::{self.handle & 0xFFF:x}" if self.handle else ""
+        what = self.label or match_words(self.match)
+        return (
+            f"filter {verb} dev {self.dev} parent {fmt_handle(self.parent)} prio {self.prio}{h} "
+            f"protocol {proto} u32 {what} flowid {fmt_handle(self.classid)}"
+        )
+
+
+# -- operations ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SetShaper:
+    """Install, change (old and new) or remove (new None) a link's HTB root."""
+
+    ns: NsName
+    dev: str
+    old: Shaper | None
+    new: Shaper | None
+
+    def run(self, k: Kernel) -> None:
+        if self.new is None:
+            k.tc(self.ns, "del", None, self.dev, handle="1:", root=True)
+            return
+        k.tc(self.ns, "del", None, self.dev, missing_ok=True, handle="1:", root=True)
+        k.tc(self.ns, "add", "htb", self.dev, handle="1:", default=0x1, root=True)
+        rate, burst = self.new.rate // 8, shaper_burst(self.new.rate)
+        k.tc(
+            self.ns,
+            "add-class",
+            "htb",
+            self.dev,
+            handle="1:1",
+            parent="1:",
+            rate=rate,
+            ceil=rate,
+            burst=burst,
+            cburst=burst,
+        )
+
+    def inverse(self) -> SetShaper:
+        return SetShaper(self.ns, self.dev, self.new, self.old)
+
+    def describe(self) -> str:
+        tc = _tc(self.ns)
+        if self.new is None:
+            return f"{tc} qdisc del dev {self.dev} root"
+        rate = format_rate(self.new.rate)
+        return (
+            f"{tc} qdisc replace dev {self.dev} root handle 1: htb default 1 && "
+            f"{tc} class add dev {self.dev} parent 1: classid 1:1 htb rate {rate} ceil {rate}"
+        )
+
+
+@dataclass(frozen=True)
+class AddTcRoot:
+    root: TcRoot
+
+    def run(self, k: Kernel) -> None:
+        r = self.root
+        k.tc(r.ns, "add", "htb", r.dev, handle=handle(VNET_MAJOR, 0), parent=TC_H_ROOT, default=0)
+
+    def inverse(self) -> DeleteTcRoot:
+        return DeleteTcRoot(self.root)
+
+    def describe(self) -> str:
+        return f"{_tc(self.root.ns)} {self.root.describe()}"
+
+
+@dataclass(frozen=True)
+class DeleteTcRoot:
+    root: TcRoot
+
+    def run(self, k: Kernel) -> None:
+        r = self.root
+        k.tc(r.ns, "del", None, r.dev, handle=handle(VNET_MAJOR, 0), parent=TC_H_ROOT)
+
+    def inverse(self) -> AddTcRoot:
+        return AddTcRoot(self.root)
+
+    def describe(self) -> str:
+        return f"{_tc(self.root.ns)} qdisc del dev {self.root.dev} root handle 76:"
+
+
+def _set_class(k: Kernel, c: TcClass, command: str) -> None:
+    k.tc(
+        c.ns,
+        command,
+        "htb",
+        c.dev,
+        handle=c.classid,
+        parent=c.parent,
+        rate=c.rate // 8,
+        ceil=c.ceil // 8,
+        burst=burst_bytes(c.rate),
+        cburst=burst_bytes(c.ceil),
+        quantum=max(1514, min(200_000, c.rate // 8 // 10)),
+    )
+    k.tc(c.ns, "replace", "bfifo", c.dev, parent=c.classid, limit=c.queue)
+
+
+@dataclass(frozen=True)
+class AddTcClass:
+    cls: TcClass
+
+    def run(self, k: Kernel) -> None:
+        _set_class(k, self.cls, "add-class")
+
+    def inverse(self) -> DeleteTcClass:
+        return DeleteTcClass(self.cls)
+
+    def describe(self) -> str:
+        return f"{_tc(self.cls.ns)} {self.cls.describe('add')}"
+
+
+@dataclass(frozen=True)
+class ChangeTcClass:
+    old: TcClass
+    new: TcClass
+
+    def run(self, k: Kernel) -> None:
+        _set_class(k, self.new, "change-class")
+
+    def inverse(self) -> ChangeTcClass:
+        return ChangeTcClass(self.new, self.old)
+
+    def describe(self) -> str:
+        return f"{_tc(self.new.ns)} {self.new.describe('change')}"
+
+
+@dataclass(frozen=True)
+class DeleteTcClass:
+    cls: TcClass
+
+    def run(self, k: Kernel) -> None:
+        c = self.cls
+        # pyroute2 encodes the class options even for a deletion (the kernel ignores them)
+        k.tc(
+            c.ns,
+            "del-class",
+            "htb",
+            c.dev,
+            handle=c.classid,
+            parent=c.parent,
+            rate=c.rate // 8,
+            ceil=c.ceil // 8,
+        )
+
+    def inverse(self) -> AddTcClass:
+        return AddTcClass(self.cls)
+
+    def describe(self) -> str:
+        c = self.cls
+        return f"{_tc(c.ns)} class del dev {c.dev} classid {fmt_handle(c.classid)}"
+
+
+@dataclass(frozen=True)
+class AddTcFilter:
+    filter: TcFilter
+
+    def run(self, k: Kernel) -> None:
+        f = self.filter
+        k.tc(
+            f.ns,
+            "add-filter",
+            "u32",
+            f.dev,
+            parent=f.parent,
+            prio=f.prio,
+            protocol=f.protocol,
+            # only the node id: the kernel puts it into the hash table of this prio's u32
+            handle=f.handle & 0xFFF,
+            target=f.classid,
+            keys=pyroute2_keys(f.match),
+        )
+
+    def inverse(self) -> DeleteTcFilter:
+        return DeleteTcFilter(self.filter)
+
+    def describe(self) -> str:
+        return f"{_tc(self.filter.ns)} {self.filter.describe('add')}"
+
+
+@dataclass(frozen=True)
+class DeleteTcFilter:
+    """Delete the filter that matches what `filter` matches (its full handle is the kernel's)."""
+
+    filter: TcFilter
+
+    def run(self, k: Kernel) -> None:
+        f = self.filter
+        found = TcFilter(f.ns, f.dev, f.parent, f.prio, f.protocol, f.match, f.classid)
+        for have in read_filters(k, f.ns, f.dev, k.index(f.ns, f.dev), f.parent):
+            if have == found:
+                k.tc(
+                    f.ns,
+                    "del-filter",
+                    "u32",
+                    f.dev,
+                    parent=f.parent,
+                    prio=f.prio,
+                    protocol=f.protocol,
+                    handle=have.handle,
+                    target=f.classid,  # pyroute2 encodes options even for a deletion
+                )
+                return
+        raise KernelError(f"no u32 filter {f.describe('')} on {f.dev}")
+
+    def inverse(self) -> AddTcFilter:
+        return AddTcFilter(self.filter)
+
+    def describe(self) -> str:
+        return f"{_tc(self.filter.ns)} {self.filter.describe('del')}"
+
+
+# -- read ------------------------------------------------------------------------
+
+
+@dataclass
+class TcScan:
+    roots: set[TcRoot] = field(default_factory=set)
+    classes: dict[tuple[NsName, str, int], TcClass] = field(default_factory=dict)
+    filters: set[TcFilter] = field(default_factory=set)
+    shapers: dict[tuple[NsName, str], Shaper] = field(default_factory=dict)
+
+
+def _htb_rate(msg: Message, name: str) -> int:
+    parms = msg.get_nested("TCA_OPTIONS", "TCA_HTB_PARMS")
+    return int(msg.get_nested("TCA_OPTIONS", f"TCA_HTB_{name.upper()}64") or parms[name]) * 8
+
+
+def read_shapers(
+    k: Kernel, ns: NsName, devs: dict[int, str], qdiscs: list[Message]
+) -> dict[tuple[NsName, str], Shaper]:
+    """Link shapers on `devs` (index -> name); `qdiscs` is the namespace's qdisc dump."""
+    rooted = {q["index"] for q in qdiscs if q["parent"] == TC_H_ROOT and q.get("kind") == "htb"}
+    out = {}
+    for index in sorted(rooted & devs.keys()):
+        for msg in k.classes(ns, index):
+            if msg.get("kind") == "htb" and msg["handle"] == LINK_ROOT_CLASS:
+                out[(ns, devs[index])] = Shaper(ns, devs[index], _htb_rate(msg, "rate"))
+    return out
+
+
+def read(
+    k: Kernel, ns: NsName, devs: dict[int, str], major: int, qdiscs: list[Message], scan: TcScan
+) -> None:
+    """vnet's classes and filters below root `major:` on `devs` (index -> name)."""
+    roots: set[int] = set()
+    leaves: dict[tuple[int, int], int] = {}
+    for q in qdiscs:
+        index = q["index"]
+        if index not in devs:
+            continue
+        if q["parent"] == TC_H_ROOT and q.get("kind") == "htb" and q["handle"] == handle(major, 0):
+            roots.add(index)
+        elif q.get("kind") == "bfifo" and q["parent"] >> 16 == major:
+            opts = q.get_attr("TCA_OPTIONS")
+            leaves[(index, q["parent"])] = opts["limit"] if opts is not None else 0
+    for index in sorted(roots):
+        dev = devs[index]
+        if major == VNET_MAJOR:
+            scan.roots.add(TcRoot(ns, dev))
+        for c in k.classes(ns, index):
+            cid = c["handle"]
+            if c.get("kind") != "htb" or cid >> 16 != major or cid == LINK_ROOT_CLASS:
+                continue
+            parent = handle(major, 0) if c["parent"] == TC_H_ROOT else c["parent"]
+            rate, ceil = _htb_rate(c, "rate"), _htb_rate(c, "ceil")
+            cls = TcClass(ns, dev, cid, parent, rate, ceil, leaves.get((index, cid), 0))
+            scan.classes[cls.key] = cls
+        scan.filters |= read_filters(k, ns, dev, index, handle(major, 0))
+
+
+def read_filters(k: Kernel, ns: NsName, dev: str, index: int, parent: int) -> set[TcFilter]:
+    out = set()
+    for f in k.filters(ns, index, parent):
+        if f.get("kind") != "u32":
+            continue
+        match = read_match(f)
+        opts = f.get_attr("TCA_OPTIONS")
+        classid = opts.get_attr("TCA_U32_CLASSID") if opts is not None else None
+        if match is None or classid is None:
+            continue
+        info = f["info"]
+        proto = socket.ntohs(info & 0xFFFF)
+        out.add(TcFilter(ns, dev, parent, info >> 16, proto, match, classid, handle=f["handle"]))
+    return out
+
+
+def class_counters(k: Kernel, ns: NsName, dev: str) -> dict[int, tuple[int, int, int]]:
+    """classid -> (bytes, packets, drops) of every class on one interface (for benchmarks)."""
+    out = {}
+    for c in k.classes(ns, k.index(ns, dev)):
+        basic: dict[str, Any] = c.get_nested("TCA_STATS2", "TCA_STATS_BASIC") or {}
+        queue: dict[str, Any] = c.get_nested("TCA_STATS2", "TCA_STATS_QUEUE") or {}
+        out[c["handle"]] = (basic.get("bytes", 0), basic.get("packets", 0), queue.get("drops", 0))
+    return out

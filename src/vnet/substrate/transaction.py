@@ -1,0 +1,128 @@
+"""One kernel transaction: observe -> plan -> apply with an undo log.
+
+`converge` is the one entry for every change vnet makes to a kernel: lab up
+and down, and an agent's reconcile on start and apply on commit.
+
+A failure at step k undoes steps k-1..1: each operation's inverse, in
+reverse order. A namespace deletion takes contents that no single inverse
+brings back, so when one was among the done steps, a reconcile to the state
+observed before finishes the job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from vnet.substrate import nsfs
+from vnet.substrate.kernel import Kernel
+from vnet.substrate.observe import Observation, observe
+from vnet.substrate.op import Op
+from vnet.substrate.placement import Placement
+from vnet.substrate.plan import plan
+from vnet.substrate.state import KernelState
+
+Progress = Callable[[int, int, Op], None]  # (step, total, op), after each step
+# Called before each step (0-based) with its operation; whatever it raises fails
+# that step, as the kernel would. How tests inject failures and pauses.
+Fault = Callable[[int, Op], None]
+
+
+@dataclass
+class ApplyError(RuntimeError):
+    step: int
+    op: Op
+    cause: BaseException
+    undo_errors: list[tuple[Op, BaseException]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        text = (
+            f"step {self.step + 1} failed: {self.op.describe()}\n"
+            f"  reason: {self.cause}\n"
+            f"  undone: the {self.step} step(s) before it, in reverse order"
+        )
+        for op, err in self.undo_errors:
+            text += f"\n  could not undo: {op.describe()}: {err}"
+        return text
+
+
+def converge(
+    kernel: Kernel,
+    desired: KernelState,
+    where: Placement,
+    *,
+    own_namespace: bool = False,
+    before: KernelState | Observation | None = None,
+    dry_run: bool = False,
+    undo: bool = True,
+    progress: Progress | None = None,
+    fault: Fault | None = None,
+) -> list[Op]:
+    """Bring what `where.scope` owns to `desired`; return the operations (run unless dry_run).
+
+    `before`: what the kernel holds, if the caller knows it (an agent after its
+    last commit, or a lab's namespaces on the way down); else it is observed.
+    On failure the kernel is as it was before (unless `undo` is False) and
+    ApplyError says which step failed.
+    """
+    if before is None:
+        before = observe(kernel, where.scope, where.prefix, own_namespace)
+    if isinstance(before, KernelState):
+        before = Observation(before)
+    ops = plan(desired, before.state)
+    if dry_run:
+        return ops
+    for name in before.remnants:  # empty mount points left by a crash: ours, and empty
+        nsfs.remove(name)
+    restore = None
+    if undo:
+
+        def restore(k: Kernel) -> None:
+            now = observe(k, where.scope, where.prefix, own_namespace)
+            apply(plan(before.state, now.state), k)
+
+    total = len(ops)
+    tick = (lambda i, op: progress(i, total, op)) if progress else None
+    apply(ops, kernel, tick, restore=restore, undo=undo, fault=fault)
+    return ops
+
+
+def apply(
+    ops: Sequence[Op],
+    kernel: Kernel,
+    progress: Callable[[int, Op], None] | None = None,
+    restore: Callable[[Kernel], None] | None = None,
+    undo: bool = True,
+    fault: Fault | None = None,
+) -> None:
+    """Run `ops`; on failure undo the done ones (unless `undo` is False) and raise ApplyError."""
+    done: list[Op] = []
+    for i, op in enumerate(ops):
+        try:
+            if fault is not None:
+                fault(i, op)
+            op.run(kernel)
+        except BaseException as err:
+            if not undo:
+                raise ApplyError(i, op, err) from err
+            undo_errors = _undo(done, kernel)
+            if restore is not None and any(getattr(d, "takes_contents", False) for d in done):
+                try:
+                    restore(kernel)
+                except Exception as restore_err:
+                    undo_errors.append((op, restore_err))
+            raise ApplyError(i, op, err, undo_errors) from err
+        done.append(op)
+        if progress is not None:
+            progress(i, op)
+
+
+def _undo(done: list[Op], kernel: Kernel) -> list[tuple[Op, BaseException]]:
+    errors: list[tuple[Op, BaseException]] = []
+    for op in reversed(done):
+        inverse = op.inverse()
+        try:
+            inverse.run(kernel)
+        except Exception as err:  # keep undoing the rest; report what stuck
+            errors.append((inverse, err))
+    return errors

@@ -1,0 +1,64 @@
+"""u32 selectors as data: what a filter matches, byte by byte, and its netlink forms."""
+
+from __future__ import annotations
+
+import struct
+from ipaddress import IPv6Network
+
+from vnet.substrate.kernel import Message
+
+VXLAN_PORT = 4789
+Match = tuple[tuple[int, int, int], ...]  # (offset, value byte, mask byte), by offset
+
+
+def match_words(match: Match) -> str:
+    if not match:
+        return "match u32 0 0"
+    return " ".join(f"match u8 0x{v:02x} 0x{m:02x} at {off}" for off, v, m in match)
+
+
+def match_bytes(value: bytes, mask: bytes, offset: int) -> Match:
+    return tuple(
+        (offset + i, v & m, m) for i, (v, m) in enumerate(zip(value, mask, strict=True)) if m
+    )
+
+
+def ip6_dst_match(prefix: IPv6Network) -> Match:
+    mask = int(prefix.netmask).to_bytes(16, "big")
+    return match_bytes(prefix.network_address.packed, mask, 24)
+
+
+def vxlan_match(vni: int | None, underlay_v6: bool) -> Match:
+    """UDP to port 4789 (and the VNI, if given) of an outer IPv4/IPv6 packet without options."""
+    if underlay_v6:
+        proto, l4 = match_bytes(b"\x11", b"\xff", 6), 40
+    else:
+        proto, l4 = match_bytes(b"\x11", b"\xff", 9), 20
+    out = proto + match_bytes(struct.pack(">H", VXLAN_PORT), b"\xff\xff", l4 + 2)
+    if vni is not None:
+        out += match_bytes(struct.pack(">I", vni << 8), b"\xff\xff\xff\x00", l4 + 8 + 4)
+    return tuple(sorted(out))
+
+
+def pyroute2_keys(match: Match) -> list[str]:
+    if not match:
+        return ["0x0/0x0+0"]
+    return [f"0x{v:02x}/0x{m:02x}+{off}" for off, v, m in match]
+
+
+def read_match(msg: Message) -> Match | None:
+    """The selector of a u32 filter as (offset, value, mask) bytes.
+
+    pyroute2 0.9 decodes the keys 4 bytes off, so the raw attribute is read here.
+    """
+    opts = msg.get_attr("TCA_OPTIONS")
+    sel = opts.get_attr("TCA_U32_SEL") if opts is not None else None
+    if sel is None:
+        return None
+    raw = bytes(sel.data[sel.offset : sel.offset + sel.length])
+    out: list[tuple[int, int, int]] = []
+    for n in range(raw[6]):  # nkeys
+        mask, value = struct.unpack_from(">II", raw, 20 + 16 * n)
+        (off,) = struct.unpack_from("=i", raw, 20 + 16 * n + 8)
+        out += match_bytes(struct.pack(">I", value), struct.pack(">I", mask), off)
+    return tuple(sorted(out))

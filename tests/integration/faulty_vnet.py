@@ -1,0 +1,73 @@
+"""Fault injection for tests, from the test side: vnet's production code reads no test switch.
+
+In-process, a test passes `fail_at(k)` or `hang_at(k)` as the `fault` of
+`converge` (or of `lab.up`). A `vnet` process started by a test (the command
+line, an agent) gets the same hooks from these environment variables, read
+here, by `hooks/sitecustomize.py`, which conftest puts on PYTHONPATH:
+
+    VNET_TEST_FAIL_AT_STEP=K   the K-th step (0-based) of every transaction fails
+    VNET_TEST_HANG_AT_STEP=K   the process holds before step K, so a test can kill -9 it
+
+`python faulty_vnet.py ARGS` runs `vnet ARGS` with the hooks installed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any
+
+FAIL_ENV = "VNET_TEST_FAIL_AT_STEP"
+HANG_ENV = "VNET_TEST_HANG_AT_STEP"
+
+
+class InjectedFailure(RuntimeError):
+    pass
+
+
+def fail_at(step: int) -> Any:
+    def fault(i: int, op: object) -> None:
+        if i == step:
+            raise InjectedFailure(f"failure injected at step {i + 1} by the test hook")
+
+    return fault
+
+
+def hang_at(step: int) -> Any:
+    def fault(i: int, op: object) -> None:
+        if i == step:
+            print(f"vnet: test hook: holding at step {i}", file=sys.stderr, flush=True)
+            time.sleep(3600)
+
+    return fault
+
+
+def install(fault: Any) -> None:
+    """Make `fault` the default of every converge() call this process makes."""
+    import vnet.substrate
+    import vnet.substrate.transaction as transaction
+
+    original = transaction.converge
+
+    def converge(*args: Any, **kwargs: Any) -> Any:
+        kwargs["fault"] = kwargs.get("fault") or fault
+        return original(*args, **kwargs)
+
+    transaction.converge = converge  # type: ignore[assignment]
+    vnet.substrate.converge = converge  # type: ignore[assignment]
+
+
+def install_from_environment() -> None:
+    if os.environ.get(FAIL_ENV):
+        install(fail_at(int(os.environ[FAIL_ENV])))
+    elif os.environ.get(HANG_ENV):
+        install(hang_at(int(os.environ[HANG_ENV])))
+
+
+if __name__ == "__main__":
+    install_from_environment()
+    from vnet.cli import main
+
+    sys.argv[0] = "vnet"
+    main()
