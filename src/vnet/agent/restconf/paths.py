@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
-from vnet.agent.errors import RpcError
-from vnet.agent.schema import MODULE, PREFIX, SchemaNode, root
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.schema import MODULE, PREFIX, SchemaNode, root
 
 DATA_KINDS = ("container", "list", "leaf", "leaf-list")
 
@@ -32,7 +32,9 @@ class StatusError(RpcError):
 
 
 def not_found(what: str, path: str) -> StatusError:
-    return StatusError("invalid-value", f"{what} does not exist", "application", path, status=404)
+    return StatusError(
+        ErrorTag.INVALID_VALUE, f"{what} does not exist", ErrorType.APPLICATION, path, status=404
+    )
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def xpath(steps: tuple[Step, ...] | list[Step]) -> str:
 
 
 def bad_path(message: str, path: str, tag: str = "invalid-value") -> RpcError:
-    return RpcError(tag, message, "protocol", path)
+    return RpcError(tag, message, ErrorType.PROTOCOL, path)
 
 
 def _identifier(segment: str, first: bool, so_far: str) -> str:
