@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import ncclient.transport.session
 import pytest
 from ncclient import manager
 from ncclient.operations import RPCError
@@ -19,23 +18,12 @@ from vnet.substrate import Kernel, nsfs, observe
 
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent, start_agent_process
 
-ncclient.transport.session.TICK = 0.001  # or every RPC waits ~100 ms
 NS = "urn:vnet:yang:vnet-router"
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 
 
 def connect(a: AgentUnderTest, password: str | None = None) -> manager.Manager:
-    with nsfs.entered(a.namespace):
-        return manager.connect(
-            host=a.address,
-            port=a.netconf_port,
-            username=a.user,
-            password=password or a.password,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
-        )
+    return a.netconf(password)
 
 
 def vr_xml(

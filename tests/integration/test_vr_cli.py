@@ -10,10 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import ncclient.transport.session
 import pytest
 from click.testing import CliRunner
-from ncclient import manager
 
 from vnet.lab import processes
 from vnet.substrate import nsfs
@@ -21,43 +19,20 @@ from vnet.substrate import nsfs
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent
 from .conftest import VNET
 
-ncclient.transport.session.TICK = 0.001
 NS = "urn:vnet:yang:vnet-router"
 
 
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentUnderTest]:
     with running_agent(tmp_path_factory.mktemp("vrcli")) as a:
-        with nsfs.entered(a.namespace):
-            m = manager.connect(
-                host=a.address,
-                port=a.netconf_port,
-                username=a.user,
-                password=a.password,
-                hostkey_verify=False,
-                allow_agent=False,
-                look_for_keys=False,
-                timeout=10,
-            )
-        with m:
+        with a.netconf() as m:
             m.edit_config(target="running", config=NETWORK_XML)
         yield a
 
 
 def netconf_view(a: AgentUnderTest) -> dict[str, dict[str, str]]:
     """name -> {admin-state, oper-state, index} as the agent's <get> shows them (ncclient)."""
-    with nsfs.entered(a.namespace):
-        m = manager.connect(
-            host=a.address,
-            port=a.netconf_port,
-            username=a.user,
-            password=a.password,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
-        )
-    with m:
+    with a.netconf() as m:
         data = m.get(filter=("subtree", f'<routers xmlns="{NS}"/>')).data
     out = {}
     for r in data.iterfind(f".//{{{NS}}}router"):

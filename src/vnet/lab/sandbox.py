@@ -9,6 +9,7 @@ folder, and reports anything it could not remove.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import secrets
@@ -199,18 +200,16 @@ class SandboxAgent:
         )
 
 
-def connect_netconf(namespace: str, timeout: float = 30, **kwargs: Any) -> Any:
+def connect_netconf(
+    namespace: str,
+    port: int,
+    username: str,
+    password: str | None = None,
+    timeout: float = 30,
+    key_filename: str | None = None,
+) -> Any:
     """An ncclient session opened from inside `namespace` (its socket stays there)."""
-    import ncclient.transport.session
-    from ncclient import manager
+    from vnet.client import Endpoint, connect_manager
 
-    ncclient.transport.session.TICK = 0.001  # else every RPC waits ~100 ms in select()
-    with nsfs.entered(namespace):
-        return manager.connect(
-            host=ADDRESS,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=timeout,
-            **kwargs,
-        )
+    ep = Endpoint(ADDRESS, port, username, password, namespace, timeout=timeout)
+    return connect_manager(dataclasses.replace(ep, key_file=key_filename))
