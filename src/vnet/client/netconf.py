@@ -109,16 +109,15 @@ class NetconfClient:
             raise ConnectError(f"the agent did not answer in time: {err}") from None
 
     # -- trees ----------------------------------------------------------------------
-    def get_tree(self, subtree: str, source: str | None = RUNNING) -> dict[str, Any]:
-        """<get-config> (or <get> with source None: with state) under a subtree filter,
-        as an RFC 7951 tree of vnet's module."""
-        filt = ("subtree", subtree)
+    def get_tree(self, subtree: str | None, source: str | None = RUNNING) -> dict[str, Any]:
+        """<get-config> of `source` (None: <get>, with state), under a subtree filter
+        (None: everything), as an RFC 7951 tree of vnet's module."""
+        filt = ("subtree", subtree) if subtree is not None else None
         with self._errors():
-            reply = (
-                self.m.get(filter=filt)
-                if source is None
-                else self.m.get_config(source, filter=filt)
-            )
+            if source is None:
+                reply = self.m.get(filter=filt)
+            else:
+                reply = self.m.get_config(source, filter=filt)
         tree: dict[str, Any] = {}
         for el in reply.data_ele:
             if not isinstance(el.tag, str) or etree.QName(el).namespace != NAMESPACE:
@@ -128,6 +127,10 @@ class NetconfClient:
             if snode is not None:
                 tree[qualified(name)] = decode.element_value(el, snode)
         return tree
+
+    def get_config(self, source: str = RUNNING) -> dict[str, Any]:
+        """The whole configuration of `source`, as the agent's datastore holds it."""
+        return self.get_tree(None, source)
 
     def edit(
         self, config_xml: str, target: str = RUNNING, default_operation: str | None = None
