@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import re
 import secrets
 import shutil
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vnet.lab import processes
+from vnet.model.agent_config import AgentConfig
 from vnet.substrate import Kernel, KernelState, nsfs, observe, plan
 from vnet.substrate.apply import apply
 
@@ -143,26 +143,27 @@ class SandboxAgent:
         return self.state_dir / "agent.log"
 
     @property
-    def config(self) -> dict[str, Any]:
-        return {
-            "host": "h1",
-            "address": ADDRESS,
-            "state_dir": str(self.state_dir),
-            "scope": self.host.scope,
-            "namespace_prefix": self.host.prefix,
-            "users": [{"name": self.user, "password": self.password}],
-            **self.settings,
-        }
+    def config(self) -> AgentConfig:
+        return AgentConfig.model_validate(
+            {
+                "host": "h1",
+                "address": ADDRESS,
+                "state_dir": str(self.state_dir),
+                "scope": self.host.scope,
+                "namespace_prefix": self.host.prefix,
+                "users": [{"name": self.user, "password": self.password}],
+                **self.settings,
+            }
+        )
 
     @property
     def ports(self) -> dict[str, int]:
-        defaults = {"netconf": 830, "restconf": 8443, "snmp": 161}
-        return {**defaults, **self.settings.get("ports", {})}
+        return self.config.ports.model_dump()
 
     def start(self, frontends: str | None = None) -> None:
         self.state_dir.mkdir(exist_ok=True)
         path = self.state_dir / "agent.yaml"
-        path.write_text(json.dumps(self.config))  # JSON is YAML
+        path.write_text(self.config.model_dump_json())  # JSON is YAML
         ready = self.state_dir / "agent.ready"
         ready.unlink(missing_ok=True)  # a killed agent leaves it behind
         argv = [sys.executable, "-m", "vnet", "agent", "run", "--config", str(path)]

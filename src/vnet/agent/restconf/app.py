@@ -20,11 +20,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 
-from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import RUNNING, Datastore
 from vnet.agent.restconf import codec, openapi, paths, resource, txn
 from vnet.agent.restconf.codec import JSON, XML
 from vnet.agent.restconf.paths import StatusError
+from vnet.model.agent_config import AgentConfig
 from vnet.model.yang import encode, schema
 from vnet.model.yang.errors import (
     RESTCONF_NS,
