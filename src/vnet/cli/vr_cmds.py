@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from vnet.cli.vr_output import print_json, print_router, print_table
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
@@ -176,100 +178,6 @@ def run_client(action: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-# -- output ---------------------------------------------------------------------------
-def _itf_text(itf: dict[str, Any]) -> str:
-    addrs = " ".join(a for a in (itf.get("ipv4"), itf.get("ipv6")) if a)
-    status = itf.get("oper-status")
-    return (
-        f"{itf['name']}→{itf.get('network', '?')}"
-        + (f" {addrs}" if addrs else "")
-        + (f" ({status})" if status else "")
-    )
-
-
-def _print_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2))
-
-
-def _print_table(routers: list[dict[str, Any]]) -> None:
-    from rich.table import Table
-
-    from vnet.ui import console
-
-    if not routers:
-        console.print("no virtual routers")
-        return
-    table = Table(show_lines=False)
-    for col in ("index", "name", "admin", "oper", "interfaces", "routes"):
-        table.add_column(col, justify="right" if col == "index" else "left")
-    for r in sorted(routers, key=lambda r: int(r.get("index", 0))):
-        routes = [f"{x['destination']} via {x['next-hop']}" for x in r.get("route", [])]
-        table.add_row(
-            str(r.get("index", "")),
-            r["name"],
-            r.get("admin-state", "up"),
-            r.get("oper-state", "?"),
-            "\n".join(_itf_text(i) for i in r.get("interface", [])) or "-",
-            "\n".join(routes) or "-",
-        )
-    console.print(table)
-
-
-def _print_router(r: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    from vnet.ui import console
-
-    console.print(
-        f"[bold]{r['name']}[/bold]  index {r.get('index', '?')}  "
-        f"admin {r.get('admin-state', 'up')}  oper {r.get('oper-state', '?')}  "
-        f"uptime {r.get('uptime', 0)} s  routes in table {r.get('route-count', '?')}"
-    )
-    itfs = Table(title="interfaces", title_justify="left")
-    cols = (
-        "name",
-        "network",
-        "ipv4",
-        "ipv6",
-        "status",
-        "in pkts",
-        "in bytes",
-        "out pkts",
-        "out bytes",
-        "errors",
-        "drops",
-    )
-    for c in cols:
-        itfs.add_column(
-            c, justify="right" if c.startswith(("in ", "out ", "err", "drop")) else "left"
-        )
-    for i in r.get("interface", []):
-        s = i.get("statistics", {})
-        errors = int(s.get("in-errors", 0)) + int(s.get("out-errors", 0))
-        drops = int(s.get("in-discards", 0)) + int(s.get("out-discards", 0))
-        itfs.add_row(
-            i["name"],
-            i.get("network", ""),
-            i.get("ipv4", ""),
-            i.get("ipv6", ""),
-            i.get("oper-status", "?"),
-            s.get("in-packets", "-"),
-            s.get("in-octets", "-"),
-            s.get("out-packets", "-"),
-            s.get("out-octets", "-"),
-            str(errors) if s else "-",
-            str(drops) if s else "-",
-        )
-    console.print(itfs)
-    if r.get("route"):
-        routes = Table(title="static routes", title_justify="left")
-        routes.add_column("destination")
-        routes.add_column("next hop")
-        for x in r["route"]:
-            routes.add_row(x["destination"], x["next-hop"])
-        console.print(routes)
-
-
 # -- argument parsing ------------------------------------------------------------------------
 def parse_network(spec: str, position: int) -> dict[str, Any]:
     """NET[:IPV4[,IPV6]] -> an interface (model fields) named eth<position>."""
@@ -351,7 +259,7 @@ def create(
     client.create_router(router)
     made = client.router(name, state=False)
     if as_json:
-        _print_json(made.entry if made else {"name": name})
+        print_json(made.entry if made else {"name": name})
     else:
         click.echo(f"created {name} (index {made.router.index if made else '?'})")
 
@@ -369,9 +277,9 @@ def list_(client: AgentClient, as_json: bool) -> None:
     """List the virtual routers with their state."""
     routers = [r.entry for r in client.routers(state=True)]
     if as_json:
-        _print_json(routers)
+        print_json(routers)
     else:
-        _print_table(routers)
+        print_table(routers)
 
 
 @vr.command()
@@ -390,9 +298,9 @@ def show(client: AgentClient, as_json: bool, name: str) -> None:
             f"/vr:routers/vr:router[vr:name='{name}']",
         )
     if as_json:
-        _print_json(r.entry)
+        print_json(r.entry)
     else:
-        _print_router(r.entry)
+        print_router(r.entry)
 
 
 @vr.command()
@@ -403,7 +311,7 @@ def delete(client: AgentClient, as_json: bool, name: str) -> None:
     """Delete virtual router NAME."""
     client.delete_router(name)
     if as_json:
-        _print_json({"name": name, "deleted": True})
+        print_json({"name": name, "deleted": True})
     else:
         click.echo(f"deleted {name}")
 
@@ -411,7 +319,7 @@ def delete(client: AgentClient, as_json: bool, name: str) -> None:
 def _admin(client: AgentClient, as_json: bool, name: str, state: str) -> None:
     client.set_admin(name, state)
     if as_json:
-        _print_json({"name": name, "admin-state": state})
+        print_json({"name": name, "admin-state": state})
     else:
         click.echo(f"{name} is {'up' if state == 'up' else 'down'} (admin-state {state})")
 

@@ -21,13 +21,6 @@ NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 OPERATIONS = ("merge", "replace", "create", "delete", "remove", "none")
 
 
-def _split(tag: str) -> tuple[str | None, str]:
-    if tag.startswith("{"):
-        ns, name = tag[1:].split("}", 1)
-        return ns, name
-    return None, tag
-
-
 class _Editor:
     def __init__(self) -> None:
         self.changed = False
@@ -40,7 +33,7 @@ class _Editor:
                 f"operation {op!r} is not one of {', '.join(OPERATIONS)}",
                 ErrorType.PROTOCOL,
                 path,
-                info={"bad-attribute": "operation", "bad-element": _split(el.tag)[1]},
+                info={"bad-attribute": "operation", "bad-element": etree.QName(el).localname},
             )
         return op
 
