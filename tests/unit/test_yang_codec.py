@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from lxml import etree
 
 from vnet.client.routers import RouterState, router_entry
 from vnet.model import VirtualRouter
 from vnet.model.yang import decode, encode
-from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError, netconf_error_xml
+from vnet.model.yang.errors import (
+    ErrorTag,
+    ErrorType,
+    RpcError,
+    netconf_error_xml,
+    parse_restconf_error,
+    restconf_error_json,
+)
 from vnet.model.yang.schema import root
 
 ROUTERS = root().children["routers"]
@@ -60,3 +69,14 @@ def test_client_router_mapping_round_trips() -> None:
     entry = router_entry(vr)
     state = RouterState.from_entry({**entry, "oper-state": "running", "uptime": "5"}, "h1")
     assert state.router == vr and state.oper_state == "running" and state.uptime == 5
+
+
+def test_restconf_errors_parse_back_to_the_same_error() -> None:
+    err = RpcError(ErrorTag.DATA_MISSING, "no r9", ErrorType.APPLICATION, info={"k": "v"})
+    back = parse_restconf_error(json.loads(restconf_error_json(err, "/vnet-router:routers")))
+    assert (back.tag, back.message, back.path, back.info) == (
+        ErrorTag.DATA_MISSING,
+        "no r9",
+        "/vnet-router:routers",
+        {"k": "v"},
+    )
