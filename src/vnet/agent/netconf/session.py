@@ -228,13 +228,16 @@ class Session:
             while True:
                 e = await queue.get()
                 when = datetime.datetime.fromtimestamp(e.time, datetime.UTC).isoformat()
-                index = f"<index>{e.index}</index>" if e.index is not None else ""
-                message = f"<message>{escape(e.message)}</message>" if e.message else ""
+                event = {"router": e.router, "index": e.index, "operation": e.operation}
+                event.update(result=e.result, message=e.message or None)
+                body = encode.to_xml(
+                    "router-event",
+                    {k: v for k, v in event.items() if v is not None},
+                    schema.root().children["router-event"],
+                )
                 await self.send(
-                    f'<notification xmlns="{NOTIF}"><eventTime>{when}</eventTime>'
-                    f'<router-event xmlns="{schema.NAMESPACE}"><router>{e.router}</router>'
-                    f"{index}<operation>{e.operation}</operation><result>{e.result}</result>"
-                    f"{message}</router-event></notification>".encode()
+                    f'<notification xmlns="{NOTIF}"><eventTime>{when}</eventTime>{body}'
+                    "</notification>".encode()
                 )
                 self.count("out_notifications")
         finally:

@@ -14,9 +14,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
-from vnet.model.yang.schema import MODULE, PREFIX, SchemaNode, root
-
-DATA_KINDS = ("container", "list", "leaf", "leaf-list")
+from vnet.model.yang.schema import DATA_KINDS, MODULE, PREFIX, SchemaNode, root
 
 
 @dataclass

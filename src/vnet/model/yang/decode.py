@@ -100,7 +100,7 @@ def element_value(
         name = element_name(child, path, ErrorTag.UNKNOWN_NAMESPACE)
         cpath = f"{path}/{PREFIX}:{name}"
         cnode = snode.child(name)
-        if cnode is None or cnode.kind == "other":
+        if cnode is None or not cnode.is_data:
             obj[name] = None
             continue
         v = element_value(child, cnode, cpath)
@@ -119,7 +119,7 @@ def xml_member(el: etree._Element, parent: SchemaNode, path: str) -> dict[str, A
     """A top-level element -> {'vnet-router:name': value}, unchecked (see json_value)."""
     name = element_name(el, path, ErrorTag.UNKNOWN_NAMESPACE)
     snode = parent.child(name)
-    if snode is None or snode.kind == "other":
+    if snode is None or not snode.is_data:
         return {f"{MODULE}:{name}": None}  # json_member reports it, listing the known nodes
     return {f"{MODULE}:{name}": element_value(el, snode, f"{path}/{PREFIX}:{name}", single=True)}
 
@@ -257,8 +257,8 @@ def json_member(parent: SchemaNode, member: str, value: Any, parent_path: str) -
     name = member_name(member, True, parent_path)
     child = parent.child(name)
     cpath = f"{parent_path}/{PREFIX}:{name}" if parent_path != "/" else f"/{PREFIX}:{name}"
-    if child is None or child.kind == "other":
-        known = ", ".join(n for n, c in parent.children.items() if c.kind != "other")
+    if child is None or not child.is_data:
+        known = ", ".join(n for n, c in parent.children.items() if c.is_data)
         raise RpcError(
             ErrorTag.UNKNOWN_ELEMENT,
             f"{name!r} is not a data node of {parent.name or MODULE!r} (it has: {known})",

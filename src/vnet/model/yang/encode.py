@@ -87,7 +87,7 @@ def ordered(value: Any, snode: SchemaNode, top: bool = False) -> Any:
     if snode.kind == "list" and isinstance(value, list):
         entry = _Entry(snode)
         return [ordered(e, entry) for e in value]
-    if snode.kind != "container" or not isinstance(value, dict):
+    if snode.kind not in ("container", "notification") or not isinstance(value, dict):
         return value
     if top:  # the datastore: module-qualified members, vnet's module first
         return _ordered_top(value)

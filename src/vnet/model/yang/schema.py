@@ -27,6 +27,7 @@ from vnet.model.yang.module import (
 
 __all__ = ["MODULE", "NAMESPACE", "PREFIX", "REVISION", "YANG_DIR", "qualified"]
 
+DATA_KINDS = ("container", "list", "leaf", "leaf-list")
 _INT_TYPES = {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
 _STRING_NUMBERS = {"int64", "uint64", "decimal64"}  # RFC 7951 section 6.1: as strings
 
@@ -34,12 +35,17 @@ _STRING_NUMBERS = {"int64", "uint64", "decimal64"}  # RFC 7951 section 6.1: as s
 @dataclass
 class SchemaNode:
     name: str
-    kind: str  # container, list, leaf, leaf-list
+    kind: str  # container, list, leaf, leaf-list; notification; other
     config: bool = True
     keys: tuple[str, ...] = ()
     base_type: str = "string"
     mandatory: bool = False
     children: dict[str, SchemaNode] = field(default_factory=dict)
+
+    @property
+    def is_data(self) -> bool:
+        """A node of the datastore (not a notification or an RPC)."""
+        return self.kind in DATA_KINDS
 
     def child(self, name: str) -> SchemaNode | None:
         return self.children.get(name)
@@ -47,7 +53,7 @@ class SchemaNode:
     def writable_child(self, name: str, path: str) -> SchemaNode:
         """The configurable child `name`, or the RpcError every front-end gives for it."""
         child = self.children.get(name)
-        if child is None or child.kind == "other":
+        if child is None or not child.is_data:
             raise RpcError(
                 ErrorTag.UNKNOWN_ELEMENT,
                 f"{name!r} is not an element of {self.name or 'the top level'}",
@@ -89,6 +95,7 @@ def _convert(snode: Any) -> SchemaNode:
         libyang.SList: "list",
         libyang.SLeaf: "leaf",
         libyang.SLeafList: "leaf-list",
+        libyang.schema.SNotif: "notification",
     }.get(type(snode), "other")
     node = SchemaNode(snode.name(), kind, config=not snode.config_false())
     if kind == "list":
