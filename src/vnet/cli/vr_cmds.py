@@ -243,7 +243,7 @@ def create(
     """Create virtual router NAME."""
     from pydantic import ValidationError
 
-    from vnet.model import VirtualRouter
+    from vnet.model import Interface, Route, VirtualRouter
 
     try:
         router = VirtualRouter(
@@ -251,8 +251,10 @@ def create(
             host=client.ep.host,
             index=index,
             admin_state="down" if down else "up",
-            interfaces=[parse_network(s, k) for k, s in enumerate(networks)],
-            routes=[parse_route(s) for s in routes],
+            interfaces=[
+                Interface.model_validate(parse_network(s, k)) for k, s in enumerate(networks)
+            ],
+            routes=[Route.model_validate(parse_route(s)) for s in routes],
         )
     except ValidationError as err:
         raise click.BadParameter(_first_problem(err)) from None
