@@ -10,9 +10,34 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ncclient.transport.session
+from ncclient import manager
+
 from vnet.lab.sandbox import HostSandbox, SandboxAgent
+from vnet.substrate import nsfs
 
 from .conftest import unique_lab
+
+ncclient.transport.session.TICK = 0.001  # or every RPC waits ~100 ms
+
+
+def netconf_connect(
+    namespace: str | None, address: str, port: int, user: str, password: str, timeout: float = 10
+) -> manager.Manager:
+    """The tests' one way to open a raw ncclient session: the independent client that
+    protocol-level assertions are made with (its socket stays in `namespace`)."""
+    with nsfs.entered(namespace):
+        return manager.connect(
+            host=address,
+            port=port,
+            username=user,
+            password=password,
+            hostkey_verify=False,
+            allow_agent=False,
+            look_for_keys=False,
+            timeout=timeout,
+        )
+
 
 NETWORK_XML = """<config><virtual-networks xmlns="urn:vnet:yang:vnet-router"><network>
 <name>n1</name><tenant>a</tenant><vni>10</vni><ipv4-prefix>10.1.0.0/24</ipv4-prefix>
@@ -45,6 +70,12 @@ class AgentUnderTest:
 
     def node_ns(self, vr: str) -> str:
         return self.prefix + vr
+
+    def netconf(self, password: str | None = None) -> manager.Manager:
+        """A raw ncclient session to this agent."""
+        return netconf_connect(
+            self.namespace, self.address, self.netconf_port, self.user, password or self.password
+        )
 
 
 def start_agent_process(a: AgentUnderTest, frontends: str) -> subprocess.Popen[bytes]:

@@ -7,17 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import ncclient.transport.session
 import pytest
 from ncclient import manager
 
 from vnet.lab import lab as labmod
 from vnet.lab import probes, processes
-from vnet.substrate import nsfs
 
+from .agent_support import netconf_connect
 from .conftest import Labs, lab_namespaces, require_tools
 
-ncclient.transport.session.TICK = 0.001
 NS = "urn:vnet:yang:vnet-router"
 
 
@@ -31,17 +29,7 @@ def managed(module_labs: Labs) -> tuple[str, Path]:
 
 def connect(lab: str, host: str) -> manager.Manager:
     ep = labmod.agent_endpoint(lab, host)
-    with nsfs.entered(ep.namespace):
-        return manager.connect(
-            host=ep.address,
-            port=ep.netconf_port,
-            username=ep.user,
-            password=ep.password,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
-        )
+    return netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password)
 
 
 @pytest.fixture

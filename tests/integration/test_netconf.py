@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import ncclient.transport.session
 import pytest
 from ncclient import manager
 from ncclient.operations import RPCError
@@ -19,23 +18,12 @@ from vnet.substrate import Kernel, nsfs, observe
 
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent, start_agent_process
 
-ncclient.transport.session.TICK = 0.001  # or every RPC waits ~100 ms
 NS = "urn:vnet:yang:vnet-router"
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 
 
 def connect(a: AgentUnderTest, password: str | None = None) -> manager.Manager:
-    with nsfs.entered(a.namespace):
-        return manager.connect(
-            host=a.address,
-            port=a.netconf_port,
-            username=a.user,
-            password=password or a.password,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
-        )
+    return a.netconf(password)
 
 
 def vr_xml(
@@ -368,3 +356,36 @@ def test_get_with_more_routers_than_cached_sockets(
     assert one.findtext(f".//{{{NS}}}route-count") == "2"
     hyp = m.get(filter=("subtree", f'<hypervisor xmlns="{NS}"/>')).data
     assert hyp.findtext(f".//{{{NS}}}active-routers") == "140"
+
+
+def test_hello_offers_writable_running(m: manager.Manager) -> None:
+    # edit-config on running works (every test here does it), so the hello says so
+    assert "urn:ietf:params:netconf:capability:writable-running:1.0" in m.server_capabilities
+
+
+NCM = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
+
+
+def test_netconf_state_has_schemas_sessions_and_statistics(m: manager.Manager) -> None:
+    caps = list(m.server_capabilities)
+    assert any(c.startswith(NCM) for c in caps)
+    state = m.get(filter=("subtree", f'<netconf-state xmlns="{NCM}"/>')).data_ele
+    ns = {"ncm": NCM}
+    schemas = state.xpath("//ncm:schemas/ncm:schema/ncm:identifier/text()", namespaces=ns)
+    assert "vnet-router" in schemas
+    sessions = state.xpath("//ncm:sessions/ncm:session", namespaces=ns)
+    assert sessions, "at least this session is live"
+    mine = [s for s in sessions if s.findtext("ncm:session-id", namespaces=ns) == m.session_id]
+    assert mine and mine[0].findtext("ncm:username", namespaces=ns) == "admin"
+    assert int(mine[0].findtext("ncm:in-rpcs", namespaces=ns)) >= 1
+    stats = state.xpath("//ncm:statistics", namespaces=ns)[0]
+    assert int(stats.findtext("ncm:in-sessions", namespaces=ns)) >= 1
+    assert stats.findtext("ncm:netconf-start-time", namespaces=ns)
+    caps_served = state.xpath("//ncm:capabilities/ncm:capability/text()", namespaces=ns)
+    assert set(caps_served) == set(caps)
+
+
+def test_get_schema_returns_the_module_text(m: manager.Manager) -> None:
+    for identifier in ("vnet-router", "ietf-netconf-monitoring"):
+        reply = m.get_schema(identifier)
+        assert f"module {identifier} {{" in reply.data

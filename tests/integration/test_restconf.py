@@ -8,7 +8,6 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import ncclient.transport.session
 import pytest
 from lxml import etree
 from ncclient import manager
@@ -19,7 +18,6 @@ from vnet.substrate import nsfs
 from .agent_support import AgentUnderTest, running_agent
 from .conftest import require_tools
 
-ncclient.transport.session.TICK = 0.001  # or every RPC waits ~100 ms
 NS = "urn:vnet:yang:vnet-router"
 JSON_T = "application/yang-data+json"
 XML_T = "application/yang-data+xml"
@@ -102,17 +100,7 @@ def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentUnderTest]:
 
 @pytest.fixture(scope="module")
 def nc(agent: AgentUnderTest) -> Iterator[manager.Manager]:
-    with nsfs.entered(agent.namespace):
-        m = manager.connect(
-            host=agent.address,
-            port=agent.netconf_port,
-            username=agent.user,
-            password=agent.password,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
-        )
+    m = agent.netconf()
     yield m
     m.close_session()
 

@@ -10,10 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import ncclient.transport.session
 import pytest
 from click.testing import CliRunner
-from ncclient import manager
 
 from vnet.lab import processes
 from vnet.substrate import nsfs
@@ -21,43 +19,20 @@ from vnet.substrate import nsfs
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent
 from .conftest import VNET
 
-ncclient.transport.session.TICK = 0.001
 NS = "urn:vnet:yang:vnet-router"
 
 
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentUnderTest]:
     with running_agent(tmp_path_factory.mktemp("vrcli")) as a:
-        with nsfs.entered(a.namespace):
-            m = manager.connect(
-                host=a.address,
-                port=a.netconf_port,
-                username=a.user,
-                password=a.password,
-                hostkey_verify=False,
-                allow_agent=False,
-                look_for_keys=False,
-                timeout=10,
-            )
-        with m:
+        with a.netconf() as m:
             m.edit_config(target="running", config=NETWORK_XML)
         yield a
 
 
 def netconf_view(a: AgentUnderTest) -> dict[str, dict[str, str]]:
     """name -> {admin-state, oper-state, index} as the agent's <get> shows them (ncclient)."""
-    with nsfs.entered(a.namespace):
-        m = manager.connect(
-            host=a.address,
-            port=a.netconf_port,
-            username=a.user,
-            password=a.password,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
-        )
-    with m:
+    with a.netconf() as m:
         data = m.get(filter=("subtree", f'<routers xmlns="{NS}"/>')).data
     out = {}
     for r in data.iterfind(f".//{{{NS}}}router"):
@@ -277,3 +252,66 @@ def test_pinned_ssh_host_key(agent: AgentUnderTest) -> None:
     wrong = vr(agent, "netconf", "list", "--hostkey", other, ok=False)
     assert wrong.returncode == 1, wrong
     assert "host key" in wrong.stderr, wrong.stderr
+
+
+def client_endpoint(a: AgentUnderTest, via: str) -> Any:
+    from vnet.client import Endpoint
+
+    if via == "netconf":
+        return Endpoint(a.address, a.netconf_port, a.user, a.password, a.namespace)
+    cert = str(a.state_dir / "restconf-cert.pem")
+    return Endpoint(a.address, a.restconf_port, a.user, a.password, a.namespace, verify=cert)
+
+
+@pytest.mark.parametrize("via", ["netconf", "restconf"])
+def test_typed_client_returns_model_objects_and_typed_errors(
+    agent: AgentUnderTest, via: str
+) -> None:
+    from vnet.client import ClientError, RouterState, connect
+    from vnet.model import Interface, VirtualNetwork, VirtualRouter
+
+    net = VirtualNetwork.model_validate({"name": "n9", "tenant": "a", "vni": 99})
+    vr_ = VirtualRouter(
+        name=f"rc{via[0]}",
+        host="",
+        interfaces=[Interface.model_validate({"network": "n9", "name": "eth0"})],
+    )
+    with connect(client_endpoint(agent, via), via) as client:
+        client.create_network(net)
+        assert net in client.networks()
+        client.create_router(vr_)
+        try:
+            got = client.router(vr_.name)
+            assert isinstance(got, RouterState) and got.oper_state == "running"
+            assert got.router.interfaces == vr_.interfaces and got.router.index is not None
+            with pytest.raises(ClientError) as info:
+                client.create_router(vr_)
+            assert info.value.tag == "data-exists" and info.value.path, info.value
+        finally:
+            client.delete_router(vr_.name)
+            client.delete_network("n9")
+        assert client.router(vr_.name) is None
+        assert "n9" not in [n.name for n in client.networks()]
+
+
+def test_netconf_client_candidate_lock_commit_and_discard(agent: AgentUnderTest) -> None:
+    from vnet.client import ClientError, NetconfClient
+    from vnet.model import VirtualRouter
+
+    ep = client_endpoint(agent, "netconf")
+    with nsfs.entered(agent.namespace), NetconfClient(ep) as a, NetconfClient(ep) as b:
+        a.lock("candidate")
+        try:
+            with pytest.raises(ClientError) as info:
+                b.lock("candidate")
+            assert info.value.tag == "lock-denied"
+            a.create_router(VirtualRouter(name="rcand", host=""), target="candidate")
+            assert a.router("rcand") is None, "the candidate is not running"
+            a.discard()
+            assert "vnet-router:routers" not in a.get_config("candidate")
+            a.create_router(VirtualRouter(name="rcand", host=""), target="candidate")
+            a.commit()
+            assert a.router("rcand", state=False) is not None
+        finally:
+            a.unlock("candidate")
+            a.delete_router("rcand")

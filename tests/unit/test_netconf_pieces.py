@@ -10,11 +10,11 @@ import sys
 import pytest
 from lxml import etree
 
-from vnet.agent.errors import RpcError
 from vnet.agent.netconf.edit import apply_edit
 from vnet.agent.netconf.framing import FramingError, MessageReader, frame
 from vnet.agent.netconf.subtree import apply_filter
-from vnet.agent.schema import YANG_DIR
+from vnet.model.yang.errors import RpcError
+from vnet.model.yang.module import YANG_DIR
 
 NS = "urn:vnet:yang:vnet-router"
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"

@@ -18,10 +18,11 @@ import httpx
 import pytest
 from lxml import etree
 
-from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import RUNNING, Datastore
 from vnet.agent.restconf.app import create_app
-from vnet.agent.restconf.codec import JSON, RESTCONF_NS, XML
+from vnet.agent.restconf.codec import JSON, XML
+from vnet.model.agent_config import AgentConfig
+from vnet.model.yang.errors import RESTCONF_NS
 
 AUTH = ("admin", "s3cret")
 JSON_BODY = {"Content-Type": JSON}

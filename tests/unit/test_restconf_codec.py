@@ -8,10 +8,16 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from vnet.agent.errors import RpcError
 from vnet.agent.restconf import codec, resource
 from vnet.agent.restconf.paths import parse
-from vnet.agent.schema import NAMESPACE, root
+from vnet.model.yang import decode, encode
+from vnet.model.yang.errors import (
+    RESTCONF_NS,
+    RpcError,
+    restconf_error_json,
+    restconf_error_xml,
+)
+from vnet.model.yang.schema import NAMESPACE, root
 
 ROUTERS = root().children["routers"]
 ROUTER = ROUTERS.children["router"]
@@ -155,15 +161,15 @@ def test_datastore_bodies() -> None:
 
 
 def test_render_xml_round_trip() -> None:
-    xml = codec.render_xml("router", [R1], ROUTER)
+    xml = encode.to_xml("router", [R1], ROUTER).encode()
     assert dec(xml, "xml") == ("router", [R1])
     el = etree.fromstring(xml)
-    assert codec.element_value(el, ROUTER) == R1
+    assert decode.element_value(el, ROUTER) == R1
 
 
 def test_ordered_puts_keys_and_schema_order_first() -> None:
     messy = {"route": R1["route"], "index": 3, "interface": R1["interface"], "name": "r1"}
-    assert list(codec.ordered([messy], ROUTER)[0]) == ["name", "index", "interface", "route"]
+    assert list(encode.ordered([messy], ROUTER)[0]) == ["name", "index", "interface", "route"]
 
 
 def test_media_types() -> None:
@@ -183,7 +189,7 @@ def test_media_types() -> None:
 
 def test_error_bodies() -> None:
     err = RpcError("data-exists", "r1 exists", "application", "/vr:routers/vr:router[vr:name='r1']")
-    body = json.loads(codec.render_error_json(err, "/vnet-router:routers/router[name='r1']"))
+    body = json.loads(restconf_error_json(err, "/vnet-router:routers/router[name='r1']"))
     e = body["ietf-restconf:errors"]["error"][0]
     assert e == {
         "error-type": "application",
@@ -191,8 +197,8 @@ def test_error_bodies() -> None:
         "error-path": "/vnet-router:routers/router[name='r1']",
         "error-message": "r1 exists",
     }
-    x = etree.fromstring(codec.render_error_xml(err))
-    ns = {"rc": codec.RESTCONF_NS}
+    x = etree.fromstring(restconf_error_xml(err))
+    ns = {"rc": RESTCONF_NS}
     assert x.findtext("rc:error/rc:error-tag", namespaces=ns) == "data-exists"
     path_el = x.find("rc:error/rc:error-path", namespaces=ns)
     assert path_el.text == "/vr:routers/vr:router[vr:name='r1']"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vnet.agent.errors import RpcError
 from vnet.agent.restconf.paths import json_path, parse
+from vnet.model.yang.errors import RpcError
 
 
 def test_routers_router_interface() -> None:

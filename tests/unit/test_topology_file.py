@@ -68,3 +68,22 @@ def test_missing_file() -> None:
 def test_top_level_must_be_a_mapping() -> None:
     with pytest.raises(TopologyFileError, match="expected a mapping"):
         parse_topology_text("- a\n- b\n", Path("list.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("content", "expect"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff", "x.yaml:1:1: not UTF-8"),
+        (b"name: t\nhosts: caf\xe9\n", "x.yaml:2:11: not UTF-8"),
+        (b"name: a\x00b\n", "not valid YAML"),
+    ],
+)
+def test_binary_or_non_utf8_file_is_one_clear_problem(
+    tmp_path: Path, content: bytes, expect: str
+) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_bytes(content)
+    with pytest.raises(TopologyFileError) as info:
+        load_topology(path)
+    (line,) = info.value.lines
+    assert line.startswith(str(path)) and expect.split("x.yaml")[-1] in line, line

@@ -1,113 +1,31 @@
-"""The agent's own configuration file (YAML): who it is, where it listens, who may log in."""
+"""The agent's configuration file (YAML) <-> AgentConfig (vnet.model.agent_config)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 from ruamel.yaml import YAML
 
+from vnet.model.agent_config import (
+    AgentConfig,
+    Ports,
+    SnmpSettings,
+    SnmpTarget,
+    SnmpUser,
+    User,
+)
 
-class User(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    password: str | None = None
-    # OpenSSH public key lines ("ssh-ed25519 AAAA... comment")
-    authorized_keys: list[str] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _can_log_in(self) -> User:
-        if self.password is None and not self.authorized_keys:
-            raise ValueError(f"user {self.name!r} has neither a password nor a public key")
-        return self
-
-
-class Ports(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    netconf: int = 830
-    restconf: int = 8443
-    snmp: int = 161
-
-
-SnmpAuth = Literal["SHA", "SHA-224", "SHA-256", "SHA-384", "SHA-512"]
-SnmpPriv = Literal["AES"]  # CFB128-AES-128 (RFC 3826), what Net-SNMP and pysnmp share
-
-
-class SnmpUser(BaseModel):
-    """An SNMPv3 USM user (RFC 3414); keys are passphrases (at least 8 characters)."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=32)
-    auth_protocol: SnmpAuth = "SHA"  # SHA: HMAC-SHA-96; SHA-2: RFC 7860
-    auth_key: str = Field(min_length=8)
-    priv_protocol: SnmpPriv = "AES"
-    priv_key: str = Field(min_length=8)
-    access: Literal["ro", "rw"] = "rw"
-
-
-class SnmpTarget(BaseModel):
-    """Where the agent sends notifications when a VR operation completes or fails."""
-
-    model_config = ConfigDict(extra="forbid")
-    address: str
-    port: int = 162
-    version: Literal["v2c", "v3"] = "v2c"
-    community: str = "public"  # v2c
-    user: str | None = None  # v3: one of snmp.users
-    kind: Literal["trap", "inform"] = "trap"  # inform: v3 only, acknowledged and retried
-
-
-class SnmpSettings(BaseModel):
-    """SNMP front-end: who may read and write, and where notifications go.
-
-    Nothing is allowed by default: with no community and no user the agent
-    answers no request."""
-
-    model_config = ConfigDict(extra="forbid")
-    ro_communities: list[str] = Field(default_factory=list)
-    rw_communities: list[str] = Field(default_factory=list)
-    users: list[SnmpUser] = Field(default_factory=list)
-    targets: list[SnmpTarget] = Field(default_factory=list)
-    # hex snmpEngineID; None: made once and kept in state_dir with snmpEngineBoots
-    engine_id: str | None = None
-
-    @model_validator(mode="after")
-    def _targets_name_users(self) -> SnmpSettings:
-        names = {u.name for u in self.users}
-        for t in self.targets:
-            if t.version == "v3" and t.user not in names:
-                raise ValueError(f"SNMP target {t.address}: v3 needs `user` from snmp.users")
-            if t.version == "v2c" and t.kind == "inform":
-                raise ValueError(f"SNMP target {t.address}: informs are sent over v3 only")
-        return self
-
-
-class AgentConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    host: str = "host"  # the physical host's name
-    address: str = "127.0.0.1"  # management address every front-end listens on
-    ports: Ports = Field(default_factory=Ports)
-    state_dir: Path = Path("/var/lib/vnet/agent")
-    users: list[User] = Field(min_length=1)
-    # what the agent owns: its mark and its namespace names
-    scope: str = "agent"
-    namespace_prefix: str = "vnet-"
-    # VXLAN: this host's tunnel endpoint; with one, networks default to an MTU
-    # that leaves room for the encapsulation
-    vtep: str | None = None
-    # False when someone else (a lab) makes the networks' bridges and VXLAN on
-    # this host: the agent then only uses them, and refuses edits to them
-    provision_networks: bool = True
-    # the protocols to serve (None: every registered front-end)
-    frontends: list[str] | None = None
-    # RESTCONF over plain HTTP instead of HTTPS (tests, or behind a TLS proxy)
-    restconf_plain_http: bool = False
-    # SNMPv2c communities, SNMPv3 users and notification targets
-    snmp: SnmpSettings = Field(default_factory=SnmpSettings)
-
-    def user(self, name: str) -> User | None:
-        return next((u for u in self.users if u.name == name), None)
+__all__ = [
+    "AgentConfig",
+    "Ports",
+    "SnmpSettings",
+    "SnmpTarget",
+    "SnmpUser",
+    "User",
+    "load_config",
+    "write_config",
+]
 
 
 def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> AgentConfig:

@@ -8,8 +8,8 @@ import importlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import Datastore
+from vnet.model.agent_config import AgentConfig
 
 
 class Running(Protocol):

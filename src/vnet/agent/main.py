@@ -8,10 +8,12 @@ import logging
 import os
 import signal
 import time
+from pathlib import Path
 
-from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import Datastore
 from vnet.agent.frontends import FRONTENDS, Running, starter
+from vnet.agent.startup import apply_startup
+from vnet.model.agent_config import AgentConfig
 
 log = logging.getLogger("vnet.agent")
 
@@ -20,9 +22,14 @@ def ready_path(config: AgentConfig) -> str:
     return str(config.state_dir / "agent.ready")
 
 
-async def run(config: AgentConfig, frontends: list[str] | None = None) -> None:
-    """Reconcile the kernel with the stored configuration, then serve until SIGTERM."""
+async def run(
+    config: AgentConfig, frontends: list[str] | None = None, startup: Path | None = None
+) -> None:
+    """Reconcile the kernel with the stored configuration (the startup file's, if it
+    changed), then serve until SIGTERM."""
     ds = Datastore(config)
+    if startup is not None and apply_startup(ds, startup):
+        log.info("startup configuration %s validated and stored", startup)
     t = time.perf_counter()
     await ds.start()
     log.info("datastore ready, kernel reconciled in %.0f ms", (time.perf_counter() - t) * 1000)

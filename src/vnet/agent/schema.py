@@ -1,140 +1,29 @@
-"""The agent's YANG module, loaded once with libyang, and what front-ends need from it.
-
-The datastore keeps configuration as an RFC 7951 (JSON encoding of YANG)
-tree; `SchemaNode` tells a front-end which elements are lists, their keys
-and how leaf text becomes a JSON value, so XML and JSON requests decode to
-the same tree.
-"""
+"""Moved to vnet.model.yang.schema; kept for the datastore's imports until it uses that."""
 
 from __future__ import annotations
 
-import functools
-import json
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from vnet.model.yang.schema import (
+    MODULE,
+    NAMESPACE,
+    PREFIX,
+    REVISION,
+    YANG_DIR,
+    SchemaNode,
+    context,
+    qualified,
+    root,
+    validate,
+)
 
-import libyang
-
-from vnet.agent.errors import RpcError
-from vnet.model.yangdata import MODULE, PREFIX, qualified
-
-NAMESPACE = "urn:vnet:yang:vnet-router"
-REVISION = "2026-11-22"
-YANG_DIR = Path(__file__).resolve().parents[1] / "model" / "yang"
-__all__ = ["MODULE", "NAMESPACE", "PREFIX", "qualified"]
-
-_INT_TYPES = {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
-_STRING_NUMBERS = {"int64", "uint64", "decimal64"}  # RFC 7951 section 6.1: as strings
-
-
-@dataclass
-class SchemaNode:
-    name: str
-    kind: str  # container, list, leaf, leaf-list
-    config: bool = True
-    keys: tuple[str, ...] = ()
-    base_type: str = "string"
-    mandatory: bool = False
-    children: dict[str, SchemaNode] = field(default_factory=dict)
-
-    def child(self, name: str) -> SchemaNode | None:
-        return self.children.get(name)
-
-    def writable_child(self, name: str, path: str) -> SchemaNode:
-        """The configurable child `name`, or the RpcError every front-end gives for it."""
-        child = self.children.get(name)
-        if child is None or child.kind == "other":
-            raise RpcError(
-                "unknown-element",
-                f"{name!r} is not an element of {self.name or 'the top level'}",
-                "application",
-                path,
-                info={"bad-element": name},
-            )
-        if not child.config:
-            raise RpcError(
-                "invalid-value",
-                f"{name!r} is state data and cannot be configured",
-                "application",
-                path,
-                info={"bad-element": name},
-            )
-        return child
-
-    def to_json_value(self, text: str) -> Any:
-        """Leaf text (as in XML) -> RFC 7951 JSON value; ValueError if it is no number."""
-        if self.base_type in _INT_TYPES:
-            return int(text.strip())
-        if self.base_type == "boolean":
-            return text.strip() == "true"
-        if self.base_type == "empty":
-            return [None]
-        return text.strip() if self.base_type in _STRING_NUMBERS else text
-
-
-def _base_type(leaf: Any) -> str:
-    t = leaf.type()
-    while t.base() == libyang.Type.LEAFREF:
-        t = t.leafref_type()
-    return str(t.basename())
-
-
-def _convert(snode: Any) -> SchemaNode:
-    kind = {
-        libyang.SContainer: "container",
-        libyang.SList: "list",
-        libyang.SLeaf: "leaf",
-        libyang.SLeafList: "leaf-list",
-    }.get(type(snode), "other")
-    node = SchemaNode(snode.name(), kind, config=not snode.config_false())
-    if kind == "list":
-        node.keys = tuple(k.name() for k in snode.keys())  # noqa: SIM118 (libyang API)
-    if kind in ("leaf", "leaf-list"):
-        node.base_type = _base_type(snode)
-        node.mandatory = kind == "leaf" and snode.mandatory()
-    else:
-        for child in snode.children():
-            node.children[child.name()] = _convert(child)
-    return node
-
-
-@functools.cache
-def context() -> libyang.Context:
-    ctx = libyang.Context(str(YANG_DIR))
-    ctx.load_module(MODULE)
-    return ctx
-
-
-@functools.cache
-def root() -> SchemaNode:
-    """A synthetic root whose children are the module's top-level nodes."""
-    top = SchemaNode("", "container")
-    for snode in context().get_module(MODULE).children():
-        top.children[snode.name()] = _convert(snode)
-    return top
-
-
-def yang_text() -> str:
-    return (YANG_DIR / f"{MODULE}@{REVISION}.yang").read_text()
-
-
-def validate(tree: dict[str, Any], with_state: bool = False) -> Any:
-    """Parse and validate an RFC 7951 tree; return the libyang data node (or None if empty)."""
-    text = json.dumps(tree)
-    return context().parse_data_mem(
-        text, "json", no_state=not with_state, strict=True, validate_present=True
-    )
-
-
-def to_xml(tree: dict[str, Any], with_state: bool = False) -> str:
-    """RFC 7951 tree -> XML with the module namespace, in schema order."""
-    if not tree:
-        return ""
-    dnode = validate(tree, with_state)
-    if dnode is None:
-        return ""
-    try:
-        return str(dnode.print_mem("xml", with_siblings=True, pretty=False))
-    finally:
-        dnode.free()
+__all__ = [
+    "MODULE",
+    "NAMESPACE",
+    "PREFIX",
+    "REVISION",
+    "YANG_DIR",
+    "SchemaNode",
+    "context",
+    "qualified",
+    "root",
+    "validate",
+]

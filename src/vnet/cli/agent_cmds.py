@@ -45,6 +45,12 @@ def agent() -> None:
     "--frontends",
     help=f"Comma-separated protocols to serve (default: the file's, else {','.join(FRONTENDS)}).",
 )
+@click.option(
+    "--startup",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Start from this configuration (RFC 7951 JSON), validated like an edit; "
+    "applied when it changed since it was last applied.",
+)
 @click.option("-v", "--verbose", is_flag=True)
 def run(
     config_path: str | None,
@@ -55,6 +61,7 @@ def run(
     restconf_port: int | None,
     users: tuple[str, ...],
     frontends: str | None,
+    startup: Path | None,
     verbose: bool,
 ) -> None:
     """Serve this host's datastore until SIGTERM; reconcile the kernel first."""
@@ -95,4 +102,9 @@ def run(
     unknown = set(chosen) - set(FRONTENDS)
     if unknown:
         raise click.BadParameter(f"unknown: {', '.join(sorted(unknown))}", param_hint="--frontends")
-    asyncio.run(run_agent(cfg, chosen))
+    from vnet.model.yang.errors import RpcError
+
+    try:
+        asyncio.run(run_agent(cfg, chosen, startup))
+    except RpcError as err:  # the startup file does not validate: nothing was changed
+        raise click.ClickException(f"{startup}: {err}") from None

@@ -1,10 +1,13 @@
 """One `vnet agent` per emulated physical host, started and stopped by the lab.
 
 The lab makes the substrate (hosts, underlay, networks, end hosts, the
-management network); each host's agent owns that host's VRs. The file's
-VRs become the agent's stored configuration, so they are managed exactly
-like VRs created later over NETCONF or RESTCONF. An agent is reached on its
-host's management address, from inside the lab's management namespace.
+management network); each host's agent owns that host's VRs. The lab hands
+each agent its share of the file through the agent's public interface: an
+AgentConfig file and a startup configuration (`vnet agent run --startup`),
+which the agent validates like an edit. It learns what a running agent holds
+over NETCONF, never from the agent's files. The file's VRs are then managed
+exactly like VRs created later over NETCONF or RESTCONF. An agent is reached
+on its host's management address, from inside the lab's management namespace.
 """
 
 from __future__ import annotations
@@ -16,16 +19,24 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vnet.lab import processes
+from vnet.lab.record import LabRecord, as_record
 from vnet.model import Topology, network_mtu, yangdata
+from vnet.model.agent_config import AgentConfig, Ports, User
 from vnet.model.management import MANAGEMENT_NODE, host_address
 from vnet.model.underlay import underlay_addressing
+from vnet.model.yang.module import ROUTERS
+
+if TYPE_CHECKING:
+    from vnet.client import Endpoint
 
 NETCONF_PORT = 830
 RESTCONF_PORT = 443
 TLS_CERT = "restconf-cert.pem"  # written by the agent's RESTCONF front-end
+CONFIG = "agent.yaml"  # the AgentConfig the lab hands over (JSON is valid YAML)
+STARTUP = "startup.json"  # the share of the file the lab hands over (RFC 7951)
 
 
 @dataclass(frozen=True)
@@ -47,9 +58,10 @@ def agent_dir(record_dir: Path, lab: str, host: str) -> Path:
     return record_dir / lab / "agents" / host
 
 
-def lab_password(topo: Topology, record: dict[str, Any]) -> str:
+def lab_password(topo: Topology, record: LabRecord | dict[str, Any]) -> str:
     assert topo.management is not None
-    return topo.management.password or record.get("agent_password") or secrets.token_urlsafe(12)
+    rec = as_record(record, topo.name)
+    return topo.management.password or rec.agent_password or secrets.token_urlsafe(12)
 
 
 def host_tree(topo: Topology, host: str) -> dict[str, Any]:
@@ -64,22 +76,38 @@ def host_tree(topo: Topology, host: str) -> dict[str, Any]:
     remotes = {
         n.name: [loopbacks[h.name] for h in topo.hosts if h.name != host] for n in topo.networks
     }
+    # LEAD: becomes model/yang/host.py's tree of host_configs(topo)[host] at merge
     return yangdata.tree_from_topology(mine, remotes)
 
 
-def agent_config(topo: Topology, host: str, directory: Path, password: str) -> dict[str, Any]:
+def agent_config(topo: Topology, host: str, directory: Path, password: str) -> AgentConfig:
     assert topo.management is not None
-    return {
-        "host": host,
-        "address": str(host_address(topo, host)),
-        "ports": {"netconf": NETCONF_PORT, "restconf": RESTCONF_PORT},
-        "state_dir": str(directory),
-        "users": [{"name": topo.management.user, "password": password}],
-        "scope": agent_scope(topo.name, host),
-        "namespace_prefix": f"vnet-{topo.name}-",
-        "vtep": underlay_addressing(topo).loopback[host],
-        "provision_networks": False,
-    }
+    return AgentConfig(
+        host=host,
+        address=str(host_address(topo, host)),
+        ports=Ports(netconf=NETCONF_PORT, restconf=RESTCONF_PORT),
+        state_dir=directory,
+        users=[User(name=topo.management.user, password=password)],
+        scope=agent_scope(topo.name, host),
+        namespace_prefix=f"vnet-{topo.name}-",
+        vtep=str(underlay_addressing(topo).loopback[host]),
+        provision_networks=False,
+    )
+
+
+def client_endpoint(topo_name: str, config: AgentConfig, timeout: float = 30) -> Endpoint:
+    """How the lab reaches an agent: from the management namespace."""
+    from vnet.client import Endpoint  # ncclient and httpx only when an agent is asked
+
+    user = config.users[0]
+    return Endpoint(
+        address=config.address,
+        port=config.ports.netconf,
+        user=user.name,
+        password=user.password,
+        namespace=f"vnet-{topo_name}-{MANAGEMENT_NODE}",
+        timeout=timeout,
+    )
 
 
 def merge_file_routers(
@@ -90,36 +118,53 @@ def merge_file_routers(
     A VR the file defined before but no longer does is removed; VRs created
     over NETCONF/RESTCONF (never in the file) stay.
     """
-    file_routers = {r["name"]: r for r in yangdata.routers_of(from_file)}
+    file_routers = {r["name"]: r for r in _routers(from_file)}
     kept = [
         r
-        for r in yangdata.routers_of(stored)
+        for r in _routers(stored)
         if r["name"] not in file_routers and r["name"] not in previous_file_routers
     ]
-    tree = {k: v for k, v in from_file.items() if k != yangdata.qualified("routers")}
+    tree = {k: v for k, v in from_file.items() if k != ROUTERS}
     routers = [*file_routers.values(), *kept]
     if routers:
-        tree[yangdata.qualified("routers")] = {"router": routers}
+        tree[ROUTERS] = {"router": routers}
     return tree
+
+
+def _routers(tree: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(tree.get(ROUTERS, {}).get("router", []))
+
+
+def stored_tree(topo: Topology, config: AgentConfig, directory: Path) -> dict[str, Any]:
+    """What the agent holds: asked over NETCONF if it answers, else the startup
+    configuration last handed to it (which it keeps unless that changes)."""
+    from vnet.client import ConnectError, NetconfClient
+
+    try:
+        with NetconfClient(client_endpoint(topo.name, config, timeout=10)) as client:
+            return client.get_config()
+    except ConnectError:
+        startup = directory / STARTUP
+        return json.loads(startup.read_text()) if startup.exists() else {}
 
 
 def prepare(
     topo: Topology, host: str, directory: Path, password: str, previous_file_routers: set[str]
 ) -> bool:
-    """Write the agent's config and stored tree; True if they changed."""
+    """Write the agent's config and startup configuration; True if they changed
+    (a running agent must then restart to take them)."""
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)  # the config holds a password
     config = agent_config(topo, host, directory, password)
-    running = directory / "running.json"
-    stored = json.loads(running.read_text()) if running.exists() else {}
+    stored = stored_tree(topo, config, directory)
     tree = merge_file_routers(stored, host_tree(topo, host), previous_file_routers)
-    config_path = directory / "agent.yaml"
+    config_path = directory / CONFIG
     old_config = config_path.read_text() if config_path.exists() else None
-    new_config = json.dumps(config, indent=1)  # JSON is valid YAML
+    new_config = config.model_dump_json(indent=1)
     if tree == stored and new_config == old_config:
         return False
     config_path.write_text(new_config)
-    running.write_text(json.dumps(tree, indent=1))
+    (directory / STARTUP).write_text(json.dumps(tree, indent=1))
     return True
 
 
@@ -129,7 +174,10 @@ def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]
     (directory / "agent.log.offset").write_text(str(log.tell()))  # where this start's log begins
     return processes.spawn(
         f"vnet-{topo.name}-{host}",
-        [sys.executable, "-m", "vnet", "agent", "run", "--config", str(directory / "agent.yaml")],
+        [
+            *(sys.executable, "-m", "vnet", "agent", "run"),
+            *("--config", str(directory / CONFIG), "--startup", str(directory / STARTUP)),
+        ],
         stdout=log,
         stderr=log,
         stdin=subprocess.DEVNULL,
@@ -157,16 +205,18 @@ def wait_ready(
         time.sleep(0.05)
 
 
-def endpoint(topo_name: str, host: str, record: dict[str, Any]) -> AgentEndpoint:
-    agent = record.get("agents", {}).get(host)
+def endpoint(topo_name: str, host: str, record: LabRecord | dict[str, Any]) -> AgentEndpoint:
+    rec = as_record(record, topo_name)
+    agent = rec.agents.get(host)
     if agent is None:
         raise KeyError(host)
+    assert rec.agent_user is not None and rec.agent_password is not None
     return AgentEndpoint(
         namespace=f"vnet-{topo_name}-{MANAGEMENT_NODE}",
-        address=agent["address"],
-        netconf_port=agent["netconf_port"],
-        restconf_port=agent["restconf_port"],
-        user=record["agent_user"],
-        password=record["agent_password"],
-        restconf_cert=Path(agent["state_dir"]) / TLS_CERT,
+        address=agent.address,
+        netconf_port=agent.netconf_port,
+        restconf_port=agent.restconf_port,
+        user=rec.agent_user,
+        password=rec.agent_password,
+        restconf_cert=Path(agent.state_dir) / TLS_CERT,
     )

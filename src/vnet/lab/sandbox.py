@@ -9,7 +9,7 @@ folder, and reports anything it could not remove.
 from __future__ import annotations
 
 import contextlib
-import json
+import dataclasses
 import re
 import secrets
 import shutil
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from vnet.lab import processes
+from vnet.model.agent_config import AgentConfig
 from vnet.substrate import Kernel, KernelState, Placement, converge, nsfs
 
 ADDRESS = "127.0.0.1"
@@ -141,26 +142,27 @@ class SandboxAgent:
         return self.state_dir / "agent.log"
 
     @property
-    def config(self) -> dict[str, Any]:
-        return {
-            "host": "h1",
-            "address": ADDRESS,
-            "state_dir": str(self.state_dir),
-            "scope": self.host.scope,
-            "namespace_prefix": self.host.prefix,
-            "users": [{"name": self.user, "password": self.password}],
-            **self.settings,
-        }
+    def config(self) -> AgentConfig:
+        return AgentConfig.model_validate(
+            {
+                "host": "h1",
+                "address": ADDRESS,
+                "state_dir": str(self.state_dir),
+                "scope": self.host.scope,
+                "namespace_prefix": self.host.prefix,
+                "users": [{"name": self.user, "password": self.password}],
+                **self.settings,
+            }
+        )
 
     @property
     def ports(self) -> dict[str, int]:
-        defaults = {"netconf": 830, "restconf": 8443, "snmp": 161}
-        return {**defaults, **self.settings.get("ports", {})}
+        return self.config.ports.model_dump()
 
     def start(self, frontends: str | None = None) -> None:
         self.state_dir.mkdir(exist_ok=True)
         path = self.state_dir / "agent.yaml"
-        path.write_text(json.dumps(self.config))  # JSON is YAML
+        path.write_text(self.config.model_dump_json())  # JSON is YAML
         ready = self.state_dir / "agent.ready"
         ready.unlink(missing_ok=True)  # a killed agent leaves it behind
         argv = [sys.executable, "-m", "vnet", "agent", "run", "--config", str(path)]
@@ -198,18 +200,16 @@ class SandboxAgent:
         )
 
 
-def connect_netconf(namespace: str, timeout: float = 30, **kwargs: Any) -> Any:
+def connect_netconf(
+    namespace: str,
+    port: int,
+    username: str,
+    password: str | None = None,
+    timeout: float = 30,
+    key_filename: str | None = None,
+) -> Any:
     """An ncclient session opened from inside `namespace` (its socket stays there)."""
-    import ncclient.transport.session
-    from ncclient import manager
+    from vnet.client import Endpoint, connect_manager
 
-    ncclient.transport.session.TICK = 0.001  # else every RPC waits ~100 ms in select()
-    with nsfs.entered(namespace):
-        return manager.connect(
-            host=ADDRESS,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=timeout,
-            **kwargs,
-        )
+    ep = Endpoint(ADDRESS, port, username, password, namespace, timeout=timeout)
+    return connect_manager(dataclasses.replace(ep, key_file=key_filename))

@@ -11,7 +11,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import MarkedYAMLError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from vnet.model import Problem, Topology, TopologyError, build_topology
 from vnet.model.errors import Loc
@@ -67,6 +67,9 @@ def parse_topology_text(text: str, path: Path) -> Topology:
         mark = err.problem_mark
         at = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
         raise TopologyFileError(path, [f"{at}: not valid YAML: {err.problem}"]) from None
+    except YAMLError as err:  # e.g. control characters, which the reader refuses
+        problem = str(err).splitlines()[0]
+        raise TopologyFileError(path, [f"{path}: not valid YAML: {problem}"]) from None
     if not isinstance(root, dict):
         raise TopologyFileError(path, [f"{path}: expected a mapping with hosts, networks, ..."])
     try:
@@ -78,7 +81,22 @@ def parse_topology_text(text: str, path: Path) -> Topology:
 def load_topology(path: str | Path) -> Topology:
     path = Path(path)
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError as err:
         raise TopologyFileError(path, [f"{path}: cannot read: {err.strerror}"]) from None
-    return parse_topology_text(text, path)
+    return parse_topology_text(_text(data, path), path)
+
+
+def _text(data: bytes, path: Path) -> str:
+    """The file as text; a binary or non-UTF-8 file is one problem with its position."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        before = data[: err.start]
+        line = before.count(b"\n") + 1
+        col = err.start - (before.rfind(b"\n") + 1) + 1
+        byte = data[err.start]
+        raise TopologyFileError(
+            path,
+            [f"{path}:{line}:{col}: not UTF-8 text (byte 0x{byte:02x}); is this a topology file?"],
+        ) from None

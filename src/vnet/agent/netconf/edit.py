@@ -13,18 +13,12 @@ from typing import Any
 
 from lxml import etree
 
-from vnet.agent.errors import RpcError
-from vnet.agent.schema import NAMESPACE, PREFIX, SchemaNode, qualified, root
+from vnet.model.yang.decode import element_name, leaf_value
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.schema import NAMESPACE, PREFIX, SchemaNode, qualified, root
 
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 OPERATIONS = ("merge", "replace", "create", "delete", "remove", "none")
-
-
-def _split(tag: str) -> tuple[str | None, str]:
-    if tag.startswith("{"):
-        ns, name = tag[1:].split("}", 1)
-        return ns, name
-    return None, tag
 
 
 class _Editor:
@@ -35,11 +29,11 @@ class _Editor:
         op = el.get(f"{{{NC}}}operation", inherited)
         if op not in OPERATIONS:
             raise RpcError(
-                "bad-attribute",
+                ErrorTag.BAD_ATTRIBUTE,
                 f"operation {op!r} is not one of {', '.join(OPERATIONS)}",
-                "protocol",
+                ErrorType.PROTOCOL,
                 path,
-                info={"bad-attribute": "operation", "bad-element": _split(el.tag)[1]},
+                info={"bad-attribute": "operation", "bad-element": etree.QName(el).localname},
             )
         return op
 
@@ -56,18 +50,9 @@ class _Editor:
         for child in el:
             if not isinstance(child.tag, str):
                 continue  # comments, processing instructions
-            ns, name = _split(child.tag)
+            wrong_namespace = ErrorTag.UNKNOWN_NAMESPACE if top else ErrorTag.UNKNOWN_ELEMENT
+            name = element_name(child, path, wrong_namespace)
             cpath = f"{path}/{PREFIX}:{name}"
-            if ns != NAMESPACE:
-                tag = "unknown-namespace" if top else "unknown-element"
-                raise RpcError(
-                    tag,
-                    f"element {name!r} in namespace {ns!r} is not part of "
-                    f"this device's model (expected {NAMESPACE!r})",
-                    "application",
-                    cpath,
-                    info={"bad-element": name, "bad-namespace": ns or ""},
-                )
             cnode = snode.writable_child(name, cpath)
             if name in keys:
                 continue  # list keys were consumed when the entry was found
@@ -90,12 +75,20 @@ class _Editor:
         if op in ("delete", "remove"):
             if op == "delete" and not exists:
                 raise RpcError(
-                    "data-missing", "cannot delete: it does not exist", "application", path
+                    ErrorTag.DATA_MISSING,
+                    "cannot delete: it does not exist",
+                    ErrorType.APPLICATION,
+                    path,
                 )
             self.changed |= parent.pop(key, None) is not None
             return
         if op == "create" and exists:
-            raise RpcError("data-exists", "cannot create: it already exists", "application", path)
+            raise RpcError(
+                ErrorTag.DATA_EXISTS,
+                "cannot create: it already exists",
+                ErrorType.APPLICATION,
+                path,
+            )
         if op == "replace":
             parent[key] = {}
             self.changed = True
@@ -117,13 +110,13 @@ class _Editor:
             key_el = el.find(f"{{{NAMESPACE}}}{k}")
             if key_el is None:
                 raise RpcError(
-                    "missing-element",
+                    ErrorTag.MISSING_ELEMENT,
                     f"list entry {snode.name!r} needs its key {k!r}",
-                    "protocol",
+                    ErrorType.PROTOCOL,
                     path,
                     info={"bad-element": k},
                 )
-            keys[k] = self.value(snode.children[k], key_el, f"{path}/{PREFIX}:{k}")
+            keys[k] = leaf_value(snode.children[k], key_el, f"{path}/{PREFIX}:{k}")
         pred = "".join(f"[{PREFIX}:{k}='{v}']" for k, v in keys.items())
         epath = path + pred
         entries: list[dict[str, Any]] = parent.setdefault(key, [])
@@ -132,9 +125,9 @@ class _Editor:
             if match is None:
                 if op == "delete":
                     raise RpcError(
-                        "data-missing",
+                        ErrorTag.DATA_MISSING,
                         f"cannot delete {snode.name} {_describe(keys)}: it does not exist",
-                        "application",
+                        ErrorType.APPLICATION,
                         epath,
                     )
                 return
@@ -143,9 +136,9 @@ class _Editor:
             return
         if op == "create" and match is not None:
             raise RpcError(
-                "data-exists",
+                ErrorTag.DATA_EXISTS,
                 f"{snode.name} {_describe(keys)} already exists",
-                "application",
+                ErrorType.APPLICATION,
                 epath,
             )
         if op == "replace" and match is not None:
@@ -177,7 +170,10 @@ class _Editor:
         if op in ("delete", "remove"):
             if op == "delete" and key not in parent:
                 raise RpcError(
-                    "data-missing", "cannot delete: the leaf has no value", "application", path
+                    ErrorTag.DATA_MISSING,
+                    "cannot delete: the leaf has no value",
+                    ErrorType.APPLICATION,
+                    path,
                 )
             self.changed |= parent.pop(key, None) is not None
             return
@@ -185,9 +181,12 @@ class _Editor:
             return
         if op == "create" and key in parent:
             raise RpcError(
-                "data-exists", "cannot create: the leaf already has a value", "application", path
+                ErrorTag.DATA_EXISTS,
+                "cannot create: the leaf already has a value",
+                ErrorType.APPLICATION,
+                path,
             )
-        parent[key] = self.value(snode, el, path)
+        parent[key] = leaf_value(snode, el, path)
         self.changed = True
 
     def leaf_list(
@@ -199,41 +198,30 @@ class _Editor:
         op: str,
         path: str,
     ) -> None:
-        value = self.value(snode, el, path)
+        value = leaf_value(snode, el, path)
         values: list[Any] = parent.setdefault(key, [])
         if op in ("delete", "remove"):
             if value in values:
                 values.remove(value)
                 self.changed = True
             elif op == "delete":
-                raise RpcError("data-missing", f"{value!r} is not in the list", "application", path)
+                raise RpcError(
+                    ErrorTag.DATA_MISSING,
+                    f"{value!r} is not in the list",
+                    ErrorType.APPLICATION,
+                    path,
+                )
             return
         if op == "create" and value in values:
-            raise RpcError("data-exists", f"{value!r} is already in the list", "application", path)
+            raise RpcError(
+                ErrorTag.DATA_EXISTS,
+                f"{value!r} is already in the list",
+                ErrorType.APPLICATION,
+                path,
+            )
         if op != "none" and value not in values:
             values.append(value)
             self.changed = True
-
-    @staticmethod
-    def value(snode: SchemaNode, el: etree._Element, path: str) -> Any:
-        if len(el):
-            raise RpcError(
-                "bad-element",
-                f"{snode.name!r} is a leaf and cannot contain elements",
-                "application",
-                path,
-                info={"bad-element": snode.name},
-            )
-        try:
-            return snode.to_json_value(el.text or "")
-        except ValueError:
-            raise RpcError(
-                "invalid-value",
-                f"{(el.text or '').strip()!r} is not a valid {snode.base_type}",
-                "application",
-                path,
-                info={"bad-element": snode.name},
-            ) from None
 
 
 def _describe(keys: dict[str, Any]) -> str:
@@ -256,9 +244,9 @@ def apply_edit(
     """A new tree with the edit in <config> applied; raises RpcError with the element's path."""
     if default_operation not in ("merge", "replace", "none"):
         raise RpcError(
-            "invalid-value",
+            ErrorTag.INVALID_VALUE,
             f"default-operation {default_operation!r} must be merge, replace or none",
-            "protocol",
+            ErrorType.PROTOCOL,
         )
     new = copy.deepcopy(tree)
     if default_operation == "replace":

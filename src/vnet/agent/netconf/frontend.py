@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import Datastore
 from vnet.agent.netconf.server import serve, wait_closed
+from vnet.model.agent_config import AgentConfig
 
 
 class NetconfFrontend:

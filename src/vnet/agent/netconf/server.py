@@ -11,9 +11,9 @@ from typing import Any
 
 import asyncssh
 
-from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import Datastore
 from vnet.agent.netconf.session import Session
+from vnet.model.agent_config import AgentConfig
 
 log = logging.getLogger("vnet.agent.netconf")
 

@@ -11,18 +11,20 @@ import asyncio
 import datetime
 import itertools
 import logging
+import time
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 from xml.sax.saxutils import escape
 
 from lxml import etree
 
-from vnet.agent import schema
 from vnet.agent.datastore import CANDIDATE, RUNNING, Datastore, Event
-from vnet.agent.errors import RpcError
+from vnet.agent.netconf import monitoring
 from vnet.agent.netconf.edit import apply_edit
 from vnet.agent.netconf.framing import FramingError, MessageReader, frame
 from vnet.agent.netconf.subtree import apply_filter
+from vnet.model.yang import encode, schema
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError, netconf_error_xml
 
 log = logging.getLogger("vnet.agent.netconf")
 
@@ -42,6 +44,7 @@ def capabilities() -> list[str]:
     return [
         BASE_10,
         BASE_11,
+        "urn:ietf:params:netconf:capability:writable-running:1.0",
         "urn:ietf:params:netconf:capability:candidate:1.0",
         "urn:ietf:params:netconf:capability:validate:1.0",
         "urn:ietf:params:netconf:capability:validate:1.1",
@@ -62,22 +65,6 @@ def hello(session_id: str) -> bytes:
     ).encode()
 
 
-def render_error(err: RpcError) -> str:
-    path = ""
-    if err.path:
-        path = (
-            f'<error-path xmlns:{schema.PREFIX}="{schema.NAMESPACE}">{escape(err.path)}'
-            "</error-path>"
-        )
-    info = "".join(f"<{k}>{escape(v)}</{k}>" for k, v in err.info.items())
-    return (
-        f"<rpc-error><error-type>{err.error_type}</error-type>"
-        f"<error-tag>{err.tag}</error-tag><error-severity>{err.severity}</error-severity>"
-        f'{path}<error-message xml:lang="en">{escape(err.message)}</error-message>'
-        f"{'<error-info>' + info + '</error-info>' if info else ''}</rpc-error>"
-    )
-
-
 def _child(rpc_op: etree._Element, name: str) -> etree._Element | None:
     """An operation's parameter; clients such as ncclient may send it unqualified."""
     found = rpc_op.find(f"{{{NC}}}{name}")
@@ -87,9 +74,9 @@ def _child(rpc_op: etree._Element, name: str) -> etree._Element | None:
 def _datastore_name(el: etree._Element | None, what: str) -> str:
     if el is None or not len(el):
         raise RpcError(
-            "missing-element",
+            ErrorTag.MISSING_ELEMENT,
             f"<{what}> must name a datastore",
-            "protocol",
+            ErrorType.PROTOCOL,
             info={"bad-element": what},
         )
     return etree.QName(el[0]).localname
@@ -118,6 +105,12 @@ class Session:
         self.closing = False
         self.subscription: asyncio.Task[None] | None = None
         self.send_lock = asyncio.Lock()
+        self.info = monitoring.SessionInfo(self.id, user, time.time(), monitoring.Counters())
+
+    def count(self, counter: str) -> None:
+        """One more of an RFC 6022 counter, for this session and the server."""
+        for counters in (self.info.counters, monitoring.STATISTICS):
+            setattr(counters, counter, getattr(counters, counter) + 1)
 
     async def send(self, message: bytes) -> None:
         async with self.send_lock:
@@ -127,13 +120,16 @@ class Session:
         Session.sessions[self.id] = self
         try:
             self._write(frame(hello(self.id), False))
+            monitoring.STATISTICS.in_sessions += 1
             if not await self._client_hello():
+                monitoring.STATISTICS.in_bad_hellos += 1
                 return
             while not self.closing:
                 message = await self.reader.next()
                 await self.handle(message)
         except (EOFError, ConnectionError, FramingError) as err:
             log.debug("session %s ended: %s", self.id, err)
+            monitoring.STATISTICS.dropped_sessions += 1
         finally:
             await self.end()
 
@@ -163,11 +159,14 @@ class Session:
         try:
             rpc = etree.fromstring(message, _PARSER)
         except etree.XMLSyntaxError as err:
-            err_xml = render_error(
-                RpcError("malformed-message", f"not well-formed XML: {err}", "rpc")
+            err_xml = netconf_error_xml(
+                RpcError(ErrorTag.MALFORMED_MESSAGE, f"not well-formed XML: {err}", ErrorType.RPC)
             )
+            self.count("in_bad_rpcs")
+            self.count("out_rpc_errors")
             await self.send(f'<rpc-reply xmlns="{NC}">{err_xml}</rpc-reply>'.encode())
             return
+        self.count("in_rpcs")
         attrs = "".join(
             f' {_attr_name(k, rpc)}="{escape(v, {chr(34): "&quot;"})}"'
             for k, v in rpc.attrib.items()
@@ -179,40 +178,46 @@ class Session:
         try:
             if etree.QName(rpc).localname != "rpc" or etree.QName(rpc).namespace != NC:
                 raise RpcError(
-                    "unknown-element",
+                    ErrorTag.UNKNOWN_ELEMENT,
                     "expected <rpc> in the NETCONF base namespace",
-                    "rpc",
+                    ErrorType.RPC,
                     info={"bad-element": etree.QName(rpc).localname},
                 )
             if rpc.get("message-id") is None:
                 raise RpcError(
-                    "missing-attribute",
+                    ErrorTag.MISSING_ATTRIBUTE,
                     "<rpc> needs a message-id attribute",
-                    "rpc",
+                    ErrorType.RPC,
                     info={"bad-attribute": "message-id", "bad-element": "rpc"},
                 )
             ops = [c for c in rpc if isinstance(c.tag, str)]
             if len(ops) != 1:
                 raise RpcError(
-                    "malformed-message", "<rpc> must contain exactly one operation", "rpc"
+                    ErrorTag.MALFORMED_MESSAGE,
+                    "<rpc> must contain exactly one operation",
+                    ErrorType.RPC,
                 )
             op = ops[0]
             handler = OPERATIONS.get(etree.QName(op).localname)
             if handler is None or etree.QName(op).namespace not in (NC, NOTIF, MONITORING):
                 raise RpcError(
-                    "operation-not-supported",
+                    ErrorTag.OPERATION_NOT_SUPPORTED,
                     f"operation {etree.QName(op).localname!r} is not supported",
-                    "protocol",
+                    ErrorType.PROTOCOL,
                 )
             body = await handler(self, op)
             reply = head + (body or "<ok/>") + "</rpc-reply>"
         except RpcError as err:
-            reply = head + render_error(err) + "</rpc-reply>"
+            self.count("out_rpc_errors")
+            if err.error_type == ErrorType.RPC:
+                self.count("in_bad_rpcs")
+            reply = head + netconf_error_xml(err) + "</rpc-reply>"
         except Exception as err:  # never drop a session on a bug: report it
             log.exception("rpc failed")
+            self.count("out_rpc_errors")
             reply = (
                 head
-                + render_error(RpcError("operation-failed", f"internal error: {err}"))
+                + netconf_error_xml(RpcError(ErrorTag.OPERATION_FAILED, f"internal error: {err}"))
                 + "</rpc-reply>"
             )
         await self.send(reply.encode())
@@ -223,14 +228,18 @@ class Session:
             while True:
                 e = await queue.get()
                 when = datetime.datetime.fromtimestamp(e.time, datetime.UTC).isoformat()
-                index = f"<index>{e.index}</index>" if e.index is not None else ""
-                message = f"<message>{escape(e.message)}</message>" if e.message else ""
-                await self.send(
-                    f'<notification xmlns="{NOTIF}"><eventTime>{when}</eventTime>'
-                    f'<router-event xmlns="{schema.NAMESPACE}"><router>{e.router}</router>'
-                    f"{index}<operation>{e.operation}</operation><result>{e.result}</result>"
-                    f"{message}</router-event></notification>".encode()
+                event = {"router": e.router, "index": e.index, "operation": e.operation}
+                event.update(result=e.result, message=e.message or None)
+                body = encode.to_xml(
+                    "router-event",
+                    {k: v for k, v in event.items() if v is not None},
+                    schema.root().children["router-event"],
                 )
+                await self.send(
+                    f'<notification xmlns="{NOTIF}"><eventTime>{when}</eventTime>{body}'
+                    "</notification>".encode()
+                )
+                self.count("out_notifications")
         finally:
             self.ds.unsubscribe(queue)
 
@@ -247,19 +256,15 @@ def _attr_name(key: str, el: etree._Element) -> str:
 Handler = Callable[[Session, etree._Element], Awaitable[str | None]]
 
 
-def _data_xml(tree: dict[str, Any], with_state: bool, extra: list[str] | None = None) -> str:
-    return schema.to_xml(tree, with_state) + "".join(extra or [])
-
-
 def _filtered(xml: str, filter_el: etree._Element | None) -> str:
     if filter_el is None:
         return f"<data>{xml}</data>"
     ftype = filter_el.get("type", "subtree")
     if ftype != "subtree":
         raise RpcError(
-            "invalid-value",
+            ErrorTag.INVALID_VALUE,
             f"filter type {ftype!r} is not supported; use subtree",
-            "protocol",
+            ErrorType.PROTOCOL,
             info={"bad-attribute": "type", "bad-element": "filter"},
         )
     roots = list(etree.fromstring(f"<data>{xml}</data>"))
@@ -269,7 +274,7 @@ def _filtered(xml: str, filter_el: etree._Element | None) -> str:
 
 async def op_get_config(s: Session, op: etree._Element) -> str:
     source = _datastore_name(_child(op, "source"), "source")
-    return _filtered(_data_xml(s.ds.tree(source), False), _child(op, "filter"))
+    return _filtered(encode.tree_to_xml(s.ds.tree(source)), _child(op, "filter"))
 
 
 def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:
@@ -297,12 +302,13 @@ def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:
 
 async def op_get(s: Session, op: etree._Element) -> str:
     state = await s.ds.state_tree(_selected_routers(_child(op, "filter")))
-    yanglib = schema.context().get_yanglib_data(schema.REVISION)
-    try:
-        lib_xml = yanglib.print_mem("xml", with_siblings=True, pretty=False)
-    finally:
-        yanglib.free()
-    return _filtered(_data_xml(state, True, [lib_xml]), _child(op, "filter"))
+    sessions = [other.info for other in Session.sessions.values()]
+    tree = {
+        **state,
+        **schema.yang_library(),
+        **monitoring.netconf_state(capabilities(), sessions),
+    }
+    return _filtered(encode.tree_to_xml(tree), _child(op, "filter"))
 
 
 async def op_edit_config(s: Session, op: etree._Element) -> None:
@@ -310,18 +316,22 @@ async def op_edit_config(s: Session, op: etree._Element) -> None:
     config = _child(op, "config")
     if config is None:
         raise RpcError(
-            "missing-element",
+            ErrorTag.MISSING_ELEMENT,
             "<edit-config> needs <config>",
-            "protocol",
+            ErrorType.PROTOCOL,
             info={"bad-element": "config"},
         )
     default_op = _text(_child(op, "default-operation")) or "merge"
     test = _text(_child(op, "test-option")) or "test-then-set"
     error_option = _text(_child(op, "error-option")) or "stop-on-error"
     if test not in ("test-then-set", "set", "test-only"):
-        raise RpcError("invalid-value", f"test-option {test!r} is unknown", "protocol")
+        raise RpcError(
+            ErrorTag.INVALID_VALUE, f"test-option {test!r} is unknown", ErrorType.PROTOCOL
+        )
     if error_option not in ("stop-on-error", "continue-on-error", "rollback-on-error"):
-        raise RpcError("invalid-value", f"error-option {error_option!r} is unknown", "protocol")
+        raise RpcError(
+            ErrorTag.INVALID_VALUE, f"error-option {error_option!r} is unknown", ErrorType.PROTOCOL
+        )
     await s.ds.update(
         target,
         lambda current: (apply_edit(current, config, default_op), None),
@@ -343,7 +353,11 @@ async def op_validate(s: Session, op: etree._Element) -> None:
 
 async def op_commit(s: Session, op: etree._Element) -> None:
     if _child(op, "confirmed") is not None:
-        raise RpcError("operation-not-supported", "confirmed commit is not supported", "protocol")
+        raise RpcError(
+            ErrorTag.OPERATION_NOT_SUPPORTED,
+            "confirmed commit is not supported",
+            ErrorType.PROTOCOL,
+        )
     await s.ds.commit(s.id)
     return None
 
@@ -372,18 +386,20 @@ async def op_kill_session(s: Session, op: etree._Element) -> None:
     victim = _text(_child(op, "session-id"))
     if not victim:
         raise RpcError(
-            "missing-element",
+            ErrorTag.MISSING_ELEMENT,
             "<kill-session> needs <session-id>",
-            "protocol",
+            ErrorType.PROTOCOL,
             info={"bad-element": "session-id"},
         )
     if victim == s.id:
         raise RpcError(
-            "invalid-value", "a session cannot kill itself; use close-session", "protocol"
+            ErrorTag.INVALID_VALUE,
+            "a session cannot kill itself; use close-session",
+            ErrorType.PROTOCOL,
         )
     other = Session.sessions.get(victim)
     if other is None:
-        raise RpcError("invalid-value", f"there is no session {victim}", "protocol")
+        raise RpcError(ErrorTag.INVALID_VALUE, f"there is no session {victim}", ErrorType.PROTOCOL)
     await other.end()
     return None
 
@@ -392,10 +408,14 @@ async def op_create_subscription(s: Session, op: etree._Element) -> None:
     stream = _text(op.find(f"{{{NOTIF}}}stream")) or "NETCONF"
     if stream != "NETCONF":
         raise RpcError(
-            "invalid-value", f"no stream {stream!r}; the only stream is NETCONF", "protocol"
+            ErrorTag.INVALID_VALUE,
+            f"no stream {stream!r}; the only stream is NETCONF",
+            ErrorType.PROTOCOL,
         )
     if s.subscription is not None:
-        raise RpcError("operation-failed", "this session already has a subscription", "protocol")
+        raise RpcError(
+            ErrorTag.OPERATION_FAILED, "this session already has a subscription", ErrorType.PROTOCOL
+        )
     s.subscription = asyncio.create_task(s._forward(s.ds.subscribe()))
     return None
 
@@ -404,18 +424,19 @@ async def op_get_schema(s: Session, op: etree._Element) -> str:
     ident = _text(op.find(f"{{{MONITORING}}}identifier"))
     version = _text(op.find(f"{{{MONITORING}}}version"))
     fmt = _text(op.find(f"{{{MONITORING}}}format")) or "yang"
+    served = dict(schema.served_modules())
     if (
-        ident != schema.MODULE
-        or (version and version != schema.REVISION)
+        ident not in served
+        or (version and version != served[ident])
         or fmt not in ("yang", "ncm:yang")
     ):
         raise RpcError(
-            "invalid-value",
+            ErrorTag.INVALID_VALUE,
             f"no schema {ident!r} {version} in format {fmt}",
-            "application",
+            ErrorType.APPLICATION,
             info={"bad-element": "identifier"},
         )
-    return f'<data xmlns="{MONITORING}">{escape(schema.yang_text())}</data>'
+    return f'<data xmlns="{MONITORING}">{escape(schema.yang_text(ident))}</data>'
 
 
 def _text(el: etree._Element | None) -> str:

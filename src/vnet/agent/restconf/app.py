@@ -13,19 +13,27 @@ import base64
 import binascii
 import hmac
 import inspect
+import json
 import logging
 import time
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
 
-from vnet.agent import schema
-from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import RUNNING, Datastore
-from vnet.agent.errors import RpcError
 from vnet.agent.restconf import codec, openapi, paths, resource, txn
-from vnet.agent.restconf.codec import JSON, RESTCONF_NS, XML
+from vnet.agent.restconf.codec import JSON, XML
 from vnet.agent.restconf.paths import StatusError
+from vnet.model.agent_config import AgentConfig
+from vnet.model.yang import encode, schema
+from vnet.model.yang.errors import (
+    RESTCONF_NS,
+    ErrorTag,
+    ErrorType,
+    RpcError,
+    restconf_error_json,
+    restconf_error_xml,
+)
 
 log = logging.getLogger("vnet.agent.restconf")
 
@@ -60,9 +68,9 @@ def _error_response(err: RpcError, accept: str | None) -> Response:
     except RpcError:
         mt = JSON
     if mt == XML:
-        body = codec.render_error_xml(err)
+        body = restconf_error_xml(err)
     else:
-        body = codec.render_error_json(err, paths.json_path(err.path))
+        body = restconf_error_json(err, paths.json_path(err.path))
     headers = {}
     status = err.http_status
     if status == 401:
@@ -93,9 +101,9 @@ class Restconf:
             if expected is not None and hmac.compare_digest(expected.encode(), password.encode()):
                 return user
         raise StatusError(
-            "access-denied",
+            ErrorTag.ACCESS_DENIED,
             "authentication required: HTTP Basic with a user of the agent",
-            "protocol",
+            ErrorType.PROTOCOL,
             status=401,
         )
 
@@ -106,10 +114,10 @@ class Restconf:
             if name not in allowed:
                 what = "is not supported here" if name in _KNOWN_PARAMS else "is unknown"
                 raise RpcError(
-                    "invalid-value",
+                    ErrorTag.INVALID_VALUE,
                     f"query parameter {name!r} {what}"
                     + (f" (this method takes: {', '.join(sorted(allowed))})" if allowed else ""),
-                    "protocol",
+                    ErrorType.PROTOCOL,
                 )
         return params
 
@@ -118,22 +126,28 @@ class Restconf:
         ctype = request.headers.get("content-type")
         if ctype and "yang-patch" in ctype:
             raise StatusError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 "YANG Patch (RFC 8072) is not supported; send a plain patch "
                 f"({JSON} or {XML}) to merge",
-                "protocol",
+                ErrorType.PROTOCOL,
                 status=415,
             )
         fmt = codec.request_format(ctype)
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > MAX_BODY:
-            raise RpcError("too-big", f"request bodies are limited to {MAX_BODY} bytes", "protocol")
+            raise RpcError(
+                ErrorTag.TOO_BIG,
+                f"request bodies are limited to {MAX_BODY} bytes",
+                ErrorType.PROTOCOL,
+            )
         chunks, size = [], 0
         async for chunk in request.stream():  # chunked bodies too: stop at the limit
             size += len(chunk)
             if size > MAX_BODY:
                 raise RpcError(
-                    "too-big", f"request bodies are limited to {MAX_BODY} bytes", "protocol"
+                    ErrorTag.TOO_BIG,
+                    f"request bodies are limited to {MAX_BODY} bytes",
+                    ErrorType.PROTOCOL,
                 )
             chunks.append(chunk)
         return b"".join(chunks), fmt
@@ -142,14 +156,14 @@ class Restconf:
     def answer(member: str, value: Any, mt: str, path: paths.DataPath | None) -> Response:
         if mt == JSON:
             if path is None:
-                value = codec.ordered(value, schema.root(), top=True)
+                value = encode.ordered(value, schema.root(), top=True)
             else:
-                value = codec.ordered(value, path.node)
-            return Response(codec.render_json(member, value), 200, media_type=JSON)
+                value = encode.ordered(value, path.node)
+            return Response(encode.to_json(member, value), 200, media_type=JSON)
         if path is None:
-            body = codec.render_datastore_xml(value, schema.root())
+            body = encode.datastore_xml(value)
         else:
-            body = codec.render_xml(path.node.name, value, path.node)
+            body = encode.to_xml(path.node.name, value, path.node)
         return Response(body, 200, media_type=XML)
 
     # -- resources --------------------------------------------------------------
@@ -160,7 +174,7 @@ class Restconf:
             mt = codec.response_type(accept)
             if mt == JSON:
                 value = {"data": {}, "operations": {}, "yang-library-version": YANG_LIBRARY_VERSION}
-                return Response(codec.render_json("ietf-restconf:restconf", value), media_type=JSON)
+                return Response(encode.to_json("ietf-restconf:restconf", value), media_type=JSON)
             body = (
                 f'<restconf xmlns="{RESTCONF_NS}"><data/><operations/>'
                 f"<yang-library-version>{YANG_LIBRARY_VERSION}</yang-library-version></restconf>"
@@ -175,7 +189,7 @@ class Restconf:
             self.authenticate(request)
             mt = codec.response_type(accept)
             if mt == JSON:
-                body = codec.render_json("ietf-restconf:yang-library-version", YANG_LIBRARY_VERSION)
+                body = encode.to_json("ietf-restconf:yang-library-version", YANG_LIBRARY_VERSION)
                 return Response(body, media_type=JSON)
             body_xml = (
                 f'<yang-library-version xmlns="{RESTCONF_NS}">{YANG_LIBRARY_VERSION}'
@@ -190,7 +204,7 @@ class Restconf:
         try:
             self.authenticate(request)
             if codec.response_type(accept) == JSON:
-                return Response(codec.render_json("ietf-restconf:operations", {}), media_type=JSON)
+                return Response(encode.to_json("ietf-restconf:operations", {}), media_type=JSON)
             return Response(f'<operations xmlns="{RESTCONF_NS}"/>', media_type=XML)
         except RpcError as err:
             return _error_response(err, accept)
@@ -200,21 +214,19 @@ class Restconf:
         try:
             self.authenticate(request)
             raise StatusError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 f"no RESTCONF resource at {request.url.path}; data lives under {DATA_PREFIX}",
-                "protocol",
+                ErrorType.PROTOCOL,
                 status=404,
             )
         except RpcError as err:
             return _error_response(err, accept)
 
     def _yang_library(self, mt: str) -> Response:
-        data = schema.context().get_yanglib_data(schema.REVISION)
-        try:
-            text = data.print_mem("json" if mt == JSON else "xml", with_siblings=True, pretty=True)
-        finally:
-            data.free()
-        return Response(text, media_type=mt)
+        library = schema.yang_library()
+        if mt == JSON:
+            return Response(json.dumps(library, indent=2), media_type=mt)
+        return Response(encode.tree_to_xml(library), media_type=mt)
 
     async def data(self, request: Request) -> Response:
         started = time.perf_counter()
@@ -254,9 +266,9 @@ class Restconf:
                 response = Response(status_code=204)
             else:
                 raise StatusError(
-                    "operation-not-supported",
+                    ErrorTag.OPERATION_NOT_SUPPORTED,
                     f"method {method} is not supported",
-                    "protocol",
+                    ErrorType.PROTOCOL,
                     status=405,
                 )
         except RpcError as err:
@@ -264,7 +276,7 @@ class Restconf:
         except Exception as err:  # a bug: answer, log, keep serving
             log.exception("%s %s failed", method, request.url.path)
             response = _error_response(
-                RpcError("operation-failed", f"internal error: {err}"), accept
+                RpcError(ErrorTag.OPERATION_FAILED, f"internal error: {err}"), accept
             )
         log.debug(
             "%s %s -> %d in %.1f ms",
@@ -281,9 +293,9 @@ class Restconf:
         content = params.get("content", "all")
         if content not in ("all", "config", "nonconfig"):
             raise RpcError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 f"content={content!r}: use all, config or nonconfig",
-                "protocol",
+                ErrorType.PROTOCOL,
             )
         depth_text = params.get("depth", "unbounded")
         if depth_text == "unbounded":
@@ -292,7 +304,9 @@ class Restconf:
             depth = int(depth_text)
         else:
             raise RpcError(
-                "invalid-value", f"depth={depth_text!r}: use 1..65535 or unbounded", "protocol"
+                ErrorTag.INVALID_VALUE,
+                f"depth={depth_text!r}: use 1..65535 or unbounded",
+                ErrorType.PROTOCOL,
             )
         tree = self.ds.tree(RUNNING) if content == "config" else await self.state(path)
         tree = resource.filter_tree(tree, content)

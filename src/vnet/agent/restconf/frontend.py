@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import uvicorn
 
-from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import Datastore
 from vnet.agent.restconf.app import create_app
 from vnet.agent.restconf.tls import ensure_certificate
+from vnet.model.agent_config import AgentConfig
 
 log = logging.getLogger("vnet.agent.restconf")
 

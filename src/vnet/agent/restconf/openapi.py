@@ -15,7 +15,7 @@ import libyang
 
 from vnet import __version__
 from vnet.agent.restconf.codec import JSON, XML
-from vnet.agent.schema import MODULE, REVISION, context
+from vnet.model.yang.schema import MODULE, REVISION, context
 
 _INTS = {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
 

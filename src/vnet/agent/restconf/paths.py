@@ -13,10 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
-from vnet.agent.errors import RpcError
-from vnet.agent.schema import MODULE, PREFIX, SchemaNode, root
-
-DATA_KINDS = ("container", "list", "leaf", "leaf-list")
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.schema import DATA_KINDS, MODULE, PREFIX, SchemaNode, root
 
 
 @dataclass
@@ -32,7 +30,9 @@ class StatusError(RpcError):
 
 
 def not_found(what: str, path: str) -> StatusError:
-    return StatusError("invalid-value", f"{what} does not exist", "application", path, status=404)
+    return StatusError(
+        ErrorTag.INVALID_VALUE, f"{what} does not exist", ErrorType.APPLICATION, path, status=404
+    )
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,8 @@ def xpath(steps: tuple[Step, ...] | list[Step]) -> str:
     return out or "/"
 
 
-def bad_path(message: str, path: str, tag: str = "invalid-value") -> RpcError:
-    return RpcError(tag, message, "protocol", path)
+def bad_path(message: str, path: str, tag: ErrorTag = ErrorTag.INVALID_VALUE) -> RpcError:
+    return RpcError(tag, message, ErrorType.PROTOCOL, path)
 
 
 def _identifier(segment: str, first: bool, so_far: str) -> str:
@@ -122,7 +122,7 @@ def _identifier(segment: str, first: bool, so_far: str) -> str:
             f"{module!r} is not a module of this server (its data model is {MODULE!r}); "
             f"write '{MODULE}:{name}'",
             so_far,
-            "unknown-namespace",
+            ErrorTag.UNKNOWN_NAMESPACE,
         )
     return name
 
@@ -147,7 +147,7 @@ def parse(raw: str) -> DataPath:
             raise bad_path(
                 f"{steps[-1].name!r} is a {node.kind} and has no child {name!r}",
                 so_far,
-                "unknown-element",
+                ErrorTag.UNKNOWN_ELEMENT,
             )
         child = node.child(name)
         if child is None or child.kind not in DATA_KINDS:
@@ -156,7 +156,7 @@ def parse(raw: str) -> DataPath:
             raise bad_path(
                 f"{name!r} is not a data node of {where} (it has: {known})",
                 so_far,
-                "unknown-element",
+                ErrorTag.UNKNOWN_ELEMENT,
             )
         if child.kind == "list":
             if not eq:

@@ -13,9 +13,9 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from vnet.agent.errors import RpcError
 from vnet.agent.restconf.paths import DataPath, StatusError, Step, not_found, xpath
-from vnet.agent.schema import MODULE, SchemaNode, root
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.schema import MODULE, SchemaNode, root
 
 
 def _member(i: int, name: str) -> str:
@@ -190,28 +190,28 @@ def _check_body_names_target(path: DataPath, name: str, value: Any) -> None:
     assert step is not None
     if name != step.name:
         raise RpcError(
-            "invalid-value",
+            ErrorTag.INVALID_VALUE,
             f"the body holds {f'{MODULE}:{name}'!r}, but the target resource is "
             f"{f'{MODULE}:{step.name}'!r}",
-            "protocol",
+            ErrorType.PROTOCOL,
             path.xpath(),
         )
     if step.is_entry:
         assert step.keys is not None
         if len(value) != 1:
             raise RpcError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 f"the body must hold exactly one {step.name!r} entry, not {len(value)}",
-                "protocol",
+                ErrorType.PROTOCOL,
                 path.xpath(),
             )
         for k, v in step.keys.items():
             if value[0].get(k) != v:
                 raise RpcError(
-                    "invalid-value",
+                    ErrorTag.INVALID_VALUE,
                     f"key {k!r} in the body ({value[0].get(k)!r}) differs from the one "
                     f"in the URI ({v!r})",
-                    "protocol",
+                    ErrorType.PROTOCOL,
                     path.xpath(),
                     info={"bad-element": k},
                 )
@@ -220,11 +220,11 @@ def _check_body_names_target(path: DataPath, name: str, value: Any) -> None:
 def _datastore_body(name: str, value: Any) -> dict[str, Any]:
     if name != "":
         raise RpcError(
-            "invalid-value",
+            ErrorTag.INVALID_VALUE,
             "a body for the datastore resource /restconf/data must be "
             '{"ietf-restconf:data": {...}} or <data xmlns="urn:ietf:params:xml:ns:yang:'
             'ietf-restconf">; to change one top-level node, send to its own URI',
-            "protocol",
+            ErrorType.PROTOCOL,
             "/",
         )
     return dict(value)
@@ -239,19 +239,19 @@ def post(
     if path.is_datastore:
         if name == "":
             raise RpcError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 "POST to /restconf/data creates one top-level node, e.g. "
                 f'{{"{MODULE}:routers": {{...}}}}; to replace the datastore use PUT',
-                "protocol",
+                ErrorType.PROTOCOL,
                 "/",
             )
         holder, member = new, f"{MODULE}:{name}"
     else:
         if parent_node.kind in ("leaf", "leaf-list"):
             raise StatusError(
-                "operation-not-supported",
+                ErrorTag.OPERATION_NOT_SUPPORTED,
                 f"{parent_node.name!r} is a {parent_node.kind}: nothing can be created in it",
-                "protocol",
+                ErrorType.PROTOCOL,
                 path.xpath(),
                 status=405,
             )
@@ -265,9 +265,9 @@ def post(
     if child.kind == "list":
         if len(value) != 1:
             raise RpcError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 f"POST creates one {name!r} entry at a time; the body holds {len(value)}",
-                "protocol",
+                ErrorType.PROTOCOL,
                 path.xpath(),
             )
         entry = value[0]
@@ -276,9 +276,9 @@ def post(
         entries = holder.setdefault(member, [])
         if any(_matches(e, keys) for e in entries):
             raise RpcError(
-                "data-exists",
+                ErrorTag.DATA_EXISTS,
                 f"{name} {', '.join(repr(v) for v in keys.values())} already exists",
-                "application",
+                ErrorType.APPLICATION,
                 created.xpath(),
             )
         entries.append(entry)
@@ -287,9 +287,9 @@ def post(
         existing = holder.get(member)
         if existing not in (None, {}, []):
             raise RpcError(
-                "data-exists",
+                ErrorTag.DATA_EXISTS,
                 f"{name!r} already exists; use PUT to replace it or PATCH to merge into it",
-                "application",
+                ErrorType.APPLICATION,
                 created.xpath(),
             )
         holder[member] = value
@@ -374,9 +374,9 @@ def delete(tree: dict[str, Any], path: DataPath) -> dict[str, Any]:
     """Remove the target, which must exist (404 otherwise)."""
     if path.is_datastore:
         raise StatusError(
-            "operation-not-supported",
+            ErrorTag.OPERATION_NOT_SUPPORTED,
             "the datastore resource cannot be deleted; delete its top-level nodes",
-            "protocol",
+            ErrorType.PROTOCOL,
             "/",
             status=405,
         )
@@ -393,9 +393,9 @@ def delete(tree: dict[str, Any], path: DataPath) -> dict[str, Any]:
         parent = path.steps[-2] if len(path.steps) > 1 else None
         if parent is not None and parent.is_entry and step.name in parent.node.keys:
             raise RpcError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 f"{step.name!r} is the key of {parent.name!r}: delete the entry instead",
-                "protocol",
+                ErrorType.PROTOCOL,
                 path.xpath(),
             )
         del slot.holder[slot.member]

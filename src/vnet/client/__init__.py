@@ -1,0 +1,52 @@
+"""Typed clients of a vnet agent: NETCONF (ncclient) and RESTCONF (httpx).
+
+Everything that talks to an agent (the CLI, the lab, benchmarks, tests)
+uses these; nothing outside vnet.agent imports server code. Both return
+vnet.model objects (VirtualRouter, VirtualNetwork) or `RouterState`, and
+raise ClientError (the agent's tag, path and message), ConnectError or
+AuthError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from vnet.client.endpoint import DEFAULT_PORTS, Endpoint
+from vnet.client.errors import AuthError, ClientError, ConnectError
+from vnet.client.netconf import NetconfClient, connect_manager
+from vnet.client.restconf import RestconfClient
+from vnet.client.routers import InterfaceState, RouterState
+
+AgentClient = NetconfClient | RestconfClient
+
+
+@contextlib.contextmanager
+def connect(ep: Endpoint, via: str = "netconf") -> Iterator[AgentClient]:
+    """A client of the agent, from inside the endpoint's namespace for the whole block
+    (RESTCONF opens its connections lazily)."""
+    entered: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+    if ep.namespace is not None:
+        from vnet.substrate import nsfs  # only then: it pulls in pyroute2
+
+        entered = nsfs.entered(ep.namespace)
+    with entered:
+        client: AgentClient = NetconfClient(ep) if via == "netconf" else RestconfClient(ep)
+        with client:
+            yield client
+
+
+__all__ = [
+    "DEFAULT_PORTS",
+    "AgentClient",
+    "AuthError",
+    "ClientError",
+    "ConnectError",
+    "Endpoint",
+    "InterfaceState",
+    "NetconfClient",
+    "RestconfClient",
+    "RouterState",
+    "connect",
+    "connect_manager",
+]

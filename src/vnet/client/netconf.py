@@ -1,0 +1,220 @@
+"""A typed NETCONF client of a vnet agent (ncclient over SSH)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+from xml.sax.saxutils import escape
+
+import ncclient.transport.session
+from lxml import etree
+from ncclient import manager
+from ncclient.operations.errors import TimeoutExpiredError
+from ncclient.operations.rpc import RPCError
+from ncclient.transport.errors import AuthenticationError, SSHError, SSHUnknownHostError
+
+from vnet.client.endpoint import Endpoint
+from vnet.client.errors import AuthError, ClientError, ConnectError
+from vnet.client.routers import RouterState, network_entry, network_of, router_entry
+from vnet.model import VirtualNetwork, VirtualRouter
+from vnet.model.yang import decode, encode
+from vnet.model.yang.module import NAMESPACE, NETWORKS, PREFIX, ROUTERS, qualified
+from vnet.model.yang.schema import root
+
+ncclient.transport.session.TICK = 0.001  # else every reply waits up to 100 ms
+NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
+RUNNING = "running"
+CANDIDATE = "candidate"
+
+
+def _inside(namespace: str | None) -> contextlib.AbstractContextManager[None]:
+    if namespace is None:
+        return contextlib.nullcontext()
+    from vnet.substrate import nsfs  # only then: it pulls in pyroute2
+
+    return nsfs.entered(namespace)
+
+
+def connect_manager(ep: Endpoint) -> manager.Manager:
+    """An ncclient session to the agent; ConnectError/AuthError instead of ncclient's errors."""
+    port = ep.port_for("netconf")
+    try:
+        with _inside(ep.namespace):  # the SSH socket stays in the namespace
+            return manager.connect(
+                host=ep.address,
+                port=port,
+                username=ep.user,
+                password=ep.password,
+                hostkey_verify=ep.hostkey is not None,
+                hostkey_b64=ep.hostkey,
+                key_filename=ep.key_file,
+                look_for_keys=False,
+                allow_agent=False,
+                timeout=ep.timeout,
+            )
+    except SSHUnknownHostError:
+        raise AuthError(
+            f"the SSH host key of {ep.address}:{port} is not the one given with --hostkey"
+        ) from None
+    except AuthenticationError as err:
+        raise AuthError(f"the agent refused the login of {ep.user!r}: {err}") from None
+    except (SSHError, OSError) as err:
+        raise ConnectError(
+            f"cannot reach the agent's NETCONF at {ep.address}:{port}: {err}"
+        ) from None
+
+
+def _with_operation(xml: str, operation: str) -> str:
+    """The encoded element with nc:operation on its top element."""
+    el = etree.fromstring(xml)
+    el.set(f"{{{NC}}}operation", operation)
+    return etree.tostring(el, encoding=str)
+
+
+def _missing(name: str) -> ClientError:
+    return ClientError(
+        "data-missing",
+        f"router {name!r} does not exist",
+        f"/{PREFIX}:routers/{PREFIX}:router[{PREFIX}:name='{name}']",
+    )
+
+
+class NetconfClient:
+    """VR and network operations over one NETCONF session; use as a context manager."""
+
+    def __init__(self, ep: Endpoint):
+        self.ep = ep
+        self.m = connect_manager(ep)
+
+    def __enter__(self) -> NetconfClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.m.close_session()
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        try:
+            yield
+        except RPCError as err:
+            raise ClientError(
+                err.tag or "operation-failed", err.message or str(err), err.path
+            ) from None
+        except TimeoutExpiredError as err:
+            raise ConnectError(f"the agent did not answer in time: {err}") from None
+
+    # -- trees ----------------------------------------------------------------------
+    def get_tree(self, subtree: str | None, source: str | None = RUNNING) -> dict[str, Any]:
+        """<get-config> of `source` (None: <get>, with state), under a subtree filter
+        (None: everything), as an RFC 7951 tree of vnet's module."""
+        filt = ("subtree", subtree) if subtree is not None else None
+        with self._errors():
+            if source is None:
+                reply = self.m.get(filter=filt)
+            else:
+                reply = self.m.get_config(source, filter=filt)
+        tree: dict[str, Any] = {}
+        for el in reply.data_ele:
+            if not isinstance(el.tag, str) or etree.QName(el).namespace != NAMESPACE:
+                continue
+            name = etree.QName(el).localname
+            snode = root().child(name)
+            if snode is not None:
+                tree[qualified(name)] = decode.element_value(el, snode)
+        return tree
+
+    def get_config(self, source: str = RUNNING) -> dict[str, Any]:
+        """The whole configuration of `source`, as the agent's datastore holds it."""
+        return self.get_tree(None, source)
+
+    def edit(
+        self, config_xml: str, target: str = RUNNING, default_operation: str | None = None
+    ) -> None:
+        """<edit-config> of `config_xml` (the elements inside <config>)."""
+        config = f'<config xmlns:nc="{NC}">{config_xml}</config>'
+        with self._errors():
+            self.m.edit_config(target=target, config=config, default_operation=default_operation)
+
+    def edit_tree(
+        self, tree: dict[str, Any], target: str = RUNNING, default_operation: str | None = None
+    ) -> None:
+        """Merge (or `default_operation`) an RFC 7951 tree into `target`."""
+        self.edit(encode.tree_to_xml(tree), target, default_operation)
+
+    def lock(self, target: str = RUNNING) -> None:
+        with self._errors():
+            self.m.lock(target)
+
+    def unlock(self, target: str = RUNNING) -> None:
+        with self._errors():
+            self.m.unlock(target)
+
+    def commit(self) -> None:
+        with self._errors():
+            self.m.commit()
+
+    def discard(self) -> None:
+        with self._errors():
+            self.m.discard_changes()
+
+    # -- virtual routers ---------------------------------------------------------------
+    def _router_entries(self, name: str | None, state: bool) -> list[dict[str, Any]]:
+        inner = f"<router><name>{escape(name)}</name></router>" if name is not None else ""
+        tree = self.get_tree(
+            f'<routers xmlns="{NAMESPACE}">{inner}</routers>', None if state else RUNNING
+        )
+        return list(tree.get(ROUTERS, {}).get("router", []))
+
+    def routers(self, state: bool = True) -> list[RouterState]:
+        return [RouterState.from_entry(e, self.ep.host) for e in self._router_entries(None, state)]
+
+    def router(self, name: str, state: bool = True) -> RouterState | None:
+        found = self._router_entries(name, state)
+        return RouterState.from_entry(found[0], self.ep.host) if found else None
+
+    def _edit_router(self, router_xml: str, target: str) -> None:
+        self.edit(f'<routers xmlns="{NAMESPACE}">{router_xml}</routers>', target)
+
+    def create_router(self, vr: VirtualRouter, target: str = RUNNING) -> None:
+        node = root().children["routers"].children["router"]
+        xml = encode.to_xml("router", [router_entry(vr)], node)
+        self._edit_router(_with_operation(xml, "create"), target)
+
+    def delete_router(self, name: str, target: str = RUNNING) -> None:
+        self._edit_router(
+            f'<router nc:operation="delete"><name>{escape(name)}</name></router>', target
+        )
+
+    def set_admin(self, name: str, admin_state: str, target: str = RUNNING) -> None:
+        if self.router(name, state=False) is None:  # a merge would create it
+            raise _missing(name)
+        self._edit_router(
+            f"<router><name>{escape(name)}</name><admin-state>{admin_state}</admin-state></router>",
+            target,
+        )
+
+    # -- virtual networks ----------------------------------------------------------------
+    def networks(self) -> list[VirtualNetwork]:
+        tree = self.get_tree(f'<virtual-networks xmlns="{NAMESPACE}"/>')
+        entries = tree.get(NETWORKS, {}).get("network", [])
+        return [network_of(e) for e in entries]
+
+    def create_network(
+        self, net: VirtualNetwork, remote_vteps: list[str] | None = None, target: str = RUNNING
+    ) -> None:
+        node = root().children["virtual-networks"].children["network"]
+        xml = encode.to_xml("network", [network_entry(net, remote_vteps)], node)
+        entry_xml = _with_operation(xml, "create")
+        self.edit(f'<virtual-networks xmlns="{NAMESPACE}">{entry_xml}</virtual-networks>', target)
+
+    def delete_network(self, name: str, target: str = RUNNING) -> None:
+        self.edit(
+            f'<virtual-networks xmlns="{NAMESPACE}"><network nc:operation="delete">'
+            f"<name>{escape(name)}</name></network></virtual-networks>",
+            target,
+        )

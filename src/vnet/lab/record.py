@@ -1,0 +1,59 @@
+"""What `vnet lab up` records about a running lab (RECORD_DIR/<lab>.json), as types.
+
+The record outlives the `vnet` process that wrote it: `vnet lab down`,
+`status` and `vnet vr --lab` read it back. JSON on disk, typed in code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from vnet.lab.processes import ProcessRecord
+
+
+@dataclass
+class AgentRecord:
+    """One host's agent: where it listens and which VRs the file gave it."""
+
+    address: str
+    netconf_port: int
+    restconf_port: int
+    state_dir: str
+    # the VRs of the file at the last `lab up`: a VR later dropped from the file is
+    # removed from the agent, VRs made over NETCONF/RESTCONF are kept
+    file_routers: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LabRecord:
+    name: str
+    file: str | None = None
+    updated: float = 0.0
+    processes: list[ProcessRecord] = field(default_factory=list)
+    agent_user: str | None = None
+    agent_password: str | None = None
+    agents: dict[str, AgentRecord] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> LabRecord:
+        return cls(
+            name=data["name"],
+            file=data.get("file"),
+            updated=data.get("updated", 0.0),
+            processes=[ProcessRecord(**p) for p in data.get("processes", [])],
+            agent_user=data.get("agent_user"),
+            agent_password=data.get("agent_password"),
+            agents={h: AgentRecord(**a) for h, a in data.get("agents", {}).items()},
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {k: v for k, v in data.items() if v is not None or k == "file"}
+
+
+def as_record(record: LabRecord | dict[str, Any], name: str = "") -> LabRecord:
+    """A LabRecord from either form (lab.py still passes dicts; see the lead's note)."""
+    if isinstance(record, LabRecord):
+        return record
+    return LabRecord.from_dict({"name": name, **record})

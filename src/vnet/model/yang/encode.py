@@ -1,0 +1,112 @@
+"""The RFC 7951 tree -> XML and JSON: the one encoder of NETCONF replies, RESTCONF
+bodies and the clients' requests.
+
+Members come out in schema order (list keys first), as libyang prints them,
+so XML and JSON of one tree list the same things in the same order. Any
+module loaded in the schema context can be encoded (vnet's, the YANG
+library, NETCONF monitoring): a top-level member names its module.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from vnet.model.yang.errors import RESTCONF_NS
+from vnet.model.yang.module import MODULE
+from vnet.model.yang.schema import SchemaNode, namespace_of, root
+
+
+class _Entry(SchemaNode):
+    """A list entry encodes like a container of the list's children."""
+
+    def __init__(self, lst: SchemaNode):
+        super().__init__(lst.name, "container", lst.config, lst.keys, children=lst.children)
+
+
+def _member_order(snode: SchemaNode, value: dict[str, Any]) -> list[str]:
+    names = [k for k in snode.keys if k in value]
+    names += [k for k in snode.children if k in value and k not in names]
+    names += [k for k in value if k not in names]  # unknown: keep, at the end
+    return names
+
+
+def _leaf_xml(name: str, value: Any, snode: SchemaNode | None, xmlns: str) -> str:
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif value == [None]:
+        text = ""
+    else:
+        text = str(value)
+    if snode is not None and snode.base_type == "identityref" and ":" in text:
+        # RFC 7951 writes 'module:identity'; in XML the prefix must be declared
+        module = text.split(":", 1)[0]
+        xmlns += f" xmlns:{module}={quoteattr(namespace_of(module))}"
+    return f"<{name}{xmlns}>{escape(text)}</{name}>"
+
+
+def _xml(name: str, value: Any, snode: SchemaNode | None, xmlns: str) -> str:
+    if snode is None or snode.kind in ("leaf", "leaf-list"):
+        values = value if snode is not None and snode.kind == "leaf-list" else [value]
+        return "".join(_leaf_xml(name, v, snode, xmlns) for v in values)
+    if snode.kind == "list":
+        return "".join(_xml(name, e, _Entry(snode), xmlns) for e in value)
+    inner = "".join(_xml(k, value[k], snode.child(k), "") for k in _member_order(snode, value))
+    return f"<{name}{xmlns}>{inner}</{name}>"
+
+
+def to_xml(name: str, value: Any, snode: SchemaNode, module: str = MODULE) -> str:
+    """One node of `module` (a list: all its entries) as XML carrying the module namespace."""
+    return _xml(name, value, snode, f' xmlns="{namespace_of(module)}"')
+
+
+def tree_to_xml(tree: dict[str, Any]) -> str:
+    """A datastore tree ({'module:name': value, ...}) -> its top-level elements, in order."""
+    parts = []
+    for member, value in _ordered_top(tree).items():
+        module, _, local = member.partition(":")
+        snode = root(module).child(local)
+        if snode is not None:
+            parts.append(to_xml(local, value, snode, module))
+    return "".join(parts)
+
+
+def datastore_xml(tree: dict[str, Any]) -> str:
+    """RESTCONF's {+restconf}/data as XML."""
+    return f'<data xmlns="{RESTCONF_NS}">{tree_to_xml(tree)}</data>'
+
+
+def to_json(member: str, value: Any) -> bytes:
+    """{member: value} as the JSON text of a RESTCONF body."""
+    return json.dumps({member: value}, indent=2).encode() + b"\n"
+
+
+def ordered(value: Any, snode: SchemaNode, top: bool = False) -> Any:
+    """A JSON value with members in schema order (keys first), as in XML."""
+    if snode.kind == "list" and isinstance(value, list):
+        entry = _Entry(snode)
+        return [ordered(e, entry) for e in value]
+    if snode.kind not in ("container", "notification") or not isinstance(value, dict):
+        return value
+    if top:  # the datastore: module-qualified members, vnet's module first
+        return _ordered_top(value)
+    out = {}
+    for k in _member_order(snode, value):
+        child = snode.child(k)
+        out[k] = ordered(value[k], child) if child is not None else value[k]
+    return out
+
+
+def _ordered_top(value: dict[str, Any]) -> dict[str, Any]:
+    def rank(member: str) -> tuple[bool, str, int]:
+        module, _, local = member.partition(":")
+        names = list(root(module).children)
+        return (module != MODULE, module, names.index(local) if local in names else len(names))
+
+    out = {}
+    for member in sorted(value, key=rank):
+        module, _, local = member.partition(":")
+        snode = root(module).child(local)
+        out[member] = ordered(value[member], snode) if snode is not None else value[member]
+    return out

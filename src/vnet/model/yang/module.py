@@ -1,0 +1,23 @@
+"""The names of vnet's YANG module (vnet-router@REVISION.yang, in this folder)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+MODULE = "vnet-router"
+PREFIX = "vr"
+NAMESPACE = "urn:vnet:yang:vnet-router"
+REVISION = "2026-11-22"
+YANG_DIR = Path(__file__).resolve().parent
+# RFC 6022: the schemas, sessions and statistics of the NETCONF server
+MONITORING_MODULE = "ietf-netconf-monitoring"
+MONITORING_REVISION = "2010-10-04"
+
+
+def qualified(name: str) -> str:
+    """A top-level member name as RFC 7951 writes it: 'vnet-router:routers'."""
+    return f"{MODULE}:{name}"
+
+
+NETWORKS = qualified("virtual-networks")
+ROUTERS = qualified("routers")
