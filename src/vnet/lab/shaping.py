@@ -18,10 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnet.lab import processes
 from vnet.lab.probes import PingResult, fping
 from vnet.substrate import Kernel
 from vnet.substrate.qos import class_counters
+from vnet.tools import iperf3, processes, procfs
+from vnet.tools.errors import ToolError
 
 
 @dataclass(frozen=True)
@@ -88,39 +89,8 @@ class FlowError(RuntimeError):
 
 def udp_receive_errors(ns: str) -> int:
     """UDP datagrams `ns` dropped for want of socket buffer (IPv4 and IPv6)."""
-    from vnet.substrate import nsfs
-
-    total = 0
-    with nsfs.entered(ns):
-        with open("/proc/thread-self/net/snmp") as f:
-            rows = [line.split() for line in f if line.startswith("Udp:")]
-        with open("/proc/thread-self/net/snmp6") as f:
-            v6 = f.read().split()
-    total += int(rows[1][rows[0].index("RcvbufErrors")])
-    if "Udp6RcvbufErrors" in v6:
-        total += int(v6[v6.index("Udp6RcvbufErrors") + 1])
-    return total
-
-
-def wait_listening(ns: str, port: int, timeout: float = 5.0) -> None:
-    """Until a TCP socket listens on `port` inside `ns` (iperf3 -s takes a moment)."""
-    from vnet.substrate import nsfs
-
-    want = f":{port:04X} "
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with nsfs.entered(ns):
-            for table in ("/proc/thread-self/net/tcp6", "/proc/thread-self/net/tcp"):
-                try:
-                    with open(table) as f:
-                        for line in f:
-                            cols = line.split()
-                            if len(cols) > 3 and cols[3] == "0A" and want in cols[1] + " ":
-                                return
-                except OSError:
-                    continue
-        time.sleep(0.01)
-    raise FlowError(f"no iperf3 server listening on port {port} in {ns}")
+    counters = procfs.snmp_counters(ns)
+    return counters["Udp:RcvbufErrors"] + counters.get("Udp6RcvbufErrors", 0)
 
 
 def run_flow(
@@ -145,23 +115,21 @@ def run_flow(
 ) -> FlowResult:
     """One iperf3 flow of `seconds`; samples `shaper` while steady; pings and calls `at`."""
     warm = warmup if warmup is not None else min(1.0, max(0.25, seconds * 0.2))
-    server = processes.spawn(
-        server_ns,
-        ["iperf3", "-s", "-1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    server = iperf3.Iperf3Server(server_ns, port, one_off=True, json=False)
+    udp = protocol == "udp"
+    argv = iperf3.client_argv(
+        address,
+        float(seconds),
+        port=port,
+        udp_rate=str(int(rate_bps or 1_000_000)) if udp else None,
+        tcp_rate=str(int(rate_bps)) if rate_bps and not udp else None,
+        length=length,
+        streams=streams,
     )
-    argv = ["iperf3", "-c", address, "-p", str(port), "-t", f"{seconds:g}", "-J"]
-    if streams > 1:
-        argv += ["-P", str(streams)]
-    if protocol == "udp":
+    if udp:
         # a 4 MB socket buffer (up to net.core.rmem_max) so that a receiver starved of
         # CPU for a moment does not drop what the network delivered
-        argv += ["-u", "-b", str(int(rate_bps or 1_000_000)), "-w", "4M"]
-    elif rate_bps:
-        argv += ["-b", str(int(rate_bps))]
-    if length:
-        argv += ["-l", str(length)]
+        argv += ["-w", "4M"]
     samples: list[ClassSample] = []
     others: list[list[ClassSample]] = [[] for _ in also]
     extra: dict[str, Any] = {}
@@ -205,29 +173,21 @@ def run_flow(
             errors.append(err)
 
     drops_before = udp_receive_errors(server_ns) if protocol == "udp" else 0
+    threads = [
+        threading.Thread(target=target, daemon=True)
+        for wanted, target in ((shaper, sampler), (ping_to, pinger), (at, caller))
+        if wanted is not None
+    ]
     try:
-        wait_listening(server_ns, port)
-        threads = [
-            threading.Thread(target=target, daemon=True)
-            for wanted, target in ((shaper, sampler), (ping_to, pinger), (at, caller))
-            if wanted is not None
-        ]
-        client = processes.spawn(
-            client_ns, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        for th in threads:
-            th.start()
-        try:
-            out, err = client.communicate(timeout=seconds + 20)
-        except subprocess.TimeoutExpired:
-            client.kill()
-            out, err = client.communicate()
+        with server:  # listening from here on
+            done = _client(client_ns, argv, seconds, threads)
+    except ToolError as err:
+        raise FlowError(str(err)) from None
+    finally:
         stop.set()
         for th in threads:
-            th.join(timeout=seconds + 30)
-        done = subprocess.CompletedProcess(argv, client.returncode, out, err)
-    finally:
-        processes.stop_child(server)
+            if th.is_alive():
+                th.join(timeout=seconds + 30)
     try:
         data = json.loads(done.stdout or "{}")
     except ValueError:
@@ -264,6 +224,21 @@ def run_flow(
         for ref, out in zip(also, others, strict=True):
             result.also_l2_bps[ref] = (out[j].bytes - out[i].bytes) * 8 / (out[j].t - out[i].t)
     return result
+
+
+def _client(
+    ns: str, argv: list[str], seconds: float, threads: list[threading.Thread]
+) -> subprocess.CompletedProcess[str]:
+    """The iperf3 client to completion, with the measuring threads started beside it."""
+    client = processes.spawn(ns, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for th in threads:
+        th.start()
+    try:
+        out, err = client.communicate(timeout=seconds + 20)
+    except subprocess.TimeoutExpired:
+        client.kill()
+        out, err = client.communicate()
+    return subprocess.CompletedProcess(argv, client.returncode, out, err)
 
 
 def steady_window(
