@@ -35,8 +35,7 @@ from vnet.bench.results import (
     tool_version,
 )
 from vnet.bench.stats import summarize
-from vnet.cli.bench_cmds import common_from, common_options
-from vnet.cli.bench_report import report_cmd
+from vnet.cli.bench_cmds import common_from, common_options, report_cmd
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

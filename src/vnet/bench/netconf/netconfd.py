@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from vnet.lab.sandbox import (
     HostSandbox,
     log_tail,
 )
+from vnet.tools.wait import WaitTimeout, wait_until
 
 YANG_FILE = Path(vnet.__file__).resolve().parent / "model" / "yang" / "vnet-router@2026-11-22.yang"
 NETCONFD_PORT = 1830  # sshd's port and netconfd's --port (they must match)
@@ -156,8 +156,10 @@ class Netconfd:
         self.host.wait("sshd", (d / "sshd.pid").exists, self.sshd, d / "sshd.log")
 
     def connect(self) -> Any:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
+        """A session, as soon as sshd and netconfd accept one (they take a moment)."""
+        errors: list[Exception] = []
+
+        def session() -> Any:
             try:
                 return connect(
                     self.host.namespace,
@@ -166,13 +168,17 @@ class Netconfd:
                     key_filename=str(self.dir / "client_key"),
                 )
             except Exception as err:
-                if time.monotonic() > deadline:
-                    raise NetconfBenchError(
-                        f"cannot open a NETCONF session with netconfd: {err}\n"
-                        f"sshd: {log_tail(self.dir / 'sshd.log')}\n"
-                        f"netconfd: {log_tail(self.dir / 'netconfd.log')}"
-                    ) from err
-                time.sleep(0.2)
+                errors.append(err)
+                return None
+
+        try:
+            return wait_until(session, START_TIMEOUT, "a NETCONF session with netconfd", 0.2)
+        except WaitTimeout:
+            raise NetconfBenchError(
+                f"cannot open a NETCONF session with netconfd: {errors[-1]}\n"
+                f"sshd: {log_tail(self.dir / 'sshd.log')}\n"
+                f"netconfd: {log_tail(self.dir / 'netconfd.log')}"
+            ) from errors[-1]
 
     def stop(self) -> None:
         for proc in (self.sshd, self.server):

@@ -10,7 +10,6 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from vnet.bench.sdn import SdnBenchError
 from vnet.bench.sdn.lab import OVS_PORT, OvsLab
 from vnet.tools import processes
 from vnet.tools.errors import ToolError
+from vnet.tools.wait import WaitTimeout, wait_until
 
 REPO = Path(__file__).resolve().parents[4]
 PERFBENCH_DIR = REPO / "perfbench"
@@ -58,22 +58,38 @@ def perfbench_binary(build: bool = True) -> Path:
     return path
 
 
+class LineWatch:
+    """Lines read from a pipe (unbuffered) a bit at a time, for wait_until."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.fd = stream.fileno()
+        self.buf = b""
+        self.eof = False
+
+    def saw(self, want: str) -> bool:
+        """Read what is there (waiting briefly); whether a line equals `want` so far."""
+        ready, _, _ = select.select([self.fd], [], [], 0.05)
+        if ready:
+            chunk = os.read(self.fd, 4096)
+            self.eof = not chunk
+            self.buf += chunk
+        return want.encode() in (line.strip() for line in self.buf.split(b"\n"))
+
+
 def _wait_for_line(stream: IO[bytes], want: str, timeout: float) -> bool:
-    """Read a pipe (unbuffered) until a line equals `want` (True), or EOF/timeout (False)."""
-    fd = stream.fileno()
-    buf = b""
-    deadline = time.monotonic() + timeout
-    while (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            return False
-        chunk = os.read(fd, 4096)
-        if not chunk:
-            return False
-        buf += chunk
-        if want.encode() in (line.strip() for line in buf.split(b"\n")):
-            return True
-    return False
+    """Read a pipe until a line equals `want` (True), or EOF/timeout (False)."""
+    watch = LineWatch(stream)
+    try:
+        wait_until(
+            lambda: watch.saw(want),
+            timeout,
+            f"a line {want!r}",
+            0.0,
+            lambda: "end of output" if watch.eof else None,
+        )
+    except WaitTimeout:
+        return False
+    return True
 
 
 @contextmanager
@@ -118,6 +134,35 @@ class Setup:
     @property
     def series(self) -> str:
         return f"{self.via}-{'ND' if self.nodelay else 'AGG'}"
+
+
+def _count_listening(lines: queue.Queue[str | None], tenants: int, timeout: float = 15) -> int:
+    """How many tenant controllers said "listening on" (all of them, or fewer at EOF)."""
+    seen = {"listening": 0, "eof": False}
+
+    def all_listening() -> bool:
+        try:
+            line = lines.get(timeout=0.05)
+        except queue.Empty:
+            return False
+        if line is None:
+            seen["eof"] = True
+        else:
+            seen["listening"] += "listening on" in line
+        return seen["listening"] >= tenants
+
+    try:
+        wait_until(
+            all_listening,
+            timeout,
+            "perfbench listening",
+            0.0,
+            lambda: "it exited" if seen["eof"] else None,
+        )
+    except WaitTimeout as err:
+        if not seen["eof"]:
+            raise SdnBenchError(f"perfbench did not start listening within {timeout:g} s") from err
+    return seen["listening"]
 
 
 def run_perfbench(
@@ -183,15 +228,7 @@ def run_perfbench(
         reader = threading.Thread(target=pump, daemon=True)
         reader.start()
         try:
-            listening, deadline = 0, time.monotonic() + 15
-            while listening < setup.tenants:
-                try:
-                    line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
-                except queue.Empty:
-                    raise SdnBenchError("perfbench did not start listening within 15 s") from None
-                if line is None:
-                    break
-                listening += "listening on" in line
+            listening = _count_listening(lines, setup.tenants)
             if listening == setup.tenants:
                 base = PROXY_PORT if setup.via == "proxy" else CONTROLLER_PORT
                 lab.set_controllers([base + i for i in range(setup.tenants)])
