@@ -170,7 +170,7 @@ def srv6_path(lab: str) -> PathSpec | None:
 
 SRV6_SKIP_NOTE = (
     "srv6: skipped, SRv6 connections are not in vnet's model yet (they come with the QoS "
-    "issue); hook: vnet.bench.dataplane.srv6_path"
+    "issue); hook: vnet.bench.dataplane.paths.srv6_path"
 )
 
 PATH_BUILDERS: dict[str, Callable[[str], PathSpec | None]] = {

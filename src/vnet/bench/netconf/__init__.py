@@ -29,9 +29,10 @@ removed at the end, also after a failure.
 from __future__ import annotations
 
 import signal
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from vnet.bench.contract import BenchError, Benchmark, Defaults, Option
+from vnet.bench.contract import BenchError, Benchmark, Defaults, Goal, Option
 
 if TYPE_CHECKING:
     from vnet.bench.netconf.config import Plan
@@ -130,3 +131,8 @@ class NetconfBench(Benchmark):
         if plan[1]:
             result.note(f"netconfd comparison skipped: {plan[1]}")
         return result
+
+    def goals(self, result: BenchResult) -> Sequence[Goal]:
+        from vnet.bench.netconf.goals import goals
+
+        return goals(result, result.parameters["vrs"], result.parameters["bulk"])

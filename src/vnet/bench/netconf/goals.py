@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from vnet.bench.contract import Goal
 from vnet.bench.netconf.config import Plan
 from vnet.bench.netconf.netconfd import NETCONFD_PORT, Netconfd
 from vnet.bench.results import BenchResult
@@ -55,34 +56,37 @@ def declare_metrics(result: BenchResult, plan: Plan) -> None:
     )
 
 
-def goal_notes(result: BenchResult, plan: Plan) -> list[str]:
-    """One line per goal of the agent: figure measured, met or not."""
-    lines = []
+def goals(result: BenchResult, vrs: int, bulk: int) -> list[Goal]:
+    """The agent's goals, judged from its samples (series "vnet")."""
+    found = []
 
     def check(metric: str, x: Any, what: str, goal: float, unit: str, stat: str = "p50") -> None:
         m = result.get(metric, "vnet", x)
+        name = f"{what} <= {goal:g} {unit}"
         if m is None or not m.samples:
-            lines.append(f"goal {what} <= {goal:g} {unit}: no samples")
+            found.append(Goal(name, None, "no samples"))
             return
         value = percentile(m.samples, 50) if stat == "p50" else max(m.samples)
-        verdict = "met" if value <= goal else "NOT met"
-        lines.append(f"goal {what} <= {goal:g} {unit}: {value:.3g} {unit} ({stat}), {verdict}")
+        found.append(Goal(name, value <= goal, f"{value:.3g} {unit} ({stat})"))
 
     check("vr_op_latency", "create", "create one VR", 20, "ms")
     check("vr_op_latency", "retrieve", "retrieve one VR", 3, "ms")
     check("vr_op_latency", "remove", "remove one VR", 20, "ms")
-    suffix = "" if plan.vrs == 1000 else f" (goal is for 1000 VRs; measured with {plan.vrs})"
-    check("get_config", plan.vrs, f"get-config of {plan.vrs} VRs{suffix}", 200, "ms")
-    suffix = "" if plan.bulk == 100 else f" (goal is for 100 VRs; measured with {plan.bulk})"
-    check(
-        "bulk_edit",
-        f"create {plan.bulk} VRs",
-        f"one edit-config creating {plan.bulk} VRs{suffix}",
-        2,
-        "s",
-    )
+    suffix = "" if vrs == 1000 else f" (goal is for 1000 VRs; measured with {vrs})"
+    check("get_config", vrs, f"get-config of {vrs} VRs{suffix}", 200, "ms")
+    suffix = "" if bulk == 100 else f" (goal is for 100 VRs; measured with {bulk})"
+    check("bulk_edit", f"create {bulk} VRs", f"one edit-config creating {bulk} VRs{suffix}", 2, "s")
     check("memory", "VmHWM (peak of the run)", "agent VmHWM", 80, "MiB", stat="max")
-    return lines
+    return found
+
+
+def goal_notes(result: BenchResult, plan: Plan) -> list[str]:
+    """One line per goal of the agent: figure measured, met or not."""
+    return [
+        f"goal {g.goal}: {g.detail}"
+        + ("" if g.met is None else f", {'met' if g.met else 'NOT met'}")
+        for g in goals(result, plan.vrs, plan.bulk)
+    ]
 
 
 def context_notes(result: BenchResult, plan: Plan, netconfd: Netconfd) -> list[str]:

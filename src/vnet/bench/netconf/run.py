@@ -28,7 +28,7 @@ RESTCONF_PORT = 8443
 USER, PASSWORD = "bench", "bench-" + secrets.token_hex(4)
 
 
-def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
+def start_result(plan: Plan, bench: BenchOptions) -> BenchResult:
     tools = {
         "ncclient": _module_version("ncclient"),
         "netconfd": _dpkg_version("netconfd"),
@@ -55,6 +55,11 @@ def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
         "yuma123 netconfd, one ncclient session each, in one namespace on loopback.",
     )
     declare_metrics(result, plan)
+    return result
+
+
+def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
+    result = start_result(plan, bench)
     host = HostSandbox(scope="nb" + secrets.token_hex(3))
     result.parameters["scope"] = host.scope
     agent = SandboxAgent(
@@ -70,31 +75,7 @@ def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
         progress.update(total=runner.steps())
         try:
             host.create()
-            progress.update("starting the agent")
-            try:
-                agent.start()
-            except (NetconfBenchError, SandboxError) as err:
-                runner.note(
-                    f"the agent did not start with its default front-ends ({err}); "
-                    "retrying with --frontends netconf"
-                )
-                agent.stop()
-                agent.start("netconf")
-            assert agent.proc is not None
-            running = agent.frontends()
-            result.parameters["agent_frontends"] = running
-            runner.note(f"agent front-ends running: {', '.join(running) or 'unknown'}")
-            kids = children_of(agent.proc.pid)
-            if kids:
-                runner.note(f"the agent has child processes {kids}; memory is the main process's")
-            runner.servers.append(Server("vnet", agent_session(agent, timeout=30), agent.proc.pid))
-            if plan.netconfd:
-                progress.update("starting sshd and netconfd")
-                netconfd.start()
-                assert netconfd.server is not None
-                runner.servers.append(Server("netconfd", netconfd.connect(), netconfd.server.pid))
-                for line in netconfd.log_warnings():
-                    runner.note(f"netconfd log: {line}")
+            start_servers(runner, agent, netconfd, progress)
             runner.memory("idle, no VRs")
             progress.advance()
             runner.networks()
@@ -122,6 +103,38 @@ def run_netconf_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
     for line in context_notes(result, plan, netconfd):
         result.note(line)
     return result
+
+
+def start_servers(
+    runner: Runner, agent: SandboxAgent, netconfd: Netconfd, progress: BenchProgress
+) -> None:
+    """The agent (default front-ends, else NETCONF only) and, if planned, netconfd."""
+    result = runner.result
+    progress.update("starting the agent")
+    try:
+        agent.start()
+    except (NetconfBenchError, SandboxError) as err:
+        runner.note(
+            f"the agent did not start with its default front-ends ({err}); "
+            "retrying with --frontends netconf"
+        )
+        agent.stop()
+        agent.start("netconf")
+    assert agent.proc is not None
+    running = agent.frontends()
+    result.parameters["agent_frontends"] = running
+    runner.note(f"agent front-ends running: {', '.join(running) or 'unknown'}")
+    kids = children_of(agent.proc.pid)
+    if kids:
+        runner.note(f"the agent has child processes {kids}; memory is the main process's")
+    runner.servers.append(Server("vnet", agent_session(agent, timeout=30), agent.proc.pid))
+    if runner.plan.netconfd:
+        progress.update("starting sshd and netconfd")
+        netconfd.start()
+        assert netconfd.server is not None
+        runner.servers.append(Server("netconfd", netconfd.connect(), netconfd.server.pid))
+        for line in netconfd.log_warnings():
+            runner.note(f"netconfd log: {line}")
 
 
 def _module_version(name: str) -> str | None:

@@ -27,9 +27,10 @@ its BER and crypto costs are on both sides of the ratio.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from vnet.bench.contract import BenchError, Benchmark, Defaults, Option
+from vnet.bench.contract import BenchError, Benchmark, Defaults, Goal, Option
 
 if TYPE_CHECKING:
     from vnet.bench.progress import BenchOptions
@@ -76,3 +77,8 @@ class SnmpBench(Benchmark):
         from vnet.bench.snmp.run import run_snmp
 
         return run_snmp(common, plan["vrs"], plan["ops"])
+
+    def goals(self, result: BenchResult) -> Sequence[Goal]:
+        from vnet.bench.snmp.run import goals
+
+        return goals(result)

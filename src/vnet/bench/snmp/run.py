@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 from vnet.agent.snmp import oids
 from vnet.bench.client import create_networks
+from vnet.bench.contract import Goal
 from vnet.bench.progress import BenchOptions, BenchProgress
 from vnet.bench.results import BenchResult, tool_version
 from vnet.bench.snmp import SnmpBenchError
@@ -22,6 +24,7 @@ from vnet.bench.snmp.workload import (
     populate,
     sandbox_agent,
 )
+from vnet.lab.sandbox import SandboxAgent
 
 GOALS = {"create_ms": 20.0, "getbulk_ms": 3.0, "walk_s": 1.0}
 
@@ -59,8 +62,7 @@ def declare(result: BenchResult) -> None:
     )
 
 
-def run_snmp(bench: BenchOptions, vrs: int, ops: int) -> BenchResult:
-    with_cli = cli_missing() is None
+def start_result(bench: BenchOptions, vrs: int, ops: int, with_cli: bool) -> BenchResult:
     result = BenchResult.start(
         "snmp",
         parameters={
@@ -86,11 +88,105 @@ def run_snmp(bench: BenchOptions, vrs: int, ops: int) -> BenchResult:
     declare(result)
     if not with_cli:
         result.note(f"Net-SNMP CLI figures skipped: {cli_missing()}")
+    return result
+
+
+class SnmpRun:
+    """The phases of one run against one agent: create/destroy, GETBULK, walk.
+
+    `idx` is the VR every phase works on; in-process series are measured first,
+    then (if installed) the Net-SNMP tools, in every repeat.
+    """
+
+    idx = 1
+
+    def __init__(
+        self, result: BenchResult, agent: SandboxAgent, client: Client, raw: RawV2c, **plan: Any
+    ) -> None:
+        self.result, self.agent, self.client = result, agent, client
+        self.series = [Series("v2c", client), Series("v3", client), Series("v2c-raw", raw=raw)]
+        self.repeat, self.ops, self.vrs = plan["repeat"], plan["ops"], plan["vrs"]
+        self.with_cli: bool = plan["with_cli"]
+
+    def warm_up(self) -> None:
+        """v3 discovery and keys, first use of every code path."""
+        for s in self.series:
+            s.set(create_pairs(self.idx))
+            s.set(destroy_pairs(self.idx))
+
+    def create(self, progress: BenchProgress) -> None:
+        for rep in range(self.repeat):
+            for s in self.series:
+                progress.update(f"create/destroy {s.name}, repeat {rep + 1}")
+                for _ in range(self.ops):
+                    self.result.record("create_ms", s.name, 1000 * s.set(create_pairs(self.idx)))
+                    self.result.record("destroy_ms", s.name, 1000 * s.set(destroy_pairs(self.idx)))
+                    progress.advance(2)
+            if self.with_cli:
+                self.create_cli(progress, rep)
+
+    def create_cli(self, progress: BenchProgress, rep: int) -> None:
+        for version in SERIES:
+            progress.update(f"snmpset {version}, repeat {rep + 1}")
+            for _ in range(self.ops):
+                pairs = cli_set_args(create_pairs(self.idx))
+                argv = ["snmpset", *cli_auth(version, True), ADDRESS, *pairs]
+                self.result.record("create_cli_ms", version, 1000 * cli(self.agent, argv))
+                self.client.set("v2c", destroy_pairs(self.idx))
+                progress.advance()
+
+    def getbulk(self, progress: BenchProgress) -> None:
+        self.client.set("v2c", create_pairs(self.idx))  # the VR to read
+        for rep in range(self.repeat):
+            for s in self.series:
+                progress.update(f"getbulk {s.name}, repeat {rep + 1}")
+                for _ in range(self.ops):
+                    elapsed, out = s.bulk(getbulk_oids(self.idx), 1)
+                    if len(out) != 13 or str(out[0][1]) != f"b{self.idx}":
+                        raise SnmpBenchError(f"unexpected GETBULK answer: {out}")
+                    self.result.record("getbulk_ms", s.name, 1000 * elapsed)
+                    progress.advance()
+            if self.with_cli:
+                self.getbulk_cli(progress, rep)
+
+    def getbulk_cli(self, progress: BenchProgress, rep: int) -> None:
+        for version in SERIES:
+            progress.update(f"snmpbulkget {version}, repeat {rep + 1}")
+            for _ in range(self.ops):
+                argv = ["snmpbulkget", *cli_auth(version, False), "-Cn0", "-Cr1", ADDRESS]
+                argv += getbulk_oids(self.idx)
+                self.result.record("getbulk_cli_ms", version, 1000 * cli(self.agent, argv))
+                progress.advance()
+
+    def walk(self, progress: BenchProgress) -> None:
+        progress.update(f"configuring {self.vrs} VRs over NETCONF")
+        seconds = populate(self.agent, self.vrs - 1, 2)
+        self.result.note(
+            f"{self.vrs - 1} more VRs made in one NETCONF edit-config in {seconds:.1f} s"
+        )
+        root = dotted(oids.VR_CONFIG_ENTRY[:-1])
+        for rep in range(self.repeat):
+            for s in self.series:
+                progress.update(f"walk {s.name}, repeat {rep + 1}")
+                elapsed, count = s.walk(root, 50)
+                if count != 3 * self.vrs:
+                    raise SnmpBenchError(f"walk returned {count} objects, not {3 * self.vrs}")
+                self.result.record("walk_s", s.name, elapsed)
+                progress.advance()
+            if self.with_cli:
+                for version in SERIES:
+                    argv = ["snmpbulkwalk", *cli_auth(version, False), "-Cr50", ADDRESS, root]
+                    self.result.record("walk_cli_s", version, cli(self.agent, argv))
+                    progress.advance()
+
+
+def run_snmp(bench: BenchOptions, vrs: int, ops: int) -> BenchResult:
+    with_cli = cli_missing() is None
+    result = start_result(bench, vrs, ops, with_cli)
     agent = sandbox_agent()
     cli_steps = (2 * ops + 1) * 2 if with_cli else 0
     total = bench.repeat * (3 * (3 * ops + 1) + cli_steps)
     client = raw = None
-    idx = 1
     try:
         with BenchProgress("snmp", total=total, quiet=bench.quiet) as progress:
             progress.update("starting the agent")
@@ -99,71 +195,12 @@ def run_snmp(bench: BenchOptions, vrs: int, ops: int) -> BenchResult:
             create_networks(agent, NETWORKS_XML)
             client = Client(agent.host.namespace)
             raw = RawV2c(agent.host.namespace)
-            series = [Series("v2c", client), Series("v3", client), Series("v2c-raw", raw=raw)]
-            for s in series:  # warm-up: v3 discovery and keys, first use of every code path
-                s.set(create_pairs(idx))
-                s.set(destroy_pairs(idx))
-            for rep in range(bench.repeat):
-                for s in series:
-                    progress.update(f"create/destroy {s.name}, repeat {rep + 1}")
-                    for _ in range(ops):
-                        result.record("create_ms", s.name, 1000 * s.set(create_pairs(idx)))
-                        result.record("destroy_ms", s.name, 1000 * s.set(destroy_pairs(idx)))
-                        progress.advance(2)
-                if with_cli:
-                    for version in SERIES:
-                        progress.update(f"snmpset {version}, repeat {rep + 1}")
-                        for _ in range(ops):
-                            argv = [
-                                "snmpset",
-                                *cli_auth(version, True),
-                                ADDRESS,
-                                *cli_set_args(create_pairs(idx)),
-                            ]
-                            result.record("create_cli_ms", version, 1000 * cli(agent, argv))
-                            client.set("v2c", destroy_pairs(idx))
-                            progress.advance()
-            client.set("v2c", create_pairs(idx))  # the VR to read
-            for rep in range(bench.repeat):
-                for s in series:
-                    progress.update(f"getbulk {s.name}, repeat {rep + 1}")
-                    for _ in range(ops):
-                        elapsed, out = s.bulk(getbulk_oids(idx), 1)
-                        if len(out) != 13 or str(out[0][1]) != f"b{idx}":
-                            raise SnmpBenchError(f"unexpected GETBULK answer: {out}")
-                        result.record("getbulk_ms", s.name, 1000 * elapsed)
-                        progress.advance()
-                if with_cli:
-                    for version in SERIES:
-                        progress.update(f"snmpbulkget {version}, repeat {rep + 1}")
-                        for _ in range(ops):
-                            argv = [
-                                "snmpbulkget",
-                                *cli_auth(version, False),
-                                "-Cn0",
-                                "-Cr1",
-                                ADDRESS,
-                                *getbulk_oids(idx),
-                            ]
-                            result.record("getbulk_cli_ms", version, 1000 * cli(agent, argv))
-                            progress.advance()
-            progress.update(f"configuring {vrs} VRs over NETCONF")
-            seconds = populate(agent, vrs - 1, 2)
-            result.note(f"{vrs - 1} more VRs made in one NETCONF edit-config in {seconds:.1f} s")
-            root = dotted(oids.VR_CONFIG_ENTRY[:-1])
-            for rep in range(bench.repeat):
-                for s in series:
-                    progress.update(f"walk {s.name}, repeat {rep + 1}")
-                    elapsed, count = s.walk(root, 50)
-                    if count != 3 * vrs:
-                        raise SnmpBenchError(f"walk returned {count} objects, not {3 * vrs}")
-                    result.record("walk_s", s.name, elapsed)
-                    progress.advance()
-                if with_cli:
-                    for version in SERIES:
-                        argv = ["snmpbulkwalk", *cli_auth(version, False), "-Cr50", ADDRESS, root]
-                        result.record("walk_cli_s", version, cli(agent, argv))
-                        progress.advance()
+            plan = {"repeat": bench.repeat, "ops": ops, "vrs": vrs, "with_cli": with_cli}
+            run = SnmpRun(result, agent, client, raw, **plan)
+            run.warm_up()
+            run.create(progress)
+            run.getbulk(progress)
+            run.walk(progress)
             rss = agent.rss_mb()
             if rss is not None:
                 result.record("agent_rss_mb", "agent", rss)
@@ -174,15 +211,35 @@ def run_snmp(bench: BenchOptions, vrs: int, ops: int) -> BenchResult:
             client.close()
         for problem in agent.host.cleanup():
             result.note(problem)
+    for line in goal_notes(result):
+        result.note(line)
+    return result
+
+
+def _judged(result: BenchResult) -> list[tuple[str, str, float, float]]:
+    """(metric, series, p50, goal) for the v2c series, raw and through pysnmp."""
+    found = []
     for metric, goal in GOALS.items():
         for name in ("v2c-raw", "v2c"):
             p50 = _p50(result, metric, name)
             if p50 is not None:
-                verdict = "meets" if p50 <= goal else "misses"
-                result.note(
-                    f"{metric} {name} p50 {p50:.3g} {verdict} the goal <= {goal:g} (loaded machine)"
-                )
-    return result
+                found.append((metric, name, p50, goal))
+    return found
+
+
+def goals(result: BenchResult) -> list[Goal]:
+    return [
+        Goal(f"{metric} {name} p50 <= {goal:g}", p50 <= goal, f"p50 {p50:.3g} (loaded machine)")
+        for metric, name, p50, goal in _judged(result)
+    ]
+
+
+def goal_notes(result: BenchResult) -> list[str]:
+    return [
+        f"{metric} {name} p50 {p50:.3g} {'meets' if p50 <= goal else 'misses'} the goal "
+        f"<= {goal:g} (loaded machine)"
+        for metric, name, p50, goal in _judged(result)
+    ]
 
 
 def _p50(result: BenchResult, metric: str, series: str) -> float | None:
