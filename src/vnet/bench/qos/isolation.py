@@ -21,6 +21,7 @@ from vnet.bench.qos.scenario import (
     VXLAN_FRAME_EXTRA,
     far_end,
     gateway_network,
+    link_root,
     measure_flow,
     network_shaper,
     node_ns,
@@ -33,7 +34,6 @@ from vnet.bench.results import BenchResult
 from vnet.lab import lab as labmod
 from vnet.lab.shaping import ClassRef, FlowError, FlowResult, run_flow
 from vnet.model import Topology, build_topology
-from vnet.substrate.qos import LINK_ROOT_CLASS
 
 FLOODS = (("B alone", None), ("B while A floods UDP", "udp"), ("B while A floods TCP", "tcp"))
 
@@ -55,7 +55,7 @@ class Isolation:
 
     @property
     def link_root(self) -> ClassRef:
-        return ClassRef(self.b_shaper.ns, self.b_shaper.dev, LINK_ROOT_CLASS)
+        return link_root(self.b_shaper)
 
     @property
     def b_frame(self) -> float:

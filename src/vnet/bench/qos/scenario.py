@@ -13,7 +13,9 @@ from vnet.lab.probes import fping
 from vnet.lab.shaping import ClassRef, FlowResult, run_flow
 from vnet.model import Topology, build_topology, network_mtu
 from vnet.model.srv6 import tunnels
-from vnet.substrate.qos import LINK_MAJOR, VNET_MAJOR, handle, network_minors
+
+# The substrate's class handles, from this one place in the benchmark.
+from vnet.substrate.qos import LINK_MAJOR, LINK_ROOT_CLASS, VNET_MAJOR, handle, network_minors
 from vnet.substrate.realize import underlay_port_name
 
 LAB = "qos"
@@ -129,6 +131,11 @@ def network_shaper(topo: Topology, network: str, from_router: str) -> ClassRef:
     other = link.b if host == link.a else link.a
     minor = network_minors(topo)[network]
     return ClassRef(node_ns(host), underlay_port_name(other), handle(LINK_MAJOR, minor))
+
+
+def link_root(shaper: ClassRef) -> ClassRef:
+    """The root class of the underlay link a network's shaper sits on: all its traffic."""
+    return ClassRef(shaper.ns, shaper.dev, LINK_ROOT_CLASS)
 
 
 def udp_length(topo: Topology, endhost: str) -> int:

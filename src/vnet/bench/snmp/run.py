@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from vnet.agent.snmp import oids
 from vnet.bench.client import create_networks
 from vnet.bench.contract import Goal
 from vnet.bench.progress import BenchOptions, BenchProgress
@@ -19,10 +18,10 @@ from vnet.bench.snmp.workload import (
     SERIES,
     create_pairs,
     destroy_pairs,
-    dotted,
     getbulk_oids,
     populate,
     sandbox_agent,
+    vr_config_table,
 )
 from vnet.lab.sandbox import SandboxAgent
 
@@ -164,7 +163,7 @@ class SnmpRun:
         self.result.note(
             f"{self.vrs - 1} more VRs made in one NETCONF edit-config in {seconds:.1f} s"
         )
-        root = dotted(oids.VR_CONFIG_ENTRY[:-1])
+        root = vr_config_table()
         for rep in range(self.repeat):
             for s in self.series:
                 progress.update(f"walk {s.name}, repeat {rep + 1}")

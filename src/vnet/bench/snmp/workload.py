@@ -39,6 +39,9 @@ def sandbox_agent() -> SandboxAgent:
 # -- what is measured ---------------------------------------------------------------------
 
 
+# The MIB's object identifiers, from this one place in the benchmark.
+
+
 def dotted(oid: tuple[int, ...]) -> str:
     return oids.dotted(oid)
 
@@ -87,3 +90,8 @@ def populate(agent: SandboxAgent, count: int, first: int) -> float:
             target="running", config=f'<config><routers xmlns="{NS}">{routers}</routers></config>'
         )
         return time.perf_counter() - t
+
+
+def vr_config_table() -> str:
+    """The root of vnetVrConfigTable's rows, dotted: what the walk covers."""
+    return dotted(oids.VR_CONFIG_ENTRY[:-1])
