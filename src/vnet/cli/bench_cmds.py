@@ -8,6 +8,7 @@ the report and prints the headline. Nothing here measures anything.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -21,6 +22,7 @@ from vnet.bench.registry import BENCHMARKS
 from vnet.cli import friendly_errors
 from vnet.tools.errors import ToolError
 
+BENCH_EXTRA = ("numpy", "scipy", "matplotlib")
 EXTRA_HINT = "the benchmarks need numpy, scipy and matplotlib: pip install 'vnet[bench]'"
 
 
@@ -137,10 +139,11 @@ def check_can_run(bench: Benchmark) -> None:
 
 def run_bench(bench: Benchmark, common: BenchOptions, options: dict[str, Any]) -> None:
     """Plan, check, run, report: the same for every benchmark."""
-    try:
-        from vnet.bench.report import finish_run
-    except ImportError as err:
-        raise click.ClickException(f"{EXTRA_HINT} ({err})") from err
+    # Checked, not imported: a benchmark's figures (say, peak RSS) should not carry the
+    # plotting library before it is needed.
+    missing = [m for m in BENCH_EXTRA if importlib.util.find_spec(m) is None]
+    if missing:
+        raise click.ClickException(f"{EXTRA_HINT} (missing: {', '.join(missing)})")
     try:
         plan = bench.plan(common, **options)
     except OptionError as err:
@@ -150,6 +153,8 @@ def run_bench(bench: Benchmark, common: BenchOptions, options: dict[str, Any]) -
         result = bench.run(plan, common)
     except (BenchError, ToolError) as err:
         raise click.ClickException(str(err)) from err
+    from vnet.bench.report import finish_run
+
     document = bench.json_document(result)
     paths = finish_run(result, common, json_document=document)
     shown = bench.finish(result, plan, paths.directory)
