@@ -130,3 +130,18 @@ def test_an_option_error_names_the_option(tmp_path: Path) -> None:
     done = CliRunner().invoke(make_command(EchoBench), ["--value", "200", "--out", str(tmp_path)])
     assert done.exit_code == 2
     assert "--value" in done.output and "at most 100" in done.output
+
+
+def test_without_the_bench_extra_a_benchmark_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "scipy" else real(name, *a)
+    )
+    done = CliRunner().invoke(make_command(EchoBench), ["--out", str(tmp_path)])
+    assert done.exit_code == 1
+    assert "vnet[bench]" in done.output and "scipy" in done.output
+    assert not (tmp_path / "results.json").exists()
