@@ -13,6 +13,9 @@ from pyroute2 import IPRoute
 
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
+
+# The substrate's naming, from this one place in the benchmark.
+from vnet.substrate import lab_placement
 from vnet.substrate.realize import underlay_port_name
 from vnet.tools import fping
 from vnet.tools.errors import ToolError
@@ -48,7 +51,12 @@ class PathSpec:
         return self.topology.name
 
     def ns(self, node: str) -> str:
-        return f"vnet-{self.lab}-{node}"
+        return lab_placement(self.lab).node_ns(node)
+
+    @property
+    def prefix(self) -> str:
+        """The names of all the lab's namespaces start with this."""
+        return lab_placement(self.lab).prefix
 
 
 def _hosts(*names: str) -> list[dict[str, str]]:

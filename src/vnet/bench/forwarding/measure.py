@@ -195,7 +195,7 @@ def run_forwarding(
         path_labs("fw", kinds, noter(result, progress)) as paths,
     ):
         for p in paths:
-            freeze_neighbours(netns.list_names(f"vnet-{p.spec.lab}-"))
+            freeze_neighbours(netns.list_names(p.spec.prefix))
             attach_ingress_drop(p.dst_ns, p.spec.dst.ifname)
         # A smoke run profiles once per kind; a real run in every repeat.
         profiled = 1 if bench.quick else bench.repeat

@@ -13,6 +13,7 @@ from vnet.lab.probes import fping
 from vnet.lab.shaping import ClassRef, FlowResult, run_flow
 from vnet.model import Topology, build_topology, network_mtu
 from vnet.model.srv6 import tunnels
+from vnet.substrate import lab_placement
 
 # The substrate's class handles, from this one place in the benchmark.
 from vnet.substrate.qos import LINK_MAJOR, LINK_ROOT_CLASS, VNET_MAJOR, handle, network_minors
@@ -111,7 +112,7 @@ def connection_spec(rate_mbit: float | str, path: list[str]) -> dict[str, Any]:
 
 
 def node_ns(node: str) -> str:
-    return f"vnet-{LAB}-{node}"
+    return lab_placement(LAB).node_ns(node)
 
 
 def address_of(topo: Topology, endhost: str) -> str:
