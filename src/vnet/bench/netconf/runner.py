@@ -23,9 +23,6 @@ from vnet.bench.progress import BenchProgress
 from vnet.bench.results import BenchResult
 from vnet.tools.procfs import memory_of
 
-# -- processes in our namespace ------------------------------------------------------------------
-
-
 # -- measuring -------------------------------------------------------------------------------------
 
 

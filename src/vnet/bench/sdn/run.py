@@ -88,7 +88,7 @@ def declare_metrics(result: BenchResult) -> None:
     result.declare("packet-out proxy CPU", "% of a core", x_label="tenants")
 
 
-# -- the command -------------------------------------------------------------------------
+# -- one run of a setup, and the whole run -----------------------------------------------
 
 
 def _one_run(

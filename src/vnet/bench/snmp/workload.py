@@ -36,10 +36,7 @@ def sandbox_agent() -> SandboxAgent:
     return SandboxAgent(HostSandbox(scope="sb" + secrets.token_hex(3)), settings)
 
 
-# -- what is measured ---------------------------------------------------------------------
-
-
-# The MIB's object identifiers, from this one place in the benchmark.
+# -- what is measured (the MIB's object identifiers come in from here only) ----------------
 
 
 def dotted(oid: tuple[int, ...]) -> str:
