@@ -56,4 +56,6 @@ if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | awk '{print $2}'
 fi
 
 # --frozen: install exactly the committed lock; it is quick and silent when nothing changed.
-"$TOOLS/bin/uv" sync --frozen -q
+# --all-extras: the demo and the tests use everything, the benchmarks' numpy/scipy/matplotlib
+# included (an agent-only install leaves the `bench` extra out).
+"$TOOLS/bin/uv" sync --frozen --all-extras -q

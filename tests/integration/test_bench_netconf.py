@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from vnet.bench.netconf import netconfd_missing
+from vnet.bench.netconf.netconfd import netconfd_missing
 from vnet.substrate import nsfs
 
 from .conftest import vnet

@@ -23,7 +23,9 @@ def test_demo_prints_its_tables_and_cleans_up() -> None:
 
 def test_bench_build_writes_the_promised_json(tmp_path: Path) -> None:
     out = tmp_path / "build.json"
-    vnet("bench", "build", "--vrs", "20", "--hosts", "2", "--json", str(out), timeout=180)
+    report = tmp_path / "report"  # every bench writes a report; keep it out of the cwd
+    args = ["--vrs", "20", "--hosts", "2", "--json", str(out), "--out", str(report)]
+    vnet("bench", "build", *args, timeout=180)
     data = json.loads(out.read_text())
     for key in (
         "vrs",
@@ -37,3 +39,4 @@ def test_bench_build_writes_the_promised_json(tmp_path: Path) -> None:
     assert data["vrs"] == 20 and data["reapply_ops"] == 0
     assert 0 < data["per_vr_p50_ms"] <= data["per_vr_p99_ms"]
     assert lab_namespaces("bench") == []
+    assert (report / "results.json").is_file()

@@ -16,17 +16,21 @@ from pathlib import Path
 
 import pytest
 
-from vnet.bench import sdn
+from vnet.bench.registry import BENCHMARKS
+from vnet.bench.sdn import lab as sdn_lab
+from vnet.bench.sdn import perfbench as sdn_perfbench
+from vnet.cli.bench_cmds import make_command
+from vnet.tools import processes
 
 ECHO_RATE = 20_000
 
 
 @pytest.fixture(scope="module")
 def perfbench() -> Path:
-    exe = sdn.PERFBENCH_DIR / "target" / "release" / "perfbench"
+    exe = sdn_perfbench.PERFBENCH_DIR / "target" / "release" / "perfbench"
     if not exe.is_file() and shutil.which("cargo") is None:
         pytest.skip("cargo is not installed and perfbench is not built")
-    return sdn.perfbench_binary(build=True)
+    return sdn_perfbench.perfbench_binary(build=True)
 
 
 @pytest.fixture
@@ -42,8 +46,7 @@ def echo_peer(perfbench: Path) -> Iterator[str]:
         assert line.startswith("listening "), line
         yield line.split()[1]
     finally:
-        sdn.stop_pid(proc.pid)
-        proc.wait(timeout=10)
+        processes.stop_child(proc, grace=5.0)
 
 
 def test_loopback_echo_latency(perfbench: Path, echo_peer: str, tmp_path: Path) -> None:
@@ -187,10 +190,10 @@ def test_dp_inject_and_capture_over_veth(perfbench: Path, veth_ns: tuple[str, st
 
 
 @pytest.fixture(scope="module")
-def ovs_lab() -> Iterator[sdn.OvsLab]:
+def ovs_lab() -> Iterator[sdn_lab.OvsLab]:
     if shutil.which("ovs-vswitchd") is None:
         pytest.skip("ovs-vswitchd is not installed (apt-get install openvswitch-switch)")
-    with sdn.OvsLab() as lab:
+    with sdn_lab.OvsLab() as lab:
         yield lab
 
 
@@ -204,12 +207,12 @@ def ovs_lab() -> Iterator[sdn.OvsLab]:
     ],
 )
 def test_against_open_vswitch(
-    perfbench: Path, ovs_lab: sdn.OvsLab, experiment: str, via: str, tenants: int, rate: int
+    perfbench: Path, ovs_lab: sdn_lab.OvsLab, experiment: str, via: str, tenants: int, rate: int
 ) -> None:
-    setup = sdn.Setup(experiment, via, True, tenants, rate)
+    setup = sdn_perfbench.Setup(experiment, via, True, tenants, rate)
     vswitchd = ovs_lab.pids["ovs-vswitchd"]
-    with sdn.proxy(ovs_lab, perfbench, tenants, 60) as proxy_pid:
-        report = sdn.run_perfbench(
+    with sdn_perfbench.proxy(ovs_lab, perfbench, tenants, 60) as proxy_pid:
+        report = sdn_perfbench.run_perfbench(
             ovs_lab,
             perfbench,
             setup,
@@ -246,7 +249,8 @@ def test_sdn_quick_command(perfbench: Path, tmp_path: Path) -> None:
 
     out = tmp_path / "sdn"
     res = CliRunner().invoke(
-        sdn.sdn, ["--quick", "--duration", "0.6", "--tenants", "4", "--quiet", "--out", str(out)]
+        make_command(BENCHMARKS["sdn"]),
+        ["--quick", "--duration", "0.6", "--tenants", "4", "--quiet", "--out", str(out)],
     )
     assert res.exit_code == 0, (res.output, res.exception)
     results = json.loads((out / "results.json").read_text())

@@ -7,9 +7,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from vnet.bench import dataplane, forwarding
+from vnet.bench.dataplane import DATAPLANE_KINDS
+from vnet.bench.dataplane import measure as dp_measure
+from vnet.bench.dataplane import paths as dp_paths
+from vnet.bench.dataplane import summary as dp_summary
+from vnet.bench.forwarding import FORWARDING_KINDS
+from vnet.bench.forwarding import measure as fw_measure
+from vnet.bench.forwarding import summary as fw_summary
+from vnet.bench.registry import BENCHMARKS
 from vnet.bench.report import write_report
 from vnet.bench.results import BenchResult
+from vnet.cli.bench_cmds import make_command
 from vnet.model.names import lab_name_problem
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -19,20 +27,20 @@ RECORDED = Path(__file__).parent / "recorded"
 
 
 def test_every_kind_has_a_builder_and_a_lab_code() -> None:
-    assert set(dataplane.PATH_BUILDERS) == set(dataplane.LAB_CODES)
-    assert set(dataplane.DATAPLANE_KINDS) <= set(dataplane.PATH_BUILDERS)
-    assert set(forwarding.FORWARDING_KINDS) <= set(dataplane.PATH_BUILDERS)
+    assert set(dp_paths.PATH_BUILDERS) == set(dp_paths.LAB_CODES)
+    assert set(DATAPLANE_KINDS) <= set(dp_paths.PATH_BUILDERS)
+    assert set(FORWARDING_KINDS) <= set(dp_paths.PATH_BUILDERS)
 
 
 def test_lab_names_are_valid_and_unique() -> None:
-    names = dataplane.lab_names("dp", list(dataplane.PATH_BUILDERS))
+    names = dp_paths.lab_names("dp", list(dp_paths.PATH_BUILDERS))
     assert len(set(names.values())) == len(names)
     for name in names.values():
         assert lab_name_problem(name) is None, name
 
 
 def test_physical_path_is_two_hosts_and_one_underlay_link() -> None:
-    spec = dataplane.physical_path("dptest")
+    spec = dp_paths.physical_path("dptest")
     topo = spec.topology
     assert [h.name for h in topo.hosts] == ["src", "dst"]
     assert len(topo.links) == 1
@@ -42,33 +50,33 @@ def test_physical_path_is_two_hosts_and_one_underlay_link() -> None:
 
 
 def test_native_router_path_uses_loopbacks() -> None:
-    spec = dataplane.native_path("fwtest")
+    spec = dp_paths.native_path("fwtest")
     assert [h.name for h in spec.topology.hosts] == ["src", "fwd", "dst"]
     assert spec.first_hop.node == "fwd"
-    assert spec.dst_address == dataplane.Endpoint("dst", "lo")
+    assert spec.dst_address == dp_paths.Endpoint("dst", "lo")
 
 
 @pytest.mark.parametrize(("kind", "hosts"), [("bridge", 1), ("vxlan", 2)])
 def test_lan_paths_share_the_addresses(kind: str, hosts: int) -> None:
-    spec = dataplane.PATH_BUILDERS[kind]("dptest")
+    spec = dp_paths.PATH_BUILDERS[kind]("dptest")
     assert spec is not None
     topo = spec.topology
     assert len(topo.hosts) == hosts and len(topo.networks) == 1
     addresses = {eh.name: str(eh.ipv4.ip) for eh in topo.endhosts if eh.ipv4}
-    assert addresses == {"src": dataplane.SRC_ADDRESS, "dst": dataplane.DST_ADDRESS}
+    assert addresses == {"src": dp_paths.SRC_ADDRESS, "dst": dp_paths.DST_ADDRESS}
     assert {eh.host for eh in topo.endhosts} == {h.name for h in topo.hosts}
 
 
 @pytest.mark.parametrize("vrs", [1, 2, 4])
 def test_vr_chain_routes_end_to_end(vrs: int) -> None:
-    spec = dataplane.vr_chain_path("dptest", vrs)
+    spec = dp_paths.vr_chain_path("dptest", vrs)
     topo = spec.topology
     assert len(topo.routers) == vrs and len(topo.networks) == vrs + 1
-    assert spec.first_hop == dataplane.Endpoint("r1", "eth0")
+    assert spec.first_hop == dp_paths.Endpoint("r1", "eth0")
     src = next(eh for eh in topo.endhosts if eh.name == "src")
     dst = next(eh for eh in topo.endhosts if eh.name == "dst")
-    assert str(src.ipv4.ip) == dataplane.SRC_ADDRESS  # type: ignore[union-attr]
-    assert str(dst.ipv4.ip) == dataplane.DST_ADDRESS  # type: ignore[union-attr]
+    assert str(src.ipv4.ip) == dp_paths.SRC_ADDRESS  # type: ignore[union-attr]
+    assert str(dst.ipv4.ip) == dp_paths.DST_ADDRESS  # type: ignore[union-attr]
     # auto routing: both end hosts have a default route, every VR knows both ends
     assert src.routes and dst.routes
     for vr in topo.routers:
@@ -81,13 +89,13 @@ def test_vr_chain_routes_end_to_end(vrs: int) -> None:
 
 
 def test_srv6_hook_skips_until_the_model_has_connections() -> None:
-    assert dataplane.srv6_path("dptest") is None
-    assert "srv6_path" in dataplane.SRV6_SKIP_NOTE
+    assert dp_paths.srv6_path("dptest") is None
+    assert "srv6_path" in dp_paths.SRV6_SKIP_NOTE
 
 
 def test_ping_count_fits_the_load() -> None:
-    assert dataplane.ping_count(3) == 240
-    assert dataplane.ping_count(1) == 40
+    assert dp_measure.ping_count(3) == 240
+    assert dp_measure.ping_count(1) == 40
 
 
 # -- goals and the lead, from samples ---------------------------------------------
@@ -115,29 +123,29 @@ def synthetic(
     r.add("udp max throughput", "bridge", [2400.0, 2500.0, 2300.0])
     r.add("tcp throughput", "physical", [40000.0, 41000.0, 39000.0])
     r.add("tcp throughput", "bridge", [30000.0, 31000.0, 29000.0])
-    r.note(dataplane.SRV6_SKIP_NOTE)
+    r.note(dp_paths.SRV6_SKIP_NOTE)
     return r
 
 
 def test_sustained_loads_exclude_where_the_baseline_loses() -> None:
-    assert dataplane.sustained_loads(synthetic()) == [100]
-    assert dataplane.sustained_loads(synthetic(baseline_loss_at_1000=0.05)) == [100, 1000]
+    assert dp_summary.sustained_loads(synthetic()) == [100]
+    assert dp_summary.sustained_loads(synthetic(baseline_loss_at_1000=0.05)) == [100, 1000]
 
 
 def test_goals_met() -> None:
-    checks = dataplane.check_goals(synthetic())
+    checks = dp_summary.check_goals(synthetic())
     assert [c.met for c in checks] == [True, True, True], checks
     assert "srv6" in checks[0].detail
 
 
 def test_throughput_goal_missed_says_by_how_much() -> None:
-    checks = dataplane.check_goals(synthetic(bridge_tput=90.0))
+    checks = dp_summary.check_goals(synthetic(bridge_tput=90.0))
     assert checks[1].met is False
     assert "0.900" in checks[1].detail and "5.0% short" in checks[1].detail
 
 
 def test_rtt_goal_missed_says_by_how_much() -> None:
-    checks = dataplane.check_goals(synthetic(bridge_rtt=18.0))
+    checks = dp_summary.check_goals(synthetic(bridge_rtt=18.0))
     assert checks[2].met is False
     assert "1.800" in checks[2].detail and "0.30x over" in checks[2].detail
 
@@ -145,18 +153,18 @@ def test_rtt_goal_missed_says_by_how_much() -> None:
 def test_missing_kind_is_a_miss_but_srv6_is_by_design() -> None:
     r = synthetic()
     r.parameters["kinds"] = ["physical", "bridge", "vxlan", "srv6"]
-    assert dataplane.check_goals(r)[0].met is False
+    assert dp_summary.check_goals(r)[0].met is False
 
 
 def test_no_judgement_without_a_sustained_load() -> None:
     r = BenchResult("dataplane", baseline="physical")
     r.add("udp throughput", "physical", [1.0, 1.0], x=100)
     r.add("udp loss", "physical", [5.0, 5.0], x=100)
-    assert dataplane.check_goals(r)[1].met is None
+    assert dp_summary.check_goals(r)[1].met is None
 
 
 def test_lead_summary_shows_every_kind_and_the_overhead_steps() -> None:
-    text = dataplane.lead_summary(synthetic())
+    text = dp_summary.lead_summary(synthetic())
     assert text.startswith("## Against the physical baseline")
     assert "| bridge | 0.990" in text
     assert "physical → bridge" in text
@@ -166,7 +174,7 @@ def test_lead_summary_shows_every_kind_and_the_overhead_steps() -> None:
 
 def test_dataplane_report_from_recorded_samples(tmp_path: Path) -> None:
     result = BenchResult.load(RECORDED / "dataplane_results.json")
-    result.description = dataplane.lead_summary(result)
+    result.description = dp_summary.lead_summary(result)
     paths = write_report(result, tmp_path)
     text = paths.markdown.read_text()
     # The lead comes first, then the shared metric sections.
@@ -183,7 +191,7 @@ def test_dataplane_report_from_recorded_samples(tmp_path: Path) -> None:
 
 
 def test_forwarding_points() -> None:
-    points = forwarding.plan_points([64, 128, 512, 1500], [1, 2])
+    points = fw_measure.plan_points([64, 128, 512, 1500], [1, 2])
     assert [(p.size, p.cores) for p in points] == [
         (64, 1),
         (64, 2),
@@ -195,7 +203,7 @@ def test_forwarding_points() -> None:
 
 def test_forwarding_report_from_recorded_samples(tmp_path: Path) -> None:
     result = BenchResult.load(RECORDED / "forwarding_results.json")
-    result.description = forwarding.lead_summary(result)
+    result.description = fw_summary.lead_summary(result)
     assert result.baseline == "native"
     paths = write_report(result, tmp_path)
     text = paths.markdown.read_text()
@@ -209,7 +217,7 @@ def test_forwarding_report_from_recorded_samples(tmp_path: Path) -> None:
 
 
 def test_forwarding_lead_without_rates() -> None:
-    assert "No packet rates" in forwarding.lead_summary(BenchResult("forwarding"))
+    assert "No packet rates" in fw_summary.lead_summary(BenchResult("forwarding"))
 
 
 # -- command line ----------------------------------------------------------------
@@ -218,11 +226,11 @@ def test_forwarding_lead_without_rates() -> None:
 @pytest.mark.parametrize(
     ("command", "args", "message"),
     [
-        (dataplane.dataplane, ["--kinds", "physical,warp"], "unknown kind"),
-        (dataplane.dataplane, ["--loads", "100,lots"], "loads"),
-        (forwarding.forwarding, ["--sizes", "32"], "64..1518"),
-        (forwarding.forwarding, ["--cores", "0"], "core counts"),
-        (forwarding.forwarding, ["--kinds", "srv6"], "unknown kind"),
+        (make_command(BENCHMARKS["dataplane"]), ["--kinds", "physical,warp"], "unknown kind"),
+        (make_command(BENCHMARKS["dataplane"]), ["--loads", "100,lots"], "loads"),
+        (make_command(BENCHMARKS["forwarding"]), ["--sizes", "32"], "64..1518"),
+        (make_command(BENCHMARKS["forwarding"]), ["--cores", "0"], "core counts"),
+        (make_command(BENCHMARKS["forwarding"]), ["--kinds", "srv6"], "unknown kind"),
     ],
 )
 def test_bad_options_are_refused_before_anything_runs(

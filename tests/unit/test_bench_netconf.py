@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from lxml import etree
 
-from vnet.bench.netconf import (
-    NS,
-    Batch,
-    Plan,
-    goal_notes,
-    network_count,
-    networks_config,
-)
+from vnet.bench.client import NS
+from vnet.bench.netconf.config import Batch, Plan, network_count, networks_config
+from vnet.bench.netconf.goals import goal_notes
 from vnet.bench.results import BenchResult
 
 

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from vnet.bench.progress import BenchOptions, BenchProgress, bench_options
+from vnet.bench.contract import Defaults
+from vnet.bench.progress import BenchOptions, BenchProgress
 from vnet.bench.report import (
     default_out_dir,
     finish_run,
@@ -21,7 +22,6 @@ from vnet.bench.report import (
     format_number,
     plot_kind,
     render_markdown,
-    report_cmd,
     write_report,
 )
 from vnet.bench.results import (
@@ -35,6 +35,7 @@ from vnet.bench.results import (
     tool_version,
 )
 from vnet.bench.stats import summarize
+from vnet.cli.bench_cmds import common_from, common_options, report_cmd
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -363,11 +364,12 @@ def test_report_cmd_errors(recorded: Path, tmp_path: Path) -> None:
 # -- shared options, progress, end of run ----------------------------------------
 
 
-def _options_probe() -> click.Command:
-    @click.command()
-    @bench_options(duration=10.0, repeat=5, quick_duration=1.0, quick_repeat=2)
+def _options_probe(defaults: Defaults | None = None) -> click.Command:
+    defaults = defaults or Defaults(repeat=5, quick_repeat=2, duration=10.0, quick_duration=1.0)
+
     @click.option("--kind", default="vr")
-    def probe(bench: BenchOptions, kind: str) -> None:
+    def probe(**kwargs: object) -> None:
+        bench = common_from(kwargs, defaults)  # type: ignore[arg-type]
         click.echo(
             json.dumps(
                 {
@@ -375,12 +377,14 @@ def _options_probe() -> click.Command:
                     "out": str(bench.out),
                     "json": bench.json_path,
                     "quiet": bench.quiet,
-                    "kind": kind,
+                    "kind": kwargs["kind"],
                 }
             )
         )
 
-    return probe
+    for option in reversed(common_options(defaults)):
+        probe = option(probe)
+    return click.command()(probe)
 
 
 @pytest.mark.parametrize(
@@ -409,14 +413,11 @@ def test_bench_options_reject_nonsense_and_document_themselves() -> None:
         assert option in helptext
 
 
-def test_bench_options_bare_decorator_uses_defaults() -> None:
-    @click.command()
-    @bench_options
-    def probe(bench: BenchOptions) -> None:
-        click.echo(f"{bench.duration} {bench.repeat}")
-
-    assert CliRunner().invoke(probe, []).output == "10.0 5\n"
-    assert CliRunner().invoke(probe, ["--quick"]).output == "2.0 2\n"
+def test_bench_options_without_duration_have_no_duration_flag() -> None:
+    probe = _options_probe(Defaults(repeat=1, quick_repeat=1))
+    helptext = CliRunner().invoke(probe, ["--help"]).output
+    assert "--duration" not in helptext and "--quick" in helptext and "-q" in helptext
+    assert json.loads(CliRunner().invoke(probe, ["--quick"]).output)["repeat"] == 1
 
 
 def _console() -> tuple[Console, io.StringIO]:

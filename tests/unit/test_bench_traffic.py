@@ -6,15 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from vnet.bench import traffic
-from vnet.bench.forwarding import (
-    DROP_IPV4,
+from vnet.bench.forwarding.profile import (
     IDLE,
     OTHER_KERNEL,
     OTHER_PROCESSES,
     function_group,
     parse_perf_script,
 )
+from vnet.bench.forwarding.receiver import DROP_IPV4
+from vnet.tools import fping, iperf3, procfs, trafgen
+from vnet.tools.errors import ToolError
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -24,7 +25,7 @@ def recorded(name: str) -> str:
 
 
 def test_iperf3_udp_gives_receiver_totals_and_seconds() -> None:
-    run = traffic.parse_iperf3_udp(recorded("iperf3_udp.json"))
+    run = iperf3.parse_iperf3_udp(recorded("iperf3_udp.json"))
     assert run.mbit == pytest.approx(199.6, abs=1.0)  # 200 Mbit/s offered, 2 s
     assert run.sent_mbit == pytest.approx(200.0, abs=0.5)
     assert run.packets > 35_000
@@ -36,50 +37,50 @@ def test_iperf3_udp_gives_receiver_totals_and_seconds() -> None:
 
 
 def test_iperf3_tcp_gives_rate_retransmits_and_srtt() -> None:
-    run = traffic.parse_iperf3_tcp(recorded("iperf3_tcp.json"))
+    run = iperf3.parse_iperf3_tcp(recorded("iperf3_tcp.json"))
     assert run.mbit > 1000
     assert run.retransmits >= 0
     assert run.srtt_ms is not None and 0 < run.srtt_ms < 10
 
 
 def test_iperf3_error_becomes_tool_error() -> None:
-    with pytest.raises(traffic.ToolError, match="Connection refused"):
-        traffic.parse_iperf3_tcp(recorded("iperf3_refused.json"))
-    with pytest.raises(traffic.ToolError, match="no JSON"):
-        traffic.parse_iperf3_udp("iperf3: error - the server is busy")
-    with pytest.raises(traffic.ToolError, match="unexpected"):
-        traffic.parse_iperf3_udp('{"end": {}}')
+    with pytest.raises(ToolError, match="Connection refused"):
+        iperf3.parse_iperf3_tcp(recorded("iperf3_refused.json"))
+    with pytest.raises(ToolError, match="no JSON"):
+        iperf3.parse_iperf3_udp("iperf3: error - the server is busy")
+    with pytest.raises(ToolError, match="unexpected"):
+        iperf3.parse_iperf3_udp('{"end": {}}')
 
 
 def test_fping_rtts_and_losses() -> None:
-    rtts = traffic.parse_fping(recorded("fping.txt"))
+    rtts = fping.parse_fping(recorded("fping.txt"))
     assert len(rtts) == 20 and all(r is not None and r > 0 for r in rtts)
-    assert traffic.parse_fping(recorded("fping_lost.txt")) == [None] * 4
-    mixed = traffic.parse_fping("10.9.2.2 : 0.010 - 0.030\n")
+    assert fping.parse_fping(recorded("fping_lost.txt")) == [None] * 4
+    mixed = fping.parse_fping("10.9.2.2 : 0.010 - 0.030\n")
     assert mixed == [0.010, None, 0.030]
-    with pytest.raises(traffic.ToolError):
-        traffic.parse_fping("fping: can't create socket\n")
+    with pytest.raises(ToolError):
+        fping.parse_fping("fping: can't create socket\n")
 
 
 def test_rtt_distribution() -> None:
-    stats = traffic.RttStats.of([0.004, None, 0.002, 0.010, 0.006])
+    stats = fping.RttStats.of([0.004, None, 0.002, 0.010, 0.006])
     assert (stats.sent, stats.received) == (5, 4)
     assert stats.min == 0.002 and stats.max == 0.010
     assert stats.p50 == pytest.approx(0.005)
     assert 0.006 < stats.p99 <= 0.010  # type: ignore[operator]
-    empty = traffic.RttStats.of([None, None])
+    empty = fping.RttStats.of([None, None])
     assert empty.received == 0 and empty.p50 is None
 
 
 def test_fping_argv_sets_source_only_when_given() -> None:
-    assert "-S" not in traffic.fping_argv("10.9.2.2", 5)
-    argv = traffic.fping_argv("10.9.2.2", 5, source="10.9.1.2")
+    assert "-S" not in fping.fping_argv("10.9.2.2", 5)
+    argv = fping.fping_argv("10.9.2.2", 5, source="10.9.1.2")
     assert argv[-3:] == ["-S", "10.9.1.2", "10.9.2.2"]
 
 
 @pytest.mark.parametrize(("frame", "fill"), [(64, 18), (128, 82), (512, 466), (1500, 1454)])
 def test_trafgen_frame_sizes_count_the_fcs(frame: int, fill: int) -> None:
-    packet = traffic.trafgen_packet(
+    packet = trafgen.trafgen_packet(
         "aa:bb:cc:dd:ee:ff", "02:00:00:00:00:01", "10.9.1.2", "10.9.2.2", frame
     )
     assert f"fill(0x00, {fill})" in packet
@@ -91,16 +92,16 @@ def test_trafgen_frame_sizes_count_the_fcs(frame: int, fill: int) -> None:
 
 def test_trafgen_frame_too_small() -> None:
     with pytest.raises(ValueError):
-        traffic.trafgen_packet("aa:bb:cc:dd:ee:ff", "02:00:00:00:00:01", "1.1.1.1", "2.2.2.2", 40)
+        trafgen.trafgen_packet("aa:bb:cc:dd:ee:ff", "02:00:00:00:00:01", "1.1.1.1", "2.2.2.2", 40)
 
 
 def test_trafgen_sent_packets() -> None:
-    assert traffic.parse_trafgen_sent(recorded("trafgen_2cpus.txt")) == 422_400
-    assert traffic.parse_trafgen_sent("Running! Hang up with ^C!\n") is None
+    assert trafgen.parse_trafgen_sent(recorded("trafgen_2cpus.txt")) == 422_400
+    assert trafgen.parse_trafgen_sent("Running! Hang up with ^C!\n") is None
 
 
 def test_net_dev_counters() -> None:
-    counters = traffic.parse_net_dev(recorded("net_dev.txt"))
+    counters = procfs.parse_net_dev(recorded("net_dev.txt"))
     assert {"lo", "eth0"} <= set(counters)
     eth0 = counters["eth0"]
     assert eth0.rx_packets > 30_000 and eth0.tx_packets > 0
@@ -108,23 +109,23 @@ def test_net_dev_counters() -> None:
 
 def test_proc_stat_sums_the_chosen_cpus() -> None:
     text = recorded("proc_stat.txt")
-    cpu0, cpu1 = traffic.parse_proc_stat(text, [0]), traffic.parse_proc_stat(text, [1])
-    both = traffic.parse_proc_stat(text, [0, 1])
+    cpu0, cpu1 = procfs.parse_proc_stat(text, [0]), procfs.parse_proc_stat(text, [1])
+    both = procfs.parse_proc_stat(text, [0, 1])
     assert both.softirq == cpu0.softirq + cpu1.softirq
     assert both.busy == cpu0.busy + cpu1.busy
     assert (both - cpu0) == cpu1
-    with pytest.raises(traffic.ToolError):
-        traffic.parse_proc_stat(text, [7])
+    with pytest.raises(ToolError):
+        procfs.parse_proc_stat(text, [7])
 
 
 def test_listening_ports_from_proc_net_tcp6() -> None:
     # One connection in TIME_WAIT on 5201 (not listening) and iperf3 listening on 5299.
-    assert traffic.parse_listening_ports(recorded("tcp6.txt")) == {5299}
+    assert procfs.parse_listening_ports(recorded("tcp6.txt")) == {5299}
 
 
 def test_iperf3_seconds_are_whole() -> None:
-    assert traffic.iperf3_seconds(0.4) == 1
-    assert traffic.iperf3_seconds(2.6) == 3
+    assert iperf3.iperf3_seconds(0.4) == 1
+    assert iperf3.iperf3_seconds(2.6) == 3
 
 
 def test_perf_samples_grouped_by_kernel_function() -> None:

@@ -1,24 +1,18 @@
-"""What every ``vnet bench ...`` command shares while running: options and a progress bar.
+"""What every benchmark shares while running: the common options and a progress bar.
 
-Usage in a bench command::
+Usage in a benchmark's run (vnet.bench.contract)::
 
-    @click.command("dataplane")
-    @bench_options(duration=10.0, repeat=5)
-    def dataplane(bench: BenchOptions) -> None:
-        result = BenchResult.start("dataplane", parameters=bench.as_parameters(), ...)
-        with BenchProgress("dataplane", total=len(kinds) * bench.repeat,
-                           quiet=bench.quiet) as progress:
-            for kind in kinds:
-                for run in range(bench.repeat):
-                    progress.update(f"{kind} run {run + 1}/{bench.repeat}")
-                    result.record("throughput", kind, measure(kind, bench.duration))
-                    progress.advance()
-        finish_run(result, bench)   # from vnet.bench.report
+    with BenchProgress("dataplane", total=len(kinds) * common.repeat,
+                       quiet=common.quiet) as progress:
+        for kind in kinds:
+            for run in range(common.repeat):
+                progress.update(f"{kind} run {run + 1}/{common.repeat}")
+                result.record("throughput", kind, measure(kind, common.duration))
+                progress.advance()
 """
 
 from __future__ import annotations
 
-import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,7 +20,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
-import click
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -56,88 +49,6 @@ class BenchOptions:
     def as_parameters(self) -> dict[str, Any]:
         """The options that shape the measurement, for BenchResult.parameters."""
         return {"quick": self.quick, "duration": self.duration, "repeat": self.repeat}
-
-
-def bench_options(
-    duration: float | Callable[..., Any] = 10.0,
-    repeat: int = 5,
-    *,
-    quick_duration: float = 2.0,
-    quick_repeat: int = 2,
-) -> Any:
-    """Click decorator adding --quick/--duration/--repeat/--out/--json/--quiet.
-
-    Use as ``@bench_options(duration=30, repeat=10)`` or bare ``@bench_options``.
-    The command receives them as one keyword argument ``bench: BenchOptions``.
-    Explicit --duration/--repeat win over --quick, which only changes the defaults.
-    """
-    if callable(duration):  # used bare, without parentheses
-        return bench_options()(duration)
-    default_duration = float(duration)
-
-    def decorate(command: F) -> F:
-        @functools.wraps(command)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            quick = kwargs.pop("quick")
-            given_duration = kwargs.pop("duration")
-            given_repeat = kwargs.pop("repeat")
-            kwargs["bench"] = BenchOptions(
-                quick=quick,
-                duration=given_duration
-                if given_duration is not None
-                else (quick_duration if quick else default_duration),
-                repeat=given_repeat
-                if given_repeat is not None
-                else (quick_repeat if quick else repeat),
-                out=kwargs.pop("out"),
-                json_path=kwargs.pop("json_path"),
-                quiet=kwargs.pop("quiet"),
-            )
-            return command(*args, **kwargs)
-
-        options = [
-            click.option(
-                "--quick",
-                is_flag=True,
-                help=f"Short smoke run: {quick_duration:g} s x {quick_repeat} "
-                "unless --duration/--repeat say otherwise.",
-            ),
-            click.option(
-                "--duration",
-                type=click.FloatRange(min=0, min_open=True),
-                default=None,
-                metavar="SECONDS",
-                help=f"Length of one run [default: {default_duration:g}].",
-            ),
-            click.option(
-                "--repeat",
-                type=click.IntRange(min=1),
-                default=None,
-                metavar="N",
-                help=f"Runs per measurement point [default: {repeat}].",
-            ),
-            click.option(
-                "--out",
-                type=click.Path(file_okay=False, path_type=Path),
-                default=None,
-                metavar="DIR",
-                help="Report directory [default: ./out/bench/<name>-<timestamp>].",
-            ),
-            click.option(
-                "--json",
-                "json_path",
-                default=None,
-                metavar="PATH",
-                help="Also write the results JSON to PATH ('-' for stdout).",
-            ),
-            click.option("--quiet", "-q", is_flag=True, help="No progress bar and no log lines."),
-        ]
-        # Applied in reverse so --help lists them in the order above.
-        for option in reversed(options):
-            wrapper = option(wrapper)
-        return wrapper  # type: ignore[return-value]
-
-    return decorate
 
 
 def stdout_is_terminal() -> bool:

@@ -7,7 +7,7 @@ Layout of ``./out/bench/<name>-<timestamp>/`` (see docs/benchmarks.md)::
     <metric>.png      line plot against a numeric x, else a grouped bar chart
 
 Everything here is derived from the raw samples, so ``vnet bench report FILE.json``
-(:data:`report_cmd`) regenerates the same report later.
+(vnet.cli.bench_report) regenerates the same report later.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-import click
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import StrMethodFormatter
@@ -31,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .progress import BenchOptions
-from .results import BenchResult, Measurement, ResultFormatError, X
+from .results import BenchResult, Measurement, X
 from .stats import Summary, ratio
 
 DEFAULT_ROOT = Path("out/bench")
@@ -446,60 +445,28 @@ def summary_table(result: BenchResult) -> Table:
 
 
 def finish_run(
-    result: BenchResult, options: BenchOptions, console: Console | None = None
+    result: BenchResult,
+    options: BenchOptions,
+    console: Console | None = None,
+    json_document: Mapping[str, Any] | None = None,
 ) -> ReportPaths:
-    """End of every bench command: stamp, write the report, honour --json and --quiet."""
+    """End of every bench command: stamp, write the report, honour --json and --quiet.
+
+    --json writes the results JSON, or `json_document` when the benchmark has its own.
+    """
     result.finish()
     paths = write_report(result, options.out)
+    text = result.to_json() if json_document is None else json.dumps(json_document, indent=2)
     if options.json_path == "-":
-        sys.stdout.write(result.to_json())
+        sys.stdout.write(text)
         sys.stdout.flush()
     elif options.json_path:
-        result.save(options.json_path)
+        target = Path(options.json_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
     if not options.quiet:
         # stderr: stdout may be carrying --json -.
         console = console or Console(stderr=True)
         console.print(summary_table(result))
         console.print(f"report: {paths.markdown}", highlight=False)
     return paths
-
-
-# -- vnet bench report -----------------------------------------------------------
-
-
-@click.command("report")
-@click.argument("results_json", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    metavar="DIR",
-    help="Output directory [default: ./out/bench/<name>-<start timestamp>].",
-)
-@click.option(
-    "--baseline",
-    default=None,
-    metavar="SERIES",
-    help="Divide by this series instead of the one recorded.",
-)
-def report_cmd(results_json: Path, out: Path | None, baseline: str | None) -> None:
-    """Regenerate report.md and the PNG plots from a recorded results JSON."""
-    try:
-        result = BenchResult.load(results_json)
-    except (ResultFormatError, OSError, UnicodeDecodeError) as err:
-        raise click.ClickException(f"{results_json}: {err}") from err
-    if baseline is not None:
-        if baseline not in result.series_names():
-            known = ", ".join(result.series_names()) or "none"
-            raise click.BadParameter(
-                f"no series {baseline!r} (known: {known})", param_hint="--baseline"
-            )
-        result.baseline = baseline
-    directory = out if out is not None else default_out_dir(result)
-    target = directory / JSON_NAME
-    # Never rewrite the file we were given: it is the record.
-    same_file = target.exists() and target.samefile(results_json)
-    paths = write_report(result, directory, write_json=not same_file)
-    click.echo(str(paths.markdown))
-    for png in paths.plots.values():
-        click.echo(str(png))

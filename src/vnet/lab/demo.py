@@ -11,7 +11,7 @@ from pathlib import Path
 from vnet.lab import lab as labmod
 from vnet.lab import probes
 from vnet.model import Topology, network_mtu
-from vnet.substrate import nsfs
+from vnet.tools import procfs
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "two-tenants.yaml"
 
@@ -68,14 +68,8 @@ def echo_requests_received(ns: str) -> int:
     Unlike interface counters, these ignore the multicast chatter (MLD, IGMP)
     a tenant's own hosts send, so a change means one of the probes arrived.
     """
-    total = 0
-    with nsfs.entered(ns):
-        with open("/proc/thread-self/net/snmp") as f:
-            rows = [line.split() for line in f if line.startswith("Icmp:")]
-        total += int(rows[1][rows[0].index("InEchos")])
-        with open("/proc/thread-self/net/snmp6") as f:
-            total += next(int(line.split()[1]) for line in f if line.startswith("Icmp6InEchos "))
-    return total
+    counters = procfs.snmp_counters(ns)
+    return counters["Icmp:InEchos"] + counters["Icmp6InEchos"]
 
 
 def _echo_counts(topo: Topology) -> dict[str, int]:

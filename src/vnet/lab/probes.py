@@ -6,13 +6,12 @@ timeout and stops it by PID; traffic only goes to addresses inside the lab.
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
-import time
 from dataclasses import dataclass
 
-from vnet.lab import processes
+from vnet.tools import fping as tools_fping
+from vnet.tools import iperf3, processes
+from vnet.tools.errors import ToolError
 
 
 @dataclass
@@ -44,17 +43,15 @@ class PingResult:
 def fping(
     ns: str, address: str, count: int = 3, interval_ms: int = 10, timeout_ms: int = 300
 ) -> PingResult:
-    """`fping -C`: one RTT per probe, '-' for a lost one."""
-    argv = ["fping", "-C", str(count), "-p", str(interval_ms), "-t", str(timeout_ms), "-q", address]
-    done = processes.run(ns, argv, timeout=5 + count * (interval_ms + timeout_ms) / 1000)
-    rtts: list[float] = []
-    sent = count
-    for line in done.stderr.splitlines():
-        if " : " in line:
-            samples = line.split(" : ", 1)[1].split()
-            sent = len(samples)
-            rtts = [float(s) for s in samples if s != "-"]
-    return PingResult(sent, len(rtts), rtts)
+    """`fping -C`: one RTT per probe; nothing read back counts as all lost."""
+    try:
+        probes = tools_fping.fping(
+            ns, address, count, interval_ms=interval_ms, timeout_ms=timeout_ms
+        )
+    except ToolError:
+        return PingResult(count, 0, [])
+    rtts = [r for r in probes if r is not None]
+    return PingResult(len(probes), len(rtts), rtts)
 
 
 def df_ping(ns: str, address: str, payload: int) -> bool:
@@ -74,30 +71,15 @@ class TcpResult:
 def iperf3_tcp(
     client_ns: str, server_ns: str, address: str, seconds: float = 2.0, port: int = 5201
 ) -> TcpResult:
-    server = processes.spawn(
-        server_ns,
-        ["iperf3", "-s", "-1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
     try:
-        for _ in range(50):  # the server needs a moment to listen
-            done = processes.run(
-                client_ns,
-                ["iperf3", "-c", address, "-p", str(port), "-t", str(seconds), "-J"],
-                timeout=seconds + 10,
-            )
-            data = json.loads(done.stdout or "{}")
-            if "error" not in data and done.returncode == 0:
-                end = data["end"]
-                return TcpResult(
-                    end["sum_received"]["bits_per_second"],
-                    end["sum_sent"].get("retransmits", 0),
-                    end["sum_received"]["seconds"],
-                )
-            if "connect" not in str(data.get("error", "")):
-                raise RuntimeError(f"iperf3 to {address} failed: {data.get('error', done.stderr)}")
-            time.sleep(0.05)
-        raise RuntimeError(f"iperf3 server in {server_ns} never started listening")
-    finally:
-        processes.stop_child(server)
+        with iperf3.Iperf3Server(server_ns, port, one_off=True, json=False):
+            argv = iperf3.client_argv(address, float(seconds), port=port)
+            out, _ = iperf3.run_client(client_ns, argv, seconds)
+    except ToolError as err:
+        raise RuntimeError(f"iperf3 to {address} failed: {err}") from err
+    end = iperf3.parse_json(out)["end"]
+    return TcpResult(
+        end["sum_received"]["bits_per_second"],
+        end["sum_sent"].get("retransmits", 0),
+        end["sum_received"]["seconds"],
+    )

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnet.lab import processes
 from vnet.lab.probes import PingResult, fping
 from vnet.substrate import Kernel
 from vnet.substrate.tc import class_counters
+from vnet.tools import iperf3, processes, procfs
+from vnet.tools.errors import ToolError
 
 
 @dataclass(frozen=True)
@@ -86,39 +87,8 @@ class FlowError(RuntimeError):
 
 def udp_receive_errors(ns: str) -> int:
     """UDP datagrams `ns` dropped for want of socket buffer (IPv4 and IPv6)."""
-    from vnet.substrate import nsfs
-
-    total = 0
-    with nsfs.entered(ns):
-        with open("/proc/thread-self/net/snmp") as f:
-            rows = [line.split() for line in f if line.startswith("Udp:")]
-        with open("/proc/thread-self/net/snmp6") as f:
-            v6 = f.read().split()
-    total += int(rows[1][rows[0].index("RcvbufErrors")])
-    if "Udp6RcvbufErrors" in v6:
-        total += int(v6[v6.index("Udp6RcvbufErrors") + 1])
-    return total
-
-
-def wait_listening(ns: str, port: int, timeout: float = 5.0) -> None:
-    """Until a TCP socket listens on `port` inside `ns` (iperf3 -s takes a moment)."""
-    from vnet.substrate import nsfs
-
-    want = f":{port:04X} "
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with nsfs.entered(ns):
-            for table in ("/proc/thread-self/net/tcp6", "/proc/thread-self/net/tcp"):
-                try:
-                    with open(table) as f:
-                        for line in f:
-                            cols = line.split()
-                            if len(cols) > 3 and cols[3] == "0A" and want in cols[1] + " ":
-                                return
-                except OSError:
-                    continue
-        time.sleep(0.01)
-    raise FlowError(f"no iperf3 server listening on port {port} in {ns}")
+    counters = procfs.snmp_counters(ns)
+    return counters["Udp:RcvbufErrors"] + counters.get("Udp6RcvbufErrors", 0)
 
 
 def run_flow(
@@ -143,100 +113,147 @@ def run_flow(
 ) -> FlowResult:
     """One iperf3 flow of `seconds`; samples `shaper` while steady; pings and calls `at`."""
     warm = warmup if warmup is not None else min(1.0, max(0.25, seconds * 0.2))
-    server = processes.spawn(
-        server_ns,
-        ["iperf3", "-s", "-1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    server = iperf3.Iperf3Server(server_ns, port, one_off=True, json=False)
+    argv = _client_argv(address, seconds, protocol, rate_bps, length, port, streams)
+    meters = _Meters(shaper, also)
+    threads = meters.threads(
+        warm, seconds, (ping_from, ping_to, ping_interval_ms, ping_timeout_ms), at
     )
-    argv = ["iperf3", "-c", address, "-p", str(port), "-t", f"{seconds:g}", "-J"]
-    if streams > 1:
-        argv += ["-P", str(streams)]
-    if protocol == "udp":
-        # a 4 MB socket buffer (up to net.core.rmem_max) so that a receiver starved of
-        # CPU for a moment does not drop what the network delivered
-        argv += ["-u", "-b", str(int(rate_bps or 1_000_000)), "-w", "4M"]
-    elif rate_bps:
-        argv += ["-b", str(int(rate_bps))]
-    if length:
-        argv += ["-l", str(length)]
-    samples: list[ClassSample] = []
-    others: list[list[ClassSample]] = [[] for _ in also]
-    extra: dict[str, Any] = {}
-    errors: list[BaseException] = []
-
-    stop = threading.Event()
-
-    def sampler() -> None:
-        try:
-            with Kernel() as kernel:
-                while True:
-                    samples.append(sample_class(kernel, shaper))  # type: ignore[arg-type]
-                    for ref, out in zip(also, others, strict=True):
-                        out.append(sample_class(kernel, ref))
-                    if stop.is_set():
-                        break
-                    stop.wait(SAMPLE_INTERVAL)
-        except BaseException as err:  # reported with the result
-            errors.append(err)
-
-    def pinger() -> None:
-        try:
-            time.sleep(warm)
-            span = max(0.1, seconds - warm - 0.3) * 1000
-            count = max(3, int(span / ping_interval_ms))
-            extra["ping"] = fping(
-                ping_from,  # type: ignore[arg-type]
-                ping_to,  # type: ignore[arg-type]
-                count=count,
-                interval_ms=ping_interval_ms,
-                timeout_ms=ping_timeout_ms,
-            )
-        except BaseException as err:
-            errors.append(err)
-
-    def caller() -> None:
-        try:
-            time.sleep(at[0])  # type: ignore[index]
-            at[1]()  # type: ignore[index]
-        except BaseException as err:
-            errors.append(err)
-
     drops_before = udp_receive_errors(server_ns) if protocol == "udp" else 0
     try:
-        wait_listening(server_ns, port)
-        threads = [
-            threading.Thread(target=target, daemon=True)
-            for wanted, target in ((shaper, sampler), (ping_to, pinger), (at, caller))
-            if wanted is not None
-        ]
-        client = processes.spawn(
-            client_ns, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        for th in threads:
-            th.start()
-        try:
-            out, err = client.communicate(timeout=seconds + 20)
-        except subprocess.TimeoutExpired:
-            client.kill()
-            out, err = client.communicate()
-        stop.set()
-        for th in threads:
-            th.join(timeout=seconds + 30)
-        done = subprocess.CompletedProcess(argv, client.returncode, out, err)
+        with server:  # listening from here on
+            done = _client(client_ns, argv, seconds, threads)
+    except ToolError as err:
+        raise FlowError(str(err)) from None
     finally:
-        processes.stop_child(server)
+        meters.stop.set()
+        for th in threads:
+            if th.is_alive():
+                th.join(timeout=seconds + 30)
+    what = f"{protocol} to {address}:{port}"
+    end = _iperf3_end(done, what)
+    if meters.errors:
+        raise FlowError(f"measuring {what}: {meters.errors[0]}") from meters.errors[0]
+    result = _flow_result(end, protocol, seconds, meters.ping)
+    if protocol == "udp":
+        result.receiver_drops = udp_receive_errors(server_ns) - drops_before
+    meters.apply_window(result, warm, tail=min(0.25, seconds * 0.1))
+    return result
+
+
+def _client_argv(
+    address: str,
+    seconds: float,
+    protocol: str,
+    rate_bps: float | None,
+    length: int | None,
+    port: int,
+    streams: int,
+) -> list[str]:
+    udp = protocol == "udp"
+    argv = iperf3.client_argv(
+        address,
+        float(seconds),
+        port=port,
+        udp_rate=str(int(rate_bps or 1_000_000)) if udp else None,
+        tcp_rate=str(int(rate_bps)) if rate_bps and not udp else None,
+        length=length,
+        streams=streams,
+    )
+    if udp:
+        # a 4 MB socket buffer (up to net.core.rmem_max) so that a receiver starved of
+        # CPU for a moment does not drop what the network delivered
+        argv += ["-w", "4M"]
+    return argv
+
+
+class _Meters:
+    """What runs beside the flow: the shaper's counters, fping, a call at a set time."""
+
+    def __init__(self, shaper: ClassRef | None, also: tuple[ClassRef, ...]) -> None:
+        self.shaper, self.also = shaper, also
+        self.samples: list[ClassSample] = []
+        self.others: list[list[ClassSample]] = [[] for _ in also]
+        self.ping: PingResult | None = None
+        self.errors: list[BaseException] = []  # reported with the result
+        self.stop = threading.Event()
+
+    def threads(
+        self,
+        warm: float,
+        seconds: float,
+        ping: tuple[str | None, str | None, int, int],
+        at: tuple[float, Callable[[], None]] | None,
+    ) -> list[threading.Thread]:
+        wanted = []
+        if self.shaper is not None:
+            wanted.append(self._guarded(self._sample, self.shaper))
+        if ping[1] is not None:
+            wanted.append(self._guarded(self._ping, warm, seconds, *ping))
+        if at is not None:
+            wanted.append(self._guarded(self._call, *at))
+        return [threading.Thread(target=t, daemon=True) for t in wanted]
+
+    def _guarded(self, fn: Callable[..., None], *args: Any) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                fn(*args)
+            except BaseException as err:
+                self.errors.append(err)
+
+        return run
+
+    def _sample(self, shaper: ClassRef) -> None:
+        with Kernel() as kernel:
+            while True:
+                self.samples.append(sample_class(kernel, shaper))
+                for ref, out in zip(self.also, self.others, strict=True):
+                    out.append(sample_class(kernel, ref))
+                if self.stop.is_set():
+                    break
+                self.stop.wait(SAMPLE_INTERVAL)
+
+    def _ping(
+        self, warm: float, seconds: float, ns: str, to: str, interval_ms: int, timeout_ms: int
+    ) -> None:
+        time.sleep(warm)
+        span = max(0.1, seconds - warm - 0.3) * 1000
+        count = max(3, int(span / interval_ms))
+        self.ping = fping(ns, to, count=count, interval_ms=interval_ms, timeout_ms=timeout_ms)
+
+    @staticmethod
+    def _call(delay: float, fn: Callable[[], None]) -> None:
+        time.sleep(delay)
+        fn()
+
+    def apply_window(self, result: FlowResult, warm: float, tail: float) -> None:
+        """The shaper's rate (and the other classes') over the flow's steady part."""
+        window = steady_window(self.samples, warm, tail)
+        if self.shaper is None or window is None:
+            return
+        a, b = window
+        result.window_s = b.t - a.t
+        result.l2_bps = (b.bytes - a.bytes) * 8 / result.window_s
+        result.class_drops = b.drops - a.drops
+        i, j = self.samples.index(a), self.samples.index(b)
+        for ref, out in zip(self.also, self.others, strict=True):
+            result.also_l2_bps[ref] = (out[j].bytes - out[i].bytes) * 8 / (out[j].t - out[i].t)
+
+
+def _iperf3_end(done: subprocess.CompletedProcess[str], what: str) -> dict[str, Any]:
+    """The "end" section of the client's JSON; FlowError if iperf3 failed."""
     try:
         data = json.loads(done.stdout or "{}")
     except ValueError:
         data = {"error": done.stdout[-300:]}
     if "error" in data or not data.get("end"):
-        raise FlowError(
-            f"iperf3 {protocol} to {address}:{port} failed: {data.get('error') or done.stderr}"
-        )
-    if errors:
-        raise FlowError(f"measuring {protocol} to {address}:{port}: {errors[0]}") from errors[0]
-    end = data["end"]
+        raise FlowError(f"iperf3 {what} failed: {data.get('error') or done.stderr}")
+    return data["end"]  # type: ignore[no-any-return]
+
+
+def _flow_result(
+    end: dict[str, Any], protocol: str, seconds: float, ping: PingResult | None
+) -> FlowResult:
     received = end.get("sum_received") or end.get("sum") or {}
     sent = end.get("sum_sent") or {}
     result = FlowResult(
@@ -244,24 +261,29 @@ def run_flow(
         seconds=float(received.get("seconds") or seconds),
         offered_bps=float(sent.get("bits_per_second", 0)) if protocol == "udp" else None,
         payload_bps=float(received.get("bits_per_second", 0)),
-        ping=extra.get("ping"),
+        ping=ping,
         retransmits=sent.get("retransmits"),
         iperf=end,
     )
     if protocol == "udp":
         result.lost_packets = int(received.get("lost_packets", 0))
         result.packets = int(received.get("packets", 0))
-        result.receiver_drops = udp_receive_errors(server_ns) - drops_before
-    window = steady_window(samples, warm, tail=min(0.25, seconds * 0.1))
-    if shaper is not None and window is not None:
-        a, b = window
-        result.window_s = b.t - a.t
-        result.l2_bps = (b.bytes - a.bytes) * 8 / result.window_s
-        result.class_drops = b.drops - a.drops
-        i, j = samples.index(a), samples.index(b)
-        for ref, out in zip(also, others, strict=True):
-            result.also_l2_bps[ref] = (out[j].bytes - out[i].bytes) * 8 / (out[j].t - out[i].t)
     return result
+
+
+def _client(
+    ns: str, argv: list[str], seconds: float, threads: list[threading.Thread]
+) -> subprocess.CompletedProcess[str]:
+    """The iperf3 client to completion, with the measuring threads started beside it."""
+    client = processes.spawn(ns, argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for th in threads:
+        th.start()
+    try:
+        out, err = client.communicate(timeout=seconds + 20)
+    except subprocess.TimeoutExpired:
+        client.kill()
+        out, err = client.communicate()
+    return subprocess.CompletedProcess(argv, client.returncode, out, err)
 
 
 def steady_window(

@@ -1,4 +1,4 @@
-"""vnet bench build: how long N VRs (2 interfaces each) take to come up and go down.
+"""How long N VRs (2 interfaces each) take to come up and go down, measured on one run.
 
 Drives the lab exactly as `vnet lab up/down` does. Per-VR time is the sum
 of the kernel operations that belong to that VR (its namespace, its veth
@@ -12,7 +12,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnet.bench.stats import percentile
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
 from vnet.substrate import Kernel, lab_placement, nsfs, observe, plan, realize
@@ -136,24 +135,3 @@ def run_once(vrs: int, hosts: int) -> BuildRun:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def summarize_runs(runs: list[BuildRun]) -> dict[str, Any]:
-    per_vr = [ms for r in runs for ms in r.per_vr_ms]
-    return {
-        "vrs": runs[0].vrs,
-        "hosts": runs[0].hosts,
-        "repeat": len(runs),
-        "up_seconds": min(r.up_seconds for r in runs),
-        "down_seconds": min(r.down_seconds for r in runs),
-        "up_seconds_runs": [r.up_seconds for r in runs],
-        "down_seconds_runs": [r.down_seconds for r in runs],
-        "per_vr_p50_ms": percentile(per_vr, 50) if per_vr else None,
-        "per_vr_p99_ms": percentile(per_vr, 99) if per_vr else None,
-        "peak_rss_mb": peak_rss_mb(),
-        "ops_up": runs[0].ops_up,
-        "ops_down": runs[0].ops_down,
-        "reapply_ops": max(r.reapply_ops for r in runs),
-        # after `down` returns, the kernel keeps destroying namespaces for this long
-        "kernel_settle_seconds": max(r.settle_seconds for r in runs),
-    }

@@ -1,0 +1,231 @@
+"""Figures in the shape of the paper's Fig. 3 and 4, and the latency table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from vnet.bench.sdn.perfbench import Setup
+from vnet.bench.sdn.run import PACKET_OUT_TOTAL, cpu_percent
+
+# -- figures in the shape of the paper's Fig. 3 and 4 ------------------------------------
+
+
+def _box(report: dict[str, Any], label: str) -> dict[str, Any]:
+    lat = report["totals"]["latency"]
+    ms = 1e-3
+    return {
+        "label": label,
+        "whislo": lat["p1_us"] * ms,
+        "q1": lat["p25_us"] * ms,
+        "med": lat["p50_us"] * ms,
+        "q3": lat["p75_us"] * ms,
+        "whishi": lat["p99_us"] * ms,
+        "mean": lat["mean_us"] * ms,
+        "fliers": [],
+    }
+
+
+COLORS = {"ovs-AGG": "#1f77b4", "ovs-ND": "#aec7e8", "proxy-AGG": "#d62728", "proxy-ND": "#ff9896"}
+
+
+def _boxes(
+    ax: Any, groups: list[tuple[str, list[tuple[str, dict[str, Any]]]]], title: str, xlabel: str
+) -> None:
+    """Side-by-side boxes: one group per x value, one box per series."""
+    from matplotlib.patches import Patch
+
+    stats, pos, colors, ticks = [], [], [], []
+    x = 0.0
+    series_seen: list[str] = []
+    for name, boxes in groups:
+        start = x
+        for series, rep in boxes:
+            if rep["totals"]["latency"]["count"] == 0:
+                x += 1
+                continue
+            stats.append(_box(rep, series))
+            pos.append(x)
+            colors.append(COLORS.get(series, "#777777"))
+            if series not in series_seen:
+                series_seen.append(series)
+            x += 1
+        ticks.append(((start + x - 1) / 2, name))
+        x += 0.8
+    if stats:
+        art = ax.bxp(
+            stats, positions=pos, widths=0.7, showmeans=True, patch_artist=True, manage_ticks=False
+        )
+        for patch, c in zip(art["boxes"], colors, strict=True):
+            patch.set_facecolor(c)
+    ax.set_xticks([t for t, _ in ticks], [n for _, n in ticks])
+    ax.set_yscale("log")
+    ax.set_ylabel("control latency (ms)")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(
+        handles=[Patch(color=COLORS.get(s, "#777"), label=s) for s in series_seen], fontsize=7
+    )
+
+
+def _first(runs: list[tuple[Setup, dict[str, Any]]], **want: Any) -> dict[str, Any] | None:
+    for s, rep in runs:
+        if all(getattr(s, k) == v for k, v in want.items()):
+            return rep
+    return None
+
+
+def plot_figures(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> list[Path]:
+    """fig3.png (single tenant: PACKET_IN, port stats) and fig4.png (PACKET_OUT vs tenants, CPU).
+
+    Boxes: p25..p75 with the median, whiskers p1 and p99, triangle = mean (first repeat).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    written = []
+    fig = Figure(figsize=(13, 4.2))
+    FigureCanvasAgg(fig)
+    a, b, c = fig.subplots(1, 3)
+    series = ["ovs-AGG", "ovs-ND", "proxy-AGG", "proxy-ND"]
+    top_in = max((s.rate for s, _ in runs if s.experiment == "packet-in"), default=40_000)
+    grp_a = [
+        (
+            f"{top_in // 1000}k",
+            [
+                (se, r)
+                for se in series
+                if (r := _first(runs, experiment="packet-in", rate=top_in, series=se))
+            ],
+        )
+    ]
+    _boxes(a, grp_a, f"(a) switch only vs. proxy, PACKET_IN, {top_in // 1000}k/s", "")
+    rates_in = sorted({s.rate for s, _ in runs if s.experiment == "packet-in"})
+    grp_b = [
+        (
+            f"{r // 1000}k",
+            [
+                (se, rep)
+                for se in ("ovs-AGG", "proxy-AGG")
+                if (rep := _first(runs, experiment="packet-in", rate=r, series=se))
+            ],
+        )
+        for r in rates_in
+    ]
+    _boxes(b, grp_b, "(b) single tenant, PACKET_IN", "PACKET_IN rate (msgs/s)")
+    rates_ps = sorted({s.rate for s, _ in runs if s.experiment == "port-stats"})
+    grp_c = [
+        (
+            f"{r // 1000}k",
+            [
+                (se, rep)
+                for se in ("ovs-AGG", "proxy-AGG")
+                if (rep := _first(runs, experiment="port-stats", rate=r, series=se))
+            ],
+        )
+        for r in rates_ps
+    ]
+    _boxes(c, grp_c, "(c) single tenant, port statistics", "request rate (msgs/s)")
+    fig.tight_layout()
+    p = directory / "fig3.png"
+    fig.savefig(p, dpi=120)
+    written.append(p)
+
+    fig = Figure(figsize=(12, 4.2))
+    FigureCanvasAgg(fig)
+    a, b = fig.subplots(1, 2, gridspec_kw={"width_ratios": [2, 1]})
+    ns = sorted({s.tenants for s, _ in runs if s.experiment == "packet-out"})
+    grp = [
+        (
+            str(n),
+            [
+                (se, rep)
+                for se in series
+                if (rep := _first(runs, experiment="packet-out", tenants=n, series=se))
+            ],
+        )
+        for n in ns
+    ]
+    _boxes(
+        a, grp, f"multiple tenants, PACKET_OUT, {PACKET_OUT_TOTAL // 1000}k/s in total", "tenants"
+    )
+    for se in series:
+        pts = [
+            (n, cpu)
+            for n in ns
+            if (rep := _first(runs, experiment="packet-out", tenants=n, series=se))
+            and (cpu := cpu_percent(rep, rep.get("_pids", {}).get("ovs-vswitchd"))) is not None
+        ]
+        if pts:
+            b.plot(
+                [x for x, _ in pts], [y for _, y in pts], "o-", color=COLORS[se], label=f"OVS, {se}"
+            )
+        ppts = [
+            (n, cpu)
+            for n in ns
+            if (rep := _first(runs, experiment="packet-out", tenants=n, series=se))
+            and (cpu := cpu_percent(rep, rep.get("_pids", {}).get("proxy"))) is not None
+        ]
+        if ppts:
+            b.plot(
+                [x for x, _ in ppts],
+                [y for _, y in ppts],
+                "s--",
+                color=COLORS[se],
+                label=f"proxy, {se}",
+            )
+    b.set_xlabel("tenants")
+    b.set_ylabel("CPU (% of one core)")
+    b.set_title("CPU over the measured window", fontsize=9)
+    b.grid(True, alpha=0.3)
+    b.legend(fontsize=7)
+    fig.tight_layout()
+    p = directory / "fig4.png"
+    fig.savefig(p, dpi=120)
+    written.append(p)
+    return written
+
+
+def latency_table(runs: list[tuple[Setup, dict[str, Any]]]) -> str:
+    rows = [
+        "| experiment | series | tenants | target msgs/s | achieved msgs/s | sent | lost | "
+        "p50 µs | p90 µs | p99 µs | max µs | OVS CPU % | proxy CPU % | load avg |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for s, rep in runs:
+        t, lat = rep["totals"], rep["totals"]["latency"]
+        pids = rep.get("_pids", {})
+        ovs, prx = cpu_percent(rep, pids.get("ovs-vswitchd")), cpu_percent(rep, pids.get("proxy"))
+        rows.append(
+            f"| {s.experiment} | {s.series} | {s.tenants} | {t['target_rate']:.0f} | "
+            f"{t['achieved_rate']:.0f} | {t['sent']} | {t['lost']} | {lat['p50_us']:.1f} | "
+            f"{lat['p90_us']:.1f} | {lat['p99_us']:.1f} | {lat['max_us']:.1f} | "
+            f"{'' if ovs is None else f'{ovs:.0f}'} | {'' if prx is None else f'{prx:.0f}'} | "
+            f"{rep.get('_loadavg', '')} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def write_extras(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> None:
+    """Figures, the raw perfbench reports and the latency table, next to the report."""
+    markdown = directory / "report.md"
+    figures = plot_figures(runs, directory) if runs else []
+    (directory / "sdn-runs.json").write_text(
+        json.dumps(
+            [{"setup": s.__dict__, "series": s.series, "perfbench": rep} for s, rep in runs],
+            indent=1,
+        )
+    )
+    table = latency_table(runs)
+    (directory / "sdn-latency.md").write_text(table, encoding="utf-8")
+    with markdown.open("a", encoding="utf-8") as md:
+        md.write("\n## perfbench runs (first repeat of each setup)\n\n" + table + "\n")
+        for fig in figures:
+            md.write(f"![{fig.stem}]({fig.name})\n\n")
+        md.write(
+            "Boxes: p25-p75 with the median, whiskers p1 and p99, triangle = mean. "
+            "Series: ovs = switch only, proxy = through perfbench's pass-through proxy; "
+            "AGG = TCP_NODELAY off, ND = on.\n"
+        )
