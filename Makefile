@@ -23,6 +23,7 @@ bootstrap-rust:
 lint: bootstrap
 	$(VENV)/ruff check src tests
 	$(VENV)/ruff format --check src tests
+	$(VENV)/lint-imports --no-cache
 
 unit: bootstrap
 	$(VENV)/pytest -q tests/unit
