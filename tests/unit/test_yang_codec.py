@@ -7,7 +7,7 @@ import json
 import pytest
 from lxml import etree
 
-from vnet.client.routers import RouterState, router_entry
+from vnet.client.routers import RouterState
 from vnet.model import VirtualRouter
 from vnet.model.yang import decode, encode
 from vnet.model.yang.errors import (
@@ -18,6 +18,7 @@ from vnet.model.yang.errors import (
     parse_restconf_error,
     restconf_error_json,
 )
+from vnet.model.yang.host import router_entry
 from vnet.model.yang.schema import root
 
 ROUTERS = root().children["routers"]

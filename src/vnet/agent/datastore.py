@@ -27,13 +27,14 @@ from typing import Any, TypeVar
 import libyang
 
 from vnet.agent.config import AgentConfig
-from vnet.agent.errors import RpcError
-from vnet.agent.schema import qualified, validate
 from vnet.model import TopologyError
 from vnet.model.check import check_host
 from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
+from vnet.model.yang.errors import RpcError
+from vnet.model.yang.module import qualified
+from vnet.model.yang.schema import validate
 from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, nsfs, realize_host
 from vnet.substrate import link as links
 from vnet.substrate import route as routes

@@ -8,7 +8,6 @@
 - `setcheck`, `setplan`, `routers`: SET planning with the error codes of
   RFC 3416 (pure): each variable binding, the rows, the routers rebuilt.
 - `errors`: SNMP error-status values and `SnmpError`.
-- `yangtree`: the one import of the configuration tree's layout.
 - `engine`: pysnmp's SNMP engine (transport, communities, USM users, VACM,
   snmpEngineID and snmpEngineBoots kept in the state directory).
 - `responder`: the asynchronous command responder that answers a SET only

@@ -21,7 +21,7 @@ from vnet.agent.snmp.rows import (
     next_available_index,
 )
 from vnet.agent.snmp.view import Column, lazy, scalar
-from vnet.agent.snmp.yangtree import networks_of, routers_of
+from vnet.model.yang.host import networks_of, routers_of
 
 Cells = dict[Key, smi.Value]
 OPER_STATE = {"running": 1, "stopped": 2, "failed": 3}

@@ -16,7 +16,6 @@ from typing import Any
 from vnet import __version__
 from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import RUNNING, Datastore
-from vnet.agent.errors import RpcError
 from vnet.agent.snmp import columns, smi
 from vnet.agent.snmp.engine import build_engine
 from vnet.agent.snmp.errors import SnmpError
@@ -25,6 +24,7 @@ from vnet.agent.snmp.responder import Responder
 from vnet.agent.snmp.rows import Pending, Rows, empty_rows, working_rows
 from vnet.agent.snmp.setplan import SetPlan, blame_for, plan_set
 from vnet.agent.snmp.view import Column, View
+from vnet.model.yang.errors import RpcError
 
 log = logging.getLogger("vnet.agent.snmp")
 

@@ -22,7 +22,8 @@ from vnet.agent.snmp.rows import (
     route_destination,
     routes_by_key,
 )
-from vnet.agent.snmp.yangtree import ROUTERS, routers_of
+from vnet.model.yang.host import routers_of
+from vnet.model.yang.module import ROUTERS
 
 Entry = dict[str, Any]  # one list entry of the YANG tree (router, interface, route)
 

@@ -35,7 +35,7 @@ from vnet.agent.snmp.rows import (
     working_rows,
 )
 from vnet.agent.snmp.setcheck import decode_value, valid_key, writable
-from vnet.agent.snmp.yangtree import routers_of
+from vnet.model.yang.host import routers_of
 
 
 @dataclass
