@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vnet.lab import processes
-from vnet.lab.record import LabRecord, as_record
+from vnet.lab.record import LabRecord
 from vnet.model import Topology, host_configs
 from vnet.model.agent_config import AgentConfig, Ports, User
 from vnet.model.management import MANAGEMENT_NODE, host_address
@@ -59,10 +59,9 @@ def agent_dir(record_dir: Path, lab: str, host: str) -> Path:
     return record_dir / lab / "agents" / host
 
 
-def lab_password(topo: Topology, record: LabRecord | dict[str, Any]) -> str:
+def lab_password(topo: Topology, record: LabRecord) -> str:
     assert topo.management is not None
-    rec = as_record(record, topo.name)
-    return topo.management.password or rec.agent_password or secrets.token_urlsafe(12)
+    return topo.management.password or record.agent_password or secrets.token_urlsafe(12)
 
 
 def agent_config(topo: Topology, host: str, directory: Path, password: str) -> AgentConfig:
@@ -187,8 +186,7 @@ def wait_ready(
         time.sleep(0.05)
 
 
-def endpoint(topo_name: str, host: str, record: LabRecord | dict[str, Any]) -> AgentEndpoint:
-    rec = as_record(record, topo_name)
+def endpoint(topo_name: str, host: str, rec: LabRecord) -> AgentEndpoint:
     agent = rec.agents.get(host)
     if agent is None:
         raise KeyError(host)
