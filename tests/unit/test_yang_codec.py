@@ -25,11 +25,12 @@ ROUTERS = root().children["routers"]
 
 
 def test_error_tags_are_an_enumeration() -> None:
-    err = RpcError("data-exists", "r1 exists")  # type: ignore[arg-type]
+    err = RpcError(ErrorTag.DATA_EXISTS, "r1 exists")
     assert err.tag is ErrorTag.DATA_EXISTS and err.error_type is ErrorType.APPLICATION
     assert err.http_status == 409
-    with pytest.raises(ValueError):
-        RpcError("no-such-tag", "x")  # type: ignore[arg-type]
+    for free_string in ("data-exists", "no-such-tag"):
+        with pytest.raises(TypeError):
+            RpcError(free_string, "x")  # type: ignore[arg-type]
     xml = etree.fromstring(netconf_error_xml(err))
     assert xml.findtext("error-tag") == "data-exists"
 

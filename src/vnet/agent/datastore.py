@@ -32,7 +32,7 @@ from vnet.model.check import check_host
 from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
-from vnet.model.yang.errors import RpcError
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import qualified
 from vnet.model.yang.schema import validate
 from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, nsfs, realize_host
@@ -127,7 +127,9 @@ class Datastore:
         if source == RUNNING:
             return copy.deepcopy(self.running)
         raise RpcError(
-            "invalid-value", f"no datastore {source!r}; use running or candidate", "protocol"
+            ErrorTag.INVALID_VALUE,
+            f"no datastore {source!r}; use running or candidate",
+            ErrorType.PROTOCOL,
         )
 
     # -- validation ----------------------------------------------------------
@@ -141,10 +143,10 @@ class Datastore:
             self.running
         ):
             raise RpcError(
-                "access-denied",
+                ErrorTag.ACCESS_DENIED,
                 "this host's virtual networks are provisioned by its lab; "
                 "change them in the lab's topology file",
-                "application",
+                ErrorType.APPLICATION,
                 "/vr:virtual-networks",
             )
         routers = codec.routers_of(tree)
@@ -164,7 +166,9 @@ class Datastore:
         try:
             dnode = validate(tree)
         except libyang.LibyangError as err:
-            raise RpcError("invalid-value", _libyang_message(err), "application") from None
+            raise RpcError(
+                ErrorTag.INVALID_VALUE, _libyang_message(err), ErrorType.APPLICATION
+            ) from None
         if dnode is not None:
             dnode.free()
         return hc
@@ -179,9 +183,9 @@ class Datastore:
             first = err.problems[0]
             more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
             raise RpcError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 codec.problem_message(first) + more,
-                "application",
+                ErrorType.APPLICATION,
                 codec.error_path(first.loc, tree),
             ) from None
         return hc
@@ -191,9 +195,9 @@ class Datastore:
         owner = self.locks.get(target)
         if owner is not None and owner != session:
             raise RpcError(
-                "in-use",
+                ErrorTag.IN_USE,
                 f"the {target} datastore is locked by session {owner}",
-                "protocol",
+                ErrorType.PROTOCOL,
                 info={"session-id": owner},
             )
 
@@ -222,7 +226,9 @@ class Datastore:
                 self.candidate = new_tree
                 self.candidate_dirty = True
             else:
-                raise RpcError("invalid-value", f"cannot edit datastore {target!r}", "protocol")
+                raise RpcError(
+                    ErrorTag.INVALID_VALUE, f"cannot edit datastore {target!r}", ErrorType.PROTOCOL
+                )
             return result
 
     async def _commit_locked(self, new_tree: dict[str, Any], session: str) -> None:
@@ -239,7 +245,7 @@ class Datastore:
                     e.result, e.message = "failure", str(err.cause)
                 self._publish(events)
                 raise RpcError(
-                    "operation-failed",
+                    ErrorTag.OPERATION_FAILED,
                     f"the kernel refused the change and it was rolled back: {err.cause} "
                     f"(at: {err.op.describe()})",
                 ) from None
@@ -281,20 +287,22 @@ class Datastore:
 
     def lock(self, target: str, session: str) -> None:
         if target not in self.locks:
-            raise RpcError("invalid-value", f"cannot lock datastore {target!r}", "protocol")
+            raise RpcError(
+                ErrorTag.INVALID_VALUE, f"cannot lock datastore {target!r}", ErrorType.PROTOCOL
+            )
         owner = self.locks[target]
         if owner is not None:
             raise RpcError(
-                "lock-denied",
+                ErrorTag.LOCK_DENIED,
                 f"the {target} datastore is already locked by session {owner}",
-                "protocol",
+                ErrorType.PROTOCOL,
                 info={"session-id": owner},
             )
         if target == CANDIDATE and self.candidate_dirty:
             raise RpcError(
-                "lock-denied",
+                ErrorTag.LOCK_DENIED,
                 "the candidate has uncommitted changes; commit or discard them first",
-                "protocol",
+                ErrorType.PROTOCOL,
                 info={"session-id": "0"},
             )
         self.locks[target] = session
@@ -302,9 +310,9 @@ class Datastore:
     def unlock(self, target: str, session: str) -> None:
         if self.locks.get(target) != session:
             raise RpcError(
-                "operation-failed",
+                ErrorTag.OPERATION_FAILED,
                 f"the {target} datastore is not locked by this session",
-                "protocol",
+                ErrorType.PROTOCOL,
             )
         self.locks[target] = None
 

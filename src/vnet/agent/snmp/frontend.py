@@ -24,7 +24,7 @@ from vnet.agent.snmp.responder import Responder
 from vnet.agent.snmp.rows import Pending, Rows, empty_rows, working_rows
 from vnet.agent.snmp.setplan import SetPlan, blame_for, plan_set
 from vnet.agent.snmp.view import Column, View
-from vnet.model.yang.errors import RpcError
+from vnet.model.yang.errors import ErrorTag, RpcError
 
 log = logging.getLogger("vnet.agent.snmp")
 
@@ -34,9 +34,9 @@ MAX_MESSAGE = 65507  # snmpEngineMaxMessageSize: the largest UDP payload
 
 # datastore error-tag -> SNMP error-status of the SET
 COMMIT_ERRORS = {
-    "operation-failed": "commitFailed",  # the kernel refused; the datastore rolled back
-    "in-use": "resourceUnavailable",  # a NETCONF session holds the running lock
-    "lock-denied": "resourceUnavailable",
+    ErrorTag.OPERATION_FAILED: "commitFailed",  # the kernel refused; the datastore rolled back
+    ErrorTag.IN_USE: "resourceUnavailable",  # a NETCONF session holds the running lock
+    ErrorTag.LOCK_DENIED: "resourceUnavailable",
 }
 
 Tree = dict[str, Any]
