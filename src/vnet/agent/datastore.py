@@ -85,10 +85,19 @@ class Datastore:
     def path(self) -> Path:
         return self.config.state_dir / "running.json"
 
-    async def start(self) -> None:
-        """Load the persisted configuration and bring the kernel in line with it."""
+    def has_stored(self) -> bool:
+        """A configuration is persisted (by a commit or an earlier start)."""
+        return self.path.exists()
+
+    async def start(self, initial: dict[str, Any] | None = None) -> None:
+        """Load the persisted configuration, or persist `initial` in its place, and bring
+        the kernel in line with it. `initial` must be a tree `prepare` returned (the
+        agent's startup configuration, validated as an edit is)."""
         self.config.state_dir.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
+        if initial is not None:
+            self._persist(initial)
+            self.running = initial
+        elif self.path.exists():
             self.running = json.loads(self.path.read_text())
         self.candidate = copy.deepcopy(self.running)
         desired = realize_host(self._host_config(self.running), self.placement)
