@@ -3,8 +3,13 @@
 Every change follows one path: decode (front-end) -> the tree's HostConfig
 (model/yang/host.py), validated (model invariants with exact error paths, then
 YANG via libyang) -> realised (substrate.realize_host) -> substrate.converge
-(plan, apply with rollback) -> persist -> notify -> reply. One writer at a time;
-readers get copies of committed trees.
+(plan, apply with rollback) -> persist -> notify -> reply. One writer at a time.
+
+A commit replaces the running tree with a new object (`_prepare` deep-copies
+what it is given) and never changes a committed tree in place. So a reader
+that only reads (SNMP, <get-config>, RESTCONF GET) takes `running_snapshot()`,
+the committed tree itself, at no cost, and keeps a consistent view while
+later commits happen; whoever edits takes a copy with `tree()`.
 
 Kernel work runs on one dedicated thread: namespace switching is per thread,
 and netlink calls block.
@@ -33,7 +38,7 @@ from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
-from vnet.model.yang.module import qualified
+from vnet.model.yang.module import ROUTERS, qualified
 from vnet.model.yang.schema import validate
 from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, nsfs, realize_host
 from vnet.substrate import link as links
@@ -96,7 +101,7 @@ class Datastore:
         self.config.state_dir.mkdir(parents=True, exist_ok=True)
         if initial is not None:
             self._persist(initial)
-            self.running = initial
+            self.running = copy.deepcopy(initial)  # ours alone, as after a commit
         elif self.path.exists():
             self.running = json.loads(self.path.read_text())
         self.candidate = copy.deepcopy(self.running)
@@ -130,7 +135,14 @@ class Datastore:
         return await asyncio.get_running_loop().run_in_executor(self._kx, fn, *args)
 
     # -- reading -------------------------------------------------------------
+    def running_snapshot(self) -> dict[str, Any]:
+        """The committed running tree itself, not a copy: read it, never change it.
+
+        A commit puts a new tree in its place, so a snapshot stays as it was."""
+        return self.running
+
     def tree(self, source: str) -> dict[str, Any]:
+        """A copy of a datastore's tree, for a caller that edits it."""
         if source == CANDIDATE:
             return copy.deepcopy(self.candidate)
         if source == RUNNING:
@@ -362,14 +374,18 @@ class Datastore:
         A VR interface's counters are its host port's, mirrored; the route count
         needs the VR's own namespace.
         """
-        tree = copy.deepcopy(self.running)
-        routers = codec.routers_of(tree)
-        if detailed is not None:
-            routers = [r for r in routers if r["name"] in detailed]
-            if routers:
-                tree[qualified("routers")] = {"router": routers}
-            else:
-                tree.pop(qualified("routers"), None)
+        # Copies of what gets state (each VR entry and its interfaces); the rest of
+        # the tree is the running snapshot's, shared and left unchanged.
+        tree = dict(self.running)
+        routers = [
+            _with_own_interfaces(r)
+            for r in codec.routers_of(self.running)
+            if detailed is None or r["name"] in detailed
+        ]
+        if routers or (detailed is None and ROUTERS in tree):
+            tree[ROUTERS] = {**tree.get(ROUTERS, {}), "router": routers}
+        else:
+            tree.pop(ROUTERS, None)
         kernel_view = await self._in_kernel_thread(self._read_state, routers, detailed is None)
         now = time.time()
         for r in routers:
@@ -430,6 +446,14 @@ class Datastore:
                 with contextlib.suppress(OSError, NotANamespace):
                     out[r["name"]]["route-count"] = routes.count(kernel, ns)
         return out
+
+
+def _with_own_interfaces(router: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a VR entry whose interface entries are copies too (state is added to both)."""
+    out = dict(router)
+    if "interface" in router:
+        out["interface"] = [dict(itf) for itf in router["interface"]]
+    return out
 
 
 def _mirrored(s: dict[str, int]) -> dict[str, str]:
