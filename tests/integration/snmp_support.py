@@ -14,8 +14,8 @@ from pathlib import Path
 import ncclient.transport.session
 import pytest
 
-from vnet.agent.snmp import oids
 from vnet.lab import processes
+from vnet.model.mib import oids
 from vnet.substrate import Kernel, observe
 
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from vnet.agent.snmp import oids
+from vnet.model.mib import oids
 
 from .agent_support import AgentUnderTest
 from .snmp_support import (  # noqa: F401  (agent_fixture, clean_fixture: pytest fixtures)

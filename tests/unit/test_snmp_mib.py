@@ -11,7 +11,7 @@ import pytest
 from pysnmp.proto import rfc1902
 
 from vnet.agent.datastore import Event
-from vnet.agent.snmp import columns, oids, setplan, smi
+from vnet.agent.snmp import columns, setplan, smi
 from vnet.agent.snmp import rowstatus as rs
 from vnet.agent.snmp.errors import SnmpError
 from vnet.agent.snmp.notify import event_varbinds
@@ -24,6 +24,7 @@ from vnet.agent.snmp.rows import (
     working_rows,
 )
 from vnet.agent.snmp.view import NeedsState, View
+from vnet.model.mib import oids
 from vnet.model.yang import host as convert
 
 MIB_FILE = Path(__file__).resolve().parents[2] / "src/vnet/model/mib/VNET-ROUTER-MIB.txt"

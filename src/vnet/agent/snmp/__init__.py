@@ -1,6 +1,6 @@
 """SNMP front-end: VNET-ROUTER-MIB (src/vnet/model/mib) served from the agent's datastore.
 
-- `oids`: the MIB's object identifiers, in one place.
+- the MIB's object identifiers are public data: vnet.model.mib.oids, next to the MIB file.
 - `smi`: SNMP values as types (`Value`, `Kind`) and their pysnmp form.
 - `rowstatus`: the RFC 2579 RowStatus state machine (pure).
 - `rows`: the conceptual rows of the read-create tables <-> the datastore tree.
