@@ -2,7 +2,10 @@
 
 Pure: the agent's datastore holds the tree, validates and realises the
 HostConfig made from it, and reports a problem of that HostConfig at the
-tree's element (`error_path`).
+tree's element (`error_path`). The lab writes each agent's startup tree with
+`tree(host_configs(topo)[host])`, and the clients turn one list entry into a
+model object and back with the per-object functions `tree` itself uses
+(`router_entry`/`router_of`, `network_entry`/`network_of`): one mapping.
 """
 
 from __future__ import annotations
