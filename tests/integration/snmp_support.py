@@ -13,11 +13,10 @@ from pathlib import Path
 
 import ncclient.transport.session
 import pytest
-from ncclient import manager
 
-from vnet.agent.snmp import oids
 from vnet.lab import processes
-from vnet.substrate import Kernel, nsfs, observe
+from vnet.model.mib import oids
+from vnet.substrate import Kernel, observe
 
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent
 from .conftest import require_tools
@@ -85,7 +84,7 @@ def if_col(c: int, idx: int, pos: int) -> str:
 def agent_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentUnderTest]:
     require_tools("snmpget", "snmpset", "snmpbulkget", "snmpwalk", "snmpbulkwalk", "snmptrapd")
     with running_agent(tmp_path_factory.mktemp("snmp"), frontends="netconf,snmp", snmp=SNMP) as a:
-        with connect(a) as m:
+        with a.netconf() as m:
             m.edit_config(target="running", config=NETWORK_XML)
         yield a
 
@@ -93,24 +92,10 @@ def agent_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentUnd
 @pytest.fixture(autouse=True, name="clean")
 def clean_fixture(agent: AgentUnderTest) -> Iterator[None]:
     yield
-    with connect(agent) as m:
+    with agent.netconf() as m:
         data = m.get_config("running").data
         for name in [n.text for n in data.iterfind(f".//{{{NS}}}router/{{{NS}}}name")]:
             m.edit_config(target="running", config=vr_xml(name, op="remove"))
-
-
-def connect(a: AgentUnderTest) -> manager.Manager:
-    with nsfs.entered(a.namespace):
-        return manager.connect(
-            host=a.address,
-            port=a.netconf_port,
-            username=a.user,
-            password=a.password,
-            hostkey_verify=False,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
-        )
 
 
 def vr_xml(name: str, op: str = "", extra: str = "") -> str:

@@ -102,7 +102,9 @@ def test_editing_a_file_vr_restarts_only_its_agent(
 def test_down_stops_agents_and_removes_their_vrs(labs: Labs) -> None:
     name, path = labs.file("managed.yaml")
     labmod.up(path)
-    procs = [processes.ProcessRecord(**p) for p in labmod.read_record(name)["processes"]]
+    record = labmod.read_record(name)
+    assert record is not None
+    procs = record.processes
     with connect(name, "h2") as m:
         m.edit_config(
             target="running",
@@ -118,3 +120,27 @@ def test_down_stops_agents_and_removes_their_vrs(labs: Labs) -> None:
     assert not any(processes.is_running(p) for p in procs)
     assert lab_namespaces(name) == []
     assert not (labmod.RECORD_DIR / name).exists()
+
+
+def test_down_stops_the_agents_started_before_up_failed(
+    labs: Labs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each agent's PID is recorded as it is spawned, so a failing `up` leaves none behind."""
+    name, path = labs.file("managed.yaml")
+    prepare = labmod.agents.prepare
+
+    def fail_on_h2(topo, host, *args):  # type: ignore[no-untyped-def]
+        if host == "h2":
+            raise RuntimeError("injected: preparing h2 failed")
+        return prepare(topo, host, *args)
+
+    monkeypatch.setattr(labmod.agents, "prepare", fail_on_h2)
+    with pytest.raises(RuntimeError, match="injected"):
+        labmod.up(path)
+    record = labmod.read_record(name)
+    assert record is not None and [p.what for p in record.processes] == ["agent h1"]
+    assert processes.is_running(record.processes[0])
+    result = labmod.down(name)
+    assert [p.what for p in result.stopped] == ["agent h1"]
+    assert not processes.is_running(record.processes[0])
+    assert lab_namespaces(name) == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from vnet.agent.snmp import oids
+from vnet.model.mib import oids
 
 from .agent_support import AgentUnderTest
 from .snmp_support import (  # noqa: F401  (agent_fixture, clean_fixture: pytest fixtures)
@@ -18,7 +18,6 @@ from .snmp_support import (  # noqa: F401  (agent_fixture, clean_fixture: pytest
     V3_SHA256,
     agent_fixture,
     clean_fixture,
-    connect,
     create_args,
     d,
     if_col,
@@ -92,7 +91,7 @@ def test_create_get_bulkget_walk_destroy(
 
 def test_snmp_and_netconf_see_the_same_routers(agent: AgentUnderTest) -> None:
     snmp(agent, "snmpset", V2_RW, *create_args(5, "viasnmp"))
-    with connect(agent) as m:
+    with agent.netconf() as m:
         data = m.get(filter=("subtree", f'<routers xmlns="{NS}"/>')).data
         routers = {r.findtext(f"{{{NS}}}name"): r for r in data.iterfind(f".//{{{NS}}}router")}
         assert routers["viasnmp"].findtext(f"{{{NS}}}index") == "5"
@@ -123,7 +122,7 @@ def test_snmp_and_netconf_see_the_same_routers(agent: AgentUnderTest) -> None:
     assert list(got.values()) == ["vianc", "2", "e0", "n2", "2"], got  # down -> stopped(2)
     # a change over SNMP to the NETCONF-made VR, seen over NETCONF
     snmp(agent, "snmpset", V2_RW, vr_col(oids.VR_ADMIN, 9), "i", "1")
-    with connect(agent) as m:
+    with agent.netconf() as m:
         data = m.get_config("running").data
         vianc = next(
             r for r in data.iterfind(f".//{{{NS}}}router") if r.findtext(f"{{{NS}}}name") == "vianc"
@@ -139,7 +138,7 @@ def test_routes_over_snmp_are_routes_over_netconf(agent: AgentUnderTest) -> None
     snmp(agent, "snmpset", V2_RW, hop, "s", "10.1.0.1", status, "i", "4")
     routes = ip(agent.node_ns("router"), "route")
     assert "10.9.0.0/16 via 10.1.0.1" in routes, routes
-    with connect(agent) as m:
+    with agent.netconf() as m:
         xml = m.get_config("running").data_xml
         assert "<destination>10.9.0.0/16</destination>" in xml
         assert "<next-hop>10.1.0.1</next-hop>" in xml
@@ -187,14 +186,14 @@ def test_create_and_wait_goes_through_not_ready_and_not_in_service(agent: AgentU
     )
     snmp(agent, "snmpset", V2_RW, vr_col(oids.VR_NAME, idx), "s", "waiter")
     assert values(snmp(agent, "snmpget", V2_RO, status).stdout)[status] == "2"  # notInService
-    with connect(agent) as m:
+    with agent.netconf() as m:
         assert "waiter" not in m.get_config("running").data_xml  # not configured yet
     assert vr_namespaces(agent) == []
     snmp(
         agent, "snmpset", V2_RW, if_col(oids.IF_STATUS, idx, 1), "i", "1", status, "i", "1"
     )  # both active in one SET
     assert values(snmp(agent, "snmpget", V2_RO, status).stdout)[status] == "1"
-    with connect(agent) as m:
+    with agent.netconf() as m:
         assert "<name>waiter</name>" in m.get_config("running").data_xml
     assert vr_namespaces(agent) == [agent.node_ns("waiter")]
     snmp(agent, "snmpset", V2_RW, status, "i", "6")
@@ -248,12 +247,12 @@ def test_set_errors_follow_rfc_3416_and_2579(
     agent: AgentUnderTest, args: list[str], reason: str, failed: str
 ) -> None:
     snmp(agent, "snmpset", V2_RW, *create_args(1, "r1"))
-    with connect(agent) as m:
+    with agent.netconf() as m:
         before = m.get_config("running").data_xml
     done = snmp(agent, "snmpset", V2_RW, *args, check=False)
     assert done.returncode != 0, done.stdout
     assert f"Reason: {reason}" in done.stderr, done.stderr
     assert f"Failed object: {failed}" in done.stderr, done.stderr
-    with connect(agent) as m:
+    with agent.netconf() as m:
         assert m.get_config("running").data_xml == before
     assert vr_namespaces(agent) == [agent.node_ns("r1")]

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from vnet.agent.snmp import oids
 from vnet.lab import processes
+from vnet.model.mib import oids
 from vnet.tools.wait import WaitTimeout, wait_until
 
 from .agent_support import AgentUnderTest, start_agent_process, stop_agent
@@ -31,7 +31,6 @@ from .snmp_support import (  # noqa: F401  (agent_fixture, clean_fixture: pytest
     agent_fixture,
     base_mib_dir,
     clean_fixture,
-    connect,
     create_args,
     d,
     snmp,
@@ -192,7 +191,7 @@ def test_notifications_reach_snmptrapd(agent: AgentUnderTest, trapd: Trapd) -> N
         assert f"{vr_col(oids.VR_ADMIN, 4)} = INTEGER: 1" in ln
         assert f"{d(oids.SYS_UPTIME)} = Timeticks:" in ln
     # a VR removed over NETCONF is confirmed over SNMP as well
-    with connect(agent) as m:
+    with agent.netconf() as m:
         m.edit_config(target="running", config=vr_xml("trapped", op="delete"))
     lines = trapd.wait_for(re.escape(removed) + ".*trapped", 3)
     assert len(lines) == 3, trapd.text()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from vnet.agent.datastore import Datastore
-from vnet.agent.startup import apply_startup
+from vnet.agent.datastore import RUNNING, Datastore
+from vnet.agent.startup import start_datastore
 from vnet.model.agent_config import AgentConfig, User
 from vnet.model.yang.errors import ErrorTag, RpcError
 
@@ -32,19 +34,25 @@ def startup(tmp_path: Path, tree: dict[str, object]) -> Path:
     return path
 
 
-def test_a_valid_startup_is_stored_once_and_again_when_it_changes(tmp_path: Path) -> None:
+def start(tmp_path: Path, path: Path) -> tuple[bool, dict[str, Any]]:
+    """An agent's start with this startup file: (applied?, its running tree)."""
     ds = datastore(tmp_path)
+    applied = asyncio.run(start_datastore(ds, path))
+    return applied, ds.tree(RUNNING)
+
+
+def test_a_valid_startup_is_stored_once_and_again_when_it_changes(tmp_path: Path) -> None:
     tree = {"vnet-router:virtual-networks": NETWORKS, "vnet-router:routers": {"router": [R1]}}
     path = startup(tmp_path, tree)
-    assert apply_startup(ds, path)
-    stored = json.loads(ds.path.read_text())
-    assert stored["vnet-router:routers"]["router"][0]["index"] == 1  # as an edit assigns it
-    assert not apply_startup(ds, path), "unchanged: the stored configuration is kept"
+    applied, running = start(tmp_path, path)
+    assert applied
+    assert running["vnet-router:routers"]["router"][0]["index"] == 1  # as an edit assigns it
+    applied, again = start(tmp_path, path)
+    assert not applied and again == running, "unchanged: the stored configuration is kept"
     tree["vnet-router:routers"] = {"router": [{**R1, "admin-state": "down"}]}
-    assert apply_startup(ds, startup(tmp_path, tree))
-    assert json.loads(ds.path.read_text())["vnet-router:routers"]["router"][0]["admin-state"] == (
-        "down"
-    )
+    applied, running = start(tmp_path, startup(tmp_path, tree))
+    assert applied
+    assert running["vnet-router:routers"]["router"][0]["admin-state"] == "down"
 
 
 @pytest.mark.parametrize(
@@ -67,6 +75,6 @@ def test_an_invalid_startup_stores_nothing(
 ) -> None:
     ds = datastore(tmp_path)
     with pytest.raises(RpcError) as info:
-        apply_startup(ds, startup(tmp_path, tree))
+        asyncio.run(start_datastore(ds, startup(tmp_path, tree)))
     assert info.value.tag == tag and info.value.path == where, info.value
-    assert not ds.path.exists()
+    assert not ds.has_stored()

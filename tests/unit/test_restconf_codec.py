@@ -13,6 +13,8 @@ from vnet.agent.restconf.paths import parse
 from vnet.model.yang import decode, encode
 from vnet.model.yang.errors import (
     RESTCONF_NS,
+    ErrorTag,
+    ErrorType,
     RpcError,
     restconf_error_json,
     restconf_error_xml,
@@ -188,7 +190,12 @@ def test_media_types() -> None:
 
 
 def test_error_bodies() -> None:
-    err = RpcError("data-exists", "r1 exists", "application", "/vr:routers/vr:router[vr:name='r1']")
+    err = RpcError(
+        ErrorTag.DATA_EXISTS,
+        "r1 exists",
+        ErrorType.APPLICATION,
+        "/vr:routers/vr:router[vr:name='r1']",
+    )
     body = json.loads(restconf_error_json(err, "/vnet-router:routers/router[name='r1']"))
     e = body["ietf-restconf:errors"]["error"][0]
     assert e == {

@@ -11,9 +11,8 @@ import pytest
 from pysnmp.proto import rfc1902
 
 from vnet.agent.datastore import Event
-from vnet.agent.snmp import columns, oids, setplan, smi
+from vnet.agent.snmp import columns, setplan, smi
 from vnet.agent.snmp import rowstatus as rs
-from vnet.agent.snmp import yangtree as convert
 from vnet.agent.snmp.errors import SnmpError
 from vnet.agent.snmp.notify import event_varbinds
 from vnet.agent.snmp.rows import (
@@ -25,6 +24,8 @@ from vnet.agent.snmp.rows import (
     working_rows,
 )
 from vnet.agent.snmp.view import NeedsState, View
+from vnet.model.mib import oids
+from vnet.model.yang import host as convert
 
 MIB_FILE = Path(__file__).resolve().parents[2] / "src/vnet/model/mib/VNET-ROUTER-MIB.txt"
 A, B, C, D = None, rs.NOT_READY, rs.NOT_IN_SERVICE, rs.ACTIVE

@@ -7,7 +7,7 @@ import json
 import pytest
 from lxml import etree
 
-from vnet.client.routers import RouterState, router_entry
+from vnet.client.routers import RouterState
 from vnet.model import VirtualRouter
 from vnet.model.yang import decode, encode
 from vnet.model.yang.errors import (
@@ -18,17 +18,19 @@ from vnet.model.yang.errors import (
     parse_restconf_error,
     restconf_error_json,
 )
+from vnet.model.yang.host import router_entry
 from vnet.model.yang.schema import root
 
 ROUTERS = root().children["routers"]
 
 
 def test_error_tags_are_an_enumeration() -> None:
-    err = RpcError("data-exists", "r1 exists")  # type: ignore[arg-type]
+    err = RpcError(ErrorTag.DATA_EXISTS, "r1 exists")
     assert err.tag is ErrorTag.DATA_EXISTS and err.error_type is ErrorType.APPLICATION
     assert err.http_status == 409
-    with pytest.raises(ValueError):
-        RpcError("no-such-tag", "x")  # type: ignore[arg-type]
+    for free_string in ("data-exists", "no-such-tag"):
+        with pytest.raises(TypeError):
+            RpcError(free_string, "x")  # type: ignore[arg-type]
     xml = etree.fromstring(netconf_error_xml(err))
     assert xml.findtext("error-tag") == "data-exists"
 

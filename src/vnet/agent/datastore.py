@@ -3,8 +3,13 @@
 Every change follows one path: decode (front-end) -> the tree's HostConfig
 (model/yang/host.py), validated (model invariants with exact error paths, then
 YANG via libyang) -> realised (substrate.realize_host) -> substrate.converge
-(plan, apply with rollback) -> persist -> notify -> reply. One writer at a time;
-readers get copies of committed trees.
+(plan, apply with rollback) -> persist -> notify -> reply. One writer at a time.
+
+A commit replaces the running tree with a new object (`_prepare` deep-copies
+what it is given) and never changes a committed tree in place. So a reader
+that only reads (SNMP, <get-config>, RESTCONF GET) takes `running_snapshot()`,
+the committed tree itself, at no cost, and keeps a consistent view while
+later commits happen; whoever edits takes a copy with `tree()`.
 
 Kernel work runs on one dedicated thread: namespace switching is per thread,
 and netlink calls block.
@@ -27,13 +32,14 @@ from typing import Any, TypeVar
 import libyang
 
 from vnet.agent.config import AgentConfig
-from vnet.agent.errors import RpcError
-from vnet.agent.schema import qualified, validate
 from vnet.model import TopologyError
 from vnet.model.check import check_host
 from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.module import ROUTERS, qualified
+from vnet.model.yang.schema import validate
 from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, nsfs, realize_host
 from vnet.substrate import link as links
 from vnet.substrate import route as routes
@@ -84,10 +90,19 @@ class Datastore:
     def path(self) -> Path:
         return self.config.state_dir / "running.json"
 
-    async def start(self) -> None:
-        """Load the persisted configuration and bring the kernel in line with it."""
+    def has_stored(self) -> bool:
+        """A configuration is persisted (by a commit or an earlier start)."""
+        return self.path.exists()
+
+    async def start(self, initial: dict[str, Any] | None = None) -> None:
+        """Load the persisted configuration, or persist `initial` in its place, and bring
+        the kernel in line with it. `initial` must be a tree `prepare` returned (the
+        agent's startup configuration, validated as an edit is)."""
         self.config.state_dir.mkdir(parents=True, exist_ok=True)
-        if self.path.exists():
+        if initial is not None:
+            self._persist(initial)
+            self.running = copy.deepcopy(initial)  # ours alone, as after a commit
+        elif self.path.exists():
             self.running = json.loads(self.path.read_text())
         self.candidate = copy.deepcopy(self.running)
         desired = realize_host(self._host_config(self.running), self.placement)
@@ -120,13 +135,22 @@ class Datastore:
         return await asyncio.get_running_loop().run_in_executor(self._kx, fn, *args)
 
     # -- reading -------------------------------------------------------------
+    def running_snapshot(self) -> dict[str, Any]:
+        """The committed running tree itself, not a copy: read it, never change it.
+
+        A commit puts a new tree in its place, so a snapshot stays as it was."""
+        return self.running
+
     def tree(self, source: str) -> dict[str, Any]:
+        """A copy of a datastore's tree, for a caller that edits it."""
         if source == CANDIDATE:
             return copy.deepcopy(self.candidate)
         if source == RUNNING:
             return copy.deepcopy(self.running)
         raise RpcError(
-            "invalid-value", f"no datastore {source!r}; use running or candidate", "protocol"
+            ErrorTag.INVALID_VALUE,
+            f"no datastore {source!r}; use running or candidate",
+            ErrorType.PROTOCOL,
         )
 
     # -- validation ----------------------------------------------------------
@@ -140,10 +164,10 @@ class Datastore:
             self.running
         ):
             raise RpcError(
-                "access-denied",
+                ErrorTag.ACCESS_DENIED,
                 "this host's virtual networks are provisioned by its lab; "
                 "change them in the lab's topology file",
-                "application",
+                ErrorType.APPLICATION,
                 "/vr:virtual-networks",
             )
         routers = codec.routers_of(tree)
@@ -163,7 +187,9 @@ class Datastore:
         try:
             dnode = validate(tree)
         except libyang.LibyangError as err:
-            raise RpcError("invalid-value", _libyang_message(err), "application") from None
+            raise RpcError(
+                ErrorTag.INVALID_VALUE, _libyang_message(err), ErrorType.APPLICATION
+            ) from None
         if dnode is not None:
             dnode.free()
         return hc
@@ -178,9 +204,9 @@ class Datastore:
             first = err.problems[0]
             more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
             raise RpcError(
-                "invalid-value",
+                ErrorTag.INVALID_VALUE,
                 codec.problem_message(first) + more,
-                "application",
+                ErrorType.APPLICATION,
                 codec.error_path(first.loc, tree),
             ) from None
         return hc
@@ -190,9 +216,9 @@ class Datastore:
         owner = self.locks.get(target)
         if owner is not None and owner != session:
             raise RpcError(
-                "in-use",
+                ErrorTag.IN_USE,
                 f"the {target} datastore is locked by session {owner}",
-                "protocol",
+                ErrorType.PROTOCOL,
                 info={"session-id": owner},
             )
 
@@ -221,7 +247,9 @@ class Datastore:
                 self.candidate = new_tree
                 self.candidate_dirty = True
             else:
-                raise RpcError("invalid-value", f"cannot edit datastore {target!r}", "protocol")
+                raise RpcError(
+                    ErrorTag.INVALID_VALUE, f"cannot edit datastore {target!r}", ErrorType.PROTOCOL
+                )
             return result
 
     async def _commit_locked(self, new_tree: dict[str, Any], session: str) -> None:
@@ -238,7 +266,7 @@ class Datastore:
                     e.result, e.message = "failure", str(err.cause)
                 self._publish(events)
                 raise RpcError(
-                    "operation-failed",
+                    ErrorTag.OPERATION_FAILED,
                     f"the kernel refused the change and it was rolled back: {err.cause} "
                     f"(at: {err.op.describe()})",
                 ) from None
@@ -280,20 +308,22 @@ class Datastore:
 
     def lock(self, target: str, session: str) -> None:
         if target not in self.locks:
-            raise RpcError("invalid-value", f"cannot lock datastore {target!r}", "protocol")
+            raise RpcError(
+                ErrorTag.INVALID_VALUE, f"cannot lock datastore {target!r}", ErrorType.PROTOCOL
+            )
         owner = self.locks[target]
         if owner is not None:
             raise RpcError(
-                "lock-denied",
+                ErrorTag.LOCK_DENIED,
                 f"the {target} datastore is already locked by session {owner}",
-                "protocol",
+                ErrorType.PROTOCOL,
                 info={"session-id": owner},
             )
         if target == CANDIDATE and self.candidate_dirty:
             raise RpcError(
-                "lock-denied",
+                ErrorTag.LOCK_DENIED,
                 "the candidate has uncommitted changes; commit or discard them first",
-                "protocol",
+                ErrorType.PROTOCOL,
                 info={"session-id": "0"},
             )
         self.locks[target] = session
@@ -301,9 +331,9 @@ class Datastore:
     def unlock(self, target: str, session: str) -> None:
         if self.locks.get(target) != session:
             raise RpcError(
-                "operation-failed",
+                ErrorTag.OPERATION_FAILED,
                 f"the {target} datastore is not locked by this session",
-                "protocol",
+                ErrorType.PROTOCOL,
             )
         self.locks[target] = None
 
@@ -344,14 +374,18 @@ class Datastore:
         A VR interface's counters are its host port's, mirrored; the route count
         needs the VR's own namespace.
         """
-        tree = copy.deepcopy(self.running)
-        routers = codec.routers_of(tree)
-        if detailed is not None:
-            routers = [r for r in routers if r["name"] in detailed]
-            if routers:
-                tree[qualified("routers")] = {"router": routers}
-            else:
-                tree.pop(qualified("routers"), None)
+        # Copies of what gets state (each VR entry and its interfaces); the rest of
+        # the tree is the running snapshot's, shared and left unchanged.
+        tree = dict(self.running)
+        routers = [
+            _with_own_interfaces(r)
+            for r in codec.routers_of(self.running)
+            if detailed is None or r["name"] in detailed
+        ]
+        if routers or (detailed is None and ROUTERS in tree):
+            tree[ROUTERS] = {**tree.get(ROUTERS, {}), "router": routers}
+        else:
+            tree.pop(ROUTERS, None)
         kernel_view = await self._in_kernel_thread(self._read_state, routers, detailed is None)
         now = time.time()
         for r in routers:
@@ -412,6 +446,14 @@ class Datastore:
                 with contextlib.suppress(OSError, NotANamespace):
                     out[r["name"]]["route-count"] = routes.count(kernel, ns)
         return out
+
+
+def _with_own_interfaces(router: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a VR entry whose interface entries are copies too (state is added to both)."""
+    out = dict(router)
+    if "interface" in router:
+        out["interface"] = [dict(itf) for itf in router["interface"]]
+    return out
 
 
 def _mirrored(s: dict[str, int]) -> dict[str, str]:

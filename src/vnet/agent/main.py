@@ -12,7 +12,7 @@ from pathlib import Path
 
 from vnet.agent.datastore import Datastore
 from vnet.agent.frontends import FRONTENDS, Running, starter
-from vnet.agent.startup import apply_startup
+from vnet.agent.startup import start_datastore
 from vnet.model.agent_config import AgentConfig
 
 log = logging.getLogger("vnet.agent")
@@ -28,10 +28,9 @@ async def run(
     """Reconcile the kernel with the stored configuration (the startup file's, if it
     changed), then serve until SIGTERM."""
     ds = Datastore(config)
-    if startup is not None and apply_startup(ds, startup):
-        log.info("startup configuration %s validated and stored", startup)
     t = time.perf_counter()
-    await ds.start()
+    if await start_datastore(ds, startup):
+        log.info("startup configuration %s validated and applied", startup)
     log.info("datastore ready, kernel reconciled in %.0f ms", (time.perf_counter() - t) * 1000)
     running: list[Running] = []
     stop = asyncio.Event()

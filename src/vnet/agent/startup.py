@@ -15,7 +15,6 @@ the agent's state.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -26,21 +25,21 @@ from vnet.model.yang.decode import parse_json, tree_from_json
 APPLIED = "startup.applied"  # the digest of the startup file last applied
 
 
-def read_startup(path: Path) -> dict[str, Any]:
+def read_startup(data: bytes) -> dict[str, Any]:
     """The file's tree, decoded against the schema (RpcError with the path if it does not fit)."""
-    return tree_from_json(parse_json(path.read_bytes()))
+    return tree_from_json(parse_json(data))
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
-def pending(ds: Datastore, path: Path) -> bool:
-    """True if the startup file must be applied at this start."""
+def pending(ds: Datastore, data: bytes) -> bool:
+    """True if the startup file (its bytes) must be applied at this start."""
     marker = ds.config.state_dir / APPLIED
-    if not ds.path.exists() or not marker.exists():
+    if not ds.has_stored() or not marker.exists():
         return True
-    return marker.read_text().strip() != _digest(path)
+    return marker.read_text().strip() != _digest(data)
 
 
 def validated(ds: Datastore, tree: dict[str, Any]) -> dict[str, Any]:
@@ -55,15 +54,17 @@ def validated(ds: Datastore, tree: dict[str, Any]) -> dict[str, Any]:
     return Datastore(config, apply_to_kernel=False).prepare(tree)
 
 
-def apply_startup(ds: Datastore, path: Path) -> bool:
-    """Store the startup configuration for `ds.start()` to realise; False if not pending."""
-    if not pending(ds, path):
+async def start_datastore(ds: Datastore, path: Path | None) -> bool:
+    """Start `ds` from the startup file if it is pending, else from what it stores;
+    True if the file was applied. An invalid file raises RpcError before anything
+    is stored."""
+    data = path.read_bytes() if path is not None else None
+    if data is None or not pending(ds, data):
+        await ds.start()
         return False
-    digest = _digest(path)
-    tree = validated(ds, read_startup(path))
-    ds.config.state_dir.mkdir(parents=True, exist_ok=True)
-    _write_atomically(ds.path, json.dumps(tree, indent=1))
-    _write_atomically(ds.config.state_dir / APPLIED, digest)
+    await ds.start(initial=validated(ds, read_startup(data)))
+    # only once the datastore holds it: a failed start applies the file again next time
+    _write_atomically(ds.config.state_dir / APPLIED, _digest(data))
     return True
 
 
@@ -76,4 +77,4 @@ def _write_atomically(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-__all__ = ["APPLIED", "apply_startup", "pending", "read_startup", "validated"]
+__all__ = ["APPLIED", "pending", "read_startup", "start_datastore", "validated"]

@@ -16,9 +16,10 @@ from ncclient.transport.errors import AuthenticationError, SSHError, SSHUnknownH
 
 from vnet.client.endpoint import Endpoint
 from vnet.client.errors import AuthError, ClientError, ConnectError
-from vnet.client.routers import RouterState, network_entry, network_of, router_entry
+from vnet.client.routers import RouterState
 from vnet.model import VirtualNetwork, VirtualRouter
 from vnet.model.yang import decode, encode
+from vnet.model.yang.host import network_entry, network_of, router_entry
 from vnet.model.yang.module import NAMESPACE, NETWORKS, PREFIX, ROUTERS, qualified
 from vnet.model.yang.schema import root
 

@@ -11,9 +11,10 @@ import httpx
 
 from vnet.client.endpoint import Endpoint
 from vnet.client.errors import AuthError, ClientError, ConnectError
-from vnet.client.routers import RouterState, network_entry, network_of, router_entry
+from vnet.client.routers import RouterState
 from vnet.model import VirtualNetwork, VirtualRouter
 from vnet.model.yang.errors import parse_restconf_error
+from vnet.model.yang.host import network_entry, network_of, router_entry
 from vnet.model.yang.module import MODULE, NETWORKS, ROUTERS, qualified
 
 JSON = "application/yang-data+json"

@@ -6,35 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnet.model import Topology, VirtualNetwork, VirtualRouter, yangdata
-from vnet.model.yang.module import NETWORKS, ROUTERS
-
-# The RFC 7951 entry <-> model mapping is yangdata's until model/yang/host.py
-# holds it; only this module calls it, so the swap is here.
-
-
-def router_entry(vr: VirtualRouter) -> dict[str, Any]:
-    """The YANG list entry (RFC 7951) of a VirtualRouter."""
-    tree = yangdata.tree_from_topology(Topology(routers=[vr]), {})
-    entry = dict(tree[ROUTERS]["router"][0])
-    if vr.index is None:
-        entry.pop("index")
-    return entry
-
-
-def router_of(entry: dict[str, Any], host: str = "") -> VirtualRouter:
-    data = yangdata.topology_data({ROUTERS: {"router": [entry]}}, host or "agent", "agent", 1)
-    return VirtualRouter.model_validate(data["routers"][0])
-
-
-def network_entry(net: VirtualNetwork, remote_vteps: list[str] | None = None) -> dict[str, Any]:
-    tree = yangdata.tree_from_topology(Topology(networks=[net]), {net.name: remote_vteps or []})
-    return dict(tree[NETWORKS]["network"][0])
-
-
-def network_of(entry: dict[str, Any]) -> VirtualNetwork:
-    data = yangdata.topology_data({NETWORKS: {"network": [entry]}}, "agent", "agent", 1)
-    return VirtualNetwork.model_validate(data["networks"][0])
+from vnet.model import VirtualRouter
+from vnet.model.yang.host import router_of
 
 
 @dataclass(frozen=True)
@@ -66,7 +39,7 @@ class RouterState:
             return int(value) if value is not None else None
 
         return cls(
-            router=router_of(entry, host),
+            router=router_of(entry, host or "agent"),
             oper_state=entry.get("oper-state"),
             uptime=num(entry.get("uptime")),
             route_count=num(entry.get("route-count")),

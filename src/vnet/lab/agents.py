@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vnet.lab import processes
-from vnet.lab.record import LabRecord, as_record
-from vnet.model import Topology, network_mtu, yangdata
+from vnet.lab.record import LabRecord
+from vnet.model import Topology, host_configs
 from vnet.model.agent_config import AgentConfig, Ports, User
 from vnet.model.management import MANAGEMENT_NODE, host_address
 from vnet.model.underlay import underlay_addressing
+from vnet.model.yang import host as yang_host
 from vnet.model.yang.module import ROUTERS
 
 if TYPE_CHECKING:
@@ -58,26 +59,9 @@ def agent_dir(record_dir: Path, lab: str, host: str) -> Path:
     return record_dir / lab / "agents" / host
 
 
-def lab_password(topo: Topology, record: LabRecord | dict[str, Any]) -> str:
+def lab_password(topo: Topology, record: LabRecord) -> str:
     assert topo.management is not None
-    rec = as_record(record, topo.name)
-    return topo.management.password or rec.agent_password or secrets.token_urlsafe(12)
-
-
-def host_tree(topo: Topology, host: str) -> dict[str, Any]:
-    """The agent's share of the file: every network (with MTU and remote VTEPs), its VRs."""
-    loopbacks = underlay_addressing(topo).loopback
-    mine = topo.model_copy(
-        update={
-            "networks": [n.model_copy(update={"mtu": network_mtu(topo, n)}) for n in topo.networks],
-            "routers": [r for r in topo.routers if r.host == host],
-        }
-    )
-    remotes = {
-        n.name: [loopbacks[h.name] for h in topo.hosts if h.name != host] for n in topo.networks
-    }
-    # LEAD: becomes model/yang/host.py's tree of host_configs(topo)[host] at merge
-    return yangdata.tree_from_topology(mine, remotes)
+    return topo.management.password or record.agent_password or secrets.token_urlsafe(12)
 
 
 def agent_config(topo: Topology, host: str, directory: Path, password: str) -> AgentConfig:
@@ -118,10 +102,10 @@ def merge_file_routers(
     A VR the file defined before but no longer does is removed; VRs created
     over NETCONF/RESTCONF (never in the file) stay.
     """
-    file_routers = {r["name"]: r for r in _routers(from_file)}
+    file_routers = {r["name"]: r for r in yang_host.routers_of(from_file)}
     kept = [
         r
-        for r in _routers(stored)
+        for r in yang_host.routers_of(stored)
         if r["name"] not in file_routers and r["name"] not in previous_file_routers
     ]
     tree = {k: v for k, v in from_file.items() if k != ROUTERS}
@@ -129,10 +113,6 @@ def merge_file_routers(
     if routers:
         tree[ROUTERS] = {"router": routers}
     return tree
-
-
-def _routers(tree: dict[str, Any]) -> list[dict[str, Any]]:
-    return list(tree.get(ROUTERS, {}).get("router", []))
 
 
 def stored_tree(topo: Topology, config: AgentConfig, directory: Path) -> dict[str, Any]:
@@ -157,7 +137,8 @@ def prepare(
     directory.chmod(0o700)  # the config holds a password
     config = agent_config(topo, host, directory, password)
     stored = stored_tree(topo, config, directory)
-    tree = merge_file_routers(stored, host_tree(topo, host), previous_file_routers)
+    share = yang_host.tree(host_configs(topo)[host])  # every network, with MTU and VTEPs; its VRs
+    tree = merge_file_routers(stored, share, previous_file_routers)
     config_path = directory / CONFIG
     old_config = config_path.read_text() if config_path.exists() else None
     new_config = config.model_dump_json(indent=1)
@@ -205,8 +186,7 @@ def wait_ready(
         time.sleep(0.05)
 
 
-def endpoint(topo_name: str, host: str, record: LabRecord | dict[str, Any]) -> AgentEndpoint:
-    rec = as_record(record, topo_name)
+def endpoint(topo_name: str, host: str, rec: LabRecord) -> AgentEndpoint:
     agent = rec.agents.get(host)
     if agent is None:
         raise KeyError(host)

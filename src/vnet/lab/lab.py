@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from vnet.lab import agents, processes
+from vnet.lab.record import AgentRecord, LabRecord
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
 from vnet.model.management import host_address
@@ -74,19 +76,23 @@ def record_path(name: str) -> Path:
     return RECORD_DIR / f"{name}.json"
 
 
-def read_record(name: str) -> dict[str, Any] | None:
+def read_record(name: str) -> LabRecord | None:
     try:
-        return json.loads(record_path(name).read_text())
-    except (OSError, ValueError):
+        return LabRecord.from_dict(json.loads(record_path(name).read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
-def write_record(name: str, data: dict[str, Any]) -> None:
+def write_record(record: LabRecord) -> None:
+    """Replace the record atomically, on disk before returning (a crash right after keeps it)."""
     RECORD_DIR.mkdir(parents=True, exist_ok=True)
-    tmp = record_path(name).with_suffix(".tmp")
+    tmp = record_path(record.name).with_suffix(".tmp")
     tmp.touch(mode=0o600)  # it may hold the agents' password
-    tmp.write_text(json.dumps(data, indent=2))
-    tmp.replace(record_path(name))
+    with tmp.open("w") as f:
+        json.dump(record.to_dict(), f, indent=2)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(record_path(record.name))
 
 
 def running_labs() -> list[str]:
@@ -131,65 +137,82 @@ def up(
         t = timings.time("plan" if dry_run else "plan and apply", t)
     if dry_run:
         return UpResult(topo, ops, timings, desired)
-    old = read_record(topo.name) or {}
-    record: dict[str, Any] = {
-        "name": topo.name,
-        "file": str(Path(path).resolve()) if path else None,
-        "updated": time.time(),
-        "processes": old.get("processes", []),
-    }
+    old = read_record(topo.name) or LabRecord(topo.name)
+    record = LabRecord(
+        name=topo.name,
+        file=str(Path(path).resolve()) if path else None,
+        updated=time.time(),
+        processes=list(old.processes),
+    )
     if with_agents:
         _start_agents(topo, old, record)
         timings.time("agents", t)
-    write_record(topo.name, record)
+    write_record(record)
     return UpResult(topo, ops, timings, desired)
 
 
-def _start_agents(topo: Topology, old: dict[str, Any], record: dict[str, Any]) -> None:
+def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
     """(Re)start the agent of every host whose share of the file changed, or that is not up."""
     assert topo.management is not None
     password = agents.lab_password(topo, old)
-    record.update(agent_user=topo.management.user, agent_password=password, agents={})
-    procs = [processes.ProcessRecord(**p) for p in record["processes"]]
+    record.agent_user, record.agent_password = topo.management.user, password
+    # the old entries stay until replaced, so a crash midway keeps what the next `up` needs
+    record.agents = dict(old.agents)
     started = {}
     for host in topo.hosts:
         directory = agents.agent_dir(RECORD_DIR, topo.name, host.name)
-        what = f"agent {host.name}"
-        current = next((p for p in procs if p.what == what and processes.is_running(p)), None)
-        previous = set(old.get("agents", {}).get(host.name, {}).get("file_routers", []))
-        changed = agents.prepare(topo, host.name, directory, password, previous)
-        if current is not None and changed:
-            processes.stop(current)  # it reconciles the kernel with the new file on start
-            current = None
-        if current is None:
-            procs = [p for p in procs if p.what != what]
-            child = agents.start(topo, host.name, directory)
+        previous = set(old.agents[host.name].file_routers) if host.name in old.agents else set()
+        child = _ensure_agent(topo, host.name, directory, password, previous, record)
+        if child is not None:
             started[host.name] = (child, directory)
-            procs.append(processes.record(child, what))
-        record["agents"][host.name] = {
-            "address": str(host_address(topo, host.name)),
-            "netconf_port": agents.NETCONF_PORT,
-            "restconf_port": agents.RESTCONF_PORT,
-            "state_dir": str(directory),
-            "file_routers": [r.name for r in topo.routers if r.host == host.name],
-        }
-    record["processes"] = [p.to_dict() for p in procs]
-    write_record(topo.name, record)  # PIDs first: a failure below must still let `down` stop them
+        record.agents[host.name] = AgentRecord(
+            address=str(host_address(topo, host.name)),
+            netconf_port=agents.NETCONF_PORT,
+            restconf_port=agents.RESTCONF_PORT,
+            state_dir=str(directory),
+            file_routers=[r.name for r in topo.routers if r.host == host.name],
+        )
+    record.agents = {h.name: record.agents[h.name] for h in topo.hosts}
+    write_record(record)
     try:
         agents.wait_ready(started)
     except RuntimeError as err:
         raise LabError(str(err)) from None
 
 
+def _ensure_agent(
+    topo: Topology,
+    host: str,
+    directory: Path,
+    password: str,
+    previous_file_routers: set[str],
+    record: LabRecord,
+) -> subprocess.Popen[bytes] | None:
+    """Start the host's agent unless it runs with its current share of the file; the new
+    child's PID is in the record on disk before this returns, so that `down` stops every
+    agent even if `up` fails before the next one starts."""
+    what = f"agent {host}"
+    current = next(
+        (p for p in record.processes if p.what == what and processes.is_running(p)), None
+    )
+    changed = agents.prepare(topo, host, directory, password, previous_file_routers)
+    if current is not None and changed:
+        processes.stop(current)  # it reconciles the kernel with the new file on start
+        current = None
+    if current is not None:
+        return None
+    child = agents.start(topo, host, directory)
+    record.processes = [p for p in record.processes if p.what != what]
+    record.processes.append(processes.record(child, what))
+    write_record(record)
+    return child
+
+
 def down(name: str, progress: Progress | None = None) -> DownResult:
     timings = Timings()
     t = time.perf_counter()
-    rec = read_record(name) or {}
-    stopped = []
-    for p in rec.get("processes", []):
-        proc = processes.ProcessRecord(**p)
-        if processes.stop(proc):
-            stopped.append(proc)
+    rec = read_record(name) or LabRecord(name)
+    stopped = [proc for proc in rec.processes if processes.stop(proc)]
     t = timings.time("stop processes", t)
     where = lab_placement(name)
     ops: list[Op] = []
@@ -232,14 +255,14 @@ def agent_endpoint(lab: str, host: str) -> agents.AgentEndpoint:
     try:
         return agents.endpoint(lab, host, rec)
     except KeyError:
-        known = ", ".join(sorted(rec.get("agents", {}))) or "none: the file has no management"
+        known = ", ".join(sorted(rec.agents)) or "none: the file has no management"
         raise LabError(f"lab {lab!r} has no agent on host {host!r} (agents: {known})") from None
 
 
 def add_process(name: str, rec: processes.ProcessRecord) -> None:
-    data = read_record(name) or {"name": name, "processes": []}
-    data.setdefault("processes", []).append(rec.to_dict())
-    write_record(name, data)
+    record = read_record(name) or LabRecord(name)
+    record.processes.append(rec)
+    write_record(record)
 
 
 @dataclass
@@ -263,7 +286,7 @@ class LabStatus:
 
 
 def status(name: str) -> LabStatus:
-    rec = read_record(name) or {}
+    rec = read_record(name) or LabRecord(name)
     where = lab_placement(name)
     with Kernel() as kernel:
         state = observe(kernel, where.scope, where.prefix).state
@@ -286,7 +309,7 @@ def status(name: str) -> LabStatus:
         routes = sorted(f"{r.dst} via {r.via}" for r in shown.routes if r.ns == ns_name)
         nodes.append(NodeStatus(ns.node, ns.role, ns_name, itfs, routes))
     in_sync, pending = None, []
-    file = rec.get("file")
+    file = rec.file
     if file and Path(file).exists():
         try:
             topo = load_topology(file)
@@ -296,17 +319,16 @@ def status(name: str) -> LabStatus:
             in_sync, pending = not ops, [op.describe() for op in ops]
         except ValueError:
             in_sync = None
-    running = {p["what"]: p for p in rec.get("processes", [])}
+    running = {p.what: p for p in rec.processes}
     agent_info = {}
-    for host, info in rec.get("agents", {}).items():
+    for host, info in rec.agents.items():
         proc = running.get(f"agent {host}")
-        alive = proc is not None and processes.is_running(processes.ProcessRecord(**proc))
         agent_info[host] = {
-            **info,
-            "pid": proc["pid"] if proc else None,
-            "running": alive,
-            "user": rec.get("agent_user"),
-            "password": rec.get("agent_password"),
+            **asdict(info),
+            "pid": proc.pid if proc else None,
+            "running": proc is not None and processes.is_running(proc),
+            "user": rec.agent_user,
+            "password": rec.agent_password,
         }
     return LabStatus(name, file, nodes, in_sync, pending, shown.summary(), agent_info)
 

@@ -50,10 +50,3 @@ class LabRecord:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         return {k: v for k, v in data.items() if v is not None or k == "file"}
-
-
-def as_record(record: LabRecord | dict[str, Any], name: str = "") -> LabRecord:
-    """A LabRecord from either form (lab.py still passes dicts; see the lead's note)."""
-    if isinstance(record, LabRecord):
-        return record
-    return LabRecord.from_dict({"name": name, **record})

@@ -274,7 +274,9 @@ def _filtered(xml: str, filter_el: etree._Element | None) -> str:
 
 async def op_get_config(s: Session, op: etree._Element) -> str:
     source = _datastore_name(_child(op, "source"), "source")
-    return _filtered(encode.tree_to_xml(s.ds.tree(source)), _child(op, "filter"))
+    # serialised only: the running tree need not be copied
+    tree = s.ds.running_snapshot() if source == RUNNING else s.ds.tree(source)
+    return _filtered(encode.tree_to_xml(tree), _child(op, "filter"))
 
 
 def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 
-from vnet.agent.datastore import RUNNING, Datastore
+from vnet.agent.datastore import Datastore
 from vnet.agent.restconf import codec, openapi, paths, resource, txn
 from vnet.agent.restconf.codec import JSON, XML
 from vnet.agent.restconf.paths import StatusError
@@ -308,7 +308,8 @@ class Restconf:
                 f"depth={depth_text!r}: use 1..65535 or unbounded",
                 ErrorType.PROTOCOL,
             )
-        tree = self.ds.tree(RUNNING) if content == "config" else await self.state(path)
+        # read only (filters and depth limits build new trees): no copy of running
+        tree = self.ds.running_snapshot() if content == "config" else await self.state(path)
         tree = resource.filter_tree(tree, content)
         member, value = resource.get(tree, path)
         if depth is not None:

@@ -1,6 +1,6 @@
 """SNMP front-end: VNET-ROUTER-MIB (src/vnet/model/mib) served from the agent's datastore.
 
-- `oids`: the MIB's object identifiers, in one place.
+- the MIB's object identifiers are public data: vnet.model.mib.oids, next to the MIB file.
 - `smi`: SNMP values as types (`Value`, `Kind`) and their pysnmp form.
 - `rowstatus`: the RFC 2579 RowStatus state machine (pure).
 - `rows`: the conceptual rows of the read-create tables <-> the datastore tree.
@@ -8,7 +8,6 @@
 - `setcheck`, `setplan`, `routers`: SET planning with the error codes of
   RFC 3416 (pure): each variable binding, the rows, the routers rebuilt.
 - `errors`: SNMP error-status values and `SnmpError`.
-- `yangtree`: the one import of the configuration tree's layout.
 - `engine`: pysnmp's SNMP engine (transport, communities, USM users, VACM,
   snmpEngineID and snmpEngineBoots kept in the state directory).
 - `responder`: the asynchronous command responder that answers a SET only

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnet.agent.snmp import oids, smi
 from vnet.agent.snmp import rowstatus as rs
+from vnet.agent.snmp import smi
 from vnet.agent.snmp.rows import (
     COLUMNS,
     ENTRY,
@@ -21,7 +21,8 @@ from vnet.agent.snmp.rows import (
     next_available_index,
 )
 from vnet.agent.snmp.view import Column, lazy, scalar
-from vnet.agent.snmp.yangtree import networks_of, routers_of
+from vnet.model.mib import oids
+from vnet.model.yang.host import networks_of, routers_of
 
 Cells = dict[Key, smi.Value]
 OPER_STATE = {"running": 1, "stopped": 2, "failed": 3}

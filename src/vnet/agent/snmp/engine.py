@@ -22,8 +22,8 @@ from pysnmp.entity import config as pconfig
 from pysnmp.entity.engine import SnmpEngine
 
 from vnet.agent.config import AgentConfig, SnmpUser
-from vnet.agent.snmp import oids
-from vnet.agent.snmp.oids import OID
+from vnet.model.mib import oids
+from vnet.model.mib.oids import OID
 
 AUTH = {
     "SHA": pconfig.USM_AUTH_HMAC96_SHA,

@@ -1,7 +1,7 @@
 """Registers SNMP with the agent (see vnet.agent.frontends): VNET-ROUTER-MIB on the datastore.
 
 The front-end reads the datastore only through its public interface:
-`tree(RUNNING)` for the configuration, `state_tree()` for kernel state,
+`running_snapshot()` for the configuration, `state_tree()` for kernel state,
 `update()` to commit a SET and `subscribe()` (in `notify`) for events.
 """
 
@@ -16,7 +16,6 @@ from typing import Any
 from vnet import __version__
 from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import RUNNING, Datastore
-from vnet.agent.errors import RpcError
 from vnet.agent.snmp import columns, smi
 from vnet.agent.snmp.engine import build_engine
 from vnet.agent.snmp.errors import SnmpError
@@ -25,6 +24,7 @@ from vnet.agent.snmp.responder import Responder
 from vnet.agent.snmp.rows import Pending, Rows, empty_rows, working_rows
 from vnet.agent.snmp.setplan import SetPlan, blame_for, plan_set
 from vnet.agent.snmp.view import Column, View
+from vnet.model.yang.errors import ErrorTag, RpcError
 
 log = logging.getLogger("vnet.agent.snmp")
 
@@ -34,9 +34,9 @@ MAX_MESSAGE = 65507  # snmpEngineMaxMessageSize: the largest UDP payload
 
 # datastore error-tag -> SNMP error-status of the SET
 COMMIT_ERRORS = {
-    "operation-failed": "commitFailed",  # the kernel refused; the datastore rolled back
-    "in-use": "resourceUnavailable",  # a NETCONF session holds the running lock
-    "lock-denied": "resourceUnavailable",
+    ErrorTag.OPERATION_FAILED: "commitFailed",  # the kernel refused; the datastore rolled back
+    ErrorTag.IN_USE: "resourceUnavailable",  # a NETCONF session holds the running lock
+    ErrorTag.LOCK_DENIED: "resourceUnavailable",
 }
 
 Tree = dict[str, Any]
@@ -114,9 +114,10 @@ class SnmpFrontend:
     def running(self) -> Tree:
         """The running configuration: the one place SNMP reads it from the datastore.
 
-        `tree()` hands out a copy (about 1 ms per 100 VRs), paid once per request;
-        the columns made from it are rebuilt only when it differs from the last."""
-        return self.ds.tree(RUNNING)
+        The committed tree itself, not a copy (SNMP only reads it; a commit
+        replaces it): comparing it with the last one is then nearly free, and
+        the columns made from it are rebuilt only when it changed."""
+        return self.ds.running_snapshot()
 
     def current_view(self, with_state: bool = False) -> View:
         """Everything served, from the running configuration, pending rows and kernel state.

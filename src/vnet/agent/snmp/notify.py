@@ -29,8 +29,9 @@ from pysnmp.proto.api import v2c
 
 from vnet.agent.config import SnmpTarget
 from vnet.agent.datastore import Datastore, Event
-from vnet.agent.snmp import oids, smi
-from vnet.agent.snmp.yangtree import routers_of
+from vnet.agent.snmp import smi
+from vnet.model.mib import oids
+from vnet.model.yang.host import routers_of
 
 log = logging.getLogger("vnet.agent.snmp")
 

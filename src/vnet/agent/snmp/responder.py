@@ -22,8 +22,8 @@ from pysnmp.proto.api import v2c
 from vnet.agent.snmp import smi
 from vnet.agent.snmp.engine import READ_VIEW
 from vnet.agent.snmp.errors import ERROR_STATUS, SnmpError
-from vnet.agent.snmp.oids import OID
 from vnet.agent.snmp.view import NeedsState, View
+from vnet.model.mib.oids import OID
 
 log = logging.getLogger("vnet.agent.snmp")
 

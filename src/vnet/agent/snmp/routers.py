@@ -10,7 +10,6 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from vnet.agent.snmp import oids
 from vnet.agent.snmp import rowstatus as rs
 from vnet.agent.snmp.errors import SnmpError
 from vnet.agent.snmp.rows import (
@@ -22,7 +21,9 @@ from vnet.agent.snmp.rows import (
     route_destination,
     routes_by_key,
 )
-from vnet.agent.snmp.yangtree import ROUTERS, routers_of
+from vnet.model.mib import oids
+from vnet.model.yang.host import routers_of
+from vnet.model.yang.module import ROUTERS
 
 Entry = dict[str, Any]  # one list entry of the YANG tree (router, interface, route)
 

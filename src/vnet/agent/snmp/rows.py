@@ -13,9 +13,9 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnet.agent.snmp import oids
 from vnet.agent.snmp import rowstatus as rs
-from vnet.agent.snmp.yangtree import routers_of
+from vnet.model.mib import oids
+from vnet.model.yang.host import routers_of
 
 PENDING_LIFETIME = 300.0  # RFC 2579: rows left notReady/notInService ~5 minutes are removed
 

@@ -11,10 +11,9 @@ import ipaddress
 import re
 from collections.abc import Callable
 
-from vnet.agent.snmp import oids, smi
 from vnet.agent.snmp import rowstatus as rs
+from vnet.agent.snmp import smi
 from vnet.agent.snmp.errors import SnmpError
-from vnet.agent.snmp.oids import OID
 from vnet.agent.snmp.rows import (
     COLUMNS,
     ENTRY,
@@ -25,6 +24,8 @@ from vnet.agent.snmp.rows import (
     Key,
     route_destination,
 )
+from vnet.model.mib import oids
+from vnet.model.mib.oids import OID
 
 _VR_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
 _NET_NAME = _VR_NAME

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from vnet.agent.snmp import oids, smi
 from vnet.agent.snmp import rowstatus as rs
+from vnet.agent.snmp import smi
 from vnet.agent.snmp.errors import SnmpError
 from vnet.agent.snmp.routers import Entry, replace_routers, router_from_rows
 from vnet.agent.snmp.rows import (
@@ -35,7 +35,8 @@ from vnet.agent.snmp.rows import (
     working_rows,
 )
 from vnet.agent.snmp.setcheck import decode_value, valid_key, writable
-from vnet.agent.snmp.yangtree import routers_of
+from vnet.model.mib import oids
+from vnet.model.yang.host import routers_of
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any
 from pyasn1.type import univ
 from pysnmp.proto import rfc1902, rfc1905
 
-from vnet.agent.snmp.oids import OID
+from vnet.model.mib.oids import OID
 
 
 class Kind(Enum):

@@ -6,8 +6,8 @@ from bisect import bisect_right
 from collections.abc import Iterable
 
 from vnet.agent.snmp import smi
-from vnet.agent.snmp.oids import OID
 from vnet.agent.snmp.rows import Key
+from vnet.model.mib.oids import OID
 
 
 class NeedsState(Exception):

@@ -89,10 +89,12 @@ class RpcError(Exception):
     info: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        # Coerce (and so check) plain strings: an unknown tag is a ValueError here,
-        # not a malformed reply later.
-        self.tag = ErrorTag(self.tag)
-        self.error_type = ErrorType(self.error_type)
+        # Members only, no free strings: a misspelt tag fails where it is raised,
+        # not as a malformed reply later (a StrEnum would compare equal to a string).
+        if not isinstance(self.tag, ErrorTag):
+            raise TypeError(f"RpcError tag must be an ErrorTag, not {self.tag!r}")
+        if not isinstance(self.error_type, ErrorType):
+            raise TypeError(f"RpcError error_type must be an ErrorType, not {self.error_type!r}")
 
     def __str__(self) -> str:
         where = f" at {self.path}" if self.path else ""
@@ -151,16 +153,12 @@ def restconf_error_xml(err: RpcError) -> bytes:
 def parse_restconf_error(body: Any) -> RpcError:
     """The first error of a decoded ietf-restconf:errors body; KeyError etc. if it is none."""
     e = body["ietf-restconf:errors"]["error"][0]
-    tag = e.get("error-tag", ErrorTag.OPERATION_FAILED)
-    if tag not in ErrorTag.__members__.values():
-        tag = ErrorTag.OPERATION_FAILED
-    error_type = e.get("error-type", ErrorType.APPLICATION)
-    if error_type not in ErrorType.__members__.values():
-        error_type = ErrorType.APPLICATION
+    tags = {t.value: t for t in ErrorTag}
+    types = {t.value: t for t in ErrorType}
     return RpcError(
-        tag,
+        tags.get(e.get("error-tag"), ErrorTag.OPERATION_FAILED),
         e.get("error-message", ""),
-        error_type,
+        types.get(e.get("error-type"), ErrorType.APPLICATION),
         e.get("error-path"),
         info=e.get("error-info", {}),
     )

@@ -2,7 +2,10 @@
 
 Pure: the agent's datastore holds the tree, validates and realises the
 HostConfig made from it, and reports a problem of that HostConfig at the
-tree's element (`error_path`).
+tree's element (`error_path`). The lab writes each agent's startup tree with
+`tree(host_configs(topo)[host])`, and the clients turn one list entry into a
+model object and back with the per-object functions `tree` itself uses
+(`router_entry`/`router_of`, `network_entry`/`network_of`): one mapping.
 """
 
 from __future__ import annotations
@@ -14,18 +17,8 @@ from pydantic import ValidationError
 from vnet.model import problems_from_pydantic
 from vnet.model.errors import Loc, Problem, TopologyError
 from vnet.model.host import HostConfig
-from vnet.model.topology import Address
-
-MODULE = "vnet-router"
-PREFIX = "vr"
-
-
-def qualified(name: str) -> str:
-    return f"{MODULE}:{name}"
-
-
-NETWORKS = qualified("virtual-networks")
-ROUTERS = qualified("routers")
+from vnet.model.topology import Address, VirtualNetwork, VirtualRouter
+from vnet.model.yang.module import NETWORKS, PREFIX, ROUTERS
 
 # YANG name -> model field, per object kind
 _NET_FIELDS = {
@@ -68,6 +61,16 @@ def _router_data(r: dict[str, Any], host: str) -> dict[str, Any]:
     }
 
 
+def router_of(entry: dict[str, Any], host: str = "agent") -> VirtualRouter:
+    """The VirtualRouter a `router` list entry describes (pydantic's error if it does not)."""
+    return VirtualRouter.model_validate(_router_data(entry, host))
+
+
+def network_of(entry: dict[str, Any]) -> VirtualNetwork:
+    """The VirtualNetwork a `network` list entry describes (pydantic's error if it does not)."""
+    return VirtualNetwork.model_validate(_pick(entry, _NET_FIELDS))
+
+
 def host_config(
     tree: dict[str, Any], host: str, vtep: Address | str | None = None, underlay_mtu: int = 1500
 ) -> HostConfig:
@@ -100,8 +103,8 @@ def _flat(problem: Problem) -> Problem:
 
 def tree(hc: HostConfig) -> dict[str, Any]:
     """The datastore's tree for a HostConfig (a lab's share of its file for one agent)."""
-    nets = [_network_entry(carried.network, carried.remote_vteps) for carried in hc.networks]
-    routers = [_router_entry(vr) for vr in hc.routers]
+    nets = [network_entry(carried.network, carried.remote_vteps) for carried in hc.networks]
+    routers = [router_entry(vr) for vr in hc.routers]
     out: dict[str, Any] = {}
     if nets:
         out[NETWORKS] = {"network": nets}
@@ -110,7 +113,8 @@ def tree(hc: HostConfig) -> dict[str, Any]:
     return out
 
 
-def _network_entry(n: Any, remote_vteps: list[Any]) -> dict[str, Any]:
+def network_entry(n: VirtualNetwork, remote_vteps: list[Any] | None = None) -> dict[str, Any]:
+    """The `network` list entry (RFC 7951) of a VirtualNetwork and its remote VTEPs."""
     entry: dict[str, Any] = {"name": n.name, "tenant": n.tenant, "vni": n.vni}
     if n.ipv4:
         entry["ipv4-prefix"] = str(n.ipv4)
@@ -125,7 +129,8 @@ def _network_entry(n: Any, remote_vteps: list[Any]) -> dict[str, Any]:
     return entry
 
 
-def _router_entry(vr: Any) -> dict[str, Any]:
+def router_entry(vr: VirtualRouter) -> dict[str, Any]:
+    """The `router` list entry (RFC 7951) of a VirtualRouter; no index: the agent picks one."""
     itfs = []
     for k, itf in enumerate(vr.interfaces):
         e: dict[str, Any] = {"name": vr.ifname(k), "network": itf.network}
@@ -134,12 +139,10 @@ def _router_entry(vr: Any) -> dict[str, Any]:
         if itf.ipv6:
             e["ipv6"] = str(itf.ipv6)
         itfs.append(e)
-    entry: dict[str, Any] = {
-        "name": vr.name,
-        "index": vr.index,
-        "admin-state": vr.admin_state,
-        "interface": itfs,
-    }
+    entry: dict[str, Any] = {"name": vr.name}
+    if vr.index is not None:
+        entry["index"] = vr.index
+    entry |= {"admin-state": vr.admin_state, "interface": itfs}
     if vr.routes:
         entry["route"] = [
             {"destination": str(r.destination), "next-hop": str(r.via)} for r in vr.routes

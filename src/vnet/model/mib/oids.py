@@ -1,6 +1,6 @@
 """Object identifiers of VNET-ROUTER-MIB and the few standard ones the agent serves.
 
-Keep in step with src/vnet/model/mib/VNET-ROUTER-MIB.txt (a unit test
+Keep in step with VNET-ROUTER-MIB.txt in this folder (a unit test
 compares them).
 """
 
