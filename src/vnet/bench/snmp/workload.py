@@ -6,9 +6,9 @@ import secrets
 import time
 from typing import Any
 
-from vnet.agent.snmp import oids
 from vnet.bench.client import NS, agent_session
 from vnet.lab.sandbox import HostSandbox, SandboxAgent
+from vnet.model.mib import oids
 
 ADDRESS = "127.0.0.1"
 NETCONF_PORT = 8830
