@@ -14,9 +14,9 @@ from pathlib import Path
 import ncclient.transport.session
 import pytest
 
-from vnet.lab import processes
 from vnet.model.mib import oids
 from vnet.substrate import Kernel, observe
+from vnet.tools import processes
 
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent
 from .conftest import require_tools

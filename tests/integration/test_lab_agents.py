@@ -11,7 +11,8 @@ import pytest
 from ncclient import manager
 
 from vnet.lab import lab as labmod
-from vnet.lab import probes, processes
+from vnet.lab import probes
+from vnet.tools import processes
 
 from .agent_support import netconf_connect
 from .conftest import Labs, lab_namespaces, require_tools

@@ -189,7 +189,7 @@ def test_malformed_xml_gets_an_rpc_error(agent: AgentUnderTest) -> None:
         "        sys.stdout.write(buf.decode())\n"
         "asyncio.run(main())\n"
     )
-    from vnet.lab import processes
+    from vnet.tools import processes
 
     done = processes.run(
         agent.namespace, [os.environ.get("PYTHON", _python()), "-c", script], timeout=20

@@ -12,8 +12,8 @@ import pytest
 from lxml import etree
 from ncclient import manager
 
-from vnet.lab import processes
 from vnet.substrate import nsfs
+from vnet.tools import processes
 
 from .agent_support import AgentUnderTest, running_agent
 from .conftest import require_tools

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from vnet.lab import processes
 from vnet.model.mib import oids
+from vnet.tools import processes
 from vnet.tools.wait import WaitTimeout, wait_until
 
 from .agent_support import AgentUnderTest, start_agent_process, stop_agent

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from vnet.lab import lab as labmod
-from vnet.lab import probes, processes
+from vnet.lab import probes
 from vnet.lab.topology_file import load_topology
 from vnet.substrate import ApplyError, Kernel, lab_placement, nsfs, observe, plan, realize
+from vnet.tools import processes
 
 from .conftest import VNET, Labs, lab_namespaces, require_tools, vnet
 from .faulty_vnet import fail_at

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from vnet.lab import demo, probes, processes
+from vnet.lab import demo, probes
 from vnet.lab import lab as labmod
 from vnet.lab.topology_file import load_topology
+from vnet.tools import processes
 
 from .conftest import Labs, require_tools, vnet
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from vnet.lab import processes
 from vnet.substrate import nsfs
+from vnet.tools import processes
 
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent
 from .conftest import VNET

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vnet.lab import processes
 from vnet.lab.record import LabRecord
 from vnet.model import Topology, host_configs
 from vnet.model.agent_config import AgentConfig, Ports, User
@@ -29,6 +28,7 @@ from vnet.model.management import MANAGEMENT_NODE, host_address
 from vnet.model.underlay import underlay_addressing
 from vnet.model.yang import host as yang_host
 from vnet.model.yang.module import ROUTERS
+from vnet.tools import processes
 
 if TYPE_CHECKING:
     from vnet.client import Endpoint

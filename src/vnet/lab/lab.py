@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from vnet.lab import agents, processes
+from vnet.lab import agents
 from vnet.lab.record import AgentRecord, LabRecord
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
@@ -37,6 +37,7 @@ from vnet.substrate import (
     realize,
 )
 from vnet.substrate.kernel import NotANamespace
+from vnet.tools import processes
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
 
@@ -295,42 +296,54 @@ def status(name: str) -> LabStatus:
         hosts = [ns.node for ns in state.namespaces.values() if ns.role == "host"]
         for host in hosts:  # the VRs each host's agent made
             shown.merge(observe(kernel, agents.agent_scope(name, host), where.prefix).state)
-    nodes = []
-    for ns_name, ns in sorted(shown.namespaces.items()):
-        itfs: dict[str, list[str]] = {}
-        for link in shown.links.values():
-            if link.peer_ns == ns_name and link.peer_name:
-                itfs.setdefault(link.peer_name, [])
-            elif link.ns == ns_name:
-                itfs.setdefault(link.name, [])
-        for a in sorted(shown.addresses, key=lambda a: (a.ifname, a.cidr)):
-            if a.ns == ns_name:
-                itfs.setdefault(a.ifname, []).append(a.cidr)
-        routes = sorted(f"{r.dst} via {r.via}" for r in shown.routes if r.ns == ns_name)
-        nodes.append(NodeStatus(ns.node, ns.role, ns_name, itfs, routes))
-    in_sync, pending = None, []
-    file = rec.file
-    if file and Path(file).exists():
-        try:
-            topo = load_topology(file)
-            with_agents = topo.management is not None and topo.management.agents
-            desired = realize(topo, replace(where, routers=not with_agents))
-            ops = plan(desired, state)
-            in_sync, pending = not ops, [op.describe() for op in ops]
-        except ValueError:
-            in_sync = None
+    nodes = [_node_status(shown, ns_name) for ns_name in sorted(shown.namespaces)]
+    in_sync, pending = _sync_state(rec.file, where, state)
+    return LabStatus(name, rec.file, nodes, in_sync, pending, shown.summary(), _agent_status(rec))
+
+
+def _node_status(shown: KernelState, ns_name: str) -> NodeStatus:
+    ns = shown.namespaces[ns_name]
+    itfs: dict[str, list[str]] = {}
+    for link in shown.links.values():
+        if link.peer_ns == ns_name and link.peer_name:
+            itfs.setdefault(link.peer_name, [])
+        elif link.ns == ns_name:
+            itfs.setdefault(link.name, [])
+    for a in sorted(shown.addresses, key=lambda a: (a.ifname, a.cidr)):
+        if a.ns == ns_name:
+            itfs.setdefault(a.ifname, []).append(a.cidr)
+    routes = sorted(f"{r.dst} via {r.via}" for r in shown.routes if r.ns == ns_name)
+    return NodeStatus(ns.node, ns.role, ns_name, itfs, routes)
+
+
+def _sync_state(
+    file: str | None, where: Placement, state: KernelState
+) -> tuple[bool | None, list[str]]:
+    """Whether the kernel matches the lab's file, and what `lab up` would still do."""
+    if not file or not Path(file).exists():
+        return None, []
+    try:
+        topo = load_topology(file)
+        with_agents = topo.management is not None and topo.management.agents
+        ops = plan(realize(topo, replace(where, routers=not with_agents)), state)
+    except ValueError:  # the file changed since and is no longer valid
+        return None, []
+    return not ops, [op.describe() for op in ops]
+
+
+def _agent_status(rec: LabRecord) -> dict[str, dict[str, Any]]:
     running = {p.what: p for p in rec.processes}
-    agent_info = {}
+    out = {}
     for host, info in rec.agents.items():
         proc = running.get(f"agent {host}")
-        agent_info[host] = {
+        out[host] = {
             **asdict(info),
             "pid": proc.pid if proc else None,
             "running": proc is not None and processes.is_running(proc),
             "user": rec.agent_user,
             "password": rec.agent_password,
         }
-    return LabStatus(name, file, nodes, in_sync, pending, shown.summary(), agent_info)
+    return out
 
 
 def node_namespace(lab: str, node: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vnet.lab.processes import ProcessRecord
+from vnet.tools.processes import ProcessRecord
 
 
 @dataclass

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vnet.lab import processes
 from vnet.model.agent_config import AgentConfig
 from vnet.substrate import Kernel, KernelState, Placement, converge, nsfs
+from vnet.tools import processes
 
 ADDRESS = "127.0.0.1"
 START_TIMEOUT = 60.0
