@@ -259,8 +259,15 @@ class Kernel:
                 time.sleep(0.05)
 
     def _resolved(self, ns: NsName, addr: str) -> bool:
-        found = self.ipr(ns).get_neighbours(family=socket.AF_INET6, dst=addr)
+        found = self.neighbours(ns, socket.AF_INET6, dst=addr)
         return any(n["state"] & NUD_USABLE for n in found)
+
+    def neighbours(self, ns: NsName, family: int, **match: Any) -> list[Message]:
+        return list(self.ipr(ns).get_neighbours(family=family, **match))
+
+    def neighbour(self, ns: NsName, command: str, **attrs: Any) -> None:
+        """`ip neigh <command>`; attrs as pyroute2 takes them (dst, lladdr, ifindex, state)."""
+        self.ipr(ns).neigh(command, **attrs)
 
 
 def _probe(ns: NsName, addr: str) -> None:
