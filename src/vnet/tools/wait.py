@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -44,3 +45,19 @@ def wait_until(
         if late:
             raise WaitTimeout(what, timeout, result)
         time.sleep(max(0.0, min(interval, deadline - time.monotonic())))
+
+
+async def wait_until_async(
+    predicate: Callable[[], T], timeout: float, what: str, interval: float = 0.02
+) -> T:
+    """wait_until for a coroutine: the same bound and the same last try, sleeping with
+    asyncio so the event loop keeps serving while it waits."""
+    deadline = time.monotonic() + timeout
+    while True:
+        late = time.monotonic() >= deadline
+        result = predicate()
+        if result:
+            return result
+        if late:
+            raise WaitTimeout(what, timeout, result)
+        await asyncio.sleep(max(0.0, min(interval, deadline - time.monotonic())))
