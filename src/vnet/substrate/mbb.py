@@ -185,7 +185,7 @@ def plan_tunnels(
     ]
 
     # -- switch ------------------------------------------------------------
-    switch: list[Op] = [
+    switch: list[SwitchPath] = [
         SwitchPath(have.steers[key], want)
         for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0]))
         if key in have.steers and have.steers[key] != want
