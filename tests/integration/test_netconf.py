@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from ncclient.operations import RPCError
 from ncclient.transport.errors import AuthenticationError
 
 from vnet.substrate import Kernel, nsfs, observe
+from vnet.tools.wait import WaitTimeout, wait_until
 
 from .agent_support import NETWORK_XML, AgentUnderTest, running_agent, start_agent_process
 
@@ -322,10 +322,10 @@ def test_kill_9_mid_commit_then_restart_agrees(
     session.async_mode = True
     session.edit_config(target="running", config=vr_xml("r2", network="n2", ipv4="10.2.0.1/24"))
     log = agent.state_dir / "agent.log"
-    deadline = time.monotonic() + 10
-    while "holding at step 2" not in log.read_text():
-        assert time.monotonic() < deadline, log.read_text()[-2000:]
-        time.sleep(0.05)
+    try:
+        wait_until(lambda: "holding at step 2" in log.read_text(), 10, "the commit to hold", 0.05)
+    except WaitTimeout:
+        pytest.fail(log.read_text()[-2000:])
     os.kill(agent.proc.pid, signal.SIGKILL)
     agent.proc.wait(5)
     agent.proc = start_agent_process(agent, "netconf")

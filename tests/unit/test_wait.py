@@ -1,10 +1,11 @@
 """The one bounded poll: returns the first truthy answer, gives up on time or on request."""
 
+import asyncio
 import time
 
 import pytest
 
-from vnet.tools.wait import WaitTimeout, wait_until
+from vnet.tools.wait import WaitTimeout, wait_until, wait_until_async
 
 
 def test_returns_the_first_truthy_answer() -> None:
@@ -33,3 +34,10 @@ def test_tries_once_more_at_the_deadline() -> None:
         return len(calls) >= 2
 
     assert wait_until(slow, timeout=0.01, what="slow", interval=0) is True
+
+
+def test_the_async_wait_returns_the_answer_or_times_out() -> None:
+    answers = iter([0, None, 7])
+    assert asyncio.run(wait_until_async(lambda: next(answers), 1, "a number", 0)) == 7
+    with pytest.raises(WaitTimeout, match=r"the server: not within 0\.05 s"):
+        asyncio.run(wait_until_async(lambda: False, 0.05, "the server", 0.01))

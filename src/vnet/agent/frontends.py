@@ -1,12 +1,11 @@
 """The protocol front-ends of the agent. Each lives in its own package and
 exposes `start(datastore, config)` returning something with `close()`;
-adding a protocol means adding a line here, nothing else."""
+adding a protocol means adding its loader and a line here, nothing else."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from vnet.agent.datastore import Datastore
 from vnet.model.agent_config import AgentConfig
@@ -18,14 +17,32 @@ class Running(Protocol):
 
 Starter = Callable[[Datastore, AgentConfig], Awaitable[Running]]
 
-FRONTENDS: dict[str, str] = {
-    "netconf": "vnet.agent.netconf.frontend:start",
-    "restconf": "vnet.agent.restconf.frontend:start",
-    "snmp": "vnet.agent.snmp.frontend:start",
+
+def _netconf() -> Starter:
+    from vnet.agent.netconf.frontend import start
+
+    return start
+
+
+def _restconf() -> Starter:
+    from vnet.agent.restconf.frontend import start
+
+    return start
+
+
+def _snmp() -> Starter:
+    from vnet.agent.snmp.frontend import start
+
+    return start
+
+
+# Each protocol's libraries load only when it is served (plain imports, so tools see them).
+FRONTENDS: dict[str, Callable[[], Starter]] = {
+    "netconf": _netconf,
+    "restconf": _restconf,
+    "snmp": _snmp,
 }
 
 
 def starter(name: str) -> Starter:
-    module, attr = FRONTENDS[name].split(":")
-    fn: Any = getattr(importlib.import_module(module), attr)
-    return fn  # type: ignore[no-any-return]
+    return FRONTENDS[name]()

@@ -29,37 +29,19 @@ def _resolve(opts: dict[str, Any]) -> Endpoint:
     from vnet.client import DEFAULT_PORTS, Endpoint
 
     via = opts["via"]
+    given = {k: opts[k] for k in ("address", "port", "user", "password")}
     namespace = None
-    address, user, password = opts["address"], opts["user"], opts["password"]
-    port = opts["port"]
     verify: bool | str = True
     if opts["lab"] is not None:
-        if opts["host"] is None:
-            raise click.UsageError("--lab needs --host: the emulated host whose agent to ask")
-        try:
-            from vnet.lab.lab import agent_endpoint
-        except ImportError:
-            raise click.ClickException(
-                "this vnet cannot look up lab agents yet; give --address, --user, --password"
-            ) from None
-        try:
-            ep = agent_endpoint(opts["lab"], opts["host"])
-        except (RuntimeError, OSError, ValueError) as err:  # LabError is a RuntimeError
-            raise click.ClickException(str(err)) from None
-        namespace = ep.namespace
-        address = address or ep.address
-        port = port or (ep.netconf_port if via == "netconf" else ep.restconf_port)
-        user = user or ep.user
-        password = password or ep.password
-        cert = getattr(ep, "restconf_cert", None)
-        if cert:
-            verify = str(cert)
+        namespace, lab_verify = _from_lab(opts, given)
+        verify = lab_verify if lab_verify is not None else verify
     elif opts["host"] is not None:
         raise click.UsageError("--host names a host of a lab: give --lab too")
     if opts["cacert"]:
         verify = opts["cacert"]
     if opts["insecure"]:
         verify = False
+    address, port, user, password = (given[k] for k in ("address", "port", "user", "password"))
     if not user:
         raise click.UsageError("give --user (or set VNET_AGENT_USER)")
     if password is None:
@@ -77,6 +59,30 @@ def _resolve(opts: dict[str, Any]) -> Endpoint:
         timeout=opts["timeout"],
         hostkey=_hostkey(opts["hostkey"]),
     )
+
+
+def _from_lab(opts: dict[str, Any], given: dict[str, Any]) -> tuple[str | None, str | None]:
+    """Fill what `given` lacks from the lab's record of the host's agent; return the
+    agent's namespace and its RESTCONF certificate (to verify against), if any."""
+    if opts["host"] is None:
+        raise click.UsageError("--lab needs --host: the emulated host whose agent to ask")
+    try:
+        from vnet.lab.lab import agent_endpoint
+    except ImportError:
+        raise click.ClickException(
+            "this vnet cannot look up lab agents yet; give --address, --user, --password"
+        ) from None
+    try:
+        ep = agent_endpoint(opts["lab"], opts["host"])
+    except (RuntimeError, OSError, ValueError) as err:  # LabError is a RuntimeError
+        raise click.ClickException(str(err)) from None
+    lab_port = ep.netconf_port if opts["via"] == "netconf" else ep.restconf_port
+    given["address"] = given["address"] or ep.address
+    given["port"] = given["port"] or lab_port
+    given["user"] = given["user"] or ep.user
+    given["password"] = given["password"] or ep.password
+    cert = getattr(ep, "restconf_cert", None)
+    return ep.namespace, str(cert) if cert else None
 
 
 def _hostkey(value: str | None) -> str | None:

@@ -17,6 +17,7 @@ from vnet.client.errors import AuthError, ClientError, ConnectError
 from vnet.client.netconf import NetconfClient, connect_manager
 from vnet.client.restconf import RestconfClient
 from vnet.client.routers import InterfaceState, RouterState
+from vnet.tools import netns
 
 AgentClient = NetconfClient | RestconfClient
 
@@ -25,12 +26,7 @@ AgentClient = NetconfClient | RestconfClient
 def connect(ep: Endpoint, via: str = "netconf") -> Iterator[AgentClient]:
     """A client of the agent, from inside the endpoint's namespace for the whole block
     (RESTCONF opens its connections lazily)."""
-    entered: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
-    if ep.namespace is not None:
-        from vnet.substrate import nsfs  # only then: it pulls in pyroute2
-
-        entered = nsfs.entered(ep.namespace)
-    with entered:
+    with netns.entered(ep.namespace):
         client: AgentClient = NetconfClient(ep) if via == "netconf" else RestconfClient(ep)
         with client:
             yield client

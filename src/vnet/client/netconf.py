@@ -22,6 +22,7 @@ from vnet.model.yang import decode, encode
 from vnet.model.yang.host import network_entry, network_of, router_entry
 from vnet.model.yang.module import NAMESPACE, NETWORKS, PREFIX, ROUTERS, qualified
 from vnet.model.yang.schema import root
+from vnet.tools import netns
 
 ncclient.transport.session.TICK = 0.001  # else every reply waits up to 100 ms
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
@@ -30,11 +31,7 @@ CANDIDATE = "candidate"
 
 
 def _inside(namespace: str | None) -> contextlib.AbstractContextManager[None]:
-    if namespace is None:
-        return contextlib.nullcontext()
-    from vnet.substrate import nsfs  # only then: it pulls in pyroute2
-
-    return nsfs.entered(namespace)
+    return netns.entered(namespace)  # None: stay
 
 
 def connect_manager(ep: Endpoint) -> manager.Manager:

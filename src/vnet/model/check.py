@@ -22,7 +22,7 @@ from vnet.model.names import (
 )
 from vnet.model.qos import qos_problems
 from vnet.model.srv6_check import connection_problems
-from vnet.model.topology import Route, Topology, VirtualRouter
+from vnet.model.topology import Route, Topology, VirtualNetwork, VirtualRouter
 
 IfAddr = IPv4Interface | IPv6Interface
 
@@ -115,22 +115,10 @@ class _Checker:
         vnis: dict[int, str] = {}
         subnets: list[tuple[str, str, IPv4Network | IPv6Network, int]] = []
         limit = self.mtu_limit
+        hosts = {h.name for h in self.t.hosts}
         for i, net in enumerate(self.t.networks):
             subject = f"network {net.name!r}"
-            if not NODE_NAME_RE.match(net.name) or len(net.name) > MAX_NETWORK_NAME:
-                self.add(
-                    ("networks", i, "name"),
-                    f"name {net.name!r} must start with a letter, contain only letters, digits, "
-                    f"'-' and '_', and have at most {MAX_NETWORK_NAME} characters",
-                    subject,
-                )
-            if net.name in names:
-                self.add(
-                    ("networks", i, "name"),
-                    f"duplicate network name (first at networks[{names[net.name]}])",
-                    subject,
-                )
-            names.setdefault(net.name, i)
+            self._check_network_name(i, net, names, subject)
             if net.vni in vnis:
                 self.add(
                     ("networks", i, "vni"),
@@ -151,23 +139,51 @@ class _Checker:
                     "and larger frames would be dropped silently; raise the links' mtu",
                     subject,
                 )
-            hosts = {h.name for h in self.t.hosts}
             for k, host in enumerate(net.hosts):
                 if host not in hosts:
                     self.add(("networks", i, "hosts", k), f"unknown host {host!r}", subject)
-            for fam in ("ipv4", "ipv6"):
-                subnet = getattr(net, fam)
-                if subnet is None:
-                    continue
-                for other_name, other_tenant, other, _ in subnets:
-                    if other_tenant == net.tenant and subnet.overlaps(other):
-                        self.add(
-                            ("networks", i, fam),
-                            f"{subnet} overlaps {other} of network {other_name!r} "
-                            f"in the same tenant {net.tenant!r}",
-                            subject,
-                        )
-                subnets.append((net.name, net.tenant, subnet, i))
+            self._check_subnets(i, net, subnets, subject)
+
+    def _check_network_name(
+        self, i: int, net: VirtualNetwork, names: dict[str, int], subject: str
+    ) -> None:
+        """A valid name, used by no earlier network (`names`: name -> first index)."""
+        if not NODE_NAME_RE.match(net.name) or len(net.name) > MAX_NETWORK_NAME:
+            self.add(
+                ("networks", i, "name"),
+                f"name {net.name!r} must start with a letter, contain only letters, digits, "
+                f"'-' and '_', and have at most {MAX_NETWORK_NAME} characters",
+                subject,
+            )
+        if net.name in names:
+            self.add(
+                ("networks", i, "name"),
+                f"duplicate network name (first at networks[{names[net.name]}])",
+                subject,
+            )
+        names.setdefault(net.name, i)
+
+    def _check_subnets(
+        self,
+        i: int,
+        net: VirtualNetwork,
+        subnets: list[tuple[str, str, IPv4Network | IPv6Network, int]],
+        subject: str,
+    ) -> None:
+        """No overlap with an earlier network's subnet in the same tenant; then remember them."""
+        for fam in ("ipv4", "ipv6"):
+            subnet = getattr(net, fam)
+            if subnet is None:
+                continue
+            for other_name, other_tenant, other, _ in subnets:
+                if other_tenant == net.tenant and subnet.overlaps(other):
+                    self.add(
+                        ("networks", i, fam),
+                        f"{subnet} overlaps {other} of network {other_name!r} "
+                        f"in the same tenant {net.tenant!r}",
+                        subject,
+                    )
+            subnets.append((net.name, net.tenant, subnet, i))
 
     def check_node_names(self) -> None:
         """Routers, end hosts and hosts share one namespace-name space."""

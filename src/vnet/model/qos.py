@@ -18,7 +18,7 @@ VXLAN outside) counts against the class the packets end up in.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from vnet.model.errors import Problem
@@ -148,42 +148,7 @@ def qos_problems(topo: Topology) -> list[Problem]:
         return problems  # reported elsewhere; the underlay graph is not usable
     links_of = network_links(topo)
     for i, net in enumerate(topo.networks):
-        subject = f"network {net.name!r}"
-        if net.ceil is not None and net.bandwidth is None:
-            problems.append(
-                Problem(("networks", i, "ceil"), "a ceil needs a bandwidth to guarantee", subject)
-            )
-        elif net.ceil is not None and net.bandwidth is not None and net.ceil < net.bandwidth:
-            problems.append(
-                Problem(
-                    ("networks", i, "ceil"),
-                    f"ceil {format_rate(net.ceil)} is below the bandwidth "
-                    f"{format_rate(net.bandwidth)} it should guarantee",
-                    subject,
-                )
-            )
-        if net.bandwidth is None:
-            continue
-        for j in sorted(links_of.get(net.name, ())):
-            link = topo.links[j]
-            if link.rate is None:
-                problems.append(
-                    Problem(
-                        ("networks", i, "bandwidth"),
-                        f"the network crosses underlay link {_link_name(link)}, which has no "
-                        f"rate, so its bandwidth cannot be guaranteed there; set links[{j}].rate",
-                        subject,
-                    )
-                )
-            elif net.ceil is not None and net.ceil > link.rate:
-                problems.append(
-                    Problem(
-                        ("networks", i, "ceil"),
-                        f"ceil {format_rate(net.ceil)} exceeds the rate "
-                        f"{format_rate(link.rate)} of underlay link {_link_name(link)}",
-                        subject,
-                    )
-                )
+        problems += _network_guarantee_problems(topo, i, net, links_of.get(net.name, ()))
     for j, shares in link_shares(topo, links_of).items():
         link = topo.links[j]
         total = sum(s.rate for s in shares)
@@ -196,6 +161,50 @@ def qos_problems(topo: Topology) -> list[Problem]:
                     f"{format_rate(total)} ({parts}), more than its rate "
                     f"{format_rate(link.rate)}; lower a network's bandwidth or raise the rate",
                     f"link {_link_name(link)}",
+                )
+            )
+    return problems
+
+
+def _network_guarantee_problems(
+    topo: Topology, i: int, net: VirtualNetwork, links: Iterable[int]
+) -> list[Problem]:
+    """A network's ceil against its bandwidth, and the rates of the links it crosses."""
+    problems: list[Problem] = []
+    subject = f"network {net.name!r}"
+    if net.ceil is not None and net.bandwidth is None:
+        problems.append(
+            Problem(("networks", i, "ceil"), "a ceil needs a bandwidth to guarantee", subject)
+        )
+    elif net.ceil is not None and net.bandwidth is not None and net.ceil < net.bandwidth:
+        problems.append(
+            Problem(
+                ("networks", i, "ceil"),
+                f"ceil {format_rate(net.ceil)} is below the bandwidth "
+                f"{format_rate(net.bandwidth)} it should guarantee",
+                subject,
+            )
+        )
+    if net.bandwidth is None:
+        return problems
+    for j in sorted(links):
+        link = topo.links[j]
+        if link.rate is None:
+            problems.append(
+                Problem(
+                    ("networks", i, "bandwidth"),
+                    f"the network crosses underlay link {_link_name(link)}, which has no "
+                    f"rate, so its bandwidth cannot be guaranteed there; set links[{j}].rate",
+                    subject,
+                )
+            )
+        elif net.ceil is not None and net.ceil > link.rate:
+            problems.append(
+                Problem(
+                    ("networks", i, "ceil"),
+                    f"ceil {format_rate(net.ceil)} exceeds the rate "
+                    f"{format_rate(link.rate)} of underlay link {_link_name(link)}",
+                    subject,
                 )
             )
     return problems

@@ -22,8 +22,10 @@ so the end hosts' networks get an MTU that leaves room for them.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv6Address, IPv6Network
+from typing import Any
 
 from vnet.model.connection import Connection
 from vnet.model.topology import EndHost, Route, Topology, VirtualRouter
@@ -304,11 +306,35 @@ def locator_routes(topo: Topology) -> Topology:
     wanted = srv6_tenants(topo)
     if not wanted:
         return topo
-    import networkx as nx
-
     auto = {t.name for t in topo.tenants if t.routing == "auto"}
     numbers = router_numbers(topo)
     tenant_of = {vr.name: router_tenant(topo, vr) for vr in topo.routers}
+    graph = _ipv6_graph(topo, wanted, tenant_of)
+    routers = []
+    for vr in topo.routers:
+        tenant = tenant_of[vr.name]
+        if tenant not in wanted or ("vr", vr.name) not in graph:
+            routers.append(vr)
+            continue
+        peers = [o for o in topo.routers if o.name != vr.name and tenant_of[o.name] == tenant]
+        if tenant in auto:
+            found = _shortest_path_hops(graph, vr, peers)
+        else:
+            found = _neighbour_hops(vr, peers)
+        explicit = {r.destination for r in vr.routes}
+        routes = list(vr.routes)
+        for other, via in found:
+            dst = locator(topo, other.name, numbers)
+            if dst not in explicit:
+                routes.append(Route(to=dst, via=via))
+        routers.append(vr.model_copy(update={"routes": routes}))
+    return topo.model_copy(update={"routers": routers})
+
+
+def _ipv6_graph(topo: Topology, wanted: set[str], tenant_of: dict[str, str | None]) -> Any:
+    """Routers of the wanted tenants and the networks they reach over IPv6."""
+    import networkx as nx  # only topologies with connections need it
+
     graph = nx.Graph()
     for vr in topo.routers:
         if tenant_of[vr.name] not in wanted:
@@ -316,40 +342,33 @@ def locator_routes(topo: Topology) -> Topology:
         for itf in vr.interfaces:
             if itf.ipv6 is not None:
                 graph.add_edge(("vr", vr.name), ("net", itf.network), itf=itf)
-    routers = []
-    for vr in topo.routers:
-        tenant = tenant_of[vr.name]
-        me = ("vr", vr.name)
-        if tenant not in wanted or me not in graph:
-            routers.append(vr)
+    return graph
+
+
+def _shortest_path_hops(
+    graph: Any, vr: VirtualRouter, peers: list[VirtualRouter]
+) -> Iterator[tuple[VirtualRouter, IPv6Address]]:
+    """(peer, next hop's IPv6 address) along a shortest path to each reachable peer."""
+    import networkx as nx
+
+    paths = nx.single_source_shortest_path(graph, ("vr", vr.name))
+    for other in peers:
+        node = ("vr", other.name)
+        if node not in paths:
             continue
-        explicit = {r.destination for r in vr.routes}
-        routes = list(vr.routes)
-        if tenant in auto:
-            paths = nx.single_source_shortest_path(graph, me)
-            for other in topo.routers:
-                node = ("vr", other.name)
-                if other.name == vr.name or tenant_of[other.name] != tenant or node not in paths:
-                    continue
-                path = paths[node]
-                net, nxt = path[1][1], path[2][1]
-                via = graph.edges[("vr", nxt), ("net", net)]["itf"].ipv6.ip
-                dst = locator(topo, other.name, numbers)
-                if dst not in explicit:
-                    routes.append(Route(to=dst, via=via))
-        else:
-            for other in topo.routers:
-                if other.name == vr.name or tenant_of[other.name] != tenant:
-                    continue
-                shared = shared_network(vr, other)
-                if shared is None:
-                    continue
-                dst = locator(topo, other.name, numbers)
-                if dst not in explicit:
-                    via = other.interfaces[shared[1]].ipv6.ip  # type: ignore[union-attr]
-                    routes.append(Route(to=dst, via=via))
-        routers.append(vr.model_copy(update={"routes": routes}))
-    return topo.model_copy(update={"routers": routers})
+        path = paths[node]
+        net, nxt = path[1][1], path[2][1]
+        yield other, graph.edges[("vr", nxt), ("net", net)]["itf"].ipv6.ip
+
+
+def _neighbour_hops(
+    vr: VirtualRouter, peers: list[VirtualRouter]
+) -> Iterator[tuple[VirtualRouter, IPv6Address]]:
+    """(peer, its IPv6 address in the shared network) for each direct neighbour."""
+    for other in peers:
+        shared = shared_network(vr, other)
+        if shared is not None:
+            yield other, other.interfaces[shared[1]].ipv6.ip  # type: ignore[union-attr]
 
 
 # -- MTU -------------------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from typing import NamedTuple
 
 from vnet.model.connection import PORT_PROTOCOLS, Connection
 from vnet.model.errors import Problem
@@ -23,195 +24,270 @@ from vnet.model.srv6 import (
     shared_network,
     srv6_tenants,
 )
-from vnet.model.topology import Topology
+from vnet.model.topology import EndHost, Topology
 
 
 def connection_problems(topo: Topology) -> list[Problem]:
     """Connections that cannot be realised, each at its exact field."""
     if not topo.connections:
         return []
-    problems: list[Problem] = []
-
-    def add(loc: tuple, message: str, conn: Connection) -> None:  # type: ignore[type-arg]
-        problems.append(Problem(("connections", *loc), message, f"connection {conn.name!r}"))
-
-    hosts = {e.name: e for e in topo.endhosts}
-    routers = {vr.name: vr for vr in topo.routers}
-    nets = {n.name: n for n in topo.networks}
-    names: dict[str, int] = {}
-    ids: dict[int, str] = {}
-    selectors: dict[tuple, str] = {}  # type: ignore[type-arg]
-    valid: list[int] = []
+    checker = _ConnectionChecker(topo)
     for i, conn in enumerate(topo.connections):
-        before = len(problems)
-        if conn.name in names:
-            add(
-                (i, "name"),
-                f"duplicate connection name (first at connections[{names[conn.name]}])",
+        checker.check(i, conn)
+    problems = checker.problems
+    if problems:
+        return problems
+    problems += _tenant_locator_problems(topo)
+    problems += _mtu_problems(topo, checker.valid)
+    problems += admission_problems(topo, _demands(topo, checker.valid))
+    return problems
+
+
+class _Direction(NamedTuple):
+    """One direction of a connection's tunnel."""
+
+    end: str  # the connection's end ("a" or "b") that sends
+    src: EndHost
+    dst: EndHost
+    first: str  # the router where the tunnel starts
+    last: str  # the router where it ends
+    k_first: int  # their positions in the path
+    k_last: int
+
+
+class _ConnectionChecker:
+    """Checks connections one by one, remembering what earlier ones claimed."""
+
+    def __init__(self, topo: Topology) -> None:
+        self.topo = topo
+        self.problems: list[Problem] = []
+        self.valid: list[int] = []  # connections without any problem, for the later checks
+        self.hosts = {e.name: e for e in topo.endhosts}
+        self.routers = {vr.name: vr for vr in topo.routers}
+        self.nets = {n.name: n for n in topo.networks}
+        self.names: dict[str, int] = {}
+        self.ids: dict[int, str] = {}
+        self.selectors: dict[tuple, str] = {}  # type: ignore[type-arg]
+
+    def add(self, loc: tuple, message: str, conn: Connection) -> None:  # type: ignore[type-arg]
+        self.problems.append(Problem(("connections", *loc), message, f"connection {conn.name!r}"))
+
+    def check(self, i: int, conn: Connection) -> None:
+        before = len(self.problems)
+        self._check_names(i, conn)
+        ends = self._ends(i, conn)
+        if ends is None:
+            return
+        a, b = ends
+        if not self._check_pair(i, conn, a, b):
+            return
+        fams = families(conn, a, b)
+        if not fams:
+            want = conn.family or "any family"
+            self.add(
+                (i, "family"),
+                f"{a.name!r} and {b.name!r} have no address of {want} in common",
                 conn,
             )
-        names.setdefault(conn.name, i)
+            return
+        if not self._check_path_routers(i, conn, self.nets[a.network].tenant):
+            return
+        if not self._check_adjacency(i, conn):
+            return
+        for direction in self._directions(conn, a, b):
+            self._check_direction(i, conn, fams, direction)
+        if len(self.problems) == before:
+            self.valid.append(i)
+
+    def _check_names(self, i: int, conn: Connection) -> None:
+        """Unique name and id; ports only with a protocol that has them."""
+        if conn.name in self.names:
+            self.add(
+                (i, "name"),
+                f"duplicate connection name (first at connections[{self.names[conn.name]}])",
+                conn,
+            )
+        self.names.setdefault(conn.name, i)
         if conn.id is not None:
-            if conn.id in ids:
-                add((i, "id"), f"id {conn.id} is already used by connection {ids[conn.id]!r}", conn)
-            ids.setdefault(conn.id, conn.name)
+            if conn.id in self.ids:
+                self.add(
+                    (i, "id"),
+                    f"id {conn.id} is already used by connection {self.ids[conn.id]!r}",
+                    conn,
+                )
+            self.ids.setdefault(conn.id, conn.name)
         if conn.protocol not in PORT_PROTOCOLS and (conn.src_port or conn.dst_port):
-            add((i, "protocol"), "ports need a protocol with ports: tcp, udp or sctp", conn)
+            self.add((i, "protocol"), "ports need a protocol with ports: tcp, udp or sctp", conn)
+
+    def _ends(self, i: int, conn: Connection) -> tuple[EndHost, EndHost] | None:
+        """Both end hosts, or None when one is unknown or sits in an unknown network."""
         ends = {}
         for end in ("a", "b"):
             name = getattr(conn, end)
-            eh = hosts.get(name)
+            eh = self.hosts.get(name)
             if eh is None:
-                add((i, end), f"unknown end host {name!r}", conn)
-            elif eh.network not in nets:
-                pass  # reported at the end host
-            else:
+                self.add((i, end), f"unknown end host {name!r}", conn)
+            elif eh.network in self.nets:  # an unknown network is reported at the end host
                 ends[end] = eh
         if len(ends) < 2:
-            continue
-        a, b = ends["a"], ends["b"]
-        ta, tb = nets[a.network].tenant, nets[b.network].tenant
+            return None
+        return ends["a"], ends["b"]
+
+    def _check_pair(self, i: int, conn: Connection, a: EndHost, b: EndHost) -> bool:
+        """Two different end hosts, one tenant, different networks."""
+        ta, tb = self.nets[a.network].tenant, self.nets[b.network].tenant
         if a.name == b.name:
-            add((i, "b"), "a connection joins two different end hosts", conn)
-            continue
+            self.add((i, "b"), "a connection joins two different end hosts", conn)
+            return False
         if ta != tb:
-            add(
+            self.add(
                 (i, "b"),
                 f"end host {b.name!r} is in tenant {tb!r} (network {b.network!r}), outside "
                 f"tenant {ta!r} of {a.name!r}: a connection stays inside one tenant's networks",
                 conn,
             )
-            continue
+            return False
         if a.network == b.network:
-            add(
+            self.add(
                 (i, "b"),
                 f"{a.name!r} and {b.name!r} share network {a.network!r}: "
                 "their traffic meets no router, so there is no path to pin",
                 conn,
             )
-            continue
-        fams = families(conn, a, b)
-        if not fams:
-            want = conn.family or "any family"
-            add(
-                (i, "family"),
-                f"{a.name!r} and {b.name!r} have no address of {want} in common",
-                conn,
-            )
-            continue
-        # the path: known routers of this tenant, no repeats, each pair adjacent over IPv6
+            return False
+        return True
+
+    def _check_path_routers(self, i: int, conn: Connection, tenant: str) -> bool:
+        """The path's routers are known, of this tenant, and none repeats."""
         path_ok = True
         seen: set[str] = set()
         for k, r in enumerate(conn.path):
-            vr = routers.get(r)
+            vr = self.routers.get(r)
             if vr is None:
-                add((i, "path", k), f"unknown router {r!r}", conn)
+                self.add((i, "path", k), f"unknown router {r!r}", conn)
                 path_ok = False
-            elif router_tenant(topo, vr) != ta:
-                add(
+            elif router_tenant(self.topo, vr) != tenant:
+                self.add(
                     (i, "path", k),
                     f"router {r!r} belongs to tenant "
-                    f"{router_tenant(topo, vr)!r}, not to {ta!r} of the end hosts",
+                    f"{router_tenant(self.topo, vr)!r}, not to {tenant!r} of the end hosts",
                     conn,
                 )
                 path_ok = False
             elif r in seen:
-                add(
+                self.add(
                     (i, "path", k),
                     f"router {r!r} appears twice; a path visits each router once",
                     conn,
                 )
                 path_ok = False
             seen.add(r)
-        if not path_ok:
-            continue
+        return path_ok
+
+    def _check_adjacency(self, i: int, conn: Connection) -> bool:
+        """Each pair of consecutive routers shares a network over IPv6."""
+        path_ok = True
         for k, (u, v) in enumerate(zip(conn.path, conn.path[1:], strict=False)):
-            if shared_network(routers[u], routers[v]) is None:
-                common = sorted(
-                    {i.network for i in routers[u].interfaces}
-                    & {i.network for i in routers[v].interfaces}
-                )
-                why = (
-                    f"they share {', '.join(common)} but not over IPv6, which SRv6 needs"
-                    if common
-                    else f"they share no network ({u}: "
-                    f"{', '.join(i.network for i in routers[u].interfaces) or 'none'}; {v}: "
-                    f"{', '.join(i.network for i in routers[v].interfaces) or 'none'})"
-                )
-                add(
+            if shared_network(self.routers[u], self.routers[v]) is None:
+                self.add(
                     (i, "path", k + 1),
-                    f"{u} and {v} are not adjacent: {why}; consecutive "
+                    f"{u} and {v} are not adjacent: {self._not_adjacent_why(u, v)}; consecutive "
                     "routers of a path must share a network",
                     conn,
                 )
                 path_ok = False
-        if not path_ok:
-            continue
-        directions = [("a", a, b, conn.path[0], conn.path[-1], 0, len(conn.path) - 1)]
+        return path_ok
+
+    def _not_adjacent_why(self, u: str, v: str) -> str:
+        u_nets = [i.network for i in self.routers[u].interfaces]
+        v_nets = [i.network for i in self.routers[v].interfaces]
+        common = sorted(set(u_nets) & set(v_nets))
+        if common:
+            return f"they share {', '.join(common)} but not over IPv6, which SRv6 needs"
+        return (
+            f"they share no network ({u}: {', '.join(u_nets) or 'none'}; "
+            f"{v}: {', '.join(v_nets) or 'none'})"
+        )
+
+    @staticmethod
+    def _directions(conn: Connection, a: EndHost, b: EndHost) -> list[_Direction]:
+        last = len(conn.path) - 1
+        directions = [_Direction("a", a, b, conn.path[0], conn.path[-1], 0, last)]
         if conn.bidirectional:
-            directions.append(("b", b, a, conn.path[-1], conn.path[0], len(conn.path) - 1, 0))
-        for end, src, dst, first, last, k_first, k_last in directions:
-            if interface_in(routers[first], src.network) is None:
-                add(
-                    (i, "path", k_first),
-                    f"the path must start at a router of {src.name!r}'s "
-                    f"network {src.network!r}; {first} has no interface there",
-                    conn,
-                )
-                continue
-            egress = interface_in(routers[last], dst.network)
-            if egress is None:
-                add(
-                    (i, "path", k_last),
-                    f"the path must end at a router of {dst.name!r}'s "
-                    f"network {dst.network!r}; {last} has no interface there",
-                    conn,
-                )
-                continue
-            for fam in fams:
-                attr = "ipv4" if fam == 4 else "ipv6"
-                dst_ip = getattr(dst, attr).ip
-                gw = gateway(topo, src, dst_ip)
-                if gw != first:
-                    sends = f"to {gw}" if gw else "to no router (it has no route)"
-                    add(
-                        (i, "path", k_first),
-                        f"{src.name!r} sends packets for {dst_ip} {sends}, "
-                        f"so its tunnel cannot start at {first}",
-                        conn,
-                    )
-                if getattr(routers[last].interfaces[egress], attr) is None:
-                    add(
-                        (i, "path", k_last),
-                        f"{last} has no {attr} address in network "
-                        f"{dst.network!r} to deliver to {dst.name!r}",
-                        conn,
-                    )
-            key = (
-                first,
-                fams,
-                src.name,
-                dst.name,
-                conn.protocol,
-                conn.src_port if end == "a" else conn.dst_port,
-                conn.dst_port if end == "a" else conn.src_port,
+            directions.append(_Direction("b", b, a, conn.path[-1], conn.path[0], last, 0))
+        return directions
+
+    def _check_direction(
+        self, i: int, conn: Connection, fams: tuple[int, ...], direction: _Direction
+    ) -> None:
+        """The tunnel of one direction starts where the source sends and ends at the target."""
+        _, src, dst, first, last, k_first, k_last = direction
+        if interface_in(self.routers[first], src.network) is None:
+            self.add(
+                (i, "path", k_first),
+                f"the path must start at a router of {src.name!r}'s "
+                f"network {src.network!r}; {first} has no interface there",
+                conn,
             )
-            if key in selectors:
-                add(
-                    (i,),
-                    f"the same traffic is already steered by connection {selectors[key]!r} "
-                    "(same end hosts, protocol and ports); give one of them other ports",
-                    conn,
-                )
-            selectors.setdefault(key, conn.name)
-        if len(problems) == before:
-            valid.append(i)
-    if problems:
-        return problems
-    problems += _tenant_locator_problems(topo)
-    problems += _mtu_problems(topo, valid)
-    problems += admission_problems(topo, _demands(topo, valid))
-    return problems
+            return
+        egress = interface_in(self.routers[last], dst.network)
+        if egress is None:
+            self.add(
+                (i, "path", k_last),
+                f"the path must end at a router of {dst.name!r}'s "
+                f"network {dst.network!r}; {last} has no interface there",
+                conn,
+            )
+            return
+        for fam in fams:
+            self._check_family(i, conn, fam, direction, egress)
+        self._check_selector(i, conn, fams, direction)
+
+    def _check_family(
+        self, i: int, conn: Connection, fam: int, direction: _Direction, egress: int
+    ) -> None:
+        _, src, dst, first, last, k_first, k_last = direction
+        attr = "ipv4" if fam == 4 else "ipv6"
+        dst_ip = getattr(dst, attr).ip
+        gw = gateway(self.topo, src, dst_ip)
+        if gw != first:
+            sends = f"to {gw}" if gw else "to no router (it has no route)"
+            self.add(
+                (i, "path", k_first),
+                f"{src.name!r} sends packets for {dst_ip} {sends}, "
+                f"so its tunnel cannot start at {first}",
+                conn,
+            )
+        if getattr(self.routers[last].interfaces[egress], attr) is None:
+            self.add(
+                (i, "path", k_last),
+                f"{last} has no {attr} address in network "
+                f"{dst.network!r} to deliver to {dst.name!r}",
+                conn,
+            )
+
+    def _check_selector(
+        self, i: int, conn: Connection, fams: tuple[int, ...], direction: _Direction
+    ) -> None:
+        """No two connections steer the same traffic."""
+        end, src, dst, first = direction[:4]
+        key = (
+            first,
+            fams,
+            src.name,
+            dst.name,
+            conn.protocol,
+            conn.src_port if end == "a" else conn.dst_port,
+            conn.dst_port if end == "a" else conn.src_port,
+        )
+        if key in self.selectors:
+            self.add(
+                (i,),
+                f"the same traffic is already steered by connection {self.selectors[key]!r} "
+                "(same end hosts, protocol and ports); give one of them other ports",
+                conn,
+            )
+        self.selectors.setdefault(key, conn.name)
 
 
 def _tenant_locator_problems(topo: Topology) -> list[Problem]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from ipaddress import ip_interface
 
@@ -57,3 +58,15 @@ def read(k: Kernel, ns: NsName, ours: dict[int, str]) -> set[Address]:
             continue
         out.add(Address(ns, ours[msg["index"]], str(itf)))
     return out
+
+
+def ipv4_addresses(k: Kernel, ns: NsName, dev: str) -> list[str]:
+    """The IPv4 addresses on `dev` outside 127/8, in the kernel's order (any owner)."""
+    index = k.index(ns, dev)
+    return [
+        msg.get_attr("IFA_ADDRESS")
+        for msg in k.addresses(ns)
+        if msg["index"] == index
+        and msg["family"] == socket.AF_INET
+        and not msg.get_attr("IFA_ADDRESS").startswith("127.")
+    ]

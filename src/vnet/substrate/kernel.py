@@ -26,6 +26,7 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.substrate import nsfs
 from vnet.substrate.marks import NsName
+from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
 NUD_USABLE = 0x02 | 0x04 | 0x08 | 0x10 | 0x80  # reachable, stale, delay, probe, permanent
@@ -129,11 +130,15 @@ class Kernel:
         """Wait for a name freed by an earlier namespace deletion to really be free."""
         if (ns, name) not in self._vanishing:
             return
-        deadline = time.monotonic() + timeout
-        while self.ipr(ns).link_lookup(ifname=name):
-            if time.monotonic() > deadline:
-                raise KernelError(f"{name} in {ns_text(ns)} is still being removed")
-            time.sleep(0.002)
+        try:
+            wait_until(
+                lambda: not self.ipr(ns).link_lookup(ifname=name),
+                timeout,
+                f"{name} in {ns_text(ns)} to be removed",
+                interval=0.002,
+            )
+        except WaitTimeout:
+            raise KernelError(f"{name} in {ns_text(ns)} is still being removed") from None
         self._vanishing.discard((ns, name))
 
     # -- links -------------------------------------------------------------
@@ -246,21 +251,33 @@ class Kernel:
         flow would wait in, and overflow, a 3-packet queue per unresolved neighbour.
         """
         pending = list(hops)
-        deadline = time.monotonic() + timeout
-        while pending:
+
+        def all_resolved() -> bool:
+            nonlocal pending
             for ns, addr in pending:
                 _probe(ns, addr)
-            time.sleep(0.005)
+            time.sleep(0.005)  # most answers arrive within this, saving a round
             pending = [(ns, addr) for ns, addr in pending if not self._resolved(ns, addr)]
-            if pending and time.monotonic() > deadline:
-                ns, addr = pending[0]
-                raise OSError(f"next hop {addr} does not answer neighbour discovery in {ns}")
-            if pending:
-                time.sleep(0.05)
+            return not pending
+
+        if not pending:
+            return
+        try:
+            wait_until(all_resolved, timeout, "next hops to answer neighbour discovery", 0.05)
+        except WaitTimeout:
+            ns, addr = pending[0]
+            raise OSError(f"next hop {addr} does not answer neighbour discovery in {ns}") from None
 
     def _resolved(self, ns: NsName, addr: str) -> bool:
-        found = self.ipr(ns).get_neighbours(family=socket.AF_INET6, dst=addr)
+        found = self.neighbours(ns, socket.AF_INET6, dst=addr)
         return any(n["state"] & NUD_USABLE for n in found)
+
+    def neighbours(self, ns: NsName, family: int, **match: Any) -> list[Message]:
+        return list(self.ipr(ns).get_neighbours(family=family, **match))
+
+    def neighbour(self, ns: NsName, command: str, **attrs: Any) -> None:
+        """`ip neigh <command>`; attrs as pyroute2 takes them (dst, lladdr, ifindex, state)."""
+        self.ipr(ns).neigh(command, **attrs)
 
 
 def _probe(ns: NsName, addr: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from vnet.substrate.kernel import Kernel, Message
+from vnet.substrate.kernel import Kernel, KernelError, Message, ns_text
 from vnet.substrate.marks import MARK, NsName, ip_cmd, ns_from_label, ns_label
 
 VXLAN_PORT = 4789
@@ -243,3 +243,11 @@ def read_ports(k: Kernel, ns: NsName, names: list[str] | None = None) -> dict[st
         up = m["flags"] & IFF_UP_AND_LOWER_UP == IFF_UP_AND_LOWER_UP
         out[name] = PortState(name, up, dict(m.get("stats64") or {}))
     return out
+
+
+def mac_address(k: Kernel, ns: NsName, name: str) -> str:
+    """The link-layer address of interface `name` (any owner)."""
+    msg = k.link(ns, name)
+    if msg is None:
+        raise KernelError(f"no interface {name!r} in namespace {ns_text(ns)}")
+    return str(msg.get_attr("IFLA_ADDRESS"))

@@ -18,7 +18,7 @@ are created anew. Pure: no kernel access.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from ipaddress import ip_network
 
@@ -111,6 +111,50 @@ def _u32_handle(node: int) -> int:
     return node
 
 
+_ClassKey = tuple[NsName, str, int]
+_Slots = dict[tuple, set[int]]  # type: ignore[type-arg]  # filter slot -> u32 nodes in use
+
+
+@dataclass(frozen=True)
+class _Surviving:
+    """What the kernel has that outlives the base plan (not in a deleted namespace,
+    a recreated interface or a reset HTB root)."""
+
+    sids: dict  # type: ignore[type-arg]
+    steers: dict  # type: ignore[type-arg]
+    rules: set  # type: ignore[type-arg]
+    roots: set  # type: ignore[type-arg]
+    classes: dict[_ClassKey, TcClass]
+    filters: set[TcFilter]
+
+    @classmethod
+    def of(
+        cls,
+        actual: KernelState,
+        ns_gone: set[str],
+        ifs_gone: set[tuple[NsName, str]],
+        tc_reset: set[tuple[NsName, str]],
+    ) -> _Surviving:
+        def survives(obj: object) -> bool:
+            ns = getattr(obj, "ns", None)
+            if ns in ns_gone:
+                return False
+            dev = getattr(obj, "dev", None)
+            return dev is None or (ns, dev) not in ifs_gone
+
+        def tc_survives(obj: object) -> bool:
+            return survives(obj) and (obj.ns, obj.dev) not in tc_reset  # type: ignore[attr-defined]
+
+        return cls(
+            sids={k: v for k, v in actual.sids.items() if survives(v)},
+            steers={k: v for k, v in actual.steers.items() if survives(v)},
+            rules={r for r in actual.rules if survives(r)},
+            roots={r for r in actual.tc_roots if tc_survives(r)},
+            classes={k: v for k, v in actual.tc_classes.items() if tc_survives(v)},
+            filters={f for f in actual.tc_filters if tc_survives(f)},
+        )
+
+
 def plan_tunnels(
     desired: KernelState,
     actual: KernelState,
@@ -118,30 +162,63 @@ def plan_tunnels(
     ifs_gone: set[tuple[NsName, str]],
     tc_reset: set[tuple[NsName, str]],
 ) -> list[Op]:
-    def survives(obj: object) -> bool:
-        ns = getattr(obj, "ns", None)
-        if ns in ns_gone:
-            return False
-        dev = getattr(obj, "dev", None)
-        return dev is None or (ns, dev) not in ifs_gone
-
-    def tc_survives(obj: object) -> bool:
-        return survives(obj) and (obj.ns, obj.dev) not in tc_reset  # type: ignore[attr-defined]
-
-    have_sids = {k: v for k, v in actual.sids.items() if survives(v)}
-    have_steers = {k: v for k, v in actual.steers.items() if survives(v)}
-    have_rules = {r for r in actual.rules if survives(r)}
-    have_roots = {r for r in actual.tc_roots if tc_survives(r)}
-    have_classes = {k: v for k, v in actual.tc_classes.items() if tc_survives(v)}
-    have_filters = {f for f in actual.tc_filters if tc_survives(f)}
-
-    make: list[Op] = []
-    switch: list[Op] = []
-    brk: list[Op] = []
+    have = _Surviving.of(actual, ns_gone, ifs_gone, tc_reset)
+    used: _Slots = {}
+    for f in have.filters:
+        used.setdefault(f.slot, set()).add(f.handle & 0xFFF)
 
     # -- make --------------------------------------------------------------
-    make += [AddTcRoot(r) for r in _sort(desired.tc_roots - have_roots)]
-    recreate: set[tuple[NsName, str, int]] = set()
+    make: list[Op] = [AddTcRoot(r) for r in _sort(desired.tc_roots - have.roots)]
+    class_ops, recreate = _class_changes(desired, have)
+    make += class_ops
+    new_filters = [
+        f
+        for f in desired.tc_filters
+        if f not in have.filters and (f.ns, f.dev, f.classid) not in recreate
+    ]  # those of a recreated class are added after their class is back
+    make += _add_filters(new_filters, used, key=lambda f: (f.prio, f.hint, f.match))
+    make += _sid_changes(desired, have)
+    make += [
+        AddSteer(want)
+        for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0]))
+        if key not in have.steers
+    ]
+
+    # -- switch ------------------------------------------------------------
+    switch: list[SwitchPath] = [
+        SwitchPath(have.steers[key], want)
+        for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0]))
+        if key in have.steers and have.steers[key] != want
+    ]
+    # the new paths answer before any traffic is steered onto them
+    fresh = [op.new for op in switch] + [op.route for op in make if isinstance(op, AddSteer)]
+    hops = tuple(dict.fromkeys(h for route in fresh for h in _next_hops(desired, route)))
+    if hops:
+        make.append(WarmPath(hops))
+    make += [AddRule(r) for r in _sort(desired.rules - have.rules)]  # only once they answer
+
+    # -- break -------------------------------------------------------------
+    classes_gone = {
+        key: cls
+        for key, cls in have.classes.items()
+        if key not in desired.tc_classes or key in recreate
+    }
+    brk = _break(desired, have, classes_gone, recreate)
+    if recreate:
+        brk += [AddTcClass(desired.tc_classes[key]) for key in _sort(recreate, key=_class_key)]
+        again = [f for f in desired.tc_filters if (f.ns, f.dev, f.classid) in recreate]
+        brk += _add_filters(again, used, key=lambda f: (f.prio, f.hint))
+
+    ops = make + switch
+    if switch and brk:
+        ops.append(Drain(_drain_seconds(classes_gone.values())))
+    return ops + brk
+
+
+def _class_changes(desired: KernelState, have: _Surviving) -> tuple[list[Op], set[_ClassKey]]:
+    """Classes to add or change in place (parents first), and those that must be recreated."""
+    ops: list[Op] = []
+    recreate: set[_ClassKey] = set()
     for key, want in _sort(
         desired.tc_classes.items(),
         key=lambda kv: (
@@ -151,111 +228,89 @@ def plan_tunnels(
             kv[1].classid,
         ),
     ):
-        have = have_classes.get(key)
-        if have is None:
-            make.append(AddTcClass(want))
-        elif have != want and have.parent != want.parent:
+        cls = have.classes.get(key)
+        if cls is None:
+            ops.append(AddTcClass(want))
+        elif cls != want and cls.parent != want.parent:
             recreate.add(key)  # a class cannot move; it goes (in "break") and comes back
-        elif have != want:
-            make.append(ChangeTcClass(have, want))
-    new_filters = [f for f in desired.tc_filters if f not in have_filters]
-    used: dict[tuple, set[int]] = {}  # type: ignore[type-arg]
-    for f in have_filters:
-        used.setdefault(f.slot, set()).add(f.handle & 0xFFF)
-    for f in _sort(new_filters, key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.hint, f.match)):
-        if (f.ns, f.dev, f.classid) in recreate:
-            continue  # added after its class is back
+        elif cls != want:
+            ops.append(ChangeTcClass(cls, want))
+    return ops, recreate
+
+
+def _add_filters(
+    filters: list[TcFilter],
+    used: _Slots,
+    key: Callable[[TcFilter], tuple],  # type: ignore[type-arg]
+) -> list[Op]:
+    """Add filters in order, each on a u32 node free in its slot (its hint when it can)."""
+    ops: list[Op] = []
+    for f in _sort(filters, key=lambda f: (ns_label(f.ns), f.dev, *key(f))):
         taken = used.setdefault(f.slot, set())
         node = f.hint if f.hint and f.hint not in taken else 1
         while node in taken:
             node += 1
         taken.add(node)
-        make.append(AddTcFilter(_with_handle(f, _u32_handle(node))))
+        ops.append(AddTcFilter(_with_handle(f, _u32_handle(node))))
+    return ops
+
+
+def _sid_changes(desired: KernelState, have: _Surviving) -> list[Op]:
+    ops: list[Op] = []
     for key, want in _sort(desired.sids.items(), key=lambda kv: (ns_label(kv[0][0]), kv[0][1])):
-        have = have_sids.get(key)
-        if have is None:
-            make.append(AddSid(want))
-        elif have != want:
-            make.append(ReplaceSid(have, want))
-    make += [
-        AddSteer(want)
-        for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0]))
-        if key not in have_steers
-    ]
-    new_rules: list[Op] = [AddRule(r) for r in _sort(desired.rules - have_rules)]
+        sid = have.sids.get(key)
+        if sid is None:
+            ops.append(AddSid(want))
+        elif sid != want:
+            ops.append(ReplaceSid(sid, want))
+    return ops
 
-    # -- switch ------------------------------------------------------------
-    for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0])):
-        have = have_steers.get(key)
-        if have is not None and have != want:
-            switch.append(SwitchPath(have, want))
-    # the new paths answer before any traffic is steered onto them
-    fresh = [op.new for op in switch] + [op.route for op in make if isinstance(op, AddSteer)]
-    hops = tuple(dict.fromkeys(h for route in fresh for h in _next_hops(desired, route)))
-    if hops:
-        make.append(WarmPath(hops))
-    make += new_rules  # traffic enters new tunnels only once they answer
 
-    # -- break -------------------------------------------------------------
-    roots_gone = have_roots - desired.tc_roots
-    gone_devs = {(r.ns, r.dev) for r in roots_gone}
-    brk += [DeleteRule(r) for r in _sort(have_rules - desired.rules)]
+def _break(
+    desired: KernelState,
+    have: _Surviving,
+    classes_gone: dict[_ClassKey, TcClass],
+    recreate: set[_ClassKey],
+) -> list[Op]:
+    """Delete the old: rules, steering routes, filters, classes, roots, then SIDs."""
+    roots_gone = have.roots - desired.tc_roots
+    gone_devs = {(r.ns, r.dev) for r in roots_gone}  # their root's deletion takes the rest
+    brk: list[Op] = [DeleteRule(r) for r in _sort(have.rules - desired.rules)]
     brk += [
-        DeleteSteer(have)
-        for key, have in _sort(have_steers.items(), key=lambda kv: _steer_key(kv[0]))
+        DeleteSteer(steer)
+        for key, steer in _sort(have.steers.items(), key=lambda kv: _steer_key(kv[0]))
         if key not in desired.steers
     ]
-    classes_gone = {
-        key: have
-        for key, have in have_classes.items()
-        if key not in desired.tc_classes or key in recreate
-    }
+
+    def filter_order(f: TcFilter) -> tuple:  # type: ignore[type-arg]
+        return (ns_label(f.ns), f.dev, f.prio, f.handle)
+
     brk += [
         DeleteTcFilter(f)
-        for f in _sort(
-            have_filters - desired.tc_filters,
-            key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.handle),
-        )
+        for f in _sort(have.filters - desired.tc_filters, key=filter_order)
         if (f.ns, f.dev) not in gone_devs
     ]
     # filters that point at a class being recreated must go before it
     brk += [
         DeleteTcFilter(f)
-        for f in _sort(
-            have_filters & desired.tc_filters,
-            key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.handle),
-        )
+        for f in _sort(have.filters & desired.tc_filters, key=filter_order)
         if (f.ns, f.dev, f.classid) in recreate
     ]
     brk += [
-        DeleteTcClass(have)
-        for have in sorted(
+        DeleteTcClass(cls)
+        for cls in sorted(
             classes_gone.values(),
-            key=lambda c: (-_depth(c, have_classes), ns_label(c.ns), c.dev, c.classid),
+            key=lambda c: (-_depth(c, have.classes), ns_label(c.ns), c.dev, c.classid),
         )
-        if (have.ns, have.dev) not in gone_devs
+        if (cls.ns, cls.dev) not in gone_devs
     ]
     brk += [DeleteTcRoot(r) for r in _sort(roots_gone)]
     brk += [
-        DeleteSid(have)
-        for key, have in _sort(have_sids.items(), key=lambda kv: (ns_label(kv[0][0]), kv[0][1]))
+        DeleteSid(sid)
+        for key, sid in _sort(have.sids.items(), key=lambda kv: (ns_label(kv[0][0]), kv[0][1]))
         if key not in desired.sids
     ]
-    if recreate:
-        brk += [AddTcClass(desired.tc_classes[key]) for key in _sort(recreate, key=_class_key)]
-        again = [f for f in desired.tc_filters if (f.ns, f.dev, f.classid) in recreate]
-        for f in _sort(again, key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.hint)):
-            taken = used.setdefault(f.slot, set())
-            node = f.hint if f.hint and f.hint not in taken else 1
-            while node in taken:
-                node += 1
-            taken.add(node)
-            brk.append(AddTcFilter(_with_handle(f, _u32_handle(node))))
-
-    ops = make + switch
-    if switch and brk:
-        ops.append(Drain(_drain_seconds(classes_gone.values())))
-    return ops + brk
+    return brk
 
 
 def _next_hops(state: KernelState, route: SteerRoute) -> list[tuple[NsName, str]]:

@@ -456,3 +456,21 @@ def class_counters(k: Kernel, ns: NsName, dev: str) -> dict[int, tuple[int, int,
         queue: dict[str, Any] = c.get_nested("TCA_STATS2", "TCA_STATS_QUEUE") or {}
         out[c["handle"]] = (basic.get("bytes", 0), basic.get("packets", 0), queue.get("drops", 0))
     return out
+
+
+def attach_ingress_bpf(k: Kernel, ns: NsName, dev: str, prog_fd: int, name: str) -> None:
+    """A clsact qdisc on `dev` and the loaded eBPF program `prog_fd` as a direct-action
+    filter on its ingress (for benchmarks: not marked, it goes with the namespace)."""
+    k.tc(ns, "add", "clsact", dev)
+    k.tc(
+        ns,
+        "add-filter",
+        "bpf",
+        dev,
+        handle=":1",
+        fd=prog_fd,
+        name=name,
+        parent="ffff:fff2",  # clsact ingress
+        classid=1,
+        direct_action=True,
+    )

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -33,6 +34,42 @@ def wait_until(
     the process that should become ready has exited). The predicate is always tried
     once more at the deadline, so a slow machine does not lose a last-moment success.
     """
+    polls = _polls(predicate, timeout, what, interval, give_up)
+    while True:
+        try:
+            pause = next(polls)
+        except StopIteration as done:
+            answer: T = done.value  # the generator's return value
+            return answer
+        time.sleep(pause)
+
+
+async def wait_until_async(
+    predicate: Callable[[], T],
+    timeout: float,
+    what: str,
+    interval: float = 0.02,
+    give_up: Callable[[], str | None] | None = None,
+) -> T:
+    """wait_until for a coroutine: it sleeps with asyncio, so the event loop keeps serving."""
+    polls = _polls(predicate, timeout, what, interval, give_up)
+    while True:
+        try:
+            pause = next(polls)
+        except StopIteration as done:
+            answer: T = done.value  # the generator's return value
+            return answer
+        await asyncio.sleep(pause)
+
+
+def _polls(
+    predicate: Callable[[], T],
+    timeout: float,
+    what: str,
+    interval: float,
+    give_up: Callable[[], str | None] | None,
+) -> Generator[float, None, T]:
+    """The one poll loop: yields how long to pause before the next try, returns the answer."""
     deadline = time.monotonic() + timeout
     while True:
         late = time.monotonic() >= deadline
@@ -43,4 +80,4 @@ def wait_until(
             raise WaitTimeout(f"{what}: {reason}", timeout, result)
         if late:
             raise WaitTimeout(what, timeout, result)
-        time.sleep(max(0.0, min(interval, deadline - time.monotonic())))
+        yield max(0.0, min(interval, deadline - time.monotonic()))

@@ -36,27 +36,43 @@ def _filter(data_el: etree._Element, f_el: etree._Element) -> etree._Element | N
             return copy.deepcopy(data_el) if _text(data_el) == _text(f_el) else None
         return copy.deepcopy(data_el)  # selection node: the whole subtree
     content = [c for c in f_children if not _elements(c) and _text(c)]
-    for c in content:
-        if not any(_matches(c, d) and _text(d) == _text(c) for d in _elements(data_el)):
-            return None
+    if not all(_has_content(data_el, c) for c in content):
+        return None
     selections = [c for c in f_children if c not in content]
     out = etree.Element(data_el.tag, attrib=dict(data_el.attrib), nsmap=data_el.nsmap)
     if not selections:
         out.extend(copy.deepcopy(d) for d in _elements(data_el))
         return out
+    selected = _copy_selected(data_el, content, selections, out)
+    return out if selected else None
+
+
+def _has_content(data_el: etree._Element, c: etree._Element) -> bool:
+    """Does `data_el` have a child that matches the content-match node `c`?"""
+    return any(_matches(c, d) and _text(d) == _text(c) for d in _elements(data_el))
+
+
+def _copy_selected(
+    data_el: etree._Element,
+    content: list[etree._Element],
+    selections: list[etree._Element],
+    out: etree._Element,
+) -> bool:
+    """Copy into `out` the children of `data_el` that the filter keeps; did a selection
+    node select anything?"""
     selected = False
     for d in _elements(data_el):
         if any(_matches(c, d) for c in content):
             out.append(copy.deepcopy(d))
             continue
-        for s in selections:
-            if _matches(s, d):
-                kept = _filter(d, s)
-                if kept is not None:
-                    out.append(kept)
-                    selected = True
-                break
-    return out if selected else None
+        s = next((s for s in selections if _matches(s, d)), None)
+        if s is None:
+            continue
+        kept = _filter(d, s)
+        if kept is not None:
+            out.append(kept)
+            selected = True
+    return selected
 
 
 def apply_filter(data: list[etree._Element], filter_el: etree._Element) -> list[etree._Element]:

@@ -233,44 +233,7 @@ class Restconf:
         accept = request.headers.get("accept")
         method = request.method
         try:
-            self.authenticate(request)
-            raw = (request.scope.get("raw_path") or request.url.path.encode()).decode(
-                "utf-8", "replace"
-            )
-            raw = raw[len(DATA_PREFIX) :] if raw.startswith(DATA_PREFIX) else raw
-            if method == "OPTIONS":
-                return Response(status_code=200, headers={"Allow": _ALLOW})
-            if raw.strip("/").startswith("ietf-yang-library:yang-library") and method in (
-                "GET",
-                "HEAD",
-            ):
-                self.query(request, set())
-                return self._yang_library(codec.response_type(accept))
-            path = paths.parse(raw)
-            if method in ("GET", "HEAD"):
-                response = await self.get(request, path, accept)
-                if method == "HEAD":
-                    response = Response(
-                        status_code=response.status_code,
-                        headers={"Content-Type": response.media_type or JSON},
-                    )
-            elif method == "POST":
-                response = await self.post(request, path)
-            elif method == "PUT":
-                response = await self.put(request, path)
-            elif method == "PATCH":
-                response = await self.patch(request, path)
-            elif method == "DELETE":
-                self.query(request, set())
-                await txn.update(self.ds, lambda t: (resource.delete(t, path), None), SESSION)
-                response = Response(status_code=204)
-            else:
-                raise StatusError(
-                    ErrorTag.OPERATION_NOT_SUPPORTED,
-                    f"method {method} is not supported",
-                    ErrorType.PROTOCOL,
-                    status=405,
-                )
+            response = await self._data(request, method, accept)
         except RpcError as err:
             response = _error_response(err, accept)
         except Exception as err:  # a bug: answer, log, keep serving
@@ -286,6 +249,50 @@ class Restconf:
             (time.perf_counter() - started) * 1000,
         )
         return response
+
+    async def _data(self, request: Request, method: str, accept: str | None) -> Response:
+        """One request on /restconf/data; errors are raised as RpcError."""
+        self.authenticate(request)
+        raw = (request.scope.get("raw_path") or request.url.path.encode()).decode(
+            "utf-8", "replace"
+        )
+        raw = raw[len(DATA_PREFIX) :] if raw.startswith(DATA_PREFIX) else raw
+        if method == "OPTIONS":
+            return Response(status_code=200, headers={"Allow": _ALLOW})
+        if raw.strip("/").startswith("ietf-yang-library:yang-library") and method in (
+            "GET",
+            "HEAD",
+        ):
+            self.query(request, set())
+            return self._yang_library(codec.response_type(accept))
+        path = paths.parse(raw)
+        if method in ("GET", "HEAD"):
+            response = await self.get(request, path, accept)
+            if method == "HEAD":
+                return Response(
+                    status_code=response.status_code,
+                    headers={"Content-Type": response.media_type or JSON},
+                )
+            return response
+        if method == "POST":
+            return await self.post(request, path)
+        if method == "PUT":
+            return await self.put(request, path)
+        if method == "PATCH":
+            return await self.patch(request, path)
+        if method == "DELETE":
+            return await self.delete(request, path)
+        raise StatusError(
+            ErrorTag.OPERATION_NOT_SUPPORTED,
+            f"method {method} is not supported",
+            ErrorType.PROTOCOL,
+            status=405,
+        )
+
+    async def delete(self, request: Request, path: paths.DataPath) -> Response:
+        self.query(request, set())
+        await txn.update(self.ds, lambda t: (resource.delete(t, path), None), SESSION)
+        return Response(status_code=204)
 
     async def get(self, request: Request, path: paths.DataPath, accept: str | None) -> Response:
         params = self.query(request, _GET_PARAMS)

@@ -15,6 +15,7 @@ from vnet.agent.datastore import Datastore
 from vnet.agent.restconf.app import create_app
 from vnet.agent.restconf.tls import ensure_certificate
 from vnet.model.agent_config import AgentConfig
+from vnet.tools.wait import WaitTimeout, wait_until_async
 
 log = logging.getLogger("vnet.agent.restconf")
 
@@ -80,10 +81,10 @@ async def start(ds: Datastore, config: AgentConfig) -> RestconfFrontend:
     )
     server = _Server(uconfig)
     task = asyncio.create_task(server.serve(sockets=[sock]), name="restconf")
-    for _ in range(500):  # up to 5 s
-        if server.started or task.done():
-            break
-        await asyncio.sleep(0.01)
+    with contextlib.suppress(WaitTimeout):  # reported below, with the reason
+        await wait_until_async(
+            lambda: server.started or task.done(), 5, "the RESTCONF server to start", 0.01
+        )
     if task.done():
         sock.close()
         task.result()  # raises what stopped it

@@ -143,47 +143,13 @@ def parse(raw: str) -> DataPath:
             raise bad_path("empty path segment ('//') in the resource identifier", so_far)
         ident, eq, key_text = segment.partition("=")
         name = _identifier(unquote(ident), i == 0, so_far)
-        if node.kind in ("leaf", "leaf-list"):
-            raise bad_path(
-                f"{steps[-1].name!r} is a {node.kind} and has no child {name!r}",
-                so_far,
-                ErrorTag.UNKNOWN_ELEMENT,
-            )
-        child = node.child(name)
-        if child is None or child.kind not in DATA_KINDS:
-            known = ", ".join(n for n, c in node.children.items() if c.kind in DATA_KINDS)
-            where = f"{steps[-1].name!r}" if steps else f"module {MODULE!r}"
-            raise bad_path(
-                f"{name!r} is not a data node of {where} (it has: {known})",
-                so_far,
-                ErrorTag.UNKNOWN_ELEMENT,
-            )
+        child = _data_child(node, name, steps, so_far)
+        here = so_far + f"/{PREFIX}:{name}"
         if child.kind == "list":
             if not eq:
                 key_names = ",".join(child.keys)
-                raise bad_path(
-                    f"{name!r} is a list: name one entry, as {name}=<{key_names}>",
-                    so_far + f"/{PREFIX}:{name}",
-                )
-            values = key_text.split(",")
-            if len(values) != len(child.keys):
-                raise bad_path(
-                    f"{name!r} has {len(child.keys)} key(s) ({', '.join(child.keys)}), "
-                    f"but {len(values)} value(s) were given",
-                    so_far + f"/{PREFIX}:{name}",
-                )
-            keys: dict[str, Any] = {}
-            for key, text in zip(child.keys, values, strict=True):
-                value = unquote(text)
-                try:
-                    keys[key] = child.children[key].to_json_value(value)
-                except ValueError:
-                    raise bad_path(
-                        f"key {key!r} of {name!r}: {value!r} is not a valid "
-                        f"{child.children[key].base_type}",
-                        so_far + f"/{PREFIX}:{name}",
-                    ) from None
-            steps.append(Step(name, child, keys))
+                raise bad_path(f"{name!r} is a list: name one entry, as {name}=<{key_names}>", here)
+            steps.append(Step(name, child, _list_keys(child, name, key_text, here)))
         else:
             if eq:
                 what = (
@@ -191,10 +157,53 @@ def parse(raw: str) -> DataPath:
                     if child.kind == "leaf-list"
                     else f"{name!r} is a {child.kind}, not a list: it takes no key ('=')"
                 )
-                raise bad_path(what, so_far + f"/{PREFIX}:{name}")
+                raise bad_path(what, here)
             steps.append(Step(name, child))
         node = child
     return DataPath(tuple(steps))
+
+
+def _data_child(node: SchemaNode, name: str, steps: list[Step], so_far: str) -> SchemaNode:
+    """The data node `name` under `node`, or a 400 that lists what there is."""
+    if node.kind in ("leaf", "leaf-list"):
+        raise bad_path(
+            f"{steps[-1].name!r} is a {node.kind} and has no child {name!r}",
+            so_far,
+            ErrorTag.UNKNOWN_ELEMENT,
+        )
+    child = node.child(name)
+    if child is None or child.kind not in DATA_KINDS:
+        known = ", ".join(n for n, c in node.children.items() if c.kind in DATA_KINDS)
+        where = f"{steps[-1].name!r}" if steps else f"module {MODULE!r}"
+        raise bad_path(
+            f"{name!r} is not a data node of {where} (it has: {known})",
+            so_far,
+            ErrorTag.UNKNOWN_ELEMENT,
+        )
+    return child
+
+
+def _list_keys(child: SchemaNode, name: str, key_text: str, here: str) -> dict[str, Any]:
+    """The key values of one list entry ('a,b' after '='), typed as the schema says."""
+    values = key_text.split(",")
+    if len(values) != len(child.keys):
+        raise bad_path(
+            f"{name!r} has {len(child.keys)} key(s) ({', '.join(child.keys)}), "
+            f"but {len(values)} value(s) were given",
+            here,
+        )
+    keys: dict[str, Any] = {}
+    for key, text in zip(child.keys, values, strict=True):
+        value = unquote(text)
+        try:
+            keys[key] = child.children[key].to_json_value(value)
+        except ValueError:
+            raise bad_path(
+                f"key {key!r} of {name!r}: {value!r} is not a valid "
+                f"{child.children[key].base_type}",
+                here,
+            ) from None
+    return keys
 
 
 def json_path(path: str | None) -> str | None:

@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import itertools
 import secrets
-import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-
-from pyroute2 import IPRoute
 
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
 
 # The substrate's naming, from this one place in the benchmark.
-from vnet.substrate import lab_placement
+from vnet.substrate import Kernel, KernelError, address, lab_placement, link
 from vnet.substrate.realize import underlay_port_name
 from vnet.tools import fping
 from vnet.tools.errors import ToolError
-from vnet.tools.netns import entered
 
 SRC_ADDRESS, DST_ADDRESS = "10.9.1.2", "10.9.2.2"
 
@@ -220,31 +216,23 @@ class ReadyPath:
         return self.spec.kind
 
 
-def interface_identity(ns: str, ifname: str) -> tuple[str, str | None]:
+def interface_identity(k: Kernel, ns: str, ifname: str) -> tuple[str, str | None]:
     """(MAC, first IPv4 address outside 127/8, or None) of an interface, from the kernel."""
-    with entered(ns):
-        ipr = IPRoute()
     try:
-        found = ipr.link_lookup(ifname=ifname)
-        if not found:
-            raise ToolError(f"no interface {ifname} in {ns}")
-        link = ipr.get_links(found[0])[0]
-        addrs = [
-            a.get_attr("IFA_ADDRESS")
-            for a in ipr.get_addr(index=found[0], family=socket.AF_INET)
-            if not a.get_attr("IFA_ADDRESS").startswith("127.")
-        ]
-        return str(link.get_attr("IFLA_ADDRESS")), addrs[0] if addrs else None
-    finally:
-        ipr.close()
+        mac = link.mac_address(k, ns, ifname)
+        ipv4 = address.ipv4_addresses(k, ns, ifname)
+    except KernelError:
+        raise ToolError(f"no interface {ifname} in {ns}") from None
+    return mac, ipv4[0] if ipv4 else None
 
 
 def ready(spec: PathSpec) -> ReadyPath:
-    src_mac, _ = interface_identity(spec.ns(spec.src.node), spec.src.ifname)
-    hop_mac, _ = interface_identity(spec.ns(spec.first_hop.node), spec.first_hop.ifname)
-    src_at, dst_at = spec.src_address or spec.src, spec.dst_address or spec.dst
-    _, src_ip = interface_identity(spec.ns(src_at.node), src_at.ifname)
-    _, dst_ip = interface_identity(spec.ns(dst_at.node), dst_at.ifname)
+    with Kernel() as k:
+        src_mac, _ = interface_identity(k, spec.ns(spec.src.node), spec.src.ifname)
+        hop_mac, _ = interface_identity(k, spec.ns(spec.first_hop.node), spec.first_hop.ifname)
+        src_at, dst_at = spec.src_address or spec.src, spec.dst_address or spec.dst
+        _, src_ip = interface_identity(k, spec.ns(src_at.node), src_at.ifname)
+        _, dst_ip = interface_identity(k, spec.ns(dst_at.node), dst_at.ifname)
     if src_ip is None or dst_ip is None:
         raise ToolError(f"{spec.kind}: src or dst has no IPv4 address")
     return ReadyPath(

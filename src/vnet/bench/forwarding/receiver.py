@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import os
-import socket
 import struct
 from collections.abc import Sequence
 
-from pyroute2 import IPRoute
-
-from vnet.tools import netns
+from vnet.substrate import Kernel, neigh, tc
 from vnet.tools.errors import ToolError
 
 # -- the receiver: drop at ingress -------------------------------------------------
@@ -71,29 +68,11 @@ def load_drop_program() -> int:
 def attach_ingress_drop(ns: str, ifname: str) -> None:
     """clsact + the drop program on `ifname`'s ingress; it goes with the namespace."""
     fd = load_drop_program()
-    with netns.entered(ns):
-        ipr = IPRoute()
     try:
-        index = ipr.link_lookup(ifname=ifname)[0]
-        ipr.tc("add", "clsact", index)
-        ipr.tc(
-            "add-filter",
-            "bpf",
-            index,
-            ":1",
-            fd=fd,
-            name="vnet_drop",
-            parent="ffff:fff2",  # clsact ingress
-            classid=1,
-            direct_action=True,
-        )
+        with Kernel() as k:
+            tc.attach_ingress_bpf(k, ns, ifname, fd, "vnet_drop")
     finally:
-        ipr.close()
         os.close(fd)  # the filter holds the program
-
-
-NUD_PERMANENT = 0x80
-NUD_LEARNED = 0x02 | 0x04 | 0x08 | 0x10  # REACHABLE, STALE, DELAY, PROBE
 
 
 def freeze_neighbours(namespaces: Sequence[str]) -> int:
@@ -104,22 +83,5 @@ def freeze_neighbours(namespaces: Sequence[str]) -> int:
     hop for seconds. Testers use static ARP for this reason; the forwarding
     work per packet stays the same.
     """
-    frozen = 0
-    for ns in namespaces:
-        with netns.entered(ns):
-            ipr = IPRoute()
-        try:
-            for entry in ipr.get_neighbours(family=socket.AF_INET):
-                mac, dst = entry.get_attr("NDA_LLADDR"), entry.get_attr("NDA_DST")
-                if mac and dst and entry["state"] & NUD_LEARNED:
-                    ipr.neigh(
-                        "replace",
-                        dst=dst,
-                        lladdr=mac,
-                        ifindex=entry["ifindex"],
-                        state=NUD_PERMANENT,
-                    )
-                    frozen += 1
-        finally:
-            ipr.close()
-    return frozen
+    with Kernel() as k:
+        return sum(neigh.freeze_learned(k, ns) for ns in namespaces)
