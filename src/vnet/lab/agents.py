@@ -16,7 +16,6 @@ import json
 import secrets
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from vnet.model.underlay import underlay_addressing
 from vnet.model.yang import host as yang_host
 from vnet.model.yang.module import ROUTERS
 from vnet.tools import processes
+from vnet.tools.wait import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
     from vnet.client import Endpoint
@@ -169,21 +169,31 @@ def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]
 def wait_ready(
     started: dict[str, tuple[subprocess.Popen[bytes], Path]], timeout: float = 60
 ) -> None:
-    deadline = time.monotonic() + timeout
+    """Until every agent has written its ready file; an agent that exits ends the wait."""
     pending = dict(started)
-    while pending:
-        for host, (proc, directory) in list(pending.items()):
+
+    def all_ready() -> bool:
+        for host, (_, directory) in list(pending.items()):
             if (directory / "agent.ready").exists():
                 del pending[host]
-            elif proc.poll() is not None:
+        return not pending
+
+    def exited() -> str | None:
+        for host, (proc, directory) in pending.items():
+            if proc.poll() is not None:
                 offset = int((directory / "agent.log.offset").read_text())
                 tail = (directory / "agent.log").read_bytes()[offset:].decode()[-2000:]
-                raise RuntimeError(
-                    f"the agent of host {host} exited with {proc.returncode}:\n{tail}"
-                )
-        if pending and time.monotonic() > deadline:
-            raise RuntimeError(f"agents of {', '.join(pending)} not ready after {timeout:.0f} s")
-        time.sleep(0.05)
+                return f"the agent of host {host} exited with {proc.returncode}:\n{tail}"
+        return None
+
+    try:
+        wait_until(all_ready, timeout, "agents ready", interval=0.05, give_up=exited)
+    except WaitTimeout as err:
+        if reason := exited():
+            raise RuntimeError(reason) from None
+        raise RuntimeError(
+            f"agents of {', '.join(pending)} not ready after {timeout:.0f} s"
+        ) from err
 
 
 def endpoint(topo_name: str, host: str, rec: LabRecord) -> AgentEndpoint:

@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from vnet.model.agent_config import AgentConfig
 from vnet.substrate import Kernel, KernelState, Placement, converge, nsfs
 from vnet.tools import processes
+from vnet.tools.wait import WaitTimeout, wait_until
 
 ADDRESS = "127.0.0.1"
 START_TIMEOUT = 60.0
@@ -85,13 +85,15 @@ class HostSandbox:
         log: Path,
         timeout: float = START_TIMEOUT,
     ) -> None:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            if proc.poll() is not None:
-                raise SandboxError(f"{what} exited with {proc.returncode}:\n{log_tail(log)}")
-            if time.monotonic() > deadline:
-                raise SandboxError(f"{what} not ready within {timeout:g} s:\n{log_tail(log)}")
-            time.sleep(0.05)
+        def exited() -> str | None:
+            return None if proc.poll() is None else f"exited with {proc.returncode}"
+
+        try:
+            wait_until(ready, timeout, what, interval=0.05, give_up=exited)
+        except WaitTimeout:
+            if reason := exited():
+                raise SandboxError(f"{what} {reason}:\n{log_tail(log)}") from None
+            raise SandboxError(f"{what} not ready within {timeout:g} s:\n{log_tail(log)}") from None
 
     def cleanup(self) -> list[str]:
         """Stop what we started, remove what the agent made, the namespace and the folder."""
