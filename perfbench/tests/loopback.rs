@@ -362,6 +362,24 @@ fn through_the_proxy() {
 }
 
 #[test]
+fn flow_mod_confirmed_by_barrier() {
+    let _serial = one_at_a_time();
+    for v in [Version::V10, Version::V13] {
+        let mut cfg = config(
+            vec![spec(0, Kind::FlowMod, 2_000.0, v)],
+            Endpoints::Listen(vec![any()]),
+            1.0,
+        );
+        cfg.emulate_switch = true;
+        let r = run::run(&cfg).unwrap();
+        let (s, why) = (&r.tenants[0], describe(&r));
+        assert!(r.problems.is_empty() && s.errors == 0, "{why}");
+        assert_eq!(s.lost, 0, "every FLOW_MOD's barrier answered\n{why}");
+        assert!(rate_ok(s, 0.6) && s.latency.p50_us > 0.0, "{why}");
+    }
+}
+
+#[test]
 fn step_schedule_is_followed() {
     let _serial = one_at_a_time();
     let sched = Schedule::parse("0 2000\n0.5 6000\n", "test").unwrap();
