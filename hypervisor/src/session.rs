@@ -1,27 +1,22 @@
 //! One switch connection and the tenant channels multiplexed onto it, run by
-//! one thread with poll(2): the switch handshake, the event loop, what the
-//! switch sends (routed to tenants) and configuration reloads.
+//! one thread with poll(2): the event loop, tenant connections, and
+//! configuration reloads (`switch_setup`, `from_switch` and `tenant` hold
+//! the handshake and what each side sends).
 
 use crate::chan::{self, Chan, ReadOutcome};
 use crate::config::{Config, Slice};
-use crate::fields::{self, Fields};
 use crate::limits::{FlowTable, TokenBucket};
-use crate::ofmatch;
-use crate::ofwire::{self, SwitchInfo, t13};
-use crate::policy;
+use crate::ofwire::{self, SwitchInfo};
 use crate::server::Shared;
-use crate::translate::{BufferMap, Pending, PendingMap};
-use anyhow::{Context, bail};
+use crate::switch_setup;
+use crate::translate::{BufferMap, OWN_XIDS as HV_XID, PendingMap};
 use perfbench::clock::now_ns;
-use perfbench::codec::{self, Header, Version, of13, types};
-use perfbench::conn::RecvBuf;
+use perfbench::codec::Version;
 use serde::Serialize;
-use std::io::Write;
 use std::net::TcpStream;
 use std::sync::Arc;
 use std::time::Duration;
 
-const HV_XID: u32 = 0xFFF0_0000;
 const RECONNECT_NS: u64 = 1_000_000_000;
 
 #[derive(Debug, Default, Clone, Serialize)]
@@ -82,8 +77,8 @@ pub struct Session {
 
 /// Runs one switch connection until the switch leaves or the hypervisor stops.
 pub fn run(shared: Arc<Shared>, stream: TcpStream) -> SessionReport {
-    let mut s = match handshake(&shared, stream) {
-        Ok(s) => s,
+    let mut s = match switch_setup::handshake(&shared, stream) {
+        Ok((info, sw)) => Session::new(shared, info, sw),
         Err(e) => {
             return SessionReport {
                 ended: format!("switch handshake: {e:#}"),
@@ -107,165 +102,32 @@ pub fn run(shared: Arc<Shared>, stream: TcpStream) -> SessionReport {
     s.report
 }
 
-fn read_msg(
-    s: &mut TcpStream,
-    rb: &mut RecvBuf,
-    deadline: u64,
-    what: &str,
-) -> anyhow::Result<Vec<u8>> {
-    loop {
-        if let Some(m) = rb.next_msg()? {
-            return Ok(m.to_vec());
-        }
-        if now_ns() >= deadline {
-            bail!("timed out waiting for {what}");
-        }
-        s.set_read_timeout(Some(Duration::from_millis(50)))?;
-        match rb.fill(s) {
-            Ok(0) => bail!("switch closed the connection while we waited for {what}"),
-            Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) => return Err(e).context("reading from the switch"),
-        }
-    }
-}
-
-/// HELLO, SET_CONFIG (whole packets to the controller), FEATURES_REQUEST and,
-/// in 1.3, the port descriptions; then the tenants are connected.
-fn handshake(shared: &Arc<Shared>, mut stream: TcpStream) -> anyhow::Result<Session> {
-    stream.set_nodelay(shared.nodelay)?;
-    let deadline = now_ns() + 10_000_000_000;
-    let mut rb = RecvBuf::new(1 << 20);
-    stream.write_all(&perfbench::messages::hello(&shared.versions).to_bytes(HV_XID)?)?;
-    let hello = read_msg(&mut stream, &mut rb, deadline, "the switch's HELLO")?;
-    let h = Header::parse(&hello)?;
-    if h.msg_type != types::HELLO {
-        bail!("expected HELLO, got type {}", h.msg_type);
-    }
-    let bitmap = (h.version == codec::OFP13)
-        .then(|| {
-            of13::Message::decode(&hello)
-                .ok()
-                .and_then(|(_, m)| m.hello_bitmap())
-        })
-        .flatten();
-    let v = codec::negotiate(&shared.versions, h.version, bitmap).with_context(|| {
-        format!(
-            "no common OpenFlow version (switch says 0x{:02x})",
-            h.version
-        )
-    })?;
-    let mut setup = Vec::new();
-    // flags 0, miss_send_len 0xffff: whole packets, whatever a tenant asks for.
-    setup.extend(ofwire::with_body(
-        v,
-        ofwire::SET_CONFIG,
-        HV_XID + 1,
-        &[0, 0, 0xff, 0xff],
-    ));
-    perfbench::messages::features_request(v).encode(HV_XID + 2, &mut setup)?;
-    if v == Version::V13 {
-        setup.extend(ofwire::with_body(
-            v,
-            t13::MULTIPART_REQUEST,
-            HV_XID + 3,
-            &[0, 13, 0, 0, 0, 0, 0, 0],
-        ));
-    }
-    stream.write_all(&setup)?;
-    let (mut head, mut ports, mut dpid) = (None, None, 0);
-    if v == Version::V10 {
-        ports = Some(Vec::new());
-    }
-    while head.is_none() || ports.is_none() {
-        let m = read_msg(
-            &mut stream,
-            &mut rb,
-            deadline,
-            "FEATURES_REPLY and port descriptions",
-        )?;
-        let (h, body) = codec::split(&m)?;
-        match h.msg_type {
-            types::ECHO_REQUEST => {
-                stream.write_all(&ofwire::with_body(v, types::ECHO_REPLY, h.xid, body))?;
-            }
-            types::FEATURES_REPLY => {
-                let n = if v == Version::V10 { 24 } else { body.len() };
-                if body.len() < n.max(8) {
-                    bail!("FEATURES_REPLY of {} bytes", body.len());
-                }
-                dpid = u64::from_be_bytes(body[0..8].try_into()?);
-                head = Some(body[..n].to_vec());
-                if v == Version::V10 {
-                    ports =
-                        Some(ofwire::split_ports(v, &body[n..]).context("FEATURES_REPLY ports")?);
-                }
-            }
-            t13::MULTIPART_REPLY if v == Version::V13 && h.xid == HV_XID + 3 => {
-                let got = ofwire::split_ports(v, &body[8..]).context("PORT_DESC reply")?;
-                ports.get_or_insert_with(Vec::new).extend(got);
-            }
-            // A switch without PORT_DESC (or SET_CONFIG) support still gets sliced: no port list.
-            types::ERROR if h.xid == HV_XID + 3 => {
-                ports.get_or_insert_with(Vec::new);
-            }
-            types::ERROR if h.xid == HV_XID + 1 => {}
-            types::ERROR => bail!("switch sent OFPT_ERROR during the handshake"),
-            _ => {}
-        }
-    }
-    let physical = |p: &Vec<u8>| {
-        ofwire::port_no(v, p)
-            < if v == Version::V10 {
-                0xff00
-            } else {
-                0xffff_ff00
-            }
-    };
-    let info = SwitchInfo {
-        version: v,
-        dpid,
-        features_head: head.unwrap_or_default(),
-        ports: ports
-            .unwrap_or_default()
-            .into_iter()
-            .filter(physical)
-            .collect(),
-    };
-    let mut sw = Chan::new(stream, shared.nodelay)?;
-    // Messages that arrived behind the replies are still in the handshake's buffer.
-    while let Some(m) = rb.next_msg()? {
-        sw.push_input(m);
-    }
-    let (config, generation) = shared.snapshot();
-    let mut s = Session {
-        shared: shared.clone(),
-        report: SessionReport {
-            dpid: format!("{dpid:016x}"),
-            version: v.to_string(),
-            ..SessionReport::default()
-        },
-        info,
-        sw,
-        tenants: Vec::new(),
-        config: config.clone(),
-        generation,
-        pending: PendingMap::default(),
-        buffers: BufferMap::default(),
-        port_stats_cache: None,
-        next_uid: 1,
-    };
-    for slice in &config.slices {
-        s.add_tenant(slice.clone());
-    }
-    Ok(s)
-}
-
 impl Session {
+    fn new(shared: Arc<Shared>, info: SwitchInfo, sw: Chan) -> Session {
+        let (config, generation) = shared.snapshot();
+        let mut s = Session {
+            shared,
+            report: SessionReport {
+                dpid: format!("{:016x}", info.dpid),
+                version: info.version.to_string(),
+                ..SessionReport::default()
+            },
+            info,
+            sw,
+            tenants: Vec::new(),
+            config: config.clone(),
+            generation,
+            pending: PendingMap::default(),
+            buffers: BufferMap::default(),
+            port_stats_cache: None,
+            next_uid: 1,
+        };
+        for slice in &config.slices {
+            s.add_tenant(slice.clone());
+        }
+        s
+    }
+
     pub fn version(&self) -> Version {
         self.info.version
     }
@@ -469,29 +331,6 @@ impl Session {
         }
     }
 
-    /// Handles everything complete in the switch's inbox.
-    fn switch_messages(&mut self) -> Result<(), String> {
-        loop {
-            let m = match self.sw.next_msg() {
-                Ok(Some(m)) => m,
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(format!("switch sent garbage: {e}")),
-            };
-            self.report.from_switch_msgs += 1;
-            let (h, body) = codec::split(&m).map_err(|e| format!("switch: {e}"))?;
-            match h.msg_type {
-                types::ECHO_REQUEST => {
-                    let r = ofwire::with_body(self.version(), types::ECHO_REPLY, h.xid, body);
-                    self.sw.send(&r);
-                }
-                types::PACKET_IN => self.packet_in(&m),
-                t13::FLOW_REMOVED => self.flow_removed(&m),
-                t13::PORT_STATUS => self.port_status(&m),
-                _ => self.reply(&m),
-            }
-        }
-    }
-
     /// Sends to a tenant, counting; PACKET_INs to a tenant that does not keep up are dropped.
     pub fn to_tenant(&mut self, i: usize, msg: &[u8], optional: bool) {
         let t = &mut self.tenants[i];
@@ -508,103 +347,6 @@ impl Session {
         self.sw.send(msg);
         self.report.to_switch_msgs += 1;
     }
-
-    fn packet_in(&mut self, m: &[u8]) {
-        let v = self.version();
-        let Some(fields) = packet_in_fields(v, m) else {
-            self.report.unrouted_packet_ins += 1;
-            return;
-        };
-        let Some(i) = self
-            .tenants
-            .iter()
-            .position(|t| t.chan.is_some() && t.slice.owns_packet(&fields))
-        else {
-            self.report.unrouted_packet_ins += 1;
-            return;
-        };
-        let mut out = m.to_vec();
-        let real = u32::from_be_bytes([m[8], m[9], m[10], m[11]]);
-        if real != codec::of13::NO_BUFFER {
-            let virt = self.buffers.insert(self.tenants[i].uid, real);
-            out[8..12].copy_from_slice(&virt.to_be_bytes());
-        }
-        self.tenants[i].stats.packet_ins += 1;
-        self.to_tenant(i, &out, true);
-    }
-
-    fn flow_removed(&mut self, m: &[u8]) {
-        let v = self.version();
-        let at = 8 + ofwire::flow_removed_cookie_at(v);
-        let Some(raw) = m.get(at..at + 8) else { return };
-        let cookie = u64::from_be_bytes(raw.try_into().unwrap());
-        let tag = policy::cookie_tag(cookie);
-        let Some(i) = self.tenants.iter().position(|t| t.slice.cookie_tag == tag) else {
-            return;
-        };
-        let Some(key) = crate::tenant::flow_removed_key(v, m) else {
-            return;
-        };
-        if self.tenants[i].flows.remove(&key) {
-            let mut out = m.to_vec();
-            out[at..at + 8].copy_from_slice(&(cookie & !policy::TAG_MASK).to_be_bytes());
-            self.to_tenant(i, &out, false);
-        }
-    }
-
-    fn port_status(&mut self, m: &[u8]) {
-        let v = self.version();
-        let n = ofwire::port_desc_len(v);
-        let Some(desc) = m.get(16..16 + n) else {
-            return;
-        };
-        let port = ofwire::port_no(v, desc);
-        let reason = m[8];
-        self.info.ports.retain(|p| ofwire::port_no(v, p) != port);
-        if reason != 1 {
-            self.info.ports.push(desc.to_vec());
-        }
-        for i in 0..self.tenants.len() {
-            if self.tenants[i].slice.has_port(port) {
-                self.to_tenant(i, m, false);
-            }
-        }
-    }
-
-    /// A reply (or error) to something a tenant sent: back to it with its xid.
-    fn reply(&mut self, m: &[u8]) {
-        let v = self.version();
-        let xid = ofwire::xid_of(m);
-        let msg_type = m[1];
-        let more = is_multipart(v, msg_type) && m.len() >= 12 && m[11] & 1 == 1;
-        let Some(p) = self.pending.take(xid, more) else {
-            return;
-        };
-        let Some(i) = self.tenant_index(p.tenant) else {
-            return;
-        };
-        let body = &m[8..];
-        let filtered = match p.kind {
-            Pending::Plain => Some(body.to_vec()),
-            Pending::FlowStats if msg_type != types::ERROR => {
-                ofwire::filter_flow_stats(v, body, self.tenants[i].slice.cookie_tag)
-            }
-            Pending::PortStats { port } if msg_type != types::ERROR => {
-                if !more && port.is_none() && self.config.stats_cache_ms > 0 {
-                    self.port_stats_cache = Some((now_ns(), body.to_vec()));
-                }
-                let slice = &self.tenants[i].slice;
-                ofwire::filter_port_stats(v, body, |q| {
-                    slice.has_port(q) && port.is_none_or(|w| w == q)
-                })
-            }
-            _ => Some(body.to_vec()),
-        };
-        if let Some(b) = filtered {
-            let out = ofwire::with_body(v, msg_type, p.tenant_xid, &b);
-            self.to_tenant(i, &out, false);
-        }
-    }
 }
 
 fn poll_events(c: &Chan, want_read: bool) -> i16 {
@@ -616,32 +358,4 @@ fn poll_events(c: &Chan, want_read: bool) -> i16 {
         ev |= libc::POLLOUT;
     }
     ev
-}
-
-fn is_multipart(v: Version, msg_type: u8) -> bool {
-    match v {
-        Version::V10 => msg_type == 17,
-        Version::V13 => msg_type == t13::MULTIPART_REPLY,
-    }
-}
-
-/// The packet of a PACKET_IN as flowspace fields (in_port and, in 1.3, the tunnel id).
-pub fn packet_in_fields(v: Version, m: &[u8]) -> Option<Fields> {
-    match v {
-        Version::V10 => {
-            let body = m.get(8..)?;
-            let in_port = u16::from_be_bytes([*body.get(6)?, *body.get(7)?]) as u32;
-            Some(fields::parse_frame(in_port, body.get(10..)?))
-        }
-        Version::V13 => {
-            let (_, msg) = of13::Message::decode(m).ok()?;
-            let of13::Message::PacketIn(p) = msg else {
-                return None;
-            };
-            let (meta, _) = ofmatch::from_oxms(&p.match_.fields);
-            let mut f = fields::parse_frame(meta.in_port?, &p.data);
-            f.vni = meta.vni;
-            Some(f)
-        }
-    }
 }
