@@ -202,28 +202,31 @@ impl Session {
                 poll_events(&self.sw, self.sw.buffered() < chan::INBOX_HIGH),
             )];
             let mut wake = now + 50_000_000;
-            for t in &self.tenants {
+            // Where each tenant's descriptor is in `fds`.
+            let mut slot = vec![None; self.tenants.len()];
+            for (i, t) in self.tenants.iter().enumerate() {
                 if let Some(c) = &t.chan {
                     let can_take = now >= t.throttled_until;
                     if !can_take {
                         wake = wake.min(t.throttled_until);
                     }
-                    fds.push((
-                        c.fd(),
-                        poll_events(c, can_take && self.sw.out.pending() < chan::OUTBOX_HIGH),
-                    ));
+                    slot[i] = Some(fds.len());
+                    let room = self.sw.out.pending() < chan::OUTBOX_HIGH;
+                    fds.push((c.fd(), poll_events(c, can_take && room)));
                 }
             }
-            let timeout_ms = wake.saturating_sub(now).div_ceil(1_000_000) as i32;
-            let _ = chan::poll(&fds, timeout_ms);
-            if let ReadOutcome::Closed(why) = self.sw.read() {
+            let revents = chan::poll(&fds, wake.saturating_sub(now));
+            if chan::readable(revents[0])
+                && let ReadOutcome::Closed(why) = self.sw.read()
+            {
                 return format!("switch: {why}");
             }
             if let Err(why) = self.switch_messages() {
                 return why;
             }
-            for i in 0..self.tenants.len() {
-                self.serve_tenant(i);
+            for (i, at) in slot.into_iter().enumerate() {
+                let readable = at.is_some_and(|k| chan::readable(revents[k]));
+                self.serve_tenant(i, readable);
             }
             if let Err(why) = self.sw.flush() {
                 return format!("switch: {why}");
@@ -237,7 +240,7 @@ impl Session {
     }
 
     /// Reads a tenant and handles its messages as far as its token bucket allows.
-    fn serve_tenant(&mut self, i: usize) {
+    fn serve_tenant(&mut self, i: usize, readable: bool) {
         let now = now_ns();
         if now < self.tenants[i].throttled_until {
             return;
@@ -245,7 +248,7 @@ impl Session {
         let Some(c) = self.tenants[i].chan.as_mut() else {
             return;
         };
-        if let ReadOutcome::Closed(why) = c.read() {
+        if readable && let ReadOutcome::Closed(why) = c.read() {
             self.close_tenant(i, why);
             return;
         }
