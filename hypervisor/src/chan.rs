@@ -5,8 +5,8 @@
 use perfbench::codec::{self, CodecError};
 use perfbench::conn::SendBuf;
 use std::io::{ErrorKind, Read};
-use std::net::TcpStream;
-use std::os::fd::{AsRawFd, RawFd};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 
 /// Stop reading a peer whose unprocessed input exceeds this.
 pub const INBOX_HIGH: usize = 256 * 1024;
@@ -156,4 +156,92 @@ pub fn poll(fds: &[(RawFd, i16)], timeout_ns: u64) -> Vec<i16> {
 /// Whether poll reported input (or a hang-up or error, which a read will reveal).
 pub fn readable(revents: i16) -> bool {
     revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
+}
+
+/// Starts a non-blocking connect (a tenant controller that is slow or gone
+/// must not stall the session thread the other tenants share).
+pub fn connect_start(addr: SocketAddr) -> std::io::Result<TcpStream> {
+    // SAFETY: sockaddr_storage is plain data; all-zero is a valid value.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let (family, len) = match addr {
+        SocketAddr::V4(a) => {
+            // SAFETY: sockaddr_in fits in sockaddr_storage and has a compatible alignment.
+            let sin = unsafe { &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in) };
+            sin.sin_family = libc::AF_INET as libc::sa_family_t;
+            sin.sin_port = a.port().to_be();
+            sin.sin_addr.s_addr = u32::from(*a.ip()).to_be();
+            (libc::AF_INET, std::mem::size_of::<libc::sockaddr_in>())
+        }
+        SocketAddr::V6(a) => {
+            // SAFETY: as above, for sockaddr_in6.
+            let sin6 = unsafe { &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in6) };
+            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+            sin6.sin6_port = a.port().to_be();
+            sin6.sin6_addr.s6_addr = a.ip().octets();
+            sin6.sin6_scope_id = a.scope_id();
+            (libc::AF_INET6, std::mem::size_of::<libc::sockaddr_in6>())
+        }
+    };
+    let flags = libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC;
+    // SAFETY: plain socket(2); the descriptor is owned by the TcpStream below.
+    let fd = unsafe { libc::socket(family, flags, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` is a fresh socket we own.
+    let stream = unsafe { TcpStream::from_raw_fd(fd) };
+    // SAFETY: `ss` holds a valid address of length `len`.
+    let r = unsafe {
+        libc::connect(
+            fd,
+            &ss as *const _ as *const libc::sockaddr,
+            len as libc::socklen_t,
+        )
+    };
+    let err = std::io::Error::last_os_error();
+    if r != 0 && err.raw_os_error() != Some(libc::EINPROGRESS) {
+        return Err(err);
+    }
+    Ok(stream)
+}
+
+/// `None` while a connect started by [`connect_start`] is in progress.
+pub fn connect_done(s: &TcpStream) -> Option<std::io::Result<()>> {
+    match s.take_error() {
+        Ok(Some(e)) | Err(e) => return Some(Err(e)),
+        Ok(None) => {}
+    }
+    match s.peer_addr() {
+        Ok(_) => Some(Ok(())),
+        Err(e) if e.kind() == ErrorKind::NotConnected => None,
+        Err(e) => Some(Err(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wait_done(s: &TcpStream) -> std::io::Result<()> {
+        for _ in 0..2000 {
+            if let Some(r) = connect_done(s) {
+                return r;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        panic!("connect neither succeeded nor failed in 2 s");
+    }
+
+    #[test]
+    fn connects_without_blocking() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let s = connect_start(addr).unwrap();
+        wait_done(&s).unwrap();
+        assert_eq!(s.peer_addr().unwrap(), addr);
+        drop(l);
+        // Nobody listens there any more: refused, reported, not hung.
+        let s = connect_start(addr).unwrap();
+        assert!(wait_done(&s).is_err());
+    }
 }

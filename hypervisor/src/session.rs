@@ -15,9 +15,9 @@ use perfbench::codec::Version;
 use serde::Serialize;
 use std::net::TcpStream;
 use std::sync::Arc;
-use std::time::Duration;
 
 const RECONNECT_NS: u64 = 1_000_000_000;
+const CONNECT_TIMEOUT_NS: u64 = 2_000_000_000;
 
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct TenantStats {
@@ -40,6 +40,8 @@ pub struct Tenant {
     pub uid: u64,
     pub slice: Slice,
     pub chan: Option<Chan>,
+    /// A connect in progress and when it is given up.
+    pub connecting: Option<(TcpStream, u64)>,
     pub bucket: TokenBucket,
     pub flows: FlowTable,
     pub next_connect_ns: u64,
@@ -143,6 +145,7 @@ impl Session {
             },
             slice,
             chan: None,
+            connecting: None,
             flows: FlowTable::default(),
             next_connect_ns: 0,
             throttled_until: 0,
@@ -157,6 +160,7 @@ impl Session {
     /// Closes one tenant's channel (the others and the switch stay).
     pub fn close_tenant(&mut self, i: usize, why: String) {
         let t = &mut self.tenants[i];
+        t.connecting = None;
         if let Some(c) = t.chan.take() {
             let _ = c.stream.shutdown(std::net::Shutdown::Both);
         }
@@ -166,24 +170,34 @@ impl Session {
         t.next_connect_ns = now_ns() + RECONNECT_NS;
     }
 
+    /// Starts connects that are due and completes those that are done.
     fn connect_tenants(&mut self, now: u64) {
-        for i in 0..self.tenants.len() {
-            let t = &mut self.tenants[i];
-            if t.chan.is_some() || now < t.next_connect_ns {
+        for t in &mut self.tenants {
+            if t.chan.is_some() {
                 continue;
             }
-            t.next_connect_ns = now + RECONNECT_NS;
-            let Ok(s) = TcpStream::connect_timeout(&t.slice.controller, Duration::from_millis(200))
-            else {
+            if let Some((s, give_up)) = &t.connecting {
+                match chan::connect_done(s) {
+                    None if now < *give_up => {}
+                    Some(Ok(())) => {
+                        let (s, _) = t.connecting.take().expect("checked above");
+                        if let Ok(mut c) = Chan::new(s, self.shared.nodelay) {
+                            let hello = perfbench::messages::hello(&[self.info.version]);
+                            c.send(&hello.to_bytes(HV_XID).unwrap_or_default());
+                            t.chan = Some(c);
+                            t.stats.connects += 1;
+                        }
+                    }
+                    _ => t.connecting = None,
+                }
                 continue;
-            };
-            let Ok(mut c) = Chan::new(s, self.shared.nodelay) else {
-                continue;
-            };
-            let hello = perfbench::messages::hello(&[self.info.version]).to_bytes(HV_XID);
-            c.send(&hello.unwrap_or_default());
-            t.chan = Some(c);
-            t.stats.connects += 1;
+            }
+            if now >= t.next_connect_ns {
+                t.next_connect_ns = now + RECONNECT_NS;
+                t.connecting = chan::connect_start(t.slice.controller)
+                    .ok()
+                    .map(|s| (s, now + CONNECT_TIMEOUT_NS));
+            }
         }
     }
 
@@ -201,7 +215,8 @@ impl Session {
                 self.sw.fd(),
                 poll_events(&self.sw, self.sw.buffered() < chan::INBOX_HIGH),
             )];
-            let mut wake = now + 50_000_000;
+            let connecting = self.tenants.iter().any(|t| t.connecting.is_some());
+            let mut wake = now + if connecting { 2_000_000 } else { 50_000_000 };
             // Where each tenant's descriptor is in `fds`.
             let mut slot = vec![None; self.tenants.len()];
             for (i, t) in self.tenants.iter().enumerate() {
