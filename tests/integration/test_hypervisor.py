@@ -32,6 +32,8 @@ HELLO, ERROR, ECHO_REQUEST, ECHO_REPLY = 0, 1, 2, 3
 PACKET_IN, FLOW_MOD, MULTIPART_REQUEST, MULTIPART_REPLY = 10, 14, 18, 19
 BARRIER_REQUEST, BARRIER_REPLY = 20, 21
 OFPMP_PORT_DESC = 13
+OFPMP_PORT_STATS = 4
+PACKET_OUT = 13
 OFPP_CONTROLLER = 0xFFFFFFFD
 
 SLICES = f"""
@@ -272,6 +274,39 @@ def test_flow_quota(setup: Setup) -> None:
     xid = red.send(FLOW_MOD, flow_mod(tcp, apply_output(2), 20))
     assert red.error_for(xid) == (5, 1), "OFPFMFC_TABLE_FULL"
     assert "tcp" not in setup.dump_flows()
+
+
+def packet_out(port: int, frame: bytes) -> bytes:
+    action = struct.pack("!HHIH6x", 0, 16, port, 0)
+    return struct.pack("!IIH6x", 0xFFFFFFFF, OFPP_CONTROLLER, len(action)) + action + frame
+
+
+def test_packet_out_only_to_slice_ports(setup: Setup) -> None:
+    red = setup.red
+    frame = udp_frame()
+    with nsfs.entered(setup.lab.ns):
+        capture = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
+    with capture:
+        capture.bind((setup.lab.dp_iface, 0))
+        capture.settimeout(3)
+        xid = red.send(PACKET_OUT, packet_out(1, frame))
+        assert red.error_for(xid) is None
+        while (got := capture.recv(2048)) != frame:
+            assert frame not in got, got
+    xid = red.send(PACKET_OUT, packet_out(3, frame))
+    assert red.error_for(xid) == (2, 6), "OFPET_BAD_ACTION / OFPBAC_EPERM"
+
+
+def test_port_stats_are_filtered(setup: Setup) -> None:
+    red = setup.red
+    xid = red.send(MULTIPART_REQUEST, struct.pack("!HH4xI4x", OFPMP_PORT_STATS, 0, 0xFFFFFFFF))
+    body = red.wait_for(MULTIPART_REPLY, xid)
+    assert body is not None
+    entries = body[8:]
+    ports = {struct.unpack("!I", entries[i : i + 4])[0] for i in range(0, len(entries), 112)}
+    assert ports == {1, 2}, ports
+    xid = red.send(MULTIPART_REQUEST, struct.pack("!HH4xI4x", OFPMP_PORT_STATS, 0, 3))
+    assert red.error_for(xid) == (1, 5), "OFPET_BAD_REQUEST / OFPBRC_EPERM"
 
 
 def test_flooding_tenant_is_limited(setup: Setup) -> None:
