@@ -4,7 +4,7 @@
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
 VENV := .venv/bin
-CARGO_CRATES := $(wildcard perfbench/Cargo.toml)
+CARGO_CRATES := $(wildcard perfbench/Cargo.toml hypervisor/Cargo.toml)
 
 .PHONY: demo test bootstrap bootstrap-rust lint unit integration rust rust-test bench-build clean
 

@@ -67,7 +67,7 @@ struct CpArgs {
     /// Number of tenant controllers (each its own thread and TCP connection).
     #[arg(long, default_value_t = 1)]
     tenants: usize,
-    /// Message type, one for all or a comma list per tenant: echo, features, port-stats, barrier, packet-out, packet-in.
+    /// Message type, one for all or a comma list per tenant: echo, features, port-stats, barrier, packet-out, packet-in, flow-mod.
     #[arg(long = "type", default_value = "echo")]
     kind: String,
     /// Messages/s per tenant, one for all or a comma list per tenant.

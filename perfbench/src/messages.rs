@@ -88,6 +88,86 @@ pub fn table_miss_to_controller(v: Version) -> Message {
     }
 }
 
+/// Flow `n` of a flow-setup run: the probe's UDP flow (destination port
+/// 47000) with source port `n` (mod 2^16) arriving on `port`, sent back out of
+/// that port. It expires after 10 s, so a long run keeps the table bounded.
+pub fn flow_setup(v: Version, n: u32, port: u32) -> Message {
+    let (udp, tp_src) = (crate::probe::UDP_PORT, n as u16);
+    match v {
+        Version::V10 => {
+            // Wildcard everything but in_port, dl_type, nw_proto, tp_src, tp_dst.
+            let exact = 1 | 1 << 4 | 1 << 5 | 1 << 6 | 1 << 7;
+            let mut m = of10::Match::all();
+            m.wildcards &= !exact;
+            (m.in_port, m.dl_type, m.nw_proto) = (port as u16, 0x0800, 17);
+            (m.tp_src, m.tp_dst) = (tp_src, udp);
+            Message::V10(of10::Message::FlowMod(of10::FlowMod {
+                match_: m,
+                cookie: n as u64,
+                command: 0,
+                idle_timeout: 0,
+                hard_timeout: 10,
+                priority: 100,
+                buffer_id: of10::NO_BUFFER,
+                out_port: of10::OFPP_NONE,
+                flags: 0,
+                actions: vec![of10::Action::Output {
+                    port: 0xfff8,
+                    max_len: 0,
+                }],
+            }))
+        }
+        Version::V13 => {
+            let oxm = |field: u8, value: Vec<u8>| of13::Oxm {
+                class: of13::OFPXMC_OPENFLOW_BASIC,
+                field,
+                hasmask: false,
+                value,
+            };
+            let fields = vec![
+                of13::Oxm::in_port(port),
+                oxm(5, 0x0800u16.to_be_bytes().to_vec()),
+                oxm(10, vec![17]),
+                oxm(15, tp_src.to_be_bytes().to_vec()),
+                oxm(16, udp.to_be_bytes().to_vec()),
+            ];
+            Message::V13(of13::Message::FlowMod(of13::FlowMod {
+                cookie: n as u64,
+                cookie_mask: 0,
+                table_id: 0,
+                command: 0,
+                idle_timeout: 0,
+                hard_timeout: 10,
+                priority: 100,
+                buffer_id: of13::NO_BUFFER,
+                out_port: of13::OFPP_ANY,
+                out_group: 0xffff_ffff,
+                flags: 0,
+                match_: of13::Match { fields },
+                instructions: vec![of13::Instruction::ApplyActions(vec![
+                    of13::Action::Output {
+                        port: 0xffff_fff8,
+                        max_len: 0,
+                    },
+                ])],
+            }))
+        }
+    }
+}
+
+/// FLOW_MOD `n` ([`flow_setup`]) and a BARRIER_REQUEST with the same xid:
+/// the BARRIER_REPLY confirms the switch has installed the flow.
+pub fn write_flow_mod_barrier(
+    out: &mut Vec<u8>,
+    v: Version,
+    xid: u32,
+    port: u32,
+) -> Result<(), CodecError> {
+    flow_setup(v, xid, port).encode(xid, out)?;
+    write_empty(out, v, barrier_request_type(v), xid);
+    Ok(())
+}
+
 /// The FEATURES_REPLY of an emulated switch with `nports` ports.
 pub fn features_reply(v: Version, dpid: u64, nports: u16) -> Message {
     match v {

@@ -203,42 +203,43 @@ pub fn idle(deadline_ns: u64, fd: RawFd) {
 mod tests {
     use super::*;
 
-    /// Real time on a shared machine: the count is exact, the typical message
-    /// leaves on time, and the rate over the middle of the run is close. (The
-    /// 1 % goal is measured by `perfbench bench` over longer windows.)
+    /// The pacing logic on a virtual clock: which message is due when does
+    /// not depend on how the OS schedules the test, so it is checked exactly.
     #[test]
     fn paces_a_constant_rate() {
-        crate::clock::tighten_timer_slack();
         let rate = 20_000.0;
-        let start = now_ns() + 1_000_000;
-        let dur = 300_000_000;
+        let (start, dur) = (1_000_000u64, 300_000_000u64);
         let mut p = Pacer::new(Schedule::constant(rate).unwrap(), start, start + dur);
         let mut stamps = Vec::new();
-        let deadline = start + dur + 1_000_000_000;
         while let Some(due) = p.next_due() {
-            wait_until(due, None);
-            let now = now_ns();
-            while p.take_due(now, now).is_some() {
-                stamps.push(now);
-            }
-            assert!(now < deadline, "pacer ran a second past its end");
+            // Each message is claimed exactly at its due time, never before.
+            assert_eq!(p.take_due(due - 1, due - 1), None, "claimed before due");
+            assert!(p.take_due(due, due).is_some());
+            stamps.push(due);
         }
         assert_eq!(stamps.len(), 6000, "messages due in 0.3 s at 20k/s");
-        assert!(
-            p.lateness_percentile_us(0.5) <= 1000.0,
-            "median send lateness {} µs",
-            p.lateness_percentile_us(0.5)
-        );
         let inside = stamps
             .iter()
             .filter(|&&t| t >= start + 50_000_000 && t < start + 250_000_000)
-            .count() as f64;
-        let err = (inside / 0.2 - rate).abs() / rate;
-        assert!(
-            err <= 0.03,
-            "rate error {:.3}% ({inside} msgs in 200 ms)",
-            err * 100.0
-        );
+            .count();
+        assert_eq!(inside, 4000, "20k/s over 200 ms");
+        assert_eq!(p.lateness_max_ns, 0);
+    }
+
+    /// Real time: waits end at or after their deadline, whatever the load
+    /// (how late they end depends on the machine's other work, so it is
+    /// measured by `perfbench bench`, not asserted here).
+    #[test]
+    fn wait_until_never_returns_early() {
+        crate::clock::tighten_timer_slack();
+        for wait_ns in [0u64, 10_000, 100_000, 2_000_000] {
+            let deadline = now_ns() + wait_ns;
+            assert!(!wait_until(deadline, None));
+            assert!(
+                now_ns() >= deadline,
+                "returned before a {wait_ns} ns deadline"
+            );
+        }
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub enum Kind {
     PacketOut,
     /// The data-plane side sends probe frames; the tenant timestamps the PACKET_IN.
     PacketIn,
+    /// FLOW_MOD n + BARRIER_REQUEST n → BARRIER_REPLY n (the flow is installed).
+    FlowMod,
 }
 
 impl std::str::FromStr for Kind {
@@ -44,9 +46,10 @@ impl std::str::FromStr for Kind {
             "barrier" => Kind::Barrier,
             "packet-out" | "packetout" => Kind::PacketOut,
             "packet-in" | "packetin" => Kind::PacketIn,
+            "flow-mod" | "flowmod" => Kind::FlowMod,
             _ => {
                 return Err(format!(
-                    "unknown message type '{s}' (use echo, features, port-stats, barrier, packet-out or packet-in)"
+                    "unknown message type '{s}' (use echo, features, port-stats, barrier, packet-out, packet-in or flow-mod)"
                 ));
             }
         })
@@ -62,6 +65,7 @@ impl Kind {
             Kind::Barrier => "barrier",
             Kind::PacketOut => "packet-out",
             Kind::PacketIn => "packet-in",
+            Kind::FlowMod => "flow-mod",
         }
     }
 
@@ -75,6 +79,7 @@ impl Kind {
                 messages::stats_request_type(v),
                 messages::stats_reply_type(v),
             )),
+            Kind::FlowMod => Some((FLOW_MOD, messages::barrier_reply_type(v))),
             Kind::Barrier => Some((
                 messages::barrier_request_type(v),
                 messages::barrier_reply_type(v),
@@ -133,8 +138,7 @@ pub struct TenantResult {
     pub unmatched: u64,
     pub duplicates: u64,
     pub echo_requests_answered: u64,
-    /// Most bytes that waited in perfbench's send buffer because the socket was full
-    /// (the peer did not keep up with the schedule).
+    /// Most bytes that waited in the send buffer because the socket was full (peer too slow).
     pub max_send_backlog: usize,
     /// Why the loop ended early, if it did.
     pub aborted: Option<String>,
@@ -272,6 +276,9 @@ fn send_paced(
                     Kind::PacketOut => {
                         probe::stamp(&mut frame, seq, now);
                         messages::write_packet_out(&mut out.buf, v, xid, out_port, &frame)
+                    }
+                    Kind::FlowMod => {
+                        messages::write_flow_mod_barrier(&mut out.buf, v, xid, out_port)
                     }
                     Kind::PacketIn => unreachable!("PACKET_IN tenants do not send"),
                 };

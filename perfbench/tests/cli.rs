@@ -77,7 +77,19 @@ fn controller_and_emulated_switch_in_separate_processes() {
         "--of",
         "1.0,1.3",
     ];
-    sw_args.extend(timing);
+    // The switch process starts PACKET_INs at its own handshake, the
+    // controller process its window at the common start of its tenants,
+    // which a busy machine can delay by a second: the switch generates for
+    // longer, and measures PACKET_OUT arrivals in a window of the same length
+    // inside the controller's sending time (its window opens at the first arrival).
+    sw_args.extend([
+        "--duration",
+        "2.75",
+        "--warmup",
+        "0.25",
+        "--cooldown",
+        "1.5",
+    ]);
     let sw = run(&sw_args);
     let cp = cp.wait_with_output().unwrap();
     assert!(

@@ -167,7 +167,8 @@ impl Match {
         }
     }
 
-    fn decode(r: &mut Reader<'_>) -> Result<Match, CodecError> {
+    /// Reads a match from `r` (also used by messages the codec keeps as bytes).
+    pub fn decode(r: &mut Reader<'_>) -> Result<Match, CodecError> {
         let wildcards = r.u32("match wildcards")?;
         let in_port = r.u16("match in_port")?;
         let dl_src = r.array("match dl_src")?;

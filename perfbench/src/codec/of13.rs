@@ -101,7 +101,8 @@ pub struct Match {
 }
 
 impl Match {
-    fn decode(r: &mut Reader<'_>) -> Result<Match, CodecError> {
+    /// Reads a match from `r` (also used by messages the codec keeps as bytes).
+    pub fn decode(r: &mut Reader<'_>) -> Result<Match, CodecError> {
         let mtype = r.u16("match type")?;
         let len = r.u16("match length")? as usize;
         if mtype != OFPMT_OXM || len < 4 {
