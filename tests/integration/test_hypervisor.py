@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from vnet.bench import sdn
-from vnet.substrate import nsfs
+from vnet.bench.sdn.lab import OvsLab
+from vnet.bench.sdn.perfbench import _wait_for_line
+from vnet.tools import netns, processes
 
 REPO = Path(__file__).resolve().parents[2]
 HV_DIR = REPO / "hypervisor"
@@ -164,7 +165,7 @@ def hypervisor_binary() -> Path:
 
 @dataclass
 class Setup:
-    lab: sdn.OvsLab
+    lab: OvsLab
     red: Tenant
     blue: Tenant
     hv: subprocess.Popen[bytes]
@@ -172,7 +173,7 @@ class Setup:
     def dump_flows(self) -> str:
         done = subprocess.run(
             ["ovs-ofctl", "-O", "OpenFlow13", "dump-flows", "br0"],
-            env=self.lab.env,
+            env=self.lab.switch.env,
             capture_output=True,
             text=True,
             timeout=20,
@@ -181,7 +182,7 @@ class Setup:
         return done.stdout
 
     def inject(self, frame: bytes) -> None:
-        with nsfs.entered(self.lab.ns):
+        with netns.entered(self.lab.ns):
             s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
         with s:
             s.bind((self.lab.dp_iface, 0))
@@ -195,26 +196,27 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     exe = hypervisor_binary()
     slices = tmp_path_factory.mktemp("hv") / "slices.toml"
     slices.write_text(SLICES)
-    with sdn.OvsLab() as lab:
+    with OvsLab() as lab:
         for port in (2, 3):
             name = f"hv{lab.tag}{port}"
-            lab.vsctl("add-port", "br0", name, "--", "set", "Interface", name, "type=internal")
-            lab.vsctl("set", "Interface", name, f"ofport_request={port}")
-        with nsfs.entered(lab.ns):
+            lab.switch.vsctl(
+                "add-port", "br0", name, "--", "set", "Interface", name, "type=internal"
+            )
+            lab.switch.vsctl("set", "Interface", name, f"ofport_request={port}")
+        with netns.entered(lab.ns):
             servers = [socket.create_server(("127.0.0.1", p)) for p in (RED_PORT, BLUE_PORT)]
         cmd = lab.in_ns(str(exe), "--listen", f"127.0.0.1:{HV_PORT}", "--slices", str(slices))
         hv = subprocess.Popen([*cmd, "--max-seconds", "300"], stdout=subprocess.PIPE)
         try:
             assert hv.stdout is not None
-            assert sdn._wait_for_line(hv.stdout, "ready", 10), "the hypervisor did not start"
+            assert _wait_for_line(hv.stdout, "ready", 10), "the hypervisor did not start"
             lab.set_controllers([HV_PORT])
             red, blue = Tenant(servers[0]), Tenant(servers[1])
             red.accept()
             blue.accept()
             yield Setup(lab, red, blue, hv)
         finally:
-            sdn.stop_pid(hv.pid)
-            hv.wait(timeout=10)
+            processes.stop_child(hv, grace=10)
             for s in servers:
                 s.close()
 
@@ -284,7 +286,7 @@ def packet_out(port: int, frame: bytes) -> bytes:
 def test_packet_out_only_to_slice_ports(setup: Setup) -> None:
     red = setup.red
     frame = udp_frame()
-    with nsfs.entered(setup.lab.ns):
+    with netns.entered(setup.lab.ns):
         capture = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
     with capture:
         capture.bind((setup.lab.dp_iface, 0))
