@@ -19,6 +19,7 @@ from vnet.model.topology import (
     VirtualNetwork,
     VirtualRouter,
     _Strict,
+    by_name,
 )
 from vnet.model.underlay import underlay_addressing
 
@@ -45,16 +46,10 @@ class HostConfig(_Strict):
     # network, SRv6 locators and connection pieces): each gets a typed field here.
 
     def network(self, name: str) -> VirtualNetwork:
-        for carried in self.networks:
-            if carried.network.name == name:
-                return carried.network
-        raise KeyError(name)
+        return by_name((carried.network for carried in self.networks), name)
 
     def router(self, name: str) -> VirtualRouter:
-        for vr in self.routers:
-            if vr.name == name:
-                return vr
-        raise KeyError(name)
+        return by_name(self.routers, name)
 
     def as_topology(self) -> Topology:
         """The one-host view that the model's checks read (same list positions)."""
@@ -82,13 +77,14 @@ def host_network_mtu(hc: HostConfig, net: VirtualNetwork) -> int:
     return ETHERNET_MTU if limit is None else min(ETHERNET_MTU, limit)
 
 
-def network_carriers(topo: Topology) -> dict[str, set[str]]:
+def network_carriers(topo: Topology, for_agents: bool = True) -> dict[str, set[str]]:
     """Network name -> the physical hosts that carry it.
 
-    Those with a VR or end host in it, those the file names, and with
-    agents every host (a VR may be created on any of them later).
+    Those with a VR or end host in it, those the file names, and, where agents
+    run and `for_agents`, every host (a VR may be created on any of them later).
+    Guarantees are counted without the last: they follow the members there are.
     """
-    every_host = topo.management is not None and topo.management.agents
+    every_host = for_agents and topo.management is not None and topo.management.agents
     carriers: dict[str, set[str]] = {
         n.name: {h.name for h in topo.hosts} if every_host else set(n.hosts) for n in topo.networks
     }

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from vnet.model.errors import Problem
+from vnet.model.host import network_carriers
 from vnet.model.rate import format_rate
 from vnet.model.topology import Topology, UnderlayLink, VirtualNetwork
 
@@ -76,26 +77,13 @@ def underlay_paths(topo: Topology) -> dict[tuple[str, str], list[Hop]]:
     return out
 
 
-def network_hosts(topo: Topology) -> dict[str, set[str]]:
-    """Network -> the hosts that carry it (a VR or end host there, or named by the file)."""
-    carriers: dict[str, set[str]] = {
-        n.name: set(getattr(n, "hosts", None) or ()) for n in topo.networks
-    }
-    for vr in topo.routers:
-        for itf in vr.interfaces:
-            carriers.setdefault(itf.network, set()).add(vr.host)
-    for eh in topo.endhosts:
-        carriers.setdefault(eh.network, set()).add(eh.host)
-    return carriers
-
-
 def network_links(
     topo: Topology, paths: dict[tuple[str, str], list[Hop]] | None = None
 ) -> dict[str, set[int]]:
     """Network -> indexes of the underlay links its VXLAN traffic crosses (either way)."""
     paths = underlay_paths(topo) if paths is None else paths
     out: dict[str, set[int]] = {}
-    for net, hosts in network_hosts(topo).items():
+    for net, hosts in network_carriers(topo, for_agents=False).items():
         used: set[int] = set()
         for a in hosts:
             for b in hosts:

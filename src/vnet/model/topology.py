@@ -7,6 +7,7 @@ relate objects to each other (names, subnets, next hops) live in
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from ipaddress import (
     IPv4Address,
     IPv4Interface,
@@ -18,7 +19,7 @@ from ipaddress import (
     ip_interface,
     ip_network,
 )
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -208,13 +209,18 @@ class Topology(_Strict):
     connections: list[Connection] = Field(default_factory=list)
 
     def network(self, name: str) -> VirtualNetwork:
-        for net in self.networks:
-            if net.name == name:
-                return net
-        raise KeyError(name)
+        return by_name(self.networks, name)
 
     def router(self, name: str) -> VirtualRouter:
-        for vr in self.routers:
-            if vr.name == name:
-                return vr
-        raise KeyError(name)
+        return by_name(self.routers, name)
+
+
+Named = TypeVar("Named", VirtualNetwork, VirtualRouter)
+
+
+def by_name(items: Iterable[Named], name: str) -> Named:
+    """The object called `name` (KeyError if none): objects are found by name everywhere."""
+    for item in items:
+        if item.name == name:
+            return item
+    raise KeyError(name)

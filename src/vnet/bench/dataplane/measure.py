@@ -145,6 +145,19 @@ class Step:
     run: Callable[[], None]
 
 
+def run_plans(plans: list[list[Step]], result: BenchResult, progress: BenchProgress) -> None:
+    """Run every repeat's steps; a step whose tool fails is noted and not counted."""
+    progress.update(total=sum(len(steps) for steps in plans))
+    for repeat, steps in enumerate(plans):
+        for step in steps:
+            progress.update(f"{step.label}, run {repeat + 1}/{len(plans)}")
+            try:
+                step.run()
+            except ToolError as err:
+                result.note(f"{step.label}, run {repeat + 1}: not counted: {err}")
+            progress.advance()
+
+
 def plan_steps(
     result: BenchResult,
     paths: Sequence[ReadyPath],
@@ -222,15 +235,7 @@ def run_dataplane(
             )
             for r in range(bench.repeat)
         ]
-        progress.update(total=sum(len(steps) for steps in plans))
-        for repeat, steps in enumerate(plans):
-            for step in steps:
-                progress.update(f"{step.label}, run {repeat + 1}/{bench.repeat}")
-                try:
-                    step.run()
-                except ToolError as err:
-                    result.note(f"{step.label}, run {repeat + 1}: not counted: {err}")
-                progress.advance()
+        run_plans(plans, result, progress)
     result.description = lead_summary(result)
     return result
 

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from vnet.bench.dataplane.measure import Step, noter
+from vnet.bench.dataplane.measure import Step, noter, run_plans
 from vnet.bench.dataplane.paths import ReadyPath, path_labs
 from vnet.bench.forwarding import BASELINE
 from vnet.bench.forwarding.pps import WARMUP, PpsRun, measure_pps
@@ -203,14 +203,6 @@ def run_forwarding(
             plan_steps(result, paths, points, bench.duration, with_profile and r < profiled)
             for r in range(bench.repeat)
         ]
-        progress.update(total=sum(len(steps) for steps in plans))
-        for repeat, steps in enumerate(plans):
-            for step in steps:
-                progress.update(f"{step.label}, run {repeat + 1}/{bench.repeat}")
-                try:
-                    step.run()
-                except ToolError as err:
-                    result.note(f"{step.label}, run {repeat + 1}: not counted: {err}")
-                progress.advance()
+        run_plans(plans, result, progress)
     result.description = lead_summary(result)
     return result
