@@ -15,6 +15,8 @@ pub mod conn;
 pub mod cpu;
 pub mod dp;
 pub mod echo_peer;
+pub mod emulated_dp;
+pub mod flow_confirm;
 pub mod messages;
 pub mod pacer;
 pub mod probe;

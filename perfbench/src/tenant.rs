@@ -5,6 +5,7 @@
 use crate::clock::now_ns;
 use crate::codec::{self, Version};
 use crate::conn::{self, RecvBuf, SendBuf};
+use crate::flow_confirm::Installed;
 use crate::messages::{self, CONTROL_XID_BASE};
 use crate::pacer::{self, Pacer};
 use crate::probe;
@@ -15,6 +16,7 @@ use anyhow::{Context, bail};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
+use std::sync::mpsc::Sender;
 
 /// The message type a tenant exercises.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -182,6 +184,18 @@ pub fn run(
     sync: &StartSync,
     t: Timing,
 ) -> anyhow::Result<TenantResult> {
+    run_confirmed(spec, ep, sync, t, None)
+}
+
+/// [`run`], telling `installed` (the data-plane confirmation) each FLOW_MOD's
+/// rule and send time once it is written; the sender is dropped at the end.
+pub fn run_confirmed(
+    spec: TenantSpec,
+    ep: Endpoint,
+    sync: &StartSync,
+    t: Timing,
+    installed: Option<Sender<Installed>>,
+) -> anyhow::Result<TenantResult> {
     crate::clock::tighten_timer_slack();
     let expected = spec.schedule.count_before(t.duration_ns as f64 / 1e9);
     if expected > MAX_RECORDS {
@@ -208,7 +222,7 @@ pub fn run(
     };
     match spec.kind {
         Kind::PacketIn => receive_packet_ins(&spec, &mut s, &mut rb, start, &t, &mut res),
-        _ => send_paced(&spec, &mut s, &mut rb, start, &t, &mut res, expected),
+        _ => send_paced(&spec, &mut s, &mut rb, start, &t, &mut res, installed),
     }
     Ok(res)
 }
@@ -236,8 +250,9 @@ fn send_paced(
     start: u64,
     t: &Timing,
     res: &mut TenantResult,
-    expected: u64,
+    installed: Option<Sender<Installed>>,
 ) {
+    let expected = spec.schedule.count_before(t.duration_ns as f64 / 1e9);
     let v = spec.version;
     let fd = s.as_raw_fd();
     let end = start + t.duration_ns;
@@ -302,6 +317,14 @@ fn send_paced(
                 let tw = now_ns();
                 for r in &mut recs[first..] {
                     r.req_ns = tw;
+                }
+            }
+            if let Some(tx) = &installed {
+                for r in &recs[first..] {
+                    let _ = tx.send(Installed {
+                        rule: r.xid,
+                        sent_ns: r.req_ns,
+                    });
                 }
             }
             sent_now = true;
