@@ -78,6 +78,8 @@ pub struct Tracker {
     tokens: f64,
     refilled_ns: u64,
     pub probes_sent: u64,
+    /// Most a probe left after its due time (the rate budget or a busy thread delayed it).
+    pub max_probe_lateness_ns: u64,
     pub late: u64,
     pub again: u64,
     pub unknown: u64,
@@ -95,6 +97,7 @@ impl Tracker {
             tokens: BURST,
             refilled_ns: now,
             probes_sent: 0,
+            max_probe_lateness_ns: 0,
             late: 0,
             again: 0,
             unknown: 0,
@@ -136,6 +139,7 @@ impl Tracker {
                 continue; // confirmed or expired meanwhile
             }
             self.tokens -= 1.0;
+            self.max_probe_lateness_ns = self.max_probe_lateness_ns.max(now - due);
             r.probes += 1;
             self.probes_sent += 1;
             self.probe_queue
@@ -215,6 +219,7 @@ pub struct ConfirmResult {
     pub tenant: u32,
     pub rules: Vec<Confirmation>,
     pub probes_sent: u64,
+    pub max_probe_lateness_ns: u64,
     pub send_errors: u64,
     pub recv_errors: u64,
     /// Forwarded probes of rules already confirmed / already timed out / unknown.
@@ -282,6 +287,7 @@ pub fn confirm(
         }
     }
     res.probes_sent = t.probes_sent;
+    res.max_probe_lateness_ns = t.max_probe_lateness_ns;
     (res.again, res.late, res.unknown) = (t.again, t.late, t.unknown);
     res.rules = t.into_rules();
     res
@@ -306,6 +312,9 @@ pub struct FlowInsertionSummary {
     pub barrier_after_dataplane: u64,
     pub probes_sent: u64,
     pub probe_interval_us: f64,
+    /// Most a probe left after its due time: the latency's resolution is the
+    /// interval plus this (raise --probe-rate or lower the rule rate if it is large).
+    pub max_probe_lateness_us: f64,
     pub max_probe_rate: f64,
     pub confirm_timeout_s: f64,
 }
@@ -320,6 +329,7 @@ pub fn summarize(
     let mut s = FlowInsertionSummary {
         probes_sent: c.probes_sent,
         probe_interval_us: cfg.probe_interval_ns as f64 / 1e3,
+        max_probe_lateness_us: c.max_probe_lateness_ns as f64 / 1e3,
         max_probe_rate: cfg.max_probe_rate,
         confirm_timeout_s: cfg.timeout_ns as f64 / 1e9,
         ..FlowInsertionSummary::default()

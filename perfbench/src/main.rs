@@ -471,19 +471,15 @@ fn cmd_cp(a: CpArgs) -> anyhow::Result<()> {
         );
         if let Some(f) = &s.flow_insertion {
             eprintln!(
-                "{:>6} {:>11} {:>10} {:>10} {:>7} {:>9.1} {:>9.1} {:>9.1} {:>9.1}  (unconfirmed {}, barrier first {}/{})",
+                "{:>6} flow insertion (FLOW_MOD → first forwarded packet): {} rules, {} confirmed, {} never; p50 {:.1} p99 {:.1} max {:.1} µs; BARRIER_REPLY first for {}",
                 s.tenant,
-                "dp-confirm",
-                "",
                 f.rules,
+                f.confirmed,
                 f.unconfirmed,
                 f.latency.p50_us,
-                f.latency.p90_us,
                 f.latency.p99_us,
                 f.latency.max_us,
-                f.unconfirmed,
                 f.barrier_before_dataplane,
-                f.confirmed
             );
         }
     }

@@ -51,6 +51,7 @@ fn probe_rate_is_bounded() {
     // 10 ms at 1000/s: ten more.
     let more = std::iter::from_fn(|| t.next_probe(10 * MS)).count();
     assert_eq!(more, 10);
+    assert_eq!(t.max_probe_lateness_ns, 10 * MS, "held back by the budget");
 }
 
 #[test]
