@@ -12,7 +12,7 @@ use crate::record::{DATA_PACKET, Record};
 use crate::summary::{LatencyStats, Window};
 use serde::Serialize;
 use std::collections::{HashMap, VecDeque};
-use std::sync::mpsc::{Receiver, TryRecvError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 
 /// Hard timeout of the flow-setup rules ([`crate::messages::flow_setup`]): a
 /// rule whose UDP source port an earlier rule used this recently may be
@@ -247,6 +247,14 @@ pub fn confirm(
     };
     let mut tenant_done = false;
     loop {
+        if t.pending() == 0 && !tenant_done {
+            // Nothing to probe: sleep until the tenant writes a FLOW_MOD.
+            match installed.recv_timeout(std::time::Duration::from_millis(50)) {
+                Ok(i) => t.add(i, now_ns()),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => tenant_done = true,
+            }
+        }
         let now = now_ns();
         loop {
             match installed.try_recv() {
