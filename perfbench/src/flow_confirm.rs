@@ -149,9 +149,12 @@ impl Tracker {
         None
     }
 
-    /// When the earliest queued probe is due (None: nothing pending).
+    /// When the earliest queued probe may leave: its due time, or later when
+    /// the rate budget has no frame left (None: nothing queued).
     pub fn next_due(&self) -> Option<u64> {
-        self.probe_queue.front().map(|&(_, due)| due)
+        let (_, due) = *self.probe_queue.front()?;
+        let refill_ns = ((1.0 - self.tokens).max(0.0) * 1e9 / self.cfg.max_probe_rate) as u64;
+        Some(due.max(self.refilled_ns + refill_ns))
     }
 
     /// A probe of `rule` came back out of the switch at `rx_ns`.

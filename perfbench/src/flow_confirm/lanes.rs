@@ -36,8 +36,15 @@ pub fn open(
             "data-plane confirmation of flow-mod needs --inject-iface (the interface on the switch's --out-port) or --emulate-switch"
         );
     }
-    if !tenants.iter().any(|t| t.kind == Kind::FlowMod) {
+    let flow_mod_tenants = tenants.iter().filter(|t| t.kind == Kind::FlowMod).count();
+    if flow_mod_tenants == 0 {
         bail!("data-plane confirmation needs at least one flow-mod tenant");
+    }
+    if flow_mod_tenants > 1 && !emulate_switch {
+        // Rule n of every tenant matches the same packets on the one port.
+        bail!(
+            "data-plane confirmation at a real switch takes one flow-mod tenant: the others' rule n would forward its probes too"
+        );
     }
     tenants
         .iter()

@@ -52,6 +52,7 @@ fn probe_rate_is_bounded() {
     let more = std::iter::from_fn(|| t.next_probe(10 * MS)).count();
     assert_eq!(more, 10);
     assert_eq!(t.max_probe_lateness_ns, 10 * MS, "held back by the budget");
+    assert_eq!(t.next_due(), Some(11 * MS), "the next frame of budget");
 }
 
 #[test]
