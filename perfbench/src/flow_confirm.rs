@@ -397,10 +397,13 @@ pub fn write_csv(
         .iter()
         .filter_map(|c| {
             let t = tenants.iter().find(|t| t.id == c.tenant)?;
-            Some((
-                t.version.wire(),
-                records(c, crate::codec::types::FLOW_MOD, t.size),
-            ))
+            let flow_mod = crate::messages::flow_setup(t.version, 0, t.out_port);
+            let size = flow_mod.to_bytes(0).map_or(0, |b| b.len() as u16);
+            let mut recs = records(c, crate::codec::types::FLOW_MOD, t.size);
+            for r in &mut recs {
+                r.req_size = size; // every rule's FLOW_MOD has the same length
+            }
+            Some((t.version.wire(), recs))
         })
         .collect();
     let refs: Vec<(u8, &[Record])> = sets.iter().map(|(v, r)| (*v, r.as_slice())).collect();
