@@ -5,8 +5,11 @@
 //!   messages perfbench sends, version-agnostic; `probe`: the timestamped
 //!   data-plane frame.
 //! - `schedule`, `pacer`, `clock`: when to send, on CLOCK_MONOTONIC.
-//! - `conn`, `tenant`, `switch`, `echo_peer`, `dp`, `proxy`: the actors.
-//! - `record`, `summary`, `cpu`, `run`, `bench`: measurement and reports.
+//! - `conn`, `tenant` (`kind`: what it sends), `switch`, `echo_peer`, `dp`,
+//!   `proxy`: the actors.
+//! - `flow_confirm`: flow insertion latency (FLOW_MOD → first forwarded
+//!   packet); `emulated_dp`: the emulated switch's rule table and forwarder.
+//! - `record`, `summary`, `report`, `cpu`, `run`, `bench`: measurement and reports.
 
 pub mod bench;
 pub mod clock;
@@ -15,11 +18,15 @@ pub mod conn;
 pub mod cpu;
 pub mod dp;
 pub mod echo_peer;
+pub mod emulated_dp;
+pub mod flow_confirm;
+pub mod kind;
 pub mod messages;
 pub mod pacer;
 pub mod probe;
 pub mod proxy;
 pub mod record;
+pub mod report;
 pub mod run;
 pub mod schedule;
 pub mod signals;

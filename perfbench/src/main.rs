@@ -5,6 +5,7 @@ use clap::{Args, Parser, Subcommand};
 use perfbench::clock::now_ns;
 use perfbench::codec::Version;
 use perfbench::conn::parse_addr;
+use perfbench::flow_confirm::ConfirmConfig;
 use perfbench::record;
 use perfbench::run::{self, Endpoints, RunConfig};
 use perfbench::schedule::Schedule;
@@ -129,7 +130,48 @@ struct CpArgs {
     #[arg(long, default_value_t = 30.0)]
     setup_timeout: f64,
     #[command(flatten)]
+    confirm: ConfirmArgs,
+    #[command(flatten)]
     timing: Timing,
+}
+
+#[derive(Args)]
+struct ConfirmArgs {
+    /// flow-mod: also time each rule's first forwarded packet (flow insertion latency) by injecting
+    /// its flow's probes on --inject-iface (the switch's --out-port) or into the emulated switch.
+    #[arg(long)]
+    confirm_flows: bool,
+    /// With --confirm-flows: one probe per pending rule every this many µs (the latency's resolution).
+    #[arg(long, default_value_t = 100.0, requires = "confirm_flows")]
+    probe_interval_us: f64,
+    /// With --confirm-flows: at most this many probe frames per second per tenant.
+    #[arg(long, default_value_t = 20_000.0, requires = "confirm_flows")]
+    probe_rate: f64,
+    /// With --confirm-flows: seconds after its FLOW_MOD a rule counts as never confirmed.
+    #[arg(long, default_value_t = 1.0, requires = "confirm_flows")]
+    confirm_timeout: f64,
+}
+
+impl ConfirmArgs {
+    fn config(&self) -> anyhow::Result<Option<ConfirmConfig>> {
+        if !self.confirm_flows {
+            return Ok(None);
+        }
+        if !(1.0..=1e6).contains(&self.probe_interval_us) {
+            bail!("--probe-interval-us must be within 1..=1000000");
+        }
+        if !(1.0..=1e7).contains(&self.probe_rate) {
+            bail!("--probe-rate must be within 1..=10000000");
+        }
+        if !(0.001..=60.0).contains(&self.confirm_timeout) {
+            bail!("--confirm-timeout must be within 0.001..=60 seconds");
+        }
+        Ok(Some(ConfirmConfig {
+            probe_interval_ns: (self.probe_interval_us * 1e3) as u64,
+            max_probe_rate: self.probe_rate,
+            timeout_ns: (self.confirm_timeout * 1e9) as u64,
+        }))
+    }
 }
 
 #[derive(Args)]
@@ -409,7 +451,7 @@ fn cmd_cp(a: CpArgs) -> anyhow::Result<()> {
         announce: true,
         external_dp: a.external_dp,
     };
-    let rep = run::run(&cfg)?;
+    let rep = run::run_with(&cfg, a.confirm.config()?)?;
     eprintln!(
         "{:>6} {:>11} {:>10} {:>10} {:>7} {:>9} {:>9} {:>9} {:>9}",
         "tenant", "type", "target/s", "achieved/s", "lost", "p50 µs", "p90 µs", "p99 µs", "max µs"
@@ -427,6 +469,19 @@ fn cmd_cp(a: CpArgs) -> anyhow::Result<()> {
             s.latency.p99_us,
             s.latency.max_us
         );
+        if let Some(f) = &s.flow_insertion {
+            eprintln!(
+                "{:>6} flow insertion (FLOW_MOD → first forwarded packet): {} rules, {} confirmed, {} never; p50 {:.1} p99 {:.1} max {:.1} µs; BARRIER_REPLY first for {}",
+                s.tenant,
+                f.rules,
+                f.confirmed,
+                f.unconfirmed,
+                f.latency.p50_us,
+                f.latency.p99_us,
+                f.latency.max_us,
+                f.barrier_before_dataplane,
+            );
+        }
     }
     for p in &rep.problems {
         eprintln!("problem: {p}");

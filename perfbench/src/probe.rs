@@ -64,6 +64,24 @@ pub fn stamp(frame: &mut [u8], seq: u64, tx_ns: u64) {
     frame[TS_OFF..TS_OFF + 8].copy_from_slice(&tx_ns.to_be_bytes());
 }
 
+/// Sets the UDP source port of a frame made by [`template`] (flow-setup rule
+/// *n* matches source port *n*; the UDP checksum is 0, so nothing else changes).
+#[inline]
+pub fn set_udp_src_port(frame: &mut [u8], port: u16) {
+    frame[ETH_LEN + IP_LEN..ETH_LEN + IP_LEN + 2].copy_from_slice(&port.to_be_bytes());
+}
+
+/// The UDP source port of an IPv4/UDP frame (no options), `None` for anything else.
+#[inline]
+pub fn udp_src_port(frame: &[u8]) -> Option<u16> {
+    let udp = ETH_LEN + IP_LEN;
+    (frame.len() >= udp + UDP_LEN
+        && frame[12..14] == [0x08, 0x00]
+        && frame[ETH_LEN] == 0x45
+        && frame[ETH_LEN + 9] == 17)
+        .then(|| u16::from_be_bytes([frame[udp], frame[udp + 1]]))
+}
+
 /// Reads the probe from a frame, `None` if the frame is not one of ours.
 #[inline]
 pub fn parse(frame: &[u8]) -> Option<Probe> {
@@ -125,5 +143,15 @@ mod tests {
         let mut g = template(1, 64);
         g[12] = 0x86;
         assert!(parse(&g).is_none());
+        assert_eq!(udp_src_port(&g), None);
+    }
+
+    #[test]
+    fn udp_source_port_round_trip() {
+        let mut f = template(2, 64);
+        assert_eq!(udp_src_port(&f), Some(UDP_PORT));
+        set_udp_src_port(&mut f, 4242);
+        assert_eq!(udp_src_port(&f), Some(4242));
+        assert_eq!(parse(&f).map(|p| p.tenant), Some(2));
     }
 }

@@ -5,19 +5,18 @@
 //! summaries, CSV and JSON.
 
 use crate::clock::{self, now_ns};
-use crate::codec::Version;
-use crate::cpu::{self, CpuUsage};
+use crate::cpu;
 use crate::dp;
+use crate::flow_confirm::{self, ConfirmConfig, ConfirmResult, lanes};
 use crate::record::{self, Arrival, Record};
-use crate::schedule::Step;
 use crate::start_sync::StartSync;
-use crate::summary::{self, LatencyStats, TenantSummary, Window};
+use crate::summary::{self, LatencyStats, Window};
 use crate::switch::{self, SwitchSpec, SwitchTiming};
 use crate::tenant::{self, Endpoint, Kind, TenantSpec, Timing};
 use anyhow::{Context, bail};
-use serde::Serialize;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Debug, Clone)]
 pub enum Endpoints {
@@ -56,60 +55,7 @@ pub struct RunConfig {
     pub announce: bool,
 }
 
-#[derive(Debug, Serialize)]
-pub struct TenantParams {
-    pub id: u32,
-    pub kind: Kind,
-    pub version: Version,
-    pub nodelay: bool,
-    pub schedule: Vec<Step>,
-    pub size: usize,
-    pub endpoint: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Params {
-    pub duration_s: f64,
-    pub warmup_s: f64,
-    pub cooldown_s: f64,
-    pub drain_s: f64,
-    pub mode: &'static str,
-    pub emulate_switch: bool,
-    pub inject_iface: Option<String>,
-    pub capture_iface: Option<String>,
-    pub external_dp: bool,
-    pub cpu_pids: Vec<u32>,
-    pub tenants: Vec<TenantParams>,
-}
-
-#[derive(Debug, Default, Serialize)]
-pub struct Totals {
-    pub tenants: usize,
-    pub sent: u64,
-    pub answered: u64,
-    pub lost: u64,
-    pub achieved_rate: f64,
-    pub target_rate: f64,
-    pub latency: LatencyStats,
-}
-
-#[derive(Debug, Serialize)]
-pub struct RunReport {
-    pub label: String,
-    pub tool: String,
-    pub started_unix_s: f64,
-    pub clock: &'static str,
-    pub clock_resolution_ns: u64,
-    pub parameters: Params,
-    pub window: Window,
-    pub window_seconds: f64,
-    pub tenants: Vec<TenantSummary>,
-    pub totals: Totals,
-    pub cpu: Vec<CpuUsage>,
-    pub problems: Vec<String>,
-    pub records_csv: Option<String>,
-    pub records_written: u64,
-}
+pub use crate::report::{Params, RunReport, TenantParams, Totals};
 
 pub fn pin_current_thread(cpu: usize) {
     // SAFETY: cpu_set_t is plain data; sched_setaffinity on the calling thread (pid 0).
@@ -197,7 +143,23 @@ enum Sender {
 
 /// Runs one configuration and returns its report (files written if `out_dir` is set).
 pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
+    run_with(cfg, None)
+}
+
+/// [`run`], with the flow-mod tenants' rules confirmed in the data plane
+/// (flow insertion latency, see [`crate::flow_confirm`]) when `confirm` is set.
+pub fn run_with(cfg: &RunConfig, confirm: Option<ConfirmConfig>) -> anyhow::Result<RunReport> {
     validate(cfg)?;
+    let mut lanes = match confirm {
+        Some(_) => lanes::open(
+            &cfg.tenants,
+            cfg.emulate_switch,
+            cfg.inject_iface.as_deref(),
+        )?,
+        None => vec![],
+    };
+    let (mut installed_tx, installed_rx) = lanes::channels(&mut lanes);
+    let stop_forwarders = AtomicBool::new(false);
     let started_unix_s = clock::unix_time_s();
     let n = cfg.tenants.len();
     let (listeners, addrs, mode) = match &cfg.endpoints {
@@ -242,16 +204,22 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         setup_deadline_ns,
     };
 
-    let (tenant_results, switch_results, inject_results, capture_result, cpu) =
+    let (tenant_results, switch_results, inject_results, capture_result, cpu, confirmed) =
         std::thread::scope(|sc| {
             let sync = &sync;
+            let probers = match confirm {
+                Some(c) => lanes::spawn(sc, &lanes, installed_rx, c, &stop_forwarders),
+                None => vec![],
+            };
             let tenant_h: Vec<_> = cfg
                 .tenants
                 .iter()
                 .cloned()
                 .zip(listeners)
                 .zip(addrs.iter().copied())
-                .map(|((spec, l), a)| {
+                .enumerate()
+                .map(|(i, ((spec, l), a))| {
+                    let installed = installed_tx.get_mut(i).and_then(Option::take);
                     let ep = match l {
                         Some(l) => Endpoint::Listen(l),
                         None => Endpoint::Connect(a),
@@ -263,7 +231,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
                             if let Some(c) = pin {
                                 pin_current_thread(c);
                             }
-                            tenant::run(spec, ep, sync, timing)
+                            tenant::run_confirmed(spec, ep, sync, timing, installed)
                         })
                         .expect("spawn tenant thread")
                 })
@@ -282,6 +250,10 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
                         nodelay: true,
                     };
                     let addr = addrs[i];
+                    let rules = lanes
+                        .get(i)
+                        .and_then(|l| l.as_ref()?.emulated.as_ref())
+                        .map(|(_, r)| r.clone());
                     let pin = cfg.pin_switches;
                     let st = SwitchTiming {
                         setup_deadline_ns,
@@ -295,7 +267,8 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
                                 pin_current_thread(c);
                             }
                             let s = crate::conn::connect_until(addr, setup_deadline_ns)?;
-                            switch::run(spec, s, switch::StartAt::Common(sync), st)
+                            let at = switch::StartAt::Common(sync);
+                            switch::run_with_rules(spec, s, at, st, rules)
                         })
                         .expect("spawn switch thread")
                 })
@@ -337,6 +310,13 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
                 inject_h.into_iter().map(join).collect::<Vec<_>>(),
                 capture_h.map(join),
                 cpu,
+                {
+                    // The probers end once their tenants have and every rule is settled.
+                    let c: Vec<ConfirmResult> =
+                        probers.into_iter().filter_map(|h| h.join().ok()).collect();
+                    stop_forwarders.store(true, Ordering::Release);
+                    c
+                },
             )
         });
 
@@ -469,6 +449,11 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
             problems.push(format!("tenant {}: {a}", spec.id));
         }
         s.max_send_backlog_bytes = t.max_send_backlog as u64;
+        if let (Some(c), Some(cc)) = (confirmed.iter().find(|c| c.tenant == spec.id), confirm) {
+            let fi = flow_confirm::summarize(c, &cc, &recs, &window);
+            problems.extend(flow_confirm::problems(c, &fi));
+            s.flow_insertion = Some(fi);
+        }
         if spec.kind == Kind::PacketOut && cfg.external_dp {
             s.measured_elsewhere = true;
             s.answered = 0;
@@ -548,6 +533,7 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
         problems,
         records_csv: None,
         records_written: 0,
+        flow_insertion_csv: None,
     };
     if let Some(dir) = &cfg.out_dir {
         std::fs::create_dir_all(dir)
@@ -558,6 +544,11 @@ pub fn run(cfg: &RunConfig) -> anyhow::Result<RunReport> {
                 csv_sets.iter().map(|(v, r)| (*v, r.as_slice())).collect();
             report.records_written = record::write_csv(&p, &sets)?;
             report.records_csv = Some(p.display().to_string());
+            if !confirmed.is_empty() {
+                let p = dir.join("flow_insertion.csv");
+                flow_confirm::write_csv(&p, &confirmed, &cfg.tenants)?;
+                report.flow_insertion_csv = Some(p.display().to_string());
+            }
         }
         let p = dir.join("summary.json");
         std::fs::write(&p, serde_json::to_vec_pretty(&report)?)

@@ -105,6 +105,10 @@ pub struct TenantSummary {
     pub max_send_backlog_bytes: u64,
     pub errors: u64,
     pub first_error: Option<String>,
+    /// Flow-mod with data-plane confirmation: FLOW_MOD → first packet the rule
+    /// forwarded (`latency` above stays FLOW_MOD → BARRIER_REPLY).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_insertion: Option<crate::flow_confirm::FlowInsertionSummary>,
 }
 
 /// Summarises one tenant's records inside `w`. Requests sent after the window

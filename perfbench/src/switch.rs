@@ -6,6 +6,7 @@
 use crate::clock::now_ns;
 use crate::codec::{self, Version};
 use crate::conn::{self, RecvBuf, SendBuf};
+use crate::emulated_dp::RuleTable;
 use crate::messages;
 use crate::pacer::{self, Pacer};
 use crate::probe;
@@ -16,6 +17,7 @@ use anyhow::Context;
 use std::io::ErrorKind;
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
+use std::sync::Arc;
 
 #[derive(Debug, Clone)]
 pub struct SwitchSpec {
@@ -63,6 +65,8 @@ pub struct SwitchTiming {
 struct Answers {
     features: Vec<u8>,
     port_stats: Vec<u8>,
+    /// The emulated data plane's rule table, if flow setup is confirmed there.
+    rules: Option<Arc<RuleTable>>,
 }
 
 impl Answers {
@@ -70,6 +74,7 @@ impl Answers {
         Ok(Answers {
             features: messages::features_reply(v, dpid, nports).to_bytes(0)?,
             port_stats: messages::port_stats_reply(v, nports, 1).to_bytes(0)?,
+            rules: None,
         })
     }
 }
@@ -138,6 +143,10 @@ fn answer(
         return true;
     } else if mt == FLOW_MOD {
         res.flow_mods += 1;
+        // Installed before a later BARRIER is answered, as a switch must.
+        if let Some(t) = &a.rules {
+            t.install(m);
+        }
         return true;
     } else if mt == HELLO || mt == ECHO_REPLY || mt == 9 {
         // A late HELLO, an answer to nothing we asked, SET_CONFIG: accept silently.
@@ -178,15 +187,27 @@ pub enum StartAt<'a> {
 /// Runs one emulated switch on a connected stream.
 pub fn run(
     spec: SwitchSpec,
+    s: TcpStream,
+    start_at: StartAt<'_>,
+    t: SwitchTiming,
+) -> anyhow::Result<SwitchResult> {
+    run_with_rules(spec, s, start_at, t, None)
+}
+
+/// [`run`], recording the flow-setup rules FLOW_MODs install in `rules`
+/// (the table of an emulated data plane, see [`crate::emulated_dp`]).
+pub fn run_with_rules(
+    spec: SwitchSpec,
     mut s: TcpStream,
     start_at: StartAt<'_>,
     t: SwitchTiming,
+    rules: Option<Arc<RuleTable>>,
 ) -> anyhow::Result<SwitchResult> {
     crate::clock::tighten_timer_slack();
     conn::set_nodelay(&s, spec.nodelay)?;
     let (v, mut rb) = conn::switch_hello(&mut s, &spec.versions, t.setup_deadline_ns)
         .with_context(|| format!("switch {}: OpenFlow HELLO exchange", spec.tenant))?;
-    serve(&spec, v, &mut s, &mut rb, start_at, &t)
+    serve(&spec, v, &mut s, &mut rb, start_at, &t, rules)
 }
 
 fn serve(
@@ -196,10 +217,12 @@ fn serve(
     rb: &mut RecvBuf,
     start_at: StartAt<'_>,
     t: &SwitchTiming,
+    rules: Option<Arc<RuleTable>>,
 ) -> anyhow::Result<SwitchResult> {
     s.set_nonblocking(true)?;
     let fd = s.as_raw_fd();
-    let answers = Answers::new(v, spec.dpid, spec.nports)?;
+    let mut answers = Answers::new(v, spec.dpid, spec.nports)?;
+    answers.rules = rules;
     let hello_done = now_ns();
     let mut start: Option<u64> = None;
     // Until the start is known, the loop may run until the latest possible end.

@@ -5,6 +5,7 @@
 use crate::clock::now_ns;
 use crate::codec::{self, Version};
 use crate::conn::{self, RecvBuf, SendBuf};
+use crate::flow_confirm::Installed;
 use crate::messages::{self, CONTROL_XID_BASE};
 use crate::pacer::{self, Pacer};
 use crate::probe;
@@ -15,79 +16,9 @@ use anyhow::{Context, bail};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
+use std::sync::mpsc::Sender;
 
-/// The message type a tenant exercises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    /// ECHO_REQUEST → ECHO_REPLY.
-    Echo,
-    /// FEATURES_REQUEST → FEATURES_REPLY.
-    Features,
-    /// Port statistics (1.0 STATS / 1.3 MULTIPART) request → reply.
-    PortStats,
-    /// BARRIER_REQUEST → BARRIER_REPLY.
-    Barrier,
-    /// PACKET_OUT with a probe frame; the data-plane side timestamps its arrival.
-    PacketOut,
-    /// The data-plane side sends probe frames; the tenant timestamps the PACKET_IN.
-    PacketIn,
-    /// FLOW_MOD n + BARRIER_REQUEST n → BARRIER_REPLY n (the flow is installed).
-    FlowMod,
-}
-
-impl std::str::FromStr for Kind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Kind, String> {
-        Ok(match s.to_ascii_lowercase().replace('_', "-").as_str() {
-            "echo" | "echo-request" => Kind::Echo,
-            "features" | "features-request" => Kind::Features,
-            "port-stats" | "portstats" | "stats" => Kind::PortStats,
-            "barrier" => Kind::Barrier,
-            "packet-out" | "packetout" => Kind::PacketOut,
-            "packet-in" | "packetin" => Kind::PacketIn,
-            "flow-mod" | "flowmod" => Kind::FlowMod,
-            _ => {
-                return Err(format!(
-                    "unknown message type '{s}' (use echo, features, port-stats, barrier, packet-out, packet-in or flow-mod)"
-                ));
-            }
-        })
-    }
-}
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Echo => "echo",
-            Kind::Features => "features",
-            Kind::PortStats => "port-stats",
-            Kind::Barrier => "barrier",
-            Kind::PacketOut => "packet-out",
-            Kind::PacketIn => "packet-in",
-            Kind::FlowMod => "flow-mod",
-        }
-    }
-
-    /// Request type and the reply type that answers it, for request/reply kinds.
-    pub fn request_reply(self, v: Version) -> Option<(u8, u8)> {
-        use codec::types::*;
-        match self {
-            Kind::Echo => Some((ECHO_REQUEST, ECHO_REPLY)),
-            Kind::Features => Some((FEATURES_REQUEST, FEATURES_REPLY)),
-            Kind::PortStats => Some((
-                messages::stats_request_type(v),
-                messages::stats_reply_type(v),
-            )),
-            Kind::FlowMod => Some((FLOW_MOD, messages::barrier_reply_type(v))),
-            Kind::Barrier => Some((
-                messages::barrier_request_type(v),
-                messages::barrier_reply_type(v),
-            )),
-            Kind::PacketOut | Kind::PacketIn => None,
-        }
-    }
-}
+pub use crate::kind::Kind;
 
 #[derive(Debug, Clone)]
 pub struct TenantSpec {
@@ -182,6 +113,18 @@ pub fn run(
     sync: &StartSync,
     t: Timing,
 ) -> anyhow::Result<TenantResult> {
+    run_confirmed(spec, ep, sync, t, None)
+}
+
+/// [`run`], telling `installed` (the data-plane confirmation) each FLOW_MOD's
+/// rule and send time once it is written; the sender is dropped at the end.
+pub fn run_confirmed(
+    spec: TenantSpec,
+    ep: Endpoint,
+    sync: &StartSync,
+    t: Timing,
+    installed: Option<Sender<Installed>>,
+) -> anyhow::Result<TenantResult> {
     crate::clock::tighten_timer_slack();
     let expected = spec.schedule.count_before(t.duration_ns as f64 / 1e9);
     if expected > MAX_RECORDS {
@@ -208,7 +151,7 @@ pub fn run(
     };
     match spec.kind {
         Kind::PacketIn => receive_packet_ins(&spec, &mut s, &mut rb, start, &t, &mut res),
-        _ => send_paced(&spec, &mut s, &mut rb, start, &t, &mut res, expected),
+        _ => send_paced(&spec, &mut s, &mut rb, start, &t, &mut res, installed),
     }
     Ok(res)
 }
@@ -236,8 +179,9 @@ fn send_paced(
     start: u64,
     t: &Timing,
     res: &mut TenantResult,
-    expected: u64,
+    installed: Option<Sender<Installed>>,
 ) {
+    let expected = spec.schedule.count_before(t.duration_ns as f64 / 1e9);
     let v = spec.version;
     let fd = s.as_raw_fd();
     let end = start + t.duration_ns;
@@ -302,6 +246,14 @@ fn send_paced(
                 let tw = now_ns();
                 for r in &mut recs[first..] {
                     r.req_ns = tw;
+                }
+            }
+            if let Some(tx) = &installed {
+                for r in &recs[first..] {
+                    let _ = tx.send(Installed {
+                        rule: r.xid,
+                        sent_ns: r.req_ns,
+                    });
                 }
             }
             sent_now = true;
