@@ -305,33 +305,20 @@ pub fn flow_mod13(s: &Slice, fm: &of13::FlowMod) -> Result<Vec<of13::FlowMod>, D
 
 /// The slice's version of a PACKET_OUT's actions (in_port is the packet's).
 pub fn packet_out10(s: &Slice, po: &of10::PacketOut) -> Result<Vec<of10::Action>, Denied> {
-    let in_port = out10(po.in_port);
-    if let Out::Phys(p) = in_port
-        && !s.has_port(p)
-    {
-        return Err(Denied::Port(p));
-    }
-    let ip = if let Out::Phys(p) = in_port {
-        Some(p)
-    } else {
-        None
-    };
-    actions10(s, &po.actions, ip)
+    actions10(s, &po.actions, packet_in_port(s, out10(po.in_port))?)
 }
 
 pub fn packet_out13(s: &Slice, po: &of13::PacketOut) -> Result<Vec<of13::Action>, Denied> {
-    let in_port = out13(po.in_port);
-    if let Out::Phys(p) = in_port
-        && !s.has_port(p)
-    {
-        return Err(Denied::Port(p));
+    actions13(s, &po.actions, packet_in_port(s, out13(po.in_port))?)
+}
+
+/// A PACKET_OUT's physical in_port, which must be one of the slice's (None: a reserved port).
+fn packet_in_port(s: &Slice, in_port: Out) -> Result<Option<u32>, Denied> {
+    match in_port {
+        Out::Phys(p) if !s.has_port(p) => Err(Denied::Port(p)),
+        Out::Phys(p) => Ok(Some(p)),
+        _ => Ok(None),
     }
-    let ip = if let Out::Phys(p) = in_port {
-        Some(p)
-    } else {
-        None
-    };
-    actions13(s, &po.actions, ip)
 }
 
 #[cfg(test)]
