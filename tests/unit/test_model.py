@@ -213,3 +213,39 @@ def test_bad_rates(bad: str) -> None:
 
 def test_format_loc() -> None:
     assert format_loc(("routers", 2, "interfaces", 0, "ipv4")) == "routers[2].interfaces[0].ipv4"
+
+
+def test_auto_routes_skip_a_family_the_router_has_no_address_of() -> None:
+    """An IPv4-only router on a dual-stack network gets no IPv6 routes (issue 17, finding 7).
+
+    Before, r0 got `fd00:2::/64 via fd00::1` although it has no IPv6 address, so
+    the file passed every check and `lab up` failed with "No route to host".
+    """
+    data = copy.deepcopy(BASE)
+    data["tenants"] = [{"name": "a", "routing": "auto"}]
+    data["routers"][0]["routes"] = []
+    data["networks"][1]["ipv6"] = "fd00:1::/64"
+    data["networks"].append(
+        {"name": "n0", "tenant": "a", "vni": 9, "ipv4": "10.0.9.0/24", "ipv6": "fd00:9::/64"}
+    )
+    data["routers"][0]["interfaces"][1]["ipv6"] = "fd00:1::1/64"
+    data["routers"].append(
+        {
+            "name": "r0",
+            "host": "h2",
+            "interfaces": [
+                {"network": "n1", "ipv4": "10.0.0.9/24"},
+                {"network": "n0", "ipv4": "10.0.9.1/24", "ipv6": "fd00:9::1/64"},
+            ],
+        }
+    )
+    topo = build_topology(data)
+    r0_routes = {str(r.destination): str(r.via) for r in topo.router("r0").routes}
+    assert r0_routes == {"10.0.1.0/24": "10.0.0.1"}
+    r1_routes = {str(r.destination): str(r.via) for r in topo.router("r1").routes}
+    assert r1_routes == {"10.0.9.0/24": "10.0.0.9"}
+    for vr in topo.routers:
+        own = {itf.ipv6.network for itf in vr.interfaces if itf.ipv6 is not None}
+        for route in vr.routes:
+            if route.via.version == 6:
+                assert any(route.via in net for net in own), (vr.name, route)

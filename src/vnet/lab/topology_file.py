@@ -11,10 +11,34 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.composer import Composer, ComposerError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import AliasEvent
 
 from vnet.model import Problem, Topology, TopologyError, build_topology
 from vnet.model.errors import Loc
+
+# A topology of 10k hosts is about 1 MB; far larger is a mistake or an attack.
+MAX_TOPOLOGY_BYTES = 16 * 1024 * 1024
+# Each problem line is cut to this, so no value, however long, is echoed in full.
+MAX_LINE_CHARS = 300
+
+
+class _NoAliasComposer(Composer):  # type: ignore[misc]
+    """Refuses `*alias`: expanding nested aliases costs memory exponential in the file's size
+    (a 400-byte "billion laughs" file takes GBs), and a topology never needs them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.parser.check_event(AliasEvent):
+            event = self.parser.get_event()
+            raise ComposerError(
+                None, None, "aliases (*name) are not allowed in topology files", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def _short(line: str) -> str:
+    return line if len(line) <= MAX_LINE_CHARS else f"{line[:MAX_LINE_CHARS]}... (cut)"
 
 
 class TopologyFileError(ValueError):
@@ -22,7 +46,7 @@ class TopologyFileError(ValueError):
 
     def __init__(self, path: Path, lines: list[str]):
         self.path = path
-        self.lines = lines
+        self.lines = lines = [_short(line) for line in lines]
         body = "\n".join(f"  {line}" for line in lines)
         super().__init__(
             f"{path}: rejected, nothing was created ({len(lines)} problem(s)):\n{body}"
@@ -60,9 +84,22 @@ def _where(path: Path, root: Any, problem: Problem) -> str:
     return f"{at}: {problem}"
 
 
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.Composer = _NoAliasComposer
+    return yaml
+
+
 def parse_topology_text(text: str, path: Path) -> Topology:
     try:
-        root = YAML(typ="rt").load(text)
+        return _parse(text, path)
+    except RecursionError:  # e.g. 100k nested brackets
+        raise TopologyFileError(path, [f"{path}: nested too deeply to be a topology"]) from None
+
+
+def _parse(text: str, path: Path) -> Topology:
+    try:
+        root = _yaml().load(text)
     except MarkedYAMLError as err:
         mark = err.problem_mark
         at = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
@@ -81,9 +118,14 @@ def parse_topology_text(text: str, path: Path) -> Topology:
 def load_topology(path: str | Path) -> Topology:
     path = Path(path)
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:
+            data = file.read(MAX_TOPOLOGY_BYTES + 1)
     except OSError as err:
         raise TopologyFileError(path, [f"{path}: cannot read: {err.strerror}"]) from None
+    if len(data) > MAX_TOPOLOGY_BYTES:
+        raise TopologyFileError(
+            path, [f"{path}: larger than the limit of {MAX_TOPOLOGY_BYTES} bytes for a topology"]
+        )
     return parse_topology_text(_text(data, path), path)
 
 

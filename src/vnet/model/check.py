@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 
-from vnet.model.errors import Loc, Problem
+from vnet.model.errors import Loc, Problem, shown
 from vnet.model.host import HostConfig, max_host_mtu
 from vnet.model.management import MANAGEMENT_NODE
 from vnet.model.mtu import max_tenant_mtu
@@ -57,7 +57,7 @@ class _Checker:
 
     def run(self) -> None:
         if problem := lab_name_problem(self.t.name):
-            self.add(("name",), f"lab name {self.t.name!r} {problem}")
+            self.add(("name",), f"lab name {shown(self.t.name)} {problem}")
         self.check_hosts()
         self.check_links()
         self.check_tenants()
@@ -79,7 +79,7 @@ class _Checker:
         seen: set[str] = set()
         for i, h in enumerate(self.t.hosts):
             if problem := node_name_problem(h.name):
-                self.add(("hosts", i, "name"), f"name {h.name!r} {problem}")
+                self.add(("hosts", i, "name"), f"name {shown(h.name)} {problem}")
             if h.name in seen:
                 self.add(("hosts", i, "name"), f"duplicate host name {h.name!r}")
             seen.add(h.name)
@@ -117,7 +117,7 @@ class _Checker:
         limit = self.mtu_limit
         hosts = {h.name for h in self.t.hosts}
         for i, net in enumerate(self.t.networks):
-            subject = f"network {net.name!r}"
+            subject = f"network {shown(net.name)}"
             self._check_network_name(i, net, names, subject)
             if net.vni in vnis:
                 self.add(
@@ -151,7 +151,7 @@ class _Checker:
         if not NODE_NAME_RE.match(net.name) or len(net.name) > MAX_NETWORK_NAME:
             self.add(
                 ("networks", i, "name"),
-                f"name {net.name!r} must start with a letter, contain only letters, digits, "
+                f"name {shown(net.name)} must start with a letter, contain only letters, digits, "
                 f"'-' and '_', and have at most {MAX_NETWORK_NAME} characters",
                 subject,
             )
@@ -199,7 +199,7 @@ class _Checker:
         for kind, items in (("routers", self.t.routers), ("endhosts", self.t.endhosts)):
             for i, node in enumerate(items):
                 if problem := node_name_problem(node.name):
-                    self.add((kind, i, "name"), f"name {node.name!r} {problem}")
+                    self.add((kind, i, "name"), f"name {shown(node.name)} {problem}")
                 if node.name in seen:
                     self.add(
                         (kind, i, "name"),
@@ -212,7 +212,7 @@ class _Checker:
         hosts = {h.name for h in self.t.hosts}
         index_owner: dict[tuple[str, int], str] = {}
         for i, vr in enumerate(self.t.routers):
-            subject = f"router {vr.name!r}"
+            subject = f"router {shown(vr.name)}"
             if vr.host not in hosts:
                 self.add(("routers", i, "host"), f"unknown host {vr.host!r}", subject)
             if vr.index is not None:
@@ -230,7 +230,7 @@ class _Checker:
             self.check_routes(("routers", i), subject, vr.routes, addrs)
 
     def check_router_interfaces(self, i: int, vr: VirtualRouter) -> None:
-        subject = f"router {vr.name!r}"
+        subject = f"router {shown(vr.name)}"
         ifnames: set[str] = set()
         nets: set[str] = set()
         tenant: tuple[str, int] | None = None
@@ -238,7 +238,7 @@ class _Checker:
             loc: Loc = ("routers", i, "interfaces", k)
             name = vr.ifname(k)
             if problem := ifname_problem(name):
-                self.add((*loc, "name"), f"interface name {name!r} {problem}", subject)
+                self.add((*loc, "name"), f"interface name {shown(name)} {problem}", subject)
             if name in ifnames:
                 self.add((*loc, "name"), f"duplicate interface name {name!r}", subject)
             ifnames.add(name)

@@ -18,6 +18,16 @@ def format_loc(loc: Loc) -> str:
     return out or "(top level)"
 
 
+SHOWN_CHARS = 40
+
+
+def shown(value: str) -> str:
+    """`value` quoted for an error, at most SHOWN_CHARS of it: a 20 MB name is not echoed."""
+    if len(value) <= SHOWN_CHARS:
+        return repr(value)
+    return f"{value[:SHOWN_CHARS]!r}... ({len(value)} characters)"
+
+
 @dataclass(frozen=True)
 class Problem:
     loc: Loc

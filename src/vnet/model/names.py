@@ -16,15 +16,53 @@ MAX_IFNAME = IFNAMSIZ - 1
 # "eh-<name>" and "ul-<host>", which must stay within 15 bytes.
 MAX_NODE_NAME = 12
 MAX_NETWORK_NAME = 32
-NODE_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+# \Z, not $: "$" also matches before a trailing newline, which would let "r1\n" through.
+NODE_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*\Z")
 
 # Lab names are part of every namespace name ("vnet-<lab>-<node>"); no dash,
 # so that one lab's prefix can never be a prefix of another lab's.
 MAX_LAB_NAME = 8
-LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]*$")
+LAB_NAME_RE = re.compile(r"^[a-z][a-z0-9]*\Z")
 
-# The kernel's dev_valid_name(): not ".", "..", no "/", ":" or whitespace.
-IFNAME_RE = re.compile(r"^[^/:\s]+$")
+# The kernel's dev_valid_name() refuses "/", ":" and white space; "%" makes the
+# kernel treat the name as a template ("eth%d"); and only printable ASCII, because
+# SNMP carries interface names as DisplayString (ASCII), and a name that is not
+# breaks every walk that crosses its row.
+IFNAME_RE = re.compile(r"^[\x21-\x7e]+\Z")
+IFNAME_FORBIDDEN = "/:%"
+
+# Names a VR's namespace already holds or the kernel keeps for itself: the loopback,
+# the fallback devices of tunnel modules (created in every new namespace once the
+# module is loaded), and the names of the sysctl directories net/*/conf/{all,default}.
+RESERVED_IFNAMES = frozenset(
+    {
+        "lo",
+        "all",
+        "default",
+        "tunl0",
+        "gre0",
+        "gretap0",
+        "erspan0",
+        "sit0",
+        "ip6tnl0",
+        "ip6gre0",
+        "ip_vti0",
+        "ip6_vti0",
+    }
+)
+
+
+def ifname_problem(name: str) -> str | None:
+    """Why `name` is not a valid kernel interface name, or None."""
+    if not IFNAME_RE.match(name):
+        return "must be printable ASCII without white space (the kernel and SNMP carry no other)"
+    if len(name) > MAX_IFNAME:
+        return f"is {len(name)} bytes; the kernel allows {MAX_IFNAME} (IFNAMSIZ)"
+    if name in (".", "..") or any(c in name for c in IFNAME_FORBIDDEN):
+        return "may not be '.' or '..' nor contain '/', ':' or '%'"
+    if name in RESERVED_IFNAMES:
+        return "is reserved: the kernel or vnet already uses it in every router's namespace"
+    return None
 
 
 def node_name_problem(name: str) -> str | None:
@@ -44,13 +82,4 @@ def lab_name_problem(name: str) -> str | None:
         return "must be lower-case letters and digits, starting with a letter (no '-')"
     if len(name) > MAX_LAB_NAME:
         return f"is {len(name)} characters; at most {MAX_LAB_NAME}"
-    return None
-
-
-def ifname_problem(name: str) -> str | None:
-    """Why `name` is not a valid kernel interface name, or None."""
-    if len(name.encode()) > MAX_IFNAME:
-        return f"is {len(name.encode())} bytes; the kernel allows {MAX_IFNAME} (IFNAMSIZ)"
-    if name in (".", "..") or not IFNAME_RE.match(name):
-        return "may not be '.' or '..' nor contain '/', ':' or white space"
     return None

@@ -44,43 +44,74 @@ def auto_routes(topo: Topology) -> Topology:
     import networkx as nx  # 0.25 s to import: only when routes are derived
 
     tenant_of = {n.name: n.tenant for n in topo.networks}
-    graph = nx.Graph()
-    for vr in topo.routers:
-        for itf in vr.interfaces:
-            if tenant_of.get(itf.network) in auto:
-                graph.add_edge(("vr", vr.name), ("net", itf.network), itf=itf)
-    routers = [_with_routes(vr, topo, graph, tenant_of, auto) for vr in topo.routers]
+    graphs = {fam: _family_graph(topo, fam, tenant_of, auto, nx) for fam in FAMILIES}
+    routers = [_with_routes(vr, topo, graphs, tenant_of, auto) for vr in topo.routers]
     gateways = {r.name: r for r in routers}
     endhosts = [_with_default(eh, topo, gateways, tenant_of, auto) for eh in topo.endhosts]
     return topo.model_copy(update={"routers": routers, "endhosts": endhosts})
 
 
+FAMILIES = ("ipv4", "ipv6")
+
+
+def _family_graph(
+    topo: Topology, fam: str, tenant_of: dict[str, str], auto: set[str], nx: Any
+) -> Any:
+    """Routers and networks joined where the router has an address of `fam` there.
+
+    One graph per family, because a router without an IPv6 address on a network
+    can neither send IPv6 into it nor be an IPv6 next hop there (a dual-stack
+    network may hold IPv4-only routers): a path of one family must not cross it.
+    """
+    graph = nx.Graph()
+    for vr in topo.routers:
+        for itf in vr.interfaces:
+            if tenant_of.get(itf.network) in auto and getattr(itf, fam) is not None:
+                graph.add_edge(("vr", vr.name), ("net", itf.network), itf=itf)
+    return graph
+
+
 def _with_routes(
-    vr: VirtualRouter, topo: Topology, graph: Any, tenant_of: dict[str, str], auto: set[str]
+    vr: VirtualRouter,
+    topo: Topology,
+    graphs: dict[str, Any],
+    tenant_of: dict[str, str],
+    auto: set[str],
 ) -> VirtualRouter:
     if not vr.interfaces or tenant_of.get(vr.interfaces[0].network) not in auto:
         return vr
-    me = ("vr", vr.name)
-    if me not in graph:
-        return vr
     attached = {itf.network for itf in vr.interfaces}
     explicit = {r.destination for r in vr.routes}
+    routes = list(vr.routes)
+    for fam in FAMILIES:
+        for subnet, via in _family_routes(vr, topo, graphs[fam], fam, attached):
+            if subnet not in explicit:
+                routes.append(Route(to=subnet, via=via))
+    return vr.model_copy(update={"routes": routes})
+
+
+def _family_routes(
+    vr: VirtualRouter, topo: Topology, graph: Any, fam: str, attached: set[str]
+) -> list[tuple[Any, Any]]:
+    """(subnet, next hop) of `fam` for every network reachable over `fam` paths."""
+    me = ("vr", vr.name)
+    if me not in graph:
+        return []
     import networkx as nx
 
     paths = nx.single_source_shortest_path(graph, me)
-    routes = list(vr.routes)
+    found = []
     for net in topo.networks:
         node = ("net", net.name)
-        if net.name in attached or node not in paths:
+        subnet = getattr(net, fam)
+        if subnet is None or net.name in attached or node not in paths:
             continue
         # path: me, first network, next router, ...
         path = paths[node]
         first_net, next_vr = path[1][1], path[2][1]
         nexthop_itf = graph.edges[("vr", next_vr), ("net", first_net)]["itf"]
-        for subnet, via in ((net.ipv4, nexthop_itf.ipv4), (net.ipv6, nexthop_itf.ipv6)):
-            if subnet is not None and via is not None and subnet not in explicit:
-                routes.append(Route(to=subnet, via=via.ip))
-    return vr.model_copy(update={"routes": routes})
+        found.append((subnet, getattr(nexthop_itf, fam).ip))
+    return found
 
 
 def _with_default(
