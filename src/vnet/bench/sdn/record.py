@@ -11,6 +11,7 @@ from typing import Any
 
 from vnet.bench.results import BenchResult
 from vnet.bench.sdn.analysis import jain_index, others_p99
+from vnet.bench.sdn.hypervisor import counter_sum
 from vnet.bench.sdn.perfbench import Setup
 from vnet.bench.sdn.plan import PACKET_OUT_TOTAL, is_noisy, x_of
 
@@ -25,6 +26,8 @@ EXPERIMENTS = {
 NOISY_P99 = "noisy: other tenants' p99 latency"
 NOISY_DELIVERED = "noisy: noisy tenant's delivered rate"
 CPU_PER_10K = "hypervisor CPU per 10k msgs/s"
+# The hypervisor's counters (summed over tenants) that say it held back or refused something.
+HV_COUNTERS = ("rate_limited_waits", "dropped_to_tenant", "denied", "quota_refusals")
 
 
 def cpu_percent(report: dict[str, Any], pid: int | None) -> float | None:
@@ -115,3 +118,6 @@ def record_run(result: BenchResult, setup: Setup, report: dict[str, Any]) -> Non
             result.note(f"{label}: {p}")
     if report["_overloaded"]:
         result.note(f"{label}: OVERLOADED ({'; '.join(report['_overloaded'])})")
+    counted = {k: counter_sum(report.get("_hypervisor", {}), k) for k in HV_COUNTERS}
+    if any(counted.values()):
+        result.note(f"{label}: hypervisor " + ", ".join(f"{k} {v}" for k, v in counted.items()))
