@@ -102,6 +102,11 @@ class SdnBench(Benchmark):
 
         return check_goals(result)
 
+    def headline(self, result: BenchResult) -> str:
+        verdicts = [g.verdict for g in self.goals(result)]
+        counts = ", ".join(f"{verdicts.count(v)} {v}" for v in ("met", "MISSED", "not judged"))
+        return f"sdn goals: {counts} (see the report's Goals and the overloaded points)"
+
     def finish(self, result: BenchResult, plan: dict[str, Any], directory: Path) -> str:
         from vnet.bench.sdn.figures import write_extras
 

@@ -71,6 +71,7 @@ def fig5(runs: Runs, directory: Path) -> Path:
     b.set_title("hypervisor CPU per 10k messages/s", fontsize=9)
     b.set_ylabel("% of one core per 10k msgs/s")
     for ax in (a, b):
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("tenants")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
@@ -142,7 +143,8 @@ def noisy_figure(runs: Runs, directory: Path) -> Path:
         f"other tenants' p99 through the hypervisor, every slice limited to {limit}/s",
         fontsize=9,
     )
-    ax.set_xlabel("tenant")
+    ax.set_xticks(sorted({t["tenant"] for _, r in reps for t in r["tenants"]} - {0}))
+    ax.set_xlabel("tenant (tenant 0 is the noisy one)")
     ax.set_ylabel("p99 PACKET_OUT latency (µs)")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=7)
@@ -167,12 +169,12 @@ def _rate_points(runs: Runs, series: str) -> list[tuple[int, dict[str, Any]]]:
 
 
 def _rate_panel(ax: Any, runs: Runs) -> None:
-    for se in ("ovs-ND", "hv-ND"):
+    for se, color in (("ovs-ND", COLORS["ovs-AGG"]), ("hv-ND", COLORS["hv-AGG"])):
         pts = _rate_points(runs, se)
         for stat, style in (("p50_us", "o-"), ("p99_us", "^--")):
             xs = [rate for rate, _ in pts]
             ys = [r["totals"]["latency"][stat] / 1000 for _, r in pts]
-            ax.plot(xs, ys, style, color=COLORS[se], label=f"{se} {stat[:3]}")
+            ax.plot(xs, ys, style, color=color, label=f"{se} {stat[:3]}")
         bad = [
             (rate, r["totals"]["latency"]["p50_us"] / 1000) for rate, r in pts if r["_overloaded"]
         ]
