@@ -57,7 +57,7 @@ class SdnBench(Benchmark):
         "proxy and through the slicing hypervisor.\n\n"
         "The paper's Table 1 (seeds/002): PACKET_IN at 10k-40k/s and port statistics at "
         "5k-8k/s for one tenant, PACKET_OUT at 60k/s in total for 2-20 tenants, with "
-        "TCP_NODELAY off (AGG) and on (ND); then PACKET_OUT at 10k-40k/s over the most "
+        "TCP_NODELAY off (AGG) and on (ND); then PACKET_OUT at 10k-50k/s over the most "
         "tenants, a noisy tenant at 10x its rate limit, and FLOW_MOD+BARRIER, through "
         "the hypervisor and the switch alone. Runs that fall behind their load are "
         "marked overloaded. The first and last sixth of each run (5 s of 30) are cut. "
