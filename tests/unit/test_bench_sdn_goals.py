@@ -94,3 +94,16 @@ def test_nothing_measured_is_not_judged() -> None:
     assert {g.met for g in goals if not g.goal.startswith("the switch alone")} == {None}
     (none,) = _by_start(goals, "the switch alone keeps up")
     assert none.met is False
+
+
+def test_when_only_the_hypervisor_falls_behind_it_is_also_judged_where_both_keep_up() -> None:
+    r = _result()
+    _point(r, "packet-out", 20, "ovs-ND", 900_000.0, 950_000.0, over=True)
+    _point(r, "packet-out", 20, "hv-ND", 950_000.0, 990_000.0, over=True)
+    _point(r, "packet-out-rate", 10_000, "ovs-ND", 80.0, 200.0, over=False)
+    _point(r, "packet-out-rate", 10_000, "hv-ND", 90.0, 240.0, over=False)
+    _point(r, "packet-out-rate", 20_000, "ovs-ND", 90.0, 300.0, over=False)
+    _point(r, "packet-out-rate", 20_000, "hv-ND", 800_000.0, 900_000.0, over=True)
+    at_60k, at_20k, at_10k = _by_start(check_goals(r), "added latency")
+    assert (at_60k.met, at_20k.met, at_10k.met) == (None, False, True)
+    assert "10k PACKET_OUT/s" in at_10k.goal

@@ -120,6 +120,7 @@ def _measure(ctx: Context, setup: Setup) -> dict[str, Any]:
         rep["_overloaded"] = judge_overload(setup, rep, Path(tmp))
     rep["_hypervisor"] = sut.hv.report if sut.hv else {}
     rep["_loadavg"] = _loadavg()
+    rep["_duration"] = ctx.bench.duration
     return rep
 
 
