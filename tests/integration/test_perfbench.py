@@ -1,7 +1,9 @@
 """perfbench end to end: a loopback echo run with latency checks, and quick runs
-against Open vSwitch's userspace datapath (directly and through the proxy).
+against Open vSwitch's userspace datapath (directly, through the proxy and through
+the slicing hypervisor).
 
-Uses the release binary perfbench/target/release/perfbench (built if missing).
+Uses the release binaries perfbench/target/release/perfbench and
+hypervisor/target/release/hypervisor (built if missing).
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ import secrets
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from vnet.bench.registry import BENCHMARKS
+from vnet.bench.sdn import hypervisor as sdn_hypervisor
 from vnet.bench.sdn import lab as sdn_lab
 from vnet.bench.sdn import perfbench as sdn_perfbench
 from vnet.cli.bench_cmds import make_command
@@ -204,6 +208,8 @@ def ovs_lab() -> Iterator[sdn_lab.OvsLab]:
         ("packet-in", "ovs", 1, 2_000),
         ("packet-out", "ovs", 3, 3_000),
         ("packet-out", "proxy", 3, 3_000),
+        ("packet-out", "hv", 3, 3_000),
+        ("packet-in", "hv", 1, 2_000),
     ],
 )
 def test_against_open_vswitch(
@@ -211,7 +217,7 @@ def test_against_open_vswitch(
 ) -> None:
     setup = sdn_perfbench.Setup(experiment, via, True, tenants, rate)
     vswitchd = ovs_lab.pids["ovs-vswitchd"]
-    with sdn_perfbench.proxy(ovs_lab, perfbench, tenants, 60) as proxy_pid:
+    with middle(ovs_lab, perfbench, setup) as middle_pid:
         report = sdn_perfbench.run_perfbench(
             ovs_lab,
             perfbench,
@@ -219,7 +225,7 @@ def test_against_open_vswitch(
             duration=1.5,
             trim=0.25,
             version="1.3",
-            cpu_pids=[vswitchd, proxy_pid],
+            cpu_pids=[vswitchd, middle_pid],
         )
     config = json.dumps(
         {
@@ -238,8 +244,26 @@ def test_against_open_vswitch(
         assert 1 < t["latency"]["p50_us"] < 50_000, (t["latency"], config)
     cpu = {c["pid"]: c for c in report["cpu"]}
     assert cpu[vswitchd]["error"] is None and cpu[vswitchd]["cpu_seconds"] > 0, (cpu, config)
-    if via == "proxy":
-        assert cpu[proxy_pid]["cpu_seconds"] > 0, (cpu, config)
+    if via != "ovs":
+        assert cpu[middle_pid]["cpu_seconds"] > 0, (cpu, config)
+
+
+@contextmanager
+def middle(lab: sdn_lab.OvsLab, perfbench: Path, setup: sdn_perfbench.Setup) -> Iterator[int]:
+    """What sits between the switch and the tenants: the proxy, or the hypervisor; its PID."""
+    if setup.via != "hv":
+        with sdn_perfbench.proxy(lab, perfbench, setup.tenants, 60) as pid:
+            yield pid
+        return
+    binary = sdn_hypervisor.hypervisor_binary(build=True)
+    cfg = sdn_hypervisor.HvConfig(setup.tenants, probe_macs=setup.experiment == "packet-in")
+    with sdn_hypervisor.hypervisor(lab, binary, cfg, 60) as hv:
+        yield hv.pid
+    # one switch session, one channel per tenant, all of them used
+    (switch,) = hv.report["switches"]
+    assert [t["connects"] for t in switch["tenants"]] == [1] * setup.tenants, hv.report
+    key = "packet_ins" if setup.experiment == "packet-in" else "to_switch_msgs"
+    assert all(t[key] > 0 for t in switch["tenants"]), hv.report
 
 
 def test_sdn_quick_command(perfbench: Path, tmp_path: Path) -> None:
@@ -255,14 +279,28 @@ def test_sdn_quick_command(perfbench: Path, tmp_path: Path) -> None:
     assert res.exit_code == 0, (res.output, res.exception)
     results = json.loads((out / "results.json").read_text())
     runs = json.loads((out / "sdn-runs.json").read_text())
-    # packet-in and port-stats (one rate each, AGG) and packet-out (AGG and ND),
-    # each direct and via the proxy.
-    want = {(e, f"{v}-AGG") for e in ("packet-in", "port-stats") for v in ("ovs", "proxy")}
-    want |= {("packet-out", f"{v}-{nd}") for v in ("ovs", "proxy") for nd in ("AGG", "ND")}
+    # packet-in and port-stats (one rate each, AGG) and packet-out (AGG and ND), each
+    # direct, via the proxy and via the hypervisor; then the hypervisor's own experiments.
+    vias = ("ovs", "proxy", "hv")
+    want = {(e, f"{v}-AGG") for e in ("packet-in", "port-stats") for v in vias}
+    want |= {("packet-out", f"{v}-{nd}") for v in vias for nd in ("AGG", "ND")}
+    want |= {(e, f"{v}-ND") for e in ("packet-out-rate", "flow-mod") for v in ("ovs", "hv")}
+    want |= {("noisy", "hv-ND")}
     got = {(r["setup"]["experiment"], r["series"]) for r in runs}
     assert got == want, results["notes"]
     for r in runs:
         assert r["perfbench"]["totals"]["sent"] > 0, r["setup"]
-    for png in ("fig3.png", "fig4.png"):
-        assert (out / png).stat().st_size > 10_000
-    assert "perfbench runs" in (out / "report.md").read_text()
+        assert isinstance(r["perfbench"]["_overloaded"], list), r["setup"]
+        if r["setup"]["via"] == "hv":
+            assert r["perfbench"]["_hypervisor"]["switches"], r["setup"]
+    assert len([r for r in runs if r["setup"]["experiment"] == "noisy"]) == 2
+    for png in ("fig3.png", "fig4.png", "fig5.png", "fig6.png", "noisy.png", "rate-flowmod.png"):
+        assert (out / png).stat().st_size > 10_000, png
+    report = (out / "report.md").read_text()
+    assert "perfbench runs" in report and "| hv-ND |" in report
+    goals = report.split("## Goals (issue 15)", 1)[1]
+    for goal in ("added latency", "Jain's index", "noisy tenant", "hypervisor CPU per 10k"):
+        assert goal in goals, goals
+    metrics = {(m["metric"], m["series"]) for m in results["measurements"]}
+    assert ("packet-out hypervisor CPU per 10k msgs/s", "hv-ND") in metrics
+    assert ("noisy: other tenants' p99 latency", "hv-ND") in metrics

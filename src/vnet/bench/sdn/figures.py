@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from vnet.bench.contract import Goal
 from vnet.bench.sdn.perfbench import Setup
-from vnet.bench.sdn.run import PACKET_OUT_TOTAL, cpu_percent
+from vnet.bench.sdn.plan import PACKET_OUT_TOTAL
+from vnet.bench.sdn.record import cpu_percent
 
 # -- figures in the shape of the paper's Fig. 3 and 4 ------------------------------------
 
 
-def _box(report: dict[str, Any], label: str) -> dict[str, Any]:
+def box_stats(report: dict[str, Any], label: str) -> dict[str, Any]:
     lat = report["totals"]["latency"]
     ms = 1e-3
     return {
@@ -27,10 +30,17 @@ def _box(report: dict[str, Any], label: str) -> dict[str, Any]:
     }
 
 
-COLORS = {"ovs-AGG": "#1f77b4", "ovs-ND": "#aec7e8", "proxy-AGG": "#d62728", "proxy-ND": "#ff9896"}
+COLORS = {
+    "ovs-AGG": "#1f77b4",
+    "ovs-ND": "#aec7e8",
+    "proxy-AGG": "#d62728",
+    "proxy-ND": "#ff9896",
+    "hv-AGG": "#2ca02c",
+    "hv-ND": "#98df8a",
+}
 
 
-def _boxes(
+def draw_boxes(
     ax: Any, groups: list[tuple[str, list[tuple[str, dict[str, Any]]]]], title: str, xlabel: str
 ) -> None:
     """Side-by-side boxes: one group per x value, one box per series."""
@@ -45,7 +55,7 @@ def _boxes(
             if rep["totals"]["latency"]["count"] == 0:
                 x += 1
                 continue
-            stats.append(_box(rep, series))
+            stats.append(box_stats(rep, series))
             pos.append(x)
             colors.append(COLORS.get(series, "#777777"))
             if series not in series_seen:
@@ -70,7 +80,7 @@ def _boxes(
     )
 
 
-def _first(runs: list[tuple[Setup, dict[str, Any]]], **want: Any) -> dict[str, Any] | None:
+def first_report(runs: list[tuple[Setup, dict[str, Any]]], **want: Any) -> dict[str, Any] | None:
     for s, rep in runs:
         if all(getattr(s, k) == v for k, v in want.items()):
             return rep
@@ -82,10 +92,12 @@ def plot_figures(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> l
 
     Boxes: p25..p75 with the median, whiskers p1 and p99, triangle = mean (first repeat).
     """
-    return [_fig3(runs, directory), _fig4(runs, directory)]
+    from vnet.bench.sdn.figures_hv import hypervisor_figures
+
+    return [_fig3(runs, directory), _fig4(runs, directory), *hypervisor_figures(runs, directory)]
 
 
-_SERIES = ["ovs-AGG", "ovs-ND", "proxy-AGG", "proxy-ND"]
+_SERIES = list(COLORS)
 
 
 def _fig3(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> Path:
@@ -104,37 +116,37 @@ def _fig3(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> Path:
             [
                 (se, r)
                 for se in series
-                if (r := _first(runs, experiment="packet-in", rate=top_in, series=se))
+                if (r := first_report(runs, experiment="packet-in", rate=top_in, series=se))
             ],
         )
     ]
-    _boxes(a, grp_a, f"(a) switch only vs. proxy, PACKET_IN, {top_in // 1000}k/s", "")
+    draw_boxes(a, grp_a, f"(a) switch only, proxy, hypervisor: PACKET_IN {top_in // 1000}k/s", "")
     rates_in = sorted({s.rate for s, _ in runs if s.experiment == "packet-in"})
     grp_b = [
         (
             f"{r // 1000}k",
             [
                 (se, rep)
-                for se in ("ovs-AGG", "proxy-AGG")
-                if (rep := _first(runs, experiment="packet-in", rate=r, series=se))
+                for se in ("ovs-AGG", "proxy-AGG", "hv-AGG")
+                if (rep := first_report(runs, experiment="packet-in", rate=r, series=se))
             ],
         )
         for r in rates_in
     ]
-    _boxes(b, grp_b, "(b) single tenant, PACKET_IN", "PACKET_IN rate (msgs/s)")
+    draw_boxes(b, grp_b, "(b) single tenant, PACKET_IN", "PACKET_IN rate (msgs/s)")
     rates_ps = sorted({s.rate for s, _ in runs if s.experiment == "port-stats"})
     grp_c = [
         (
             f"{r // 1000}k",
             [
                 (se, rep)
-                for se in ("ovs-AGG", "proxy-AGG")
-                if (rep := _first(runs, experiment="port-stats", rate=r, series=se))
+                for se in ("ovs-AGG", "proxy-AGG", "hv-AGG")
+                if (rep := first_report(runs, experiment="port-stats", rate=r, series=se))
             ],
         )
         for r in rates_ps
     ]
-    _boxes(c, grp_c, "(c) single tenant, port statistics", "request rate (msgs/s)")
+    draw_boxes(c, grp_c, "(c) single tenant, port statistics", "request rate (msgs/s)")
     fig.tight_layout()
     p = directory / "fig3.png"
     fig.savefig(p, dpi=120)
@@ -157,39 +169,20 @@ def _fig4(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> Path:
             [
                 (se, rep)
                 for se in series
-                if (rep := _first(runs, experiment="packet-out", tenants=n, series=se))
+                if (rep := first_report(runs, experiment="packet-out", tenants=n, series=se))
             ],
         )
         for n in ns
     ]
-    _boxes(
+    draw_boxes(
         a, grp, f"multiple tenants, PACKET_OUT, {PACKET_OUT_TOTAL // 1000}k/s in total", "tenants"
     )
     for se in series:
-        pts = [
-            (n, cpu)
-            for n in ns
-            if (rep := _first(runs, experiment="packet-out", tenants=n, series=se))
-            and (cpu := cpu_percent(rep, rep.get("_pids", {}).get("ovs-vswitchd"))) is not None
-        ]
-        if pts:
-            b.plot(
-                [x for x, _ in pts], [y for _, y in pts], "o-", color=COLORS[se], label=f"OVS, {se}"
-            )
-        ppts = [
-            (n, cpu)
-            for n in ns
-            if (rep := _first(runs, experiment="packet-out", tenants=n, series=se))
-            and (cpu := cpu_percent(rep, rep.get("_pids", {}).get("proxy"))) is not None
-        ]
-        if ppts:
-            b.plot(
-                [x for x, _ in ppts],
-                [y for _, y in ppts],
-                "s--",
-                color=COLORS[se],
-                label=f"proxy, {se}",
-            )
+        for who, key, style in (("OVS", "ovs-vswitchd", "o-"), ("proxy", "proxy", "s--")):
+            pts = cpu_points(runs, ns, se, key)
+            if pts:
+                xs, ys = zip(*pts, strict=True)
+                b.plot(xs, ys, style, color=COLORS[se], label=f"{who}, {se}")
     b.set_xlabel("tenants")
     b.set_ylabel("CPU (% of one core)")
     b.set_title("CPU over the measured window", fontsize=9)
@@ -201,28 +194,51 @@ def _fig4(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> Path:
     return p
 
 
+def cpu_points(
+    runs: list[tuple[Setup, dict[str, Any]]], ns: list[int], series: str, key: str
+) -> list[tuple[int, float]]:
+    """(tenants, CPU % of a core of process `key`) of the Table 1 PACKET_OUT runs of a series."""
+    return [
+        (n, cpu)
+        for n in ns
+        if (rep := first_report(runs, experiment="packet-out", tenants=n, series=series))
+        and (cpu := cpu_percent(rep, rep.get("_pids", {}).get(key))) is not None
+    ]
+
+
 def latency_table(runs: list[tuple[Setup, dict[str, Any]]]) -> str:
     rows = [
         "| experiment | series | tenants | target msgs/s | achieved msgs/s | sent | lost | "
-        "p50 µs | p90 µs | p99 µs | max µs | OVS CPU % | proxy CPU % | load avg |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "p50 µs | p90 µs | p99 µs | max µs | OVS CPU % | proxy/hv CPU % | kept up? | load avg |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for s, rep in runs:
         t, lat = rep["totals"], rep["totals"]["latency"]
         pids = rep.get("_pids", {})
-        ovs, prx = cpu_percent(rep, pids.get("ovs-vswitchd")), cpu_percent(rep, pids.get("proxy"))
+        ovs = cpu_percent(rep, pids.get("ovs-vswitchd"))
+        mid = cpu_percent(rep, pids.get("proxy") or pids.get("hypervisor"))
+        over = rep.get("_overloaded") or []
+        kept = f"**OVERLOADED**: {'; '.join(over)}" if over else "yes"
         rows.append(
             f"| {s.experiment} | {s.series} | {s.tenants} | {t['target_rate']:.0f} | "
             f"{t['achieved_rate']:.0f} | {t['sent']} | {t['lost']} | {lat['p50_us']:.1f} | "
             f"{lat['p90_us']:.1f} | {lat['p99_us']:.1f} | {lat['max_us']:.1f} | "
-            f"{'' if ovs is None else f'{ovs:.0f}'} | {'' if prx is None else f'{prx:.0f}'} | "
-            f"{rep.get('_loadavg', '')} |"
+            f"{'' if ovs is None else f'{ovs:.0f}'} | {'' if mid is None else f'{mid:.0f}'} | "
+            f"{kept} | {rep.get('_loadavg', '')} |"
         )
     return "\n".join(rows) + "\n"
 
 
-def write_extras(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> None:
-    """Figures, the raw perfbench reports and the latency table, next to the report."""
+def goals_table(goals: Sequence[Goal]) -> str:
+    rows = ["| goal | verdict | measured |", "|---|---|---|"]
+    rows += [f"| {g.goal} | {g.verdict} | {g.detail} |" for g in goals]
+    return "\n".join(rows) + "\n"
+
+
+def write_extras(
+    runs: list[tuple[Setup, dict[str, Any]]], directory: Path, goals: Sequence[Goal] = ()
+) -> None:
+    """Figures, the raw perfbench reports, the latency table and the goals, next to the report."""
     markdown = directory / "report.md"
     figures = plot_figures(runs, directory) if runs else []
     (directory / "sdn-runs.json").write_text(
@@ -234,11 +250,16 @@ def write_extras(runs: list[tuple[Setup, dict[str, Any]]], directory: Path) -> N
     table = latency_table(runs)
     (directory / "sdn-latency.md").write_text(table, encoding="utf-8")
     with markdown.open("a", encoding="utf-8") as md:
+        if goals:
+            md.write("\n## Goals (issue 15)\n\n" + goals_table(goals))
         md.write("\n## perfbench runs (first repeat of each setup)\n\n" + table + "\n")
         for fig in figures:
             md.write(f"![{fig.stem}]({fig.name})\n\n")
         md.write(
             "Boxes: p25-p75 with the median, whiskers p1 and p99, triangle = mean. "
-            "Series: ovs = switch only, proxy = through perfbench's pass-through proxy; "
-            "AGG = TCP_NODELAY off, ND = on.\n"
+            "Series: ovs = switch only, proxy = through perfbench's pass-through proxy, "
+            "hv = through the slicing hypervisor; AGG = TCP_NODELAY off, ND = on. "
+            "OVERLOADED: the run fell behind its offered load (messages unanswered, "
+            "rate not reached, a standing queue or latency growing from the first to the "
+            "last third of the window): its latency is not a steady one.\n"
         )

@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[4]
 PERFBENCH_DIR = REPO / "perfbench"
 CONTROLLER_PORT = 6653  # tenant i listens on 6653 + i
 PROXY_PORT = 6753  # the proxy listens on 6753 + i and relays to 6653 + i
+HV_PORT = 6853  # the hypervisor's one listening port, above the proxy's (at most 100 tenants)
 
 
 # -- the perfbench binary ----------------------------------------------------------------
@@ -125,15 +126,31 @@ def proxy(lab: OvsLab, binary: Path, ports: int, max_seconds: float) -> Iterator
 
 @dataclass(frozen=True)
 class Setup:
-    experiment: str  # "packet-in", "port-stats", "packet-out"
-    via: str  # "ovs" (switch only) or "proxy"
+    # "packet-in", "port-stats", "packet-out", "packet-out-rate" (20 tenants, rate steps),
+    # "noisy" (PACKET_OUT through a rate-limited hypervisor), "flow-mod"
+    experiment: str
+    via: str  # "ovs" (switch only), "proxy" (pass-through) or "hv" (the hypervisor)
     nodelay: bool
     tenants: int
     rate: int  # messages/s in total over all tenants
+    rates: tuple[int, ...] = ()  # per tenant, instead of `rate` spread evenly
+    rate_limit: int = 0  # the hypervisor's per-slice limit (messages/s; 0: none)
 
     @property
     def series(self) -> str:
         return f"{self.via}-{'ND' if self.nodelay else 'AGG'}"
+
+    @property
+    def kind(self) -> str:
+        """perfbench's message type."""
+        return "packet-out" if self.experiment in ("packet-out-rate", "noisy") else self.experiment
+
+    def controller_ports(self) -> list[int]:
+        """The switch's controllers: the tenants, the proxy's ports, or the hypervisor's one."""
+        if self.via == "hv":
+            return [HV_PORT]
+        base = PROXY_PORT if self.via == "proxy" else CONTROLLER_PORT
+        return [base + i for i in range(self.tenants)]
 
 
 def _count_listening(lines: queue.Queue[str | None], tenants: int, timeout: float = 15) -> int:
@@ -175,9 +192,18 @@ def run_perfbench(
     version: str,
     cpu_pids: list[int],
     spin_us: int = 0,
+    records: Path | None = None,
 ) -> dict[str, Any]:
-    """One `perfbench cp` run against the lab's OVS; returns perfbench's JSON report."""
-    kind = setup.experiment
+    """One `perfbench cp` run against the lab's OVS; returns perfbench's JSON report.
+
+    With `records`, perfbench writes every message's record (records.csv) there.
+    """
+    kind = setup.kind
+    rate = (
+        ["--rate", ",".join(str(r) for r in setup.rates)]
+        if setup.rates
+        else ["--total-rate", str(setup.rate)]
+    )
     cmd = [
         str(binary),
         "cp",
@@ -187,8 +213,7 @@ def run_perfbench(
         str(setup.tenants),
         "--type",
         kind,
-        "--total-rate",
-        str(setup.rate),
+        *rate,
         "--nodelay",
         "1" if setup.nodelay else "0",
         "--of",
@@ -203,14 +228,16 @@ def run_perfbench(
         "0.5",
         "--setup-timeout",
         "15",
-        "--no-records",
         "--spin-us",
         str(spin_us),
+        *(["--out", str(records)] if records else ["--no-records"]),
     ]
     if kind == "packet-in":
         cmd += ["--inject-iface", lab.dp_iface, "--install-table-miss"]
     elif kind == "packet-out":
         cmd += ["--capture-iface", lab.dp_iface, "--out-port", str(OVS_PORT)]
+    elif kind == "flow-mod":
+        cmd += ["--out-port", str(OVS_PORT)]
     for pid in cpu_pids:
         cmd += ["--cpu-pid", str(pid)]
     with tempfile.TemporaryFile("w+") as out:
@@ -230,8 +257,7 @@ def run_perfbench(
         try:
             listening = _count_listening(lines, setup.tenants)
             if listening == setup.tenants:
-                base = PROXY_PORT if setup.via == "proxy" else CONTROLLER_PORT
-                lab.set_controllers([base + i for i in range(setup.tenants)])
+                lab.set_controllers(setup.controller_ports())
             proc.wait(timeout=duration + 60)
         finally:
             processes.stop_child(proc, grace=5.0)

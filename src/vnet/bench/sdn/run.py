@@ -1,39 +1,30 @@
-"""One SDN benchmark run: Table 1's setups against one OVS lab and one proxy."""
+"""One SDN benchmark run: every setup against one OVS lab, the proxy and the hypervisor."""
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vnet.bench.progress import BenchOptions, BenchProgress
 from vnet.bench.results import BenchResult
 from vnet.bench.sdn import DESCRIPTION, SdnBenchError
+from vnet.bench.sdn.analysis import overload_reasons, read_records, thirds_of
+from vnet.bench.sdn.hypervisor import HvConfig, HvProcess, hypervisor, hypervisor_binary
 from vnet.bench.sdn.lab import OvsLab
 from vnet.bench.sdn.perfbench import Setup, perfbench_binary, proxy, run_perfbench
-
-# The paper's Table 1 (rates in messages/s).
-PACKET_IN_RATES = [10_000, 20_000, 30_000, 40_000]
-PORT_STATS_RATES = [5_000, 6_000, 7_000, 8_000]
-PACKET_OUT_TOTAL = 60_000
-
-
-# -- the experiment plan ---------------------------------------------------------------
-
-
-def plan(quick: bool, tenants: list[int]) -> list[Setup]:
-    """Table 1 of the paper, each setup switch-only and through the proxy."""
-    setups: list[Setup] = []
-    for via in ("ovs", "proxy"):
-        for rate in [40_000] if quick else PACKET_IN_RATES:
-            setups.append(Setup("packet-in", via, False, 1, rate))
-        if not quick:
-            setups.append(Setup("packet-in", via, True, 1, 40_000))
-        for rate in [8_000] if quick else PORT_STATS_RATES:
-            setups.append(Setup("port-stats", via, False, 1, rate))
-        for n in tenants:
-            for nd in (False, True):
-                setups.append(Setup("packet-out", via, nd, n, PACKET_OUT_TOTAL))
-    return setups
+from vnet.bench.sdn.plan import (
+    LADDER_RATES,
+    NOISY_FACTOR,
+    NORMAL_RATE,
+    PACKET_OUT_TOTAL,
+    RATE_LIMIT,
+    plan,
+)
+from vnet.bench.sdn.record import declare_metrics, record_run
 
 
 def _loadavg() -> str:
@@ -44,132 +35,174 @@ def _loadavg() -> str:
         return ""
 
 
-def cpu_percent(report: dict[str, Any], pid: int | None) -> float | None:
-    for c in report.get("cpu", []):
-        if c.get("pid") == pid and not c.get("error"):
-            return float(c["percent_of_core"])
-    return None
+@dataclass
+class Context:
+    """What every run shares: the lab, the binaries, the proxy, the timing."""
+
+    lab: OvsLab
+    perfbench: Path
+    hypervisor: Path
+    proxy_pid: int
+    bench: BenchOptions
+    trim: float
+    version: str
 
 
-def record_run(
-    result: BenchResult, setup: Setup, report: dict[str, Any], pids: dict[str, int | None]
-) -> None:
-    t = report["totals"]
-    lat = t["latency"]
-    x: float = setup.tenants if setup.experiment == "packet-out" else setup.rate
-    if lat["count"] > 0:
-        result.record(f"{setup.experiment} mean latency", setup.series, lat["mean_us"], x=x)
-        result.record(f"{setup.experiment} p99 latency", setup.series, lat["p99_us"], x=x)
-    sent = t["sent"]
-    result.record(
-        f"{setup.experiment} loss", setup.series, 100.0 * t["lost"] / sent if sent else 100.0, x=x
-    )
-    if setup.experiment == "packet-out":
-        ovs = cpu_percent(report, pids.get("ovs-vswitchd"))
-        if ovs is not None:
-            result.record("packet-out OVS CPU", setup.series, ovs, x=x)
-        prx = cpu_percent(report, pids.get("proxy"))
-        if prx is not None:
-            result.record("packet-out proxy CPU", setup.series, prx, x=x)
-    for p in report.get("problems", []):
-        result.note(f"{setup.experiment} {setup.series} x={x}: {p}")
+# -- overload: from the counters and the records' thirds ---------------------------------
 
 
-def declare_metrics(result: BenchResult) -> None:
-    for exp, x_label in (
-        ("packet-in", "PACKET_IN rate (msgs/s)"),
-        ("port-stats", "port stats request rate (msgs/s)"),
-        ("packet-out", "tenants (60k PACKET_OUT/s in total)"),
-    ):
-        result.declare(f"{exp} mean latency", "µs", x_label=x_label)
-        result.declare(f"{exp} p99 latency", "µs", x_label=x_label)
-        result.declare(f"{exp} loss", "%", x_label=x_label)
-    result.declare("packet-out OVS CPU", "% of a core", x_label="tenants")
-    result.declare("packet-out proxy CPU", "% of a core", x_label="tenants")
+def _others_totals(report: dict[str, Any], skip: int) -> dict[str, Any]:
+    """perfbench's totals over every tenant but `skip` (the noisy one)."""
+    others = [t for t in report["tenants"] if t["tenant"] != skip]
+    return {
+        "sent": sum(t["sent"] for t in others),
+        "lost": sum(t["lost"] for t in others),
+        "target_rate": sum(t["target_rate"] for t in others),
+        "achieved_rate": sum(t["achieved_rate"] for t in others),
+        "latency": {"p50_us": max((t["latency"]["p50_us"] for t in others), default=0.0)},
+    }
 
 
-# -- one run of a setup, and the whole run -----------------------------------------------
+def judge_overload(setup: Setup, report: dict[str, Any], records: Path) -> list[str]:
+    """Why the run fell behind (empty: it kept up); the noisy tenant itself is not judged."""
+    skip = 0 if setup.experiment == "noisy" else None
+    tenants = [t for t in report["tenants"] if t["tenant"] != skip]
+    totals = report["totals"] if skip is None else _others_totals(report, skip)
+    backlog = max((t.get("max_send_backlog_bytes", 0) for t in tenants), default=0)
+    csv = records / "records.csv"
+    thirds = None
+    if csv.is_file():
+        window = report["window"]
+        thirds = thirds_of(read_records(csv, skip), window["start_ns"], window["end_ns"])
+        report["_thirds_p50_us"] = list(thirds.p50_us)
+    return overload_reasons(totals, thirds, backlog)
+
+
+# -- one run of a setup ------------------------------------------------------------------
+
+
+@dataclass
+class SystemUnderTest:
+    pids: dict[str, int]  # whose CPU perfbench measures: "ovs-vswitchd", "proxy", "hypervisor"
+    hv: HvProcess | None = None  # its report is there once it has stopped
+
+
+@contextmanager
+def _system_under_test(ctx: Context, setup: Setup) -> Iterator[SystemUnderTest]:
+    """The hypervisor for an "hv" run (one per run, so its CPU and counters are that run's)."""
+    sut = SystemUnderTest({"ovs-vswitchd": ctx.lab.pids["ovs-vswitchd"]})
+    if setup.via == "proxy":
+        sut.pids["proxy"] = ctx.proxy_pid
+    if setup.via != "hv":
+        yield sut
+        return
+    cfg = HvConfig(setup.tenants, probe_macs=setup.kind == "packet-in", rate_limit=setup.rate_limit)
+    with hypervisor(ctx.lab, ctx.hypervisor, cfg, ctx.bench.duration + 90) as sut.hv:
+        sut.pids["hypervisor"] = sut.hv.pid
+        yield sut
+
+
+def _measure(ctx: Context, setup: Setup) -> dict[str, Any]:
+    """perfbench against the switch, directly or through the proxy or the hypervisor."""
+    with tempfile.TemporaryDirectory(prefix="vnet-sdn-") as tmp:
+        with _system_under_test(ctx, setup) as sut:
+            rep = run_perfbench(
+                ctx.lab,
+                ctx.perfbench,
+                setup,
+                duration=ctx.bench.duration,
+                trim=ctx.trim,
+                version=ctx.version,
+                cpu_pids=list(sut.pids.values()),
+                records=Path(tmp),
+            )
+        rep["_pids"] = sut.pids
+        rep["_overloaded"] = judge_overload(setup, rep, Path(tmp))
+    rep["_hypervisor"] = sut.hv.report if sut.hv else {}
+    rep["_loadavg"] = _loadavg()
+    rep["_duration"] = ctx.bench.duration
+    return rep
 
 
 def _one_run(
-    lab: OvsLab,
-    binary: Path,
-    setup: Setup,
-    k: int,
-    bench: BenchOptions,
-    trim: float,
-    version: str,
-    proxy_pid: int,
-    result: BenchResult,
-    progress: BenchProgress,
+    ctx: Context, setup: Setup, k: int, result: BenchResult, progress: BenchProgress
 ) -> dict[str, Any] | None:
     """Run repeat `k` of `setup`, record it; a failed run becomes a note, not an abort."""
     label = f"{setup.experiment} {setup.series} tenants={setup.tenants} rate={setup.rate}"
-    progress.update(f"{label} run {k + 1}/{bench.repeat}")
-    vswitchd = lab.pids["ovs-vswitchd"]
-    via_proxy = setup.via == "proxy"
+    progress.update(f"{label} run {k + 1}/{ctx.bench.repeat}")
     try:
-        rep = run_perfbench(
-            lab,
-            binary,
-            setup,
-            duration=bench.duration,
-            trim=trim,
-            version=version,
-            cpu_pids=[vswitchd, proxy_pid] if via_proxy else [vswitchd],
-        )
+        rep = _measure(ctx, setup)
     except SdnBenchError as err:
         result.note(f"{label} run {k + 1}: {err}")
         progress.log(f"failed: {label}: {err}")
         progress.advance()
         return None
-    rep["_loadavg"] = _loadavg()
-    rep["_pids"] = {"ovs-vswitchd": vswitchd, "proxy": proxy_pid if via_proxy else None}
-    record_run(result, setup, rep, rep["_pids"])
+    record_run(result, setup, rep)
     lat, t = rep["totals"]["latency"], rep["totals"]
+    over = f", OVERLOADED: {'; '.join(rep['_overloaded'])}" if rep["_overloaded"] else ""
     progress.log(
         f"{label}: p50 {lat['p50_us']:.0f} µs, p99 {lat['p99_us']:.0f} µs, "
-        f"lost {t['lost']}/{t['sent']}, load {rep['_loadavg']}"
+        f"lost {t['lost']}/{t['sent']}, load {rep['_loadavg']}{over}"
     )
     progress.advance()
     return rep
 
 
-def run_sdn(
-    bench: BenchOptions, tenants: list[int], version: str, runs: list[tuple[Setup, dict[str, Any]]]
+# -- the whole run -----------------------------------------------------------------------
+
+
+def _start(
+    bench: BenchOptions, tenants: list[int], version: str, setups: list[Setup]
 ) -> BenchResult:
-    """Every setup against one OVS lab and one proxy; `runs` gets each setup's first report."""
-    duration = bench.duration
-    trim = min(5.0, duration / 6)
-    binary = perfbench_binary()
-    setups = plan(bench.quick, tenants)
+    binaries = {"perfbench": str(perfbench_binary()), "hypervisor": str(hypervisor_binary())}
     result = BenchResult.start(
         "sdn",
         parameters={
             **bench.as_parameters(),
             "tenants": tenants,
             "openflow": version,
-            "trim_seconds": trim,
+            "trim_seconds": min(5.0, bench.duration / 6),
             "packet_in_rates": sorted({s.rate for s in setups if s.experiment == "packet-in"}),
             "port_stats_rates": sorted({s.rate for s in setups if s.experiment == "port-stats"}),
             "packet_out_total_rate": PACKET_OUT_TOTAL,
+            "ladder_tenants": max(tenants),
+            "ladder_rates": sorted({s.rate for s in setups if s.experiment == "packet-out-rate"})
+            or LADDER_RATES,
+            "noisy": {
+                "tenants": next((s.tenants for s in setups if s.experiment == "noisy"), 0),
+                "normal_rate": NORMAL_RATE,
+                "rate_limit": RATE_LIMIT,
+                "noisy_rate": NOISY_FACTOR * RATE_LIMIT,
+            },
         },
-        tools={"ovs-vswitchd": "ovs-vswitchd", "perfbench": str(binary)},
+        tools={"ovs-vswitchd": "ovs-vswitchd", **binaries},
         baseline="ovs-AGG",
         description=DESCRIPTION,
     )
     declare_metrics(result)
-    total_time = len(setups) * bench.repeat * (duration + 1.5) + 60
-    with (
-        OvsLab() as lab,
-        proxy(lab, binary, max(tenants), total_time) as proxy_pid,
-        BenchProgress("sdn", total=len(setups) * bench.repeat, quiet=bench.quiet) as progress,
-    ):
+    return result
+
+
+def run_sdn(
+    bench: BenchOptions, tenants: list[int], version: str, runs: list[tuple[Setup, dict[str, Any]]]
+) -> BenchResult:
+    """Every setup against one OVS lab; `runs` gets each setup's first report."""
+    duration = bench.duration
+    setups = plan(bench.quick, tenants)
+    result = _start(bench, tenants, version, setups)
+    binary = perfbench_binary()
+    total_time = len(setups) * bench.repeat * (duration + 3) + 120
+    with ExitStack() as stack:
+        lab = stack.enter_context(OvsLab())
+        proxy_pid = stack.enter_context(proxy(lab, binary, max(tenants), total_time))
+        progress = stack.enter_context(
+            BenchProgress("sdn", total=len(setups) * bench.repeat, quiet=bench.quiet)
+        )
+        trim = min(5.0, duration / 6)
+        ctx = Context(lab, binary, hypervisor_binary(), proxy_pid, bench, trim, version)
         for setup in setups:
             for k in range(bench.repeat):
-                rep = _one_run(
-                    lab, binary, setup, k, bench, trim, version, proxy_pid, result, progress
-                )
+                rep = _one_run(ctx, setup, k, result, progress)
                 if rep is not None and k == 0:
                     runs.append((setup, rep))
     return result
