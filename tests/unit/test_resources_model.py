@@ -52,8 +52,8 @@ def test_resources_are_optional() -> None:
 @pytest.mark.parametrize(
     ("router", "where", "why"),
     [
-        ("{cpu: 0}", "routers[0].resources.cpu", "greater than 0"),
-        ("{cpu: -1}", "routers[0].resources.cpu", "greater than 0"),
+        ("{cpu: 0.001}", "routers[0].resources.cpu", "greater than or equal to 0.01"),
+        ("{cpu: -1}", "routers[0].resources.cpu", "greater than or equal to 0.01"),
         ("{memory: 1MiB}", "routers[0].resources.memory", "greater than or equal to 4194304"),
         ("{memory: 12 parsecs}", "routers[0].resources.memory", "unknown size unit"),
         ("{cpuset: '3-1'}", "routers[0].resources.cpuset", "ascend"),

@@ -38,6 +38,8 @@ _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 # a few MiB no routing daemon or traffic generator even starts.
 MIN_MEMORY = 4 * 1024**2
 MAX_CPUS = 4096  # the kernel's NR_CPUS ceiling on common builds
+# the kernel's smallest CFS quota is 1 ms per period; vnet uses a 100 ms period
+MIN_CPU = 0.01
 _CPU_LIST_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 
 
@@ -102,7 +104,7 @@ class Resources(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # cores' worth of CPU time per period: 0.5 = half of one core
-    cpu: float | None = Field(None, gt=0, le=MAX_CPUS)
+    cpu: float | None = Field(None, ge=MIN_CPU, le=MAX_CPUS)
     cpuset: CpuList | None = None
     memory: Size | None = Field(None, ge=MIN_MEMORY)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vnet.substrate.address import Address
+from vnet.substrate.cgroup import Cgroup
 from vnet.substrate.fdb import Fdb
 from vnet.substrate.link import Link
 from vnet.substrate.marks import NsName
@@ -36,6 +37,8 @@ class KernelState:
     tc_roots: set[TcRoot] = field(default_factory=set)
     tc_classes: dict[tuple[NsName, str, int], TcClass] = field(default_factory=dict)
     tc_filters: set[TcFilter] = field(default_factory=set)
+    # per-node resource limits (cgroup.py), by the node's namespace
+    cgroups: dict[str, Cgroup] = field(default_factory=dict)
 
     def add_namespace(self, ns: Namespace) -> None:
         self.namespaces[ns.name] = ns
@@ -57,6 +60,7 @@ class KernelState:
         self.tc_roots |= other.tc_roots
         self.tc_classes.update(other.tc_classes)
         self.tc_filters |= other.tc_filters
+        self.cgroups.update(other.cgroups)
 
     def summary(self) -> dict[str, int]:
         return {
@@ -71,4 +75,5 @@ class KernelState:
             "steering rules": len(self.rules),
             "tc classes": len(self.tc_classes),
             "tc filters": len(self.tc_filters),
+            "cgroups": len(self.cgroups),
         }
