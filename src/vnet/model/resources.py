@@ -110,6 +110,9 @@ class Resources(BaseModel):
 
     @model_validator(mode="after")
     def _cpu_within_cpuset(self) -> Resources:
+        if self.cpu is not None and abs(self.cpu * 100 - round(self.cpu * 100)) > 1e-6:
+            # the YANG leaf is decimal64 with 2 digits: one spelling everywhere
+            raise ValueError(f"give cpu in hundredths of a core (e.g. 0.33), not {self.cpu:g}")
         if self.cpu is not None and self.cpuset is not None and self.cpu > cpu_count(self.cpuset):
             raise ValueError(
                 f"cpu {self.cpu:g} is more than the {cpu_count(self.cpuset)} CPU(s) of "

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from vnet.agent.config import AgentConfig
+from vnet.agent.datastore import resources_state
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
 from vnet.model.yang.module import ROUTERS, qualified
@@ -58,6 +59,7 @@ def read_state(
         else:
             state = "running" if all_up else "failed"
         out[r["name"]] = {"oper-state": state, "interfaces": itfs}
+        out[r["name"]]["resources"] = resources_state.read_usage(placement, r)
         if state != "failed":
             with contextlib.suppress(OSError, NotANamespace):
                 out[r["name"]]["route-count"] = routes.count(kernel, ns)
@@ -79,6 +81,7 @@ def add_router_state(
         r["uptime"] = int(now - started_at.get(r["name"], now)) if running else 0
         for itf in r.get("interface", []):
             itf.update(info["interfaces"].get(itf["name"], {"oper-status": "down"}))
+        resources_state.add_usage(r, info.get("resources"))
 
 
 def hypervisor_state(

@@ -76,8 +76,9 @@ class Lab:
         self._servers: list[iperf3.Iperf3Server] = []
 
     def __enter__(self) -> Lab:
-        if BENCH_LAB in labmod.running_labs():
-            labmod.down(BENCH_LAB)  # a previous interrupted run; start from nothing
+        # a previous interrupted run: start from nothing (a no-op when there is none; not
+        # running_labs(), which reads every lab's namespaces while others delete theirs)
+        labmod.down(BENCH_LAB)
         labmod.up("", topology=self.topo)
         try:
             sink = lab_placement(BENCH_LAB).node_ns("sink")
