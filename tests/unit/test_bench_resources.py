@@ -42,3 +42,10 @@ def test_a_bad_cpuset_names_the_option() -> None:
     with pytest.raises(OptionError) as info:
         ResourcesBench().plan(None, cpu=0.5, cpuset="9-1", protocol="udp")  # type: ignore[arg-type]
     assert info.value.option == "--cpuset"
+
+
+def test_the_verdict_goes_into_the_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "report.md").write_text("# vnet bench resources\n")
+    shown = ResourcesBench().finish(_result(0.5, 1.0), {}, tmp_path)
+    assert shown.startswith("goal met: limited to 0.5 core sends 0.5x")
+    assert "## Goal\n\n- goal met" in (tmp_path / "report.md").read_text()

@@ -37,7 +37,7 @@ from vnet.substrate import (
     realize,
 )
 from vnet.substrate.kernel import NotANamespace
-from vnet.tools import processes
+from vnet.tools import cgroupfs, processes
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
 
@@ -363,5 +363,8 @@ def node_namespace(lab: str, node: str) -> str:
 def exec_in(lab: str, node: str, argv: list[str]) -> None:
     """Replace this process with `argv` running inside the node's namespace."""
     ns = node_namespace(lab, node)
+    join_group = cgroupfs.joiner(ns)  # the node's resource limits, if it has any
+    if join_group is not None:
+        join_group()
     nsfs.join(ns)
     os.execvp(argv[0], argv)

@@ -12,6 +12,7 @@ of a core at 6.4 Gbit/s), so a limit of half a core does not bind it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from statistics import fmean
 from typing import TYPE_CHECKING, Any
 
@@ -95,8 +96,24 @@ class ResourcesBench(Benchmark):
             return [Goal(goal, None, "no samples")]
         detail = f"ratio {ratio:.3f}; the unlimited sender used {free_cpu:.2f} cores"
         if free_cpu < FULL_CORE:
-            return [Goal(goal, None, f"{detail}: the machine is too loaded to judge it")]
+            # an estimate, not the goal: the rate is proportional to the CPU a sender gets
+            per_core = ratio * free_cpu
+            return [
+                Goal(
+                    goal,
+                    None,
+                    f"{detail}: the machine is too loaded to judge it (scaled to one core "
+                    f"for the unlimited sender: {per_core:.3f}, for a limit of {cpu:g})",
+                )
+            ]
         return [Goal(goal, abs(ratio - cpu) <= TOLERANCE, detail)]
+
+    def finish(self, result: BenchResult, plan: dict[str, Any], directory: Path) -> str:
+        """The goal's verdict, appended to report.md and shown on the terminal."""
+        lines = [f"goal {g.verdict}: {g.goal}: {g.detail}" for g in self.goals(result)]
+        with (directory / "report.md").open("a") as report:
+            report.write("\n## Goal\n\n" + "\n".join(f"- {line}" for line in lines) + "\n")
+        return "\n".join(lines)
 
     def headline(self, result: BenchResult) -> str:
         def fig(metric: str, series: str) -> str:
