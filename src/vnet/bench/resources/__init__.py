@@ -94,18 +94,13 @@ class ResourcesBench(Benchmark):
         goal = f"limited to {cpu:g} core sends {cpu:g}x +/- {TOLERANCE:g} of unlimited"
         if ratio is None or free_cpu is None:
             return [Goal(goal, None, "no samples")]
-        detail = f"ratio {ratio:.3f}; the unlimited sender used {free_cpu:.2f} cores"
+        limited_cpu = _mean(result, "sender CPU", "limited") or 0.0
+        detail = (
+            f"ratio {ratio:.3f}; the unlimited sender used {free_cpu:.2f} cores, "
+            f"the limited one {limited_cpu:.2f} of its {cpu:g}"
+        )
         if free_cpu < FULL_CORE:
-            # an estimate, not the goal: the rate is proportional to the CPU a sender gets
-            per_core = ratio * free_cpu
-            return [
-                Goal(
-                    goal,
-                    None,
-                    f"{detail}: the machine is too loaded to judge it (scaled to one core "
-                    f"for the unlimited sender: {per_core:.3f}, for a limit of {cpu:g})",
-                )
-            ]
+            return [Goal(goal, None, f"{detail}: the machine is too loaded to judge it")]
         return [Goal(goal, abs(ratio - cpu) <= TOLERANCE, detail)]
 
     def finish(self, result: BenchResult, plan: dict[str, Any], directory: Path) -> str:
