@@ -36,7 +36,12 @@ HYBRID = """\
 
 
 def _offers(*controllers: str):
-    return lambda path: set(controllers)
+    def read_words(path: Path) -> set[str]:
+        # what the root enables for its children, not merely what the kernel has
+        assert path.name == "cgroup.subtree_control", path
+        return set(controllers)
+
+    return read_words
 
 
 def test_this_machine_kind_uses_v1_for_everything() -> None:

@@ -143,7 +143,8 @@ def _hierarchies(group: Cgroup) -> dict[str, Hierarchy]:
         if value is not None and controller not in layout:
             raise CgroupError(
                 f"cannot limit {controller} of {group.ns}: this host has no {controller} "
-                "controller (neither a cgroup v1 hierarchy nor in the v2 root's cgroup.controllers)"
+                "controller (no cgroup v1 hierarchy mounts it, the v2 root's "
+                "cgroup.subtree_control does not enable it)"
             )
     # on v2 one directory serves every controller, and an empty cpuset.cpus means "all"
     v2_cpuset = ("cpuset",) if layout.get("cpuset", Hierarchy(Path(), 1)).version == 2 else ()
@@ -166,7 +167,7 @@ def _make_dir(h: Hierarchy, name: str, hs: dict[str, Hierarchy]) -> list[Path]:
     owner's groups and so never removed, like /run/netns.
     """
     h.parent.mkdir(exist_ok=True)
-    if h.version == 2:  # idempotent; the root must offer them (a global setting: not ours)
+    if h.version == 2:  # idempotent; the root enables them (a global setting: not ours)
         wanted = [c for c in cgroupfs.V2_CONTROLLERS if hs.get(c) == h]
         _write(h.parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
     cpuset_v1 = h.version == 1 and hs.get("cpuset") == h

@@ -5,7 +5,7 @@ one group per node named "<namespace>@<scope>": the name is the mark (which
 node, which owner), so observation and teardown find exactly vnet's own, also
 after a crash. A controller lives in a v1 hierarchy where one mounts it (this
 kind of machine: cpu, cpuacct, cpuset and memory each on their own), else in
-the v2 hierarchy if its root offers it. The substrate creates and removes the
+the v2 hierarchy if its root enables it for its children. The substrate creates and removes the
 groups (substrate/cgroup.py); tools only put a starting process into one.
 """
 
@@ -78,11 +78,16 @@ def _read_words(path: Path) -> set[str]:
 def layout_from(
     mountinfo: str, read_words: Callable[[Path], set[str]] = _read_words
 ) -> dict[str, Hierarchy]:
-    """Controller -> the hierarchy vnet uses for it: v1 where mounted, else v2 if offered."""
+    """Controller -> the hierarchy vnet uses for it: v1 where mounted, else v2 if enabled.
+
+    On v2 a controller reaches vnet's directory only if the root enables it
+    for its children (cgroup.subtree_control); vnet does not change that
+    global setting, it only enables them for its own groups below.
+    """
     v1, v2 = parse_mountinfo(mountinfo)
     out = {name: Hierarchy(path, 1) for name, path in v1.items()}
     if v2 is not None:
-        offered = read_words(v2 / "cgroup.controllers")
+        offered = read_words(v2 / "cgroup.subtree_control")
         for name in V2_CONTROLLERS:
             if name not in out and name in offered:
                 out[name] = Hierarchy(v2, 2)
