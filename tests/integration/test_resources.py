@@ -113,3 +113,30 @@ def test_a_limit_the_host_cannot_apply_changes_nothing(labs: Labs) -> None:
     assert _ours(name) == [], f"a failed up left groups behind: {_ours(name)}"
     with Kernel() as k:
         assert observe(k, name, f"vnet-{name}-").state.namespaces == {}
+
+
+def test_teardown_takes_orphans_of_its_own_and_leaves_others_and_their_processes(
+    labs: Labs,
+) -> None:
+    hs = _require_controllers()
+    name = unique_lab()
+    labs.names.append(name)
+    path = _write(labs, name, "{memory: 64MiB}", "{cpu: 0.5}")
+    labmod.up(path)
+    cpu = hs["cpu"]
+    # a group left by a crash (its node is gone), and one with the same prefix but not ours
+    orphan, foreign = cpu.group(f"vnet-{name}-ghost@{name}"), cpu.group(f"vnet-{name}-e1@other")
+    orphan.mkdir()
+    foreign.mkdir()
+    # someone's process still in a node's group when the lab goes down
+    sleeper = processes.spawn(f"vnet-{name}-e1", ["sleep", "60"])
+    try:
+        assert f"/vnet/vnet-{name}-e1@{name}" in Path(f"/proc/{sleeper.pid}/cgroup").read_text()
+        labmod.down(name)
+        assert _ours(name) == [] and not orphan.exists(), f"left: {_ours(name)}"
+        assert foreign.is_dir(), "a group vnet does not own was removed"
+        assert sleeper.poll() is None, "teardown must not kill processes"
+        assert "/vnet/" not in Path(f"/proc/{sleeper.pid}/cgroup").read_text()
+    finally:
+        processes.stop_child(sleeper)
+        foreign.rmdir()
