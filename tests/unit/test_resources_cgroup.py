@@ -17,7 +17,14 @@ from vnet.substrate.cgroup import (
     node_cgroup,
     plan_cgroups,
 )
-from vnet.tools.cgroupfs import Hierarchy, group_name, layout_from, split_group_name
+from vnet.tools.cgroupfs import (
+    Hierarchy,
+    group_name,
+    joiner,
+    layout_from,
+    node_groups,
+    split_group_name,
+)
 
 V1 = """\
 31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
@@ -125,3 +132,27 @@ def test_dry_run_says_what_each_operation_does() -> None:
         "cgroup create vnet/vnet-l-e1@l  # cpu 0.5, cpuset 0, memory 512MiB"
     )
     assert DeleteCgroup(g).describe() == "cgroup delete vnet/vnet-l-e1@l"
+
+
+def test_a_child_started_in_a_node_joins_every_group_of_that_node(tmp_path: Path) -> None:
+    hs = {
+        "cpu": Hierarchy(tmp_path / "cpu", 1),
+        "memory": Hierarchy(tmp_path / "memory", 1),
+        "cpuset": Hierarchy(tmp_path / "cpuset", 1),  # no group of the node there
+    }
+    for h in hs.values():
+        h.parent.mkdir(parents=True)
+    for controller in ("cpu", "memory"):
+        (hs[controller].group("vnet-l-e1@l")).mkdir()
+        (hs[controller].group("vnet-l-e1@l") / "cgroup.procs").write_text("")
+    (hs["cpu"].group("vnet-l-e10@l")).mkdir()  # another node whose name starts alike
+    (hs["cpu"].parent / "cgroup.procs").write_text("")  # a file, not a group
+    assert node_groups("vnet-l-e1", hs) == [
+        hs["cpu"].group("vnet-l-e1@l"),
+        hs["memory"].group("vnet-l-e1@l"),
+    ]
+    join = joiner("vnet-l-e1", hs)
+    assert join is not None
+    join()  # what the child runs between fork and exec: "0" is itself
+    assert (hs["memory"].group("vnet-l-e1@l") / "cgroup.procs").read_text() == "0"
+    assert joiner("vnet-l-e2", hs) is None and joiner(None, hs) is None

@@ -126,7 +126,9 @@ def node_groups(ns: str, hierarchies: dict[str, Hierarchy] | None = None) -> lis
     return sorted(out)
 
 
-def joiner(ns: str | None) -> Callable[[], None] | None:
+def joiner(
+    ns: str | None, hierarchies: dict[str, Hierarchy] | None = None
+) -> Callable[[], None] | None:
     """What a child started in `ns` runs before exec to join its node's group (None: none).
 
     The child writes "0" (itself) into cgroup.procs, so everything it forks
@@ -135,7 +137,7 @@ def joiner(ns: str | None) -> Callable[[], None] | None:
     """
     if ns is None:
         return None
-    procs = [str(d / "cgroup.procs") for d in node_groups(ns)]
+    procs = [str(d / "cgroup.procs") for d in node_groups(ns, hierarchies)]
     if not procs:
         return None
 
