@@ -185,8 +185,15 @@ def _make_dir(h: Hierarchy, name: str, hs: dict[str, Hierarchy]) -> list[Path]:
 def _inherit_cpuset(d: Path, parent: Path, cpus: bool = True) -> None:
     """A v1 cpuset group takes no process before it has memory nodes (and cores)."""
     for key in ("cpuset.mems", "cpuset.cpus") if cpus else ("cpuset.mems",):
-        if not (d / key).read_text().strip():
-            _write(d / key, (parent / key).read_text().strip())
+        if not _text(d / key):  # a new group's files are there and empty
+            _write(d / key, _text(parent / key))
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        return ""
 
 
 def _set_limits(group: Cgroup, hs: dict[str, Hierarchy]) -> None:
