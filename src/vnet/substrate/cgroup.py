@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,8 +152,9 @@ def _hierarchies(group: Cgroup) -> dict[str, Hierarchy]:
     return {c: layout[c] for c in group.controllers + v2_cpuset if c in layout}
 
 
-def _unique(hs: object) -> list[Hierarchy]:
-    return sorted(set(hs), key=lambda h: str(h.mount))  # type: ignore[call-overload]
+def _unique(hs: Iterable[Hierarchy]) -> list[Hierarchy]:
+    """Each mount once (on v2, or co-mounted v1 controllers, several share one)."""
+    return sorted(set(hs), key=lambda h: str(h.mount))
 
 
 def _write(path: Path, value: str) -> None:
@@ -304,8 +306,15 @@ def _read_limits(
     return (
         _parse_quota(cpu),
         text("cpuset", "cpuset.cpus", "cpuset.cpus") or None,
-        None if memory in (None, "max") or int(memory) >= UNLIMITED_V1 else int(memory),  # type: ignore[arg-type]
+        _parse_memory(memory),
     )
+
+
+def _parse_memory(text: str | None) -> int | None:
+    """Bytes, or None for no limit (v2 "max", v1 a page-rounded LLONG_MAX)."""
+    if text is None or text == "max" or int(text) >= UNLIMITED_V1:
+        return None
+    return int(text)
 
 
 def _parse_quota(text: str | None) -> float | None:
