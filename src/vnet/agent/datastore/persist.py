@@ -1,16 +1,83 @@
-"""The running configuration on disk: replaced atomically, fsynced file and directory."""
+"""The configuration on disk, in the state directory.
+
+`running.json` is the committed running configuration. A commit first writes
+the new tree to `running.next.json` and fsyncs it (the durable record of its
+intent: a full or read-only disk is found here, before the kernel changes),
+then applies it to the kernel, then renames it over `running.json` and
+fsyncs the directory: that rename is the commit point. A start that finds a
+`running.next.json` left behind by a crash knows its commit never reached
+the commit point (and was never acknowledged): it drops the file, and the
+agent converges the kernel back to `running.json`.
+
+`rollback.json` is the rollback point of a pending confirmed commit (RFC 6241
+Sec. 8.4): the configuration to go back to, on disk before the confirmed
+commit changes anything. A start that finds it restores it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from vnet.model.yang.errors import ErrorTag, RpcError
+
+RUNNING_FILE = "running.json"
+STAGED_FILE = "running.next.json"
+ROLLBACK_FILE = "rollback.json"
+_LEGACY_TMP = "running.tmp"  # what an older agent's interrupted save left behind
+
+
+def disk_error(what: str, err: OSError, undone: str) -> RpcError:
+    """The answer when the state directory refused a write (full, read-only, I/O error)."""
+    reason = err.strerror or str(err)
+    return RpcError(ErrorTag.OPERATION_FAILED, f"{what} failed ({reason}); {undone}")
+
+
+def write_durably(path: Path, data: bytes) -> None:
+    """`path` holds `data` on disk (file and directory entry fsynced), or OSError and no
+    file at `path` (a partial one is removed)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        sync_directory(path.parent)
+    except OSError:
+        remove_quietly(path)
+        raise
+
+
+def sync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_quietly(path: Path) -> None:
+    """Unlink if there (unlinking needs no free space; a read-only disk had no file made)."""
+    with contextlib.suppress(OSError):
+        path.unlink()
+
+
+def _encoded(tree: dict[str, Any]) -> bytes:
+    return json.dumps(tree, indent=1).encode()
+
 
 class RunningFile:
     def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / "running.json"
+        self.dir = state_dir
+        self.path = state_dir / RUNNING_FILE
+        self.staged = state_dir / STAGED_FILE
+        self.rollback = state_dir / ROLLBACK_FILE
 
     def exists(self) -> bool:
         return self.path.exists()
@@ -20,14 +87,48 @@ class RunningFile:
         return tree
 
     def save(self, tree: dict[str, Any]) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        with tmp.open("w") as f:
-            json.dump(tree, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        tmp.replace(self.path)
-        fd = os.open(self.path.parent, os.O_RDONLY)
+        """Replace running.json atomically (stage, then rename), or OSError and no change."""
+        self.stage(tree)
+        self.promote()
+
+    # -- the two halves of a commit ------------------------------------------------
+    def stage(self, tree: dict[str, Any]) -> None:
+        """Write the next configuration beside the current one, durably; OSError leaves no
+        file behind."""
+        write_durably(self.staged, _encoded(tree))
+
+    def promote(self) -> None:
+        """The commit point: the staged file becomes running.json. OSError: not committed,
+        the staged file is removed, running.json is the previous configuration."""
         try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+            self.staged.replace(self.path)
+        except OSError:
+            remove_quietly(self.staged)
+            raise
+        sync_directory(self.dir)
+
+    def drop_staged(self) -> None:
+        remove_quietly(self.staged)
+
+    def recover(self) -> bool:
+        """At start: drop what an interrupted commit left (it never reached its commit
+        point). True if there was something."""
+        leftovers = [p for p in (self.staged, self.dir / _LEGACY_TMP) if p.exists()]
+        for path in leftovers:
+            remove_quietly(path)
+        return bool(leftovers)
+
+    # -- the rollback point of a confirmed commit ---------------------------------
+    def save_rollback(self, tree: dict[str, Any]) -> None:
+        write_durably(self.rollback, _encoded(tree))
+
+    def load_rollback(self) -> dict[str, Any] | None:
+        if not self.rollback.exists():
+            return None
+        tree: dict[str, Any] = json.loads(self.rollback.read_text())
+        return tree
+
+    def drop_rollback(self) -> None:
+        """The rollback point is gone for good (confirmed, or rolled back)."""
+        self.rollback.unlink(missing_ok=True)
+        sync_directory(self.dir)
