@@ -190,8 +190,8 @@ def _ensure_agent(
     record: LabRecord,
 ) -> subprocess.Popen[bytes] | None:
     """Start the host's agent unless it runs with its current share of the file; the new
-    child's PID is in the record on disk before this returns, so that `down` stops every
-    agent even if `up` fails before the next one starts."""
+    child's PID is in the record on disk before the agent runs (agents.release), so that
+    `down` stops every agent even if `up` fails or is killed at any point."""
     what = f"agent {host}"
     current = next(
         (p for p in record.processes if p.what == what and processes.is_running(p)), None
@@ -206,6 +206,7 @@ def _ensure_agent(
     record.processes = [p for p in record.processes if p.what != what]
     record.processes.append(processes.record(child, what))
     write_record(record)
+    agents.release(child)  # only now: a crash before this leaves no agent running
     return child
 
 
