@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from vnet.agent.datastore import CANDIDATE, Datastore
-from vnet.agent.datastore.persist import ROLLBACK_FILE, RUNNING_FILE, STAGED_FILE
+from vnet.agent.datastore.persist import RUNNING_FILE, STAGED_FILE
 from vnet.model.agent_config import AgentConfig, User
 from vnet.model.yang.errors import ErrorTag, RpcError
 
@@ -52,7 +52,12 @@ def run(state_dir: Path, body: Callable[[Datastore], Awaitable[None]]) -> None:
 
 
 def on_disk(state_dir: Path) -> list[str]:
-    return names(json.loads((state_dir / RUNNING_FILE).read_text()))
+    return names(json.loads((state_dir / RUNNING_FILE).read_text())["running"])
+
+
+def rollback_on_disk(state_dir: Path) -> list[str] | None:
+    point = json.loads((state_dir / RUNNING_FILE).read_text())["rollback"]
+    return None if point is None else names(point)
 
 
 async def stage_candidate(ds: Datastore, t: dict[str, Any], session: str = "1") -> None:
@@ -119,10 +124,10 @@ def test_unconfirmed_commit_goes_back_at_its_timeout(tmp_path: Path) -> None:
         await stage_candidate(ds, tree("r1", "r2"))
         await ds.commit("1", confirmed=True, confirm_timeout=0.2)
         assert names(ds.running_snapshot()) == ["r1", "r2"]
-        assert (tmp_path / ROLLBACK_FILE).exists()
+        assert rollback_on_disk(tmp_path) == ["r1"]
         await asyncio.sleep(0.5)
         assert names(ds.running_snapshot()) == ["r1"] and on_disk(tmp_path) == ["r1"]
-        assert ds.confirms.pending is None and not (tmp_path / ROLLBACK_FILE).exists()
+        assert ds.confirms.pending is None and rollback_on_disk(tmp_path) is None
 
     run(tmp_path, body)
 
@@ -136,7 +141,7 @@ def test_confirming_commit_keeps_it_and_only_its_session_may_confirm(tmp_path: P
         await ds.commit("1")
         await asyncio.sleep(0.5)
         assert names(ds.running_snapshot()) == ["r1"] and on_disk(tmp_path) == ["r1"]
-        assert not (tmp_path / ROLLBACK_FILE).exists()
+        assert rollback_on_disk(tmp_path) is None
 
     run(tmp_path, body)
 
@@ -162,6 +167,8 @@ def test_session_end_without_persist_rolls_back_the_whole_series(tmp_path: Path)
         await ds.commit("1", confirmed=True)
         await stage_candidate(ds, tree("r1", "r2"))
         await ds.commit("1", confirmed=True)  # a follow-up keeps the first rollback point
+        await ds.commit_tree(tree("r1", "r2", "r3"))  # another writer: goes back too
+        assert rollback_on_disk(tmp_path) == []
         ds.release("1")
         await asyncio.sleep(0.1)
         assert names(ds.running_snapshot()) == [] and on_disk(tmp_path) == []
@@ -183,7 +190,7 @@ def test_a_pending_confirmed_commit_goes_back_at_the_next_start(tmp_path: Path) 
         assert ds.confirms.pending is None
 
     run(tmp_path, after)
-    assert on_disk(tmp_path) == ["r1"] and not (tmp_path / ROLLBACK_FILE).exists()
+    assert on_disk(tmp_path) == ["r1"] and rollback_on_disk(tmp_path) is None
 
 
 def test_cancel_commit_with_nothing_pending_is_an_error(tmp_path: Path) -> None:
@@ -192,5 +199,14 @@ def test_cancel_commit_with_nothing_pending_is_an_error(tmp_path: Path) -> None:
             await ds.cancel_commit("1")
         with pytest.raises(RpcError, match="persist-id"):
             await ds.commit("1", persist_id="nothing")
+
+    run(tmp_path, body)
+
+
+def test_an_older_agents_bare_running_file_still_loads(tmp_path: Path) -> None:
+    (tmp_path / RUNNING_FILE).write_text(json.dumps(tree("r1")))
+
+    async def body(ds: Datastore) -> None:
+        assert names(ds.running_snapshot()) == ["r1"]
 
     run(tmp_path, body)

@@ -2,13 +2,13 @@
 or cancel a pending confirmed commit, and when it times out.
 
 A confirmed commit keeps a rollback point: the running configuration before
-the first confirmed commit of a series, written durably (persist.py) before
-that commit changes anything. Unless a confirming commit arrives within the
-timeout, running and the kernel go back to it: at the timeout, when the
-session that started it ends (unless it gave <persist>), on <cancel-commit>,
-or at the next start of an agent that died meanwhile. Changes made by
-anyone in between go back with it, as on every NETCONF server that keeps
-one rollback point.
+the first confirmed commit of a series, on disk in the same file and fsync as
+the commit itself (persist.py), before that commit changes the kernel.
+Unless a confirming commit arrives within the timeout, running and the
+kernel go back to it: at the timeout, when the session that started it ends
+(unless it gave <persist>), on <cancel-commit>, or at the next start of an
+agent that died meanwhile. Changes made by anyone in between go back with
+it, as on every NETCONF server that keeps one rollback point.
 
 This module holds the state machine only; the datastore (store.py) does the
 commits and the rollback, under its write lock.

@@ -9,9 +9,14 @@ fsyncs the directory: that rename is the commit point. A start that finds a
 the commit point (and was never acknowledged): it drops the file, and the
 agent converges the kernel back to `running.json`.
 
-`rollback.json` is the rollback point of a pending confirmed commit (RFC 6241
-Sec. 8.4): the configuration to go back to, on disk before the confirmed
-commit changes anything. A start that finds it restores it.
+While a confirmed commit (RFC 6241 Sec. 8.4) is pending, the same file also
+holds its rollback point: the configuration to go back to is on disk, in the
+same write and fsync, before the confirmed commit changes the kernel (one
+fsync per commit, so a confirmed commit costs what a plain one does). A
+start that finds a rollback point restores it.
+
+The file is {"format": FORMAT, "running": tree, "rollback": tree or null};
+a file of an older agent is the bare running tree.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from vnet.model.yang.errors import ErrorTag, RpcError
 
 RUNNING_FILE = "running.json"
 STAGED_FILE = "running.next.json"
-ROLLBACK_FILE = "rollback.json"
+FORMAT = "vnet-agent-running/2"
 _LEGACY_TMP = "running.tmp"  # what an older agent's interrupted save left behind
 
 
@@ -68,8 +73,8 @@ def remove_quietly(path: Path) -> None:
         path.unlink()
 
 
-def _encoded(tree: dict[str, Any]) -> bytes:
-    return json.dumps(tree, indent=1).encode()
+def _encoded(tree: dict[str, Any], rollback: dict[str, Any] | None) -> bytes:
+    return json.dumps({"format": FORMAT, "running": tree, "rollback": rollback}, indent=1).encode()
 
 
 class RunningFile:
@@ -77,25 +82,37 @@ class RunningFile:
         self.dir = state_dir
         self.path = state_dir / RUNNING_FILE
         self.staged = state_dir / STAGED_FILE
-        self.rollback = state_dir / ROLLBACK_FILE
 
     def exists(self) -> bool:
         return self.path.exists()
 
+    def _read(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.path.read_text())
+        if data.get("format") == FORMAT:
+            return data
+        return {"running": data, "rollback": None}  # an older agent's file: the bare tree
+
     def load(self) -> dict[str, Any]:
-        tree: dict[str, Any] = json.loads(self.path.read_text())
+        tree: dict[str, Any] = self._read()["running"]
         return tree
 
-    def save(self, tree: dict[str, Any]) -> None:
+    def load_rollback(self) -> dict[str, Any] | None:
+        """The rollback point of a confirmed commit that was pending when the agent stopped."""
+        if not self.path.exists():
+            return None
+        rollback: dict[str, Any] | None = self._read()["rollback"]
+        return rollback
+
+    def save(self, tree: dict[str, Any], rollback: dict[str, Any] | None = None) -> None:
         """Replace running.json atomically (stage, then rename), or OSError and no change."""
-        self.stage(tree)
+        self.stage(tree, rollback)
         self.promote()
 
     # -- the two halves of a commit ------------------------------------------------
-    def stage(self, tree: dict[str, Any]) -> None:
-        """Write the next configuration beside the current one, durably; OSError leaves no
-        file behind."""
-        write_durably(self.staged, _encoded(tree))
+    def stage(self, tree: dict[str, Any], rollback: dict[str, Any] | None = None) -> None:
+        """Write the next configuration (and the rollback point of a pending confirmed
+        commit) beside the current one, durably; OSError leaves no file behind."""
+        write_durably(self.staged, _encoded(tree, rollback))
 
     def promote(self) -> None:
         """The commit point: the staged file becomes running.json. OSError: not committed,
@@ -117,18 +134,3 @@ class RunningFile:
         for path in leftovers:
             remove_quietly(path)
         return bool(leftovers)
-
-    # -- the rollback point of a confirmed commit ---------------------------------
-    def save_rollback(self, tree: dict[str, Any]) -> None:
-        write_durably(self.rollback, _encoded(tree))
-
-    def load_rollback(self) -> dict[str, Any] | None:
-        if not self.rollback.exists():
-            return None
-        tree: dict[str, Any] = json.loads(self.rollback.read_text())
-        return tree
-
-    def drop_rollback(self) -> None:
-        """The rollback point is gone for good (confirmed, or rolled back)."""
-        self.rollback.unlink(missing_ok=True)
-        sync_directory(self.dir)

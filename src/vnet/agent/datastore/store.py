@@ -77,8 +77,6 @@ class Datastore:
             self.running = rollback
         elif self.file.exists():
             self.running = self.file.load()
-        if rollback is not None:
-            self.file.drop_rollback()
         self.candidate = copy.deepcopy(self.running)
         if self.apply_to_kernel:
             await self._in_kernel_thread(self._converge, self._desired(self.running), None)
@@ -179,7 +177,7 @@ class Datastore:
 
     async def _commit_tree(self, new_tree: dict[str, Any], session: str) -> None:
         async with self.write_lock:
-            await self._commit_locked(new_tree, session)
+            await self._commit_locked(new_tree, session, self._pending_rollback())
 
     async def update(
         self,
@@ -206,7 +204,7 @@ class Datastore:
             if test_only:
                 self.prepare(new_tree)
             elif target == RUNNING:
-                await self._commit_locked(new_tree, session)
+                await self._commit_locked(new_tree, session, self._pending_rollback())
             elif target == CANDIDATE:
                 self.candidate = new_tree
                 self.candidate_dirty = True
@@ -234,13 +232,23 @@ class Datastore:
         if asyncio.current_task() in self._abandoned:
             raise asyncio.CancelledError
 
-    async def _commit_locked(self, new_tree: dict[str, Any], session: str) -> None:
+    async def _commit_locked(
+        self, new_tree: dict[str, Any], session: str, rollback: dict[str, Any] | None
+    ) -> None:
         self.check_lock(RUNNING, session)
         tree, hc = validation.prepare(self.config, new_tree, self.running)
-        await self._transact(tree, hc)
+        await self._transact(tree, hc, rollback)
 
-    async def _transact(self, tree: dict[str, Any], hc: HostConfig) -> None:
-        """Kernel, memory and disk all take `tree`, or none does (persist.py says how).
+    def _pending_rollback(self) -> dict[str, Any] | None:
+        """The rollback point an ordinary commit keeps on disk (a confirmed commit's)."""
+        pending = self.confirms.pending
+        return pending.rollback if pending is not None else None
+
+    async def _transact(
+        self, tree: dict[str, Any], hc: HostConfig, rollback: dict[str, Any] | None
+    ) -> None:
+        """Kernel, memory and disk all take `tree` (disk: with `rollback`, the rollback
+        point of a pending confirmed commit), or none does (persist.py says how).
 
         1. stage the tree on disk (fsynced): a full or read-only disk fails here;
         2. converge the kernel (it rolls itself back if it refuses a step);
@@ -249,7 +257,7 @@ class Datastore:
         self._check_abandoned()
         events = diff_events(self.running, tree)
         try:
-            self.file.stage(tree)
+            self.file.stage(tree, rollback)
         except OSError as err:
             self._publish_failure(events, str(err))
             raise disk_error("saving the configuration", err, "nothing was changed") from None
@@ -340,39 +348,20 @@ class Datastore:
         async with self.write_lock:
             self.check_lock(CANDIDATE, session)
             self.confirms.authorise(session, persist_id, "commit")
-            first = confirmed and self.confirms.pending is None
-            if first:
-                try:
-                    self.file.save_rollback(self.running)
-                except OSError as err:
-                    raise disk_error(
-                        "saving the rollback point", err, "nothing was changed"
-                    ) from None
-            rollback = self.running
-            try:
-                await self._commit_locked(self.candidate, session)
-            except BaseException:
-                if first:
-                    self.file.drop_rollback()
-                raise
+            # confirmed: the rollback point (the series' first) is on disk with the commit;
+            # else this confirms what is pending, and the rollback point goes
+            rollback = None
+            if confirmed:
+                kept = self._pending_rollback()
+                rollback = kept if kept is not None else self.running
+            await self._commit_locked(self.candidate, session, rollback)
             self.candidate = copy.deepcopy(self.running)
             self.candidate_dirty = False
-            if confirmed:
+            if rollback is not None:
                 self.confirms.arm(rollback, session, persist, timeout)
             elif self.confirms.pending is not None:
-                self._confirm()
-
-    def _confirm(self) -> None:
-        try:
-            self.file.drop_rollback()
-        except OSError as err:
-            raise disk_error(
-                "confirming (removing the rollback point)",
-                err,
-                "the confirmed commit is still pending and goes back at its timeout",
-            ) from None
-        self.confirms.settle()
-        log.info("confirmed commit confirmed")
+                self.confirms.settle()
+                log.info("confirmed commit confirmed")
 
     async def cancel_commit(self, session: str = "", *, persist_id: str | None = None) -> None:
         """<cancel-commit>: the pending confirmed commit goes back now."""
@@ -407,11 +396,7 @@ class Datastore:
         pending = self.confirms.pending
         assert pending is not None
         tree, hc = validation.prepare(self.config, pending.rollback, self.running)
-        await self._transact(tree, hc)  # no lock check: a rollback is owed to everyone
-        try:
-            self.file.drop_rollback()
-        except OSError:  # the staging just succeeded: unlinking is not expected to fail
-            log.exception("removing the rollback point after the rollback failed")
+        await self._transact(tree, hc, None)  # no lock check: a rollback is owed to everyone
         self.confirms.settle()
         self.candidate = copy.deepcopy(self.running)
         self.candidate_dirty = False
