@@ -38,6 +38,7 @@ from vnet.substrate import (
 )
 from vnet.substrate.kernel import NotANamespace
 from vnet.tools import processes
+from vnet.tools.durable import replace_durably
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
 
@@ -85,15 +86,11 @@ def read_record(name: str) -> LabRecord | None:
 
 
 def write_record(record: LabRecord) -> None:
-    """Replace the record atomically, on disk before returning (a crash right after keeps it)."""
+    """Replace the record atomically, on disk before returning (a crash right after keeps it);
+    a full or read-only disk raises OSError and leaves the old record, no temporary file."""
     RECORD_DIR.mkdir(parents=True, exist_ok=True)
-    tmp = record_path(record.name).with_suffix(".tmp")
-    tmp.touch(mode=0o600)  # it may hold the agents' password
-    with tmp.open("w") as f:
-        json.dump(record.to_dict(), f, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(record_path(record.name))
+    # 0600 from the first byte: it may hold the agents' password
+    replace_durably(record_path(record.name), record.to_json().encode())
 
 
 def running_labs() -> list[str]:

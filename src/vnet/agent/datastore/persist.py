@@ -21,13 +21,12 @@ a file of an older agent is the bare running tree.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 from vnet.model.yang.errors import ErrorTag, RpcError
+from vnet.tools.durable import remove_quietly, sync_directory, write_durably
 
 RUNNING_FILE = "running.json"
 STAGED_FILE = "running.next.json"
@@ -39,38 +38,6 @@ def disk_error(what: str, err: OSError, undone: str) -> RpcError:
     """The answer when the state directory refused a write (full, read-only, I/O error)."""
     reason = err.strerror or str(err)
     return RpcError(ErrorTag.OPERATION_FAILED, f"{what} failed ({reason}); {undone}")
-
-
-def write_durably(path: Path, data: bytes) -> None:
-    """`path` holds `data` on disk (file and directory entry fsynced), or OSError and no
-    file at `path` (a partial one is removed)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        sync_directory(path.parent)
-    except OSError:
-        remove_quietly(path)
-        raise
-
-
-def sync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def remove_quietly(path: Path) -> None:
-    """Unlink if there (unlinking needs no free space; a read-only disk had no file made)."""
-    with contextlib.suppress(OSError):
-        path.unlink()
 
 
 def _encoded(tree: dict[str, Any], rollback: dict[str, Any] | None) -> bytes:

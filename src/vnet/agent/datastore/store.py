@@ -272,6 +272,7 @@ class Datastore:
             if desired is not None:
                 await self._undo_kernel(before, desired)
             if isinstance(err, OSError):
+                self._restore_file()
                 self._publish_failure(events, str(err))
                 raise disk_error(
                     "saving the configuration", err, "the kernel change was undone"
@@ -282,6 +283,14 @@ class Datastore:
             self.candidate = copy.deepcopy(tree)
         self._note_uptimes(events)
         self.events.publish(events)
+
+    def _restore_file(self) -> None:
+        """Promoting failed: if the rename happened but the directory's fsync did not,
+        running.json may hold the new tree; write the previous one back (best effort)."""
+        try:
+            self.file.save(self.running, self._pending_rollback())
+        except OSError:
+            log.exception("restoring running.json after a failed commit")
 
     async def _apply(self, hc: HostConfig, events: list[Event]) -> KernelState:
         """Converge the kernel to `hc` and return what it now holds; on refusal, the kernel
