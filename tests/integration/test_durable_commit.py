@@ -11,18 +11,25 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import os
+import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ncclient.operations.rpc import RPCError
 
+from vnet.agent.datastore.persist import STAGED_FILE
 from vnet.lab.sandbox import HostSandbox, SandboxAgent
 from vnet.substrate import nsfs
+from vnet.tools.wait import wait_until
 
-from .agent_support import NETWORK_XML, AgentUnderTest
+from .agent_support import NETWORK_XML, AgentUnderTest, running_agent
 from .conftest import require_tools, unique_lab
+from .faulty_vnet import HANG_ENV
 from .snmp_support import NS, V2_RW, create_args, next_index, snmp, vr_xml
 from .test_restconf import JSON_T, curl
 
@@ -156,3 +163,41 @@ def test_a_refused_edit_changes_nothing_on_any_protocol(how: str) -> None:
         a.sandbox.stop()
         a.sandbox.start("netconf,restconf,snmp")
         assert_nothing_changed(a, "after a restart", also=("later",))
+
+
+def test_kill_9_in_the_middle_of_a_commit_is_undone_at_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent holds at a kernel step of a commit (the test hook), its new configuration
+    staged on disk and part of the VR in the kernel; kill -9; the next start drops the
+    staged file and takes the partial VR out of the kernel: the commit never happened."""
+    with running_agent(tmp_path, frontends="netconf") as a:
+        with a.netconf() as m:
+            m.edit_config(target="running", config=NETWORK_XML)
+        a.sandbox.stop()
+        monkeypatch.setenv(HANG_ENV, "2")  # the agent's commits hold before their 3rd step
+        a.sandbox.start("netconf")
+        monkeypatch.delenv(HANG_ENV)
+        m = a.netconf()  # not closed: the agent dies under it
+        torn = vr_xml("torn", extra=_itf("10.1.0.20/24"))
+        edit = threading.Thread(target=_edit_quietly, args=(m, torn))
+        edit.start()
+        wait_until(
+            lambda: "holding at step 2" in a.sandbox.log.read_text(errors="replace"),
+            30,
+            "the agent holding in the middle of the commit",
+        )
+        assert (a.state_dir / STAGED_FILE).exists() and nsfs.exists(a.node_ns("torn"))
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait(10)
+        edit.join(30)
+        a.sandbox.start("netconf")
+        assert running_routers(a) == []
+        assert not nsfs.exists(a.node_ns("torn")), "the partial VR is still in the kernel"
+        assert not (a.state_dir / STAGED_FILE).exists()
+
+
+def _edit_quietly(m: Any, config: str) -> None:
+    """The edit the agent dies in: its answer is a broken connection."""
+    with contextlib.suppress(Exception):
+        m.edit_config(target="running", config=config)
