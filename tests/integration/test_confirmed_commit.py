@@ -15,6 +15,7 @@ import pytest
 from ncclient import manager
 from ncclient.operations.rpc import RPCError
 
+from vnet.client import ClientError, Endpoint, NetconfClient
 from vnet.substrate import nsfs
 from vnet.tools.wait import wait_until
 
@@ -201,3 +202,21 @@ def test_two_agents_as_one_transaction(two_agents: tuple[AgentUnderTest, ...]) -
     finally:
         for m in sessions:
             m.close_session()
+
+
+def test_the_typed_client_confirms_and_cancels(agent: AgentUnderTest) -> None:
+    """vnet.client.NetconfClient, as the lab, the CLI and a manager use it."""
+    ep = Endpoint(agent.address, agent.netconf_port, agent.user, agent.password, agent.namespace)
+    with NetconfClient(ep) as client:
+        client.edit(
+            vr_config("c1", "10.1.0.31/24").removeprefix("<config>").removesuffix("</config>"),
+            target="candidate",
+        )
+        client.commit(confirmed=True, timeout=600, persist="typed")
+        assert in_kernel(agent, "c1")
+        with pytest.raises(ClientError) as info:
+            client.cancel_commit(persist_id="other")
+        assert info.value.tag == "invalid-value"
+        client.cancel_commit(persist_id="typed")
+        assert not in_kernel(agent, "c1")
+        assert [r.name for r in client.routers(state=False)] == ["base"]
