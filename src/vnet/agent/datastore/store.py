@@ -405,10 +405,10 @@ class Datastore:
         pending = self.confirms.pending
         assert pending is not None
         tree, hc = validation.prepare(self.config, pending.rollback, self.running)
-        await self._transact(tree, hc, None)  # no lock check: a rollback is owed to everyone
+        # no lock check: a rollback is owed to everyone; a candidate someone is editing
+        # keeps their changes (as after any commit)
+        await self._transact(tree, hc, None)
         self.confirms.settle()
-        self.candidate = copy.deepcopy(self.running)
-        self.candidate_dirty = False
         log.info("confirmed commit rolled back")
 
     def discard_changes(self, session: str = "") -> None:
