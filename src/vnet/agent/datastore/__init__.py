@@ -3,8 +3,10 @@
 Every change follows one path: decode (front-end) -> the tree's HostConfig
 (model/yang/host.py), validated (model invariants with exact error paths, then
 YANG via libyang; validation.py) -> realised (substrate.realize_host) ->
-substrate.converge (plan, apply with rollback) -> persist (persist.py) ->
-notify (events.py) -> reply. One writer at a time (store.py).
+staged on disk, fsynced (persist.py) -> substrate.converge (plan, apply with
+rollback) -> the commit point, a rename (persist.py) -> notify (events.py) ->
+reply; a failure anywhere leaves kernel, memory and disk as they were. One
+writer at a time (store.py). Confirmed commit: confirm.py.
 
 A commit replaces the running tree with a new object (`prepare` deep-copies
 what it is given) and never changes a committed tree in place. So a reader
