@@ -28,7 +28,11 @@ from vnet.substrate.placement import (
     vr_port_name,
     vxlan_name,
 )
-from vnet.substrate.realize_guarantees import realize_connections, realize_qos
+from vnet.substrate.realize_guarantees import (
+    realize_connections,
+    realize_host_guarantees,
+    realize_qos,
+)
 from vnet.substrate.route import Route
 from vnet.substrate.state import KernelState
 from vnet.substrate.tc import Shaper
@@ -75,6 +79,7 @@ def realize_host(hc: HostConfig, where: Placement) -> KernelState:
         add_network(state, where, ns, net, mtus[net.name], local, remotes)
     for vr in hc.routers if where.routers else ():
         add_router(state, where, vr, nets, mtus)
+    realize_host_guarantees(hc, where, state)
     return state
 
 
