@@ -202,3 +202,47 @@ def test_a_locator_of_a_router_this_host_does_not_have(store: Datastore) -> None
     tree[f"{P}srv6"]["locator"].append({"prefix": "fc00:1:9::/48", "router": "r9"})
     err = _rejected(store, tree)
     assert err.path == "/vr:srv6/vr:locator[vr:prefix='fc00:1:9::/48']/vr:router"
+
+
+# -- a lab's guarantees as each host's agent gets them (part 4) --------------------
+
+
+def test_a_labs_agents_get_the_same_tunnels_and_classes_the_lab_makes() -> None:
+    from vnet.model import build_topology
+    from vnet.model.check import check_host
+    from vnet.model.host import host_configs
+    from vnet.model.host_pieces import with_guarantees
+    from vnet.substrate import Placement, lab_placement, realize, realize_host
+    from vnet.substrate.placement import underlay_port_name
+
+    from .test_qos_model import VIDEO, with_connections
+
+    data = with_connections({**VIDEO, "bidirectional": True})
+    data["networks"][2]["bandwidth"] = "100mbit"  # a class on the underlay link
+    topo = build_topology(data)
+    lab = realize(topo, lab_placement(topo.name))
+    sids, steers, rules, classes = {}, {}, set(), {}
+    for host, hc in host_configs(topo).items():
+        hc = with_guarantees(topo, hc, underlay_port_name)
+        assert check_host(hc) == [], host
+        validate(codec.tree(hc)).free()
+        where = Placement(scope=host, prefix=f"vnet-{topo.name}-", own_host=host, endhosts=False)
+        state = realize_host(hc, where)
+        sids |= state.sids
+        steers |= state.steers
+        rules |= state.rules
+        classes |= {(ns, dev, cid & 0xFFFF): c for (ns, dev, cid), c in state.tc_classes.items()}
+    assert sids == lab.sids and steers == lab.steers and rules == lab.rules
+    lab_classes = {(ns, dev, cid & 0xFFFF): c for (ns, dev, cid), c in lab.tc_classes.items()}
+    # the same rates per class: on router ports as they are, on the underlay link ends the
+    # agent's own tree ("75:" in its namespace) instead of the lab's ("1:" in the host's)
+    assert {k: c.rate for k, c in classes.items() if k[0] is not None} == {
+        k: c.rate for k, c in lab_classes.items() if not k[0].endswith(("esxi", "mininet"))
+    }
+    agent_links = sorted((k[1], k[2], c.rate, c.ceil) for k, c in classes.items() if k[0] is None)
+    lab_links = sorted(
+        (k[1], k[2], c.rate, c.ceil)
+        for k, c in lab_classes.items()
+        if k[0].endswith(("esxi", "mininet"))
+    )
+    assert agent_links == lab_links and len(agent_links) == 6

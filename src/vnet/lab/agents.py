@@ -23,10 +23,12 @@ from typing import TYPE_CHECKING, Any
 from vnet.lab.record import LabRecord
 from vnet.model import Topology, host_configs
 from vnet.model.agent_config import AgentConfig, Ports, User
+from vnet.model.host_pieces import with_guarantees
 from vnet.model.management import MANAGEMENT_NODE, host_address
 from vnet.model.underlay import underlay_addressing
 from vnet.model.yang import host as yang_host
 from vnet.model.yang.module import ROUTERS
+from vnet.substrate.placement import underlay_port_name
 from vnet.tools import processes
 from vnet.tools.wait import WaitTimeout, wait_until
 
@@ -137,7 +139,8 @@ def prepare(
     directory.chmod(0o700)  # the config holds a password
     config = agent_config(topo, host, directory, password)
     stored = stored_tree(topo, config, directory)
-    share = yang_host.tree(host_configs(topo)[host])  # every network, with MTU and VTEPs; its VRs
+    # every network, with MTU and VTEPs; its VRs; its link ends' classes and connection pieces
+    share = yang_host.tree(with_guarantees(topo, host_configs(topo)[host], underlay_port_name))
     tree = merge_file_routers(stored, share, previous_file_routers)
     config_path = directory / CONFIG
     old_config = config_path.read_text() if config_path.exists() else None

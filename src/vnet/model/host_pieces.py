@@ -1,4 +1,4 @@
-"""A lab's connections as the pieces each host carries (what its agent is told).
+"""A lab's guarantees as the pieces each host carries (what its agent is told).
 
 `tunnels(topo)` describes each direction of a connection end to end; an agent
 knows only its own host, so a lab splits them: the ingress VR's steering,
@@ -9,16 +9,21 @@ the same pieces (`vnet.substrate.realize_guarantees.realize_pieces`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from ipaddress import ip_address
 
+from vnet.model.host import HostConfig
 from vnet.model.host_guarantees import (
     ConnectionPieces,
     Egress,
     Ingress,
     Locator,
+    NetworkClass,
     Srv6OnHost,
     Transit,
+    UnderlayInterface,
 )
+from vnet.model.qos import link_shares
 from vnet.model.srv6 import (
     Tunnel,
     locator,
@@ -117,3 +122,40 @@ def _pieces(topo: Topology, t: Tunnel) -> list[tuple[str, str, object]]:
             )
         )
     return out
+
+
+def underlay_interfaces(
+    topo: Topology, host: str, port_name: Callable[[str], str]
+) -> list[UnderlayInterface]:
+    """The HTB trees of `host`'s rated underlay link ends (`port_name(peer)`: the interface),
+    as the lab shapes them itself when no agent runs: the link's rate, the management
+    guarantee reserved, one class per network whose VXLAN crosses the link."""
+    out = []
+    for j, shares in link_shares(topo).items():
+        link = topo.links[j]
+        if host not in (link.a, link.b) or link.rate is None:
+            continue
+        peer = link.b if link.a == host else link.a
+        out.append(
+            UnderlayInterface(
+                name=port_name(peer),
+                rate=link.rate,
+                reserved=shares[0].rate,
+                classes=[
+                    NetworkClass(network=sh.network, rate=sh.rate, ceil=sh.ceil)
+                    for sh in shares[1:]
+                    if sh.network is not None
+                ],
+            )
+        )
+    return out
+
+
+def with_guarantees(topo: Topology, hc: HostConfig, port_name: Callable[[str], str]) -> HostConfig:
+    """`hc` with its host's underlay classes, locators and connection pieces (for its agent)."""
+    return hc.model_copy(
+        update={
+            "underlay": underlay_interfaces(topo, hc.host, port_name),
+            "srv6": connection_pieces(topo).get(hc.host, Srv6OnHost()),
+        }
+    )

@@ -225,6 +225,6 @@ def _underlay(topo: Topology, where: Placement, addressing, state: KernelState) 
         a_addr, b_addr = addressing.link_addresses[j]
         state.addresses.add(Address(a_ns, a_name, a_addr))
         state.addresses.add(Address(b_ns, b_name, b_addr))
-        if link.rate is not None:
+        if link.rate is not None and where.routers:  # else the hosts' agents shape them
             state.shapers[(a_ns, a_name)] = Shaper(a_ns, a_name, link.rate)
             state.shapers[(b_ns, b_name)] = Shaper(b_ns, b_name, link.rate)
