@@ -32,7 +32,7 @@ from vnet.substrate import Kernel
 from vnet.substrate.placement import underlay_port_name
 
 from .agent_support import netconf_connect
-from .conftest import Labs, require_tools
+from .conftest import Labs, require_tools, vnet
 from .test_qos import HD4, PATH_A, PATH_B, send_udp, udp_received
 
 MANAGEMENT = "links:\n  - {a: esxi, b: mininet, rate: 1gbit}\nmanagement:\n  user: admin\n"
@@ -132,6 +132,24 @@ def test_only_the_connections_5_tuple_takes_the_tunnel(lab: tuple[str, Path]) ->
         seen = class_packets(name, "eth1") - before
         assert seen == expected, f"udp/{port}: {seen} packets in the tunnel\n{kernel_view(name)}"
         assert udp_received(hd) - arrived == 200, f"udp/{port} did not all arrive"
+
+
+@pytest.mark.parametrize("via", ["netconf", "restconf"])
+def test_the_cli_shows_connections_and_classes_per_host(lab: tuple[str, Path], via: str) -> None:
+    import json
+
+    name, _ = lab
+    where = ("--lab", name, "--via", via)
+    listed = vnet("conn", "list", *where, "--host", "mininet").stdout
+    assert "video" in listed and "transit" in listed and "End fc00:" in listed, listed
+    shown = json.loads(vnet("conn", "show", "video", *where, "--host", "esxi", "--json").stdout)
+    assert shown["ingress"][0]["statistics"]["packets"] and shown["egress"], shown
+    vr = vnet("vr", "show", "R1", *where, "--host", "esxi").stdout
+    assert "ingress" in vr and "dport 5201" in vr, vr
+    classes = vnet("vr", "list", *where, "--host", "esxi").stdout
+    assert "underlay classes" in classes and "ul-mininet" in classes and "reserved" in classes
+    missing = vnet("conn", "show", "nope", *where, "--host", "esxi", check=False)
+    assert missing.returncode == 1 and "has no pieces on this host" in missing.stderr
 
 
 def test_iperf3_through_the_connection_within_3_percent(lab: tuple[str, Path]) -> None:
