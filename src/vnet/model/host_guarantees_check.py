@@ -37,7 +37,8 @@ class _Checker:
         self.problems: list[Problem] = []
         self.networks = {carried.network.name for carried in hc.networks}
         self.routers = {vr.name: vr for vr in hc.routers}
-        self.steering: dict[_Steer, str] = {}  # what each ingress steers -> connection
+        # per (router, family, source, destination): what each ingress there steers
+        self.steering: dict[tuple[object, ...], dict[_Steer, str]] = {}
         self.sids: dict[tuple[str, IPv6Address], str] = {}
         self.ids: dict[int, str] = {}
 
@@ -164,7 +165,8 @@ class _Checker:
     def overlap(self, loc: Loc, ing: Ingress, name: str, subject: str, vr: VirtualRouter) -> None:
         """Two ingress pieces on one VR may not claim the same packets."""
         mine = _steer(ing)
-        for theirs, owner in self.steering.items():
+        same_ends = self.steering.setdefault(mine[:4], {})
+        for theirs, owner in same_ends.items():
             if _overlaps(mine, theirs):
                 self.add(
                     (*loc, "destination"),
@@ -173,7 +175,7 @@ class _Checker:
                     subject,
                 )
                 return
-        self.steering[mine] = name
+        same_ends[mine] = name
 
 
 def _steer(ing: Ingress) -> _Steer:
