@@ -246,3 +246,23 @@ def test_a_labs_agents_get_the_same_tunnels_and_classes_the_lab_makes() -> None:
         if k[0].endswith(("esxi", "mininet"))
     )
     assert agent_links == lab_links and len(agent_links) == 6
+
+
+def test_the_managed_connections_example_hands_each_agent_valid_pieces() -> None:
+    from vnet.lab.topology_file import load_topology
+    from vnet.model.check import check_host
+    from vnet.model.host import host_configs
+    from vnet.model.host_pieces import with_guarantees
+    from vnet.substrate.placement import underlay_port_name
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "managed-connections.yaml"
+    topo = load_topology(example)
+    roles = {}
+    for host, hc in host_configs(topo).items():
+        hc = with_guarantees(topo, hc, underlay_port_name)
+        assert check_host(hc) == [], host
+        validate(codec.tree(hc)).free()
+        (conn,) = hc.srv6.connections
+        roles[host] = (len(conn.ingress), len(conn.transit), len(conn.egress))
+        assert [c.network for c in hc.underlay[0].classes] == ["core"]
+    assert roles == {"h1": (2, 0, 2), "h2": (0, 1, 0)}  # IPv4 and IPv6 ends on h1
