@@ -21,6 +21,7 @@ from vnet.substrate import Kernel, Placement, converge, nsfs, realize_host
 
 from ..unit.test_host_guarantees import P, base_tree
 from .agent_support import AgentUnderTest, running_agent
+from .test_restconf import curl
 
 NS = {"vr": "urn:vnet:yang:vnet-router"}
 
@@ -65,7 +66,7 @@ def running_host_config(a: AgentUnderTest) -> Any:
 
 @pytest.fixture(scope="module")
 def agent(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with running_agent(tmp_path_factory.mktemp("guarantees"), frontends="netconf") as a:
+    with running_agent(tmp_path_factory.mktemp("guarantees"), frontends="netconf,restconf") as a:
         # the host's underlay interface: a veth in its namespace (it goes with it)
         sh("ip", "-n", a.namespace, "link", "add", "ul-h2", "type", "veth", "peer", "ul-peer")
         sh("ip", "-n", a.namespace, "link", "set", "ul-h2", "up")
@@ -150,3 +151,33 @@ def test_counters_come_back_in_get(agent: AgentUnderTest) -> None:
     udata = etree.fromstring(underlay.data_xml.encode())
     assert udata.find(".//vr:class/vr:statistics/vr:packets", NS) is not None, underlay.data_xml
     assert udata.find(".//vr:reserved-statistics/vr:bytes", NS) is not None, underlay.data_xml
+
+
+def test_restconf_reads_and_refuses_like_netconf(agent: AgentUnderTest) -> None:
+    """curl: the connection with its shaper's counters; a bad piece is a 400 at its path."""
+    import json
+
+    got = curl(agent, "GET", "/restconf/data/vnet-router:srv6")
+    assert got.status == 200, got
+    conn = json.loads(got.body)["vnet-router:srv6"]["connection"][0]
+    assert conn["name"] == "c1" and "packets" in conn["ingress"][0]["statistics"], got.body
+    classes = curl(agent, "GET", "/restconf/data/vnet-router:underlay?content=config")
+    assert json.loads(classes.body)["vnet-router:underlay"]["interface"][0]["name"] == "ul-h2"
+    config_before = curl(agent, "GET", "/restconf/data/vnet-router:srv6?content=config").body
+    bad = full_tree()[f"{P}srv6"]
+    bad["connection"][0]["ingress"][0]["lan-network"] = "n3"
+    refused = curl(
+        agent,
+        "PUT",
+        "/restconf/data/vnet-router:srv6",
+        json.dumps({f"{P}srv6": bad}),
+        "application/yang-data+json",
+    )
+    assert refused.status == 400, refused
+    path = json.loads(refused.body)["ietf-restconf:errors"]["error"][0]["error-path"]
+    assert path == (  # RFC 8040's JSON form of the same path
+        "/vnet-router:srv6/connection[name='c1']"
+        "/ingress[router='r1'][destination='10.3.0.1']/lan-network"
+    )
+    after = curl(agent, "GET", "/restconf/data/vnet-router:srv6?content=config").body
+    assert after == config_before, "a refused PUT changed the configuration"
