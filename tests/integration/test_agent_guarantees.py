@@ -181,3 +181,25 @@ def test_restconf_reads_and_refuses_like_netconf(agent: AgentUnderTest) -> None:
     )
     after = curl(agent, "GET", "/restconf/data/vnet-router:srv6?content=config").body
     assert after == config_before, "a refused PUT changed the configuration"
+
+
+def test_a_change_the_kernel_refuses_is_rolled_back(agent: AgentUnderTest) -> None:
+    """A new VR and a class tree on an interface the host lacks: the VR's namespace and
+    links are made first, the tree fails, and everything is undone."""
+    tree = full_tree()
+    tree[f"{P}routers"]["router"].append(
+        {"name": "r3", "interface": [{"name": "eth0", "network": "n1", "ipv4": "10.1.0.3/24"}]}
+    )
+    tree[f"{P}underlay"]["interface"].append(
+        {"name": "nosuch0", "rate": "100000000", "reserved": "1000000"}
+    )
+    before = kernel_view(agent)
+    with agent.netconf() as m:
+        running = m.get_config("running").data_xml
+        with pytest.raises(RPCError) as info:
+            m.edit_config(target="running", config=config(tree))
+        assert m.get_config("running").data_xml == running
+    assert info.value.tag == "operation-failed", info.value.message
+    assert "rolled back" in info.value.message and "nosuch0" in info.value.message
+    assert not nsfs.exists(agent.node_ns("r3")), "the new VR's namespace outlived the rollback"
+    assert kernel_view(agent) == before
