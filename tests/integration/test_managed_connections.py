@@ -167,8 +167,11 @@ def test_iperf3_through_the_connection_within_3_percent(lab: tuple[str, Path]) -
         warmup=1.0,
     )
     achieved = (flow.l2_bps or 0) / 50e6
+    starved = flow.offered_bps < 50e6 and not flow.class_drops
     assert abs(achieved - 1) <= 0.03, (
-        f"{achieved:.2%} of 50 Mbit/s at layer 2 ({flow})\n{kernel_view(name)}"
+        f"{achieved:.2%} of 50 Mbit/s at layer 2 ({flow})"
+        + (" (machine-limited: iperf3 offered less than the rate)" if starved else "")
+        + f"\n{kernel_view(name)}"
     )
 
 
@@ -225,3 +228,17 @@ def test_a_path_change_through_the_agents_loses_nothing(lab: tuple[str, Path]) -
         f"{flow.lost_packets} of {flow.packets} datagrams lost during the switch\n"
         f"{kernel_view(name)}"
     )
+
+
+def test_lab_up_again_keeps_the_connection_made_through_the_agents(
+    lab: tuple[str, Path],
+) -> None:
+    """Like VRs made over NETCONF, the connection's pieces outlive a re-applied file."""
+    name, path = lab
+    labmod.up(path)
+    for host in ("esxi", "mininet"):
+        with connect(name, host) as m:
+            names = m.get_config(
+                "running", filter=("subtree", '<srv6 xmlns="urn:vnet:yang:vnet-router"/>')
+            ).data_xml
+        assert "<name>video</name>" in names, f"{host} lost the connection: {names}"

@@ -266,3 +266,20 @@ def test_the_managed_connections_example_hands_each_agent_valid_pieces() -> None
         roles[host] = (len(conn.ingress), len(conn.transit), len(conn.egress))
         assert [c.network for c in hc.underlay[0].classes] == ["core"]
     assert roles == {"h1": (2, 0, 2), "h2": (0, 1, 0)}  # IPv4 and IPv6 ends on h1
+
+
+def test_lab_up_keeps_connections_made_through_the_agent_and_drops_the_files_old_ones() -> None:
+    from vnet.lab.agents import merge_file_connections
+
+    stored = base_tree()
+    made = copy.deepcopy(_conn(stored)) | {"name": "agent-made", "id": 7}
+    made["ingress"][0]["destination-port"] = 5999
+    stored[f"{P}srv6"]["connection"].append(made)
+    from_file = base_tree()
+    del from_file[f"{P}srv6"]["connection"]  # the file no longer has c1
+    merged = merge_file_connections(stored, from_file, {"c1"})
+    assert [c["name"] for c in merged[f"{P}srv6"]["connection"]] == ["agent-made"]
+    gone = copy.deepcopy(from_file)
+    gone[f"{P}routers"]["router"].pop()  # r2, which the agent-made connection leaves at
+    gone[f"{P}srv6"]["locator"].pop()
+    assert "connection" not in merge_file_connections(stored, gone, {"c1"}).get(f"{P}srv6", {})
