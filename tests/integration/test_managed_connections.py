@@ -167,7 +167,7 @@ def test_iperf3_through_the_connection_within_3_percent(lab: tuple[str, Path]) -
         warmup=1.0,
     )
     achieved = (flow.l2_bps or 0) / 50e6
-    starved = flow.offered_bps < 50e6 and not flow.class_drops
+    starved = (flow.offered_bps or 0) < 50e6 and not flow.class_drops
     assert abs(achieved - 1) <= 0.03, (
         f"{achieved:.2%} of 50 Mbit/s at layer 2 ({flow})"
         + (" (machine-limited: iperf3 offered less than the rate)" if starved else "")
