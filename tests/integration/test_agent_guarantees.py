@@ -20,7 +20,7 @@ from vnet.model.yang.encode import tree_to_xml
 from vnet.substrate import Kernel, Placement, converge, nsfs, realize_host
 
 from ..unit.test_host_guarantees import P, base_tree
-from .agent_support import AgentUnderTest, running_agent
+from .agent_support import AgentUnderTest, running_agent, start_agent_process, stop_agent
 from .test_restconf import curl
 
 NS = {"vr": "urn:vnet:yang:vnet-router"}
@@ -203,3 +203,14 @@ def test_a_change_the_kernel_refuses_is_rolled_back(agent: AgentUnderTest) -> No
     assert "rolled back" in info.value.message and "nosuch0" in info.value.message
     assert not nsfs.exists(agent.node_ns("r3")), "the new VR's namespace outlived the rollback"
     assert kernel_view(agent) == before
+
+
+def test_a_restarted_agent_observes_its_pieces_and_changes_nothing(agent: AgentUnderTest) -> None:
+    """On start the agent reads the kernel (its "75:" trees, SIDs, rules, shapers) and
+    plans against what it finds: the persisted configuration is already there."""
+    before = kernel_view(agent)
+    stop_agent(agent)
+    assert kernel_view(agent) == before, "stopping the agent touched the kernel"
+    start_agent_process(agent, "netconf,restconf")
+    assert kernel_view(agent) == before
+    test_re_applying_plans_nothing(agent)
