@@ -283,3 +283,14 @@ def test_lab_up_keeps_connections_made_through_the_agent_and_drops_the_files_old
     gone[f"{P}routers"]["router"].pop()  # r2, which the agent-made connection leaves at
     gone[f"{P}srv6"]["locator"].pop()
     assert "connection" not in merge_file_connections(stored, gone, {"c1"}).get(f"{P}srv6", {})
+
+
+def test_a_change_of_a_vrs_connection_pieces_is_a_modify_event_of_that_vr() -> None:
+    from vnet.agent.datastore.events import diff_events
+
+    old, new = base_tree(), base_tree()
+    _conn(new)["ingress"][0]["bandwidth"] = "40000000"
+    assert [(e.router, e.operation) for e in diff_events(old, new)] == [("r1", "modify")]
+    _conn(new)["egress"][0]["next-hop"] = "10.3.0.2"
+    assert {e.router for e in diff_events(old, new)} == {"r1", "r2"}
+    assert diff_events(old, base_tree()) == []
