@@ -81,6 +81,12 @@ def _vr() -> click.Command:
     return vr
 
 
+def _conn() -> click.Command:
+    from vnet.cli.conn_cmds import conn
+
+    return conn
+
+
 # The subcommands of `vnet`, each imported only when used: benchmarks pull in numpy,
 # scipy and matplotlib, and `vnet lab exec` should not pay for that at every start.
 # Plain imports inside functions, so tools (and a unit test) see and check every one.
@@ -90,6 +96,7 @@ COMMANDS: dict[str, Loader] = {
     "bench": _bench,
     "agent": _agent,
     "vr": _vr,
+    "conn": _conn,
 }
 
 

@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from vnet.cli.vr_output import print_json, print_router, print_table
+from vnet.cli.vr_output import (
+    print_classes,
+    print_connections,
+    print_json,
+    print_router,
+    print_table,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -282,12 +288,17 @@ def _first_problem(err: Any) -> str:
 @agent_options
 @run_client
 def list_(client: AgentClient, as_json: bool) -> None:
-    """List the virtual routers with their state."""
+    """List the virtual routers with their state, and the host's classes and connections."""
     routers = [r.entry for r in client.routers(state=True)]
     if as_json:
         print_json(routers)
-    else:
-        print_table(routers)
+        return
+    print_table(routers)
+    guarantees = client.guarantees(state=True)
+    connections = guarantees.get("vnet-router:srv6", {}).get("connection", [])
+    if connections:
+        print_connections(connections)
+    print_classes(guarantees.get("vnet-router:underlay", {}).get("interface", []))
 
 
 @vr.command()
@@ -307,8 +318,10 @@ def show(client: AgentClient, as_json: bool, name: str) -> None:
         )
     if as_json:
         print_json(r.entry)
-    else:
-        print_router(r.entry)
+        return
+    print_router(r.entry)
+    connections = client.guarantees(state=True).get("vnet-router:srv6", {}).get("connection", [])
+    print_connections(connections, router=name)
 
 
 @vr.command()

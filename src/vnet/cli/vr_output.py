@@ -99,3 +99,122 @@ def print_router(r: dict[str, Any]) -> None:
         for x in r["route"]:
             routes.add_row(x["destination"], x["next-hop"])
         console.print(routes)
+
+
+# -- guarantees: underlay classes and connection pieces -------------------------------
+
+
+def _stats(entry: dict[str, Any], key: str = "statistics") -> tuple[str, str, str]:
+    s = entry.get(key, {})
+    return (s.get("bytes", "-"), s.get("packets", "-"), s.get("drops", "-"))
+
+
+def _rate(value: Any) -> str:
+    from vnet.model import format_rate
+
+    return format_rate(int(value)) if value is not None else "-"
+
+
+def print_classes(interfaces: list[dict[str, Any]]) -> None:
+    """Each underlay interface's HTB classes (reserved, per network, best effort) and counters."""
+    from rich.table import Table
+
+    from vnet.ui import console
+
+    if not interfaces:
+        return
+    table = Table(title="underlay classes", title_justify="left")
+    for col in ("interface", "class", "rate", "ceil", "bytes", "packets", "drops"):
+        table.add_column(col, justify="right" if col in ("bytes", "packets", "drops") else "left")
+    for itf in interfaces:
+        name, rate = itf["name"], itf.get("rate")
+        table.add_row(
+            name,
+            "reserved",
+            _rate(itf.get("reserved")),
+            _rate(rate),
+            *_stats(itf, "reserved-statistics"),
+        )
+        for cls in itf.get("class", []):
+            ceil = cls.get("ceil", cls.get("rate"))
+            table.add_row(
+                name, f"network {cls['network']}", _rate(cls.get("rate")), _rate(ceil), *_stats(cls)
+            )
+        table.add_row(name, "best effort", "-", _rate(rate), *_stats(itf, "best-effort-statistics"))
+    console.print(table)
+
+
+def connection_rows(connections: list[dict[str, Any]], router: str | None = None) -> list[tuple]:  # type: ignore[type-arg]
+    """(connection, id, router, role, what, bandwidth, bytes, packets, drops) per piece."""
+    rows = []
+    for conn in connections:
+        name, cid = conn["name"], str(conn.get("id", "?"))
+        for ing in conn.get("ingress", []):
+            flow = f"{ing.get('source')} -> {ing.get('destination')} {ing.get('protocol', 'any')}"
+            ports = "".join(
+                f" {w} {ing[k]}"
+                for w, k in (("sport", "source-port"), ("dport", "destination-port"))
+                if k in ing
+            )
+            segs = ",".join(ing.get("segment", []))
+            rows.append(
+                (
+                    name,
+                    cid,
+                    ing["router"],
+                    "ingress",
+                    f"{flow}{ports} segs {segs}",
+                    _rate(ing.get("bandwidth")),
+                    *_stats(ing),
+                )
+            )
+        for tr in conn.get("transit", []):
+            rows.append(
+                (name, cid, tr["router"], "transit", f"End {tr['sid']}", "-", "-", "-", "-")
+            )
+        for eg in conn.get("egress", []):
+            action = "End.DX6" if ":" in str(eg.get("next-hop", "")) else "End.DX4"
+            rows.append(
+                (
+                    name,
+                    cid,
+                    eg["router"],
+                    "egress",
+                    f"{action} {eg['sid']} -> {eg.get('next-hop')}",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                )
+            )
+    return [r for r in rows if router is None or r[2] == router]
+
+
+def print_connections(connections: list[dict[str, Any]], router: str | None = None) -> None:
+    """The connection pieces on this host (on one VR if `router`), with the shapers' counters."""
+    from rich.table import Table
+
+    from vnet.ui import console
+
+    rows = connection_rows(connections, router)
+    if not rows:
+        console.print("no connection pieces" + (f" on {router}" if router else ""))
+        return
+    table = Table(title="connection pieces", title_justify="left")
+    for col in (
+        "connection",
+        "id",
+        "router",
+        "role",
+        "what",
+        "bandwidth",
+        "bytes",
+        "packets",
+        "drops",
+    ):
+        table.add_column(
+            col, justify="right" if col in ("id", "bytes", "packets", "drops") else "left"
+        )
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)

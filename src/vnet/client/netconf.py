@@ -217,6 +217,15 @@ class NetconfClient:
             target,
         )
 
+    # -- guarantees ----------------------------------------------------------------------
+    def guarantees(self, state: bool = True) -> dict[str, Any]:
+        """The `underlay` and `srv6` containers (classes, locators, connection pieces)."""
+        source = None if state else RUNNING
+        out: dict[str, Any] = {}
+        for container in ("underlay", "srv6"):  # a subtree filter holds one element
+            out |= self.get_tree(f'<{container} xmlns="{NAMESPACE}"/>', source)
+        return out
+
     # -- virtual networks ----------------------------------------------------------------
     def networks(self) -> list[VirtualNetwork]:
         tree = self.get_tree(f'<virtual-networks xmlns="{NAMESPACE}"/>')

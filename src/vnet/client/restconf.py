@@ -118,6 +118,22 @@ class RestconfClient:
         entry = {"name": name, "admin-state": admin_state}
         self._send("PATCH", self._router_uri(name), qualified("router"), [entry])
 
+    # -- guarantees -------------------------------------------------------------------
+    def guarantees(self, state: bool = True) -> dict[str, Any]:
+        """The `underlay` and `srv6` containers (classes, locators, connection pieces)."""
+        out: dict[str, Any] = {}
+        for member in (qualified("underlay"), qualified("srv6")):
+            try:
+                r = self.request(
+                    "GET", f"{DATA}/{member}", params={"content": "all" if state else "config"}
+                )
+            except ClientError as err:
+                if err.status == 404:
+                    continue
+                raise
+            out |= {k: v for k, v in r.json().items() if k == member}
+        return out
+
     # -- virtual networks -------------------------------------------------------------
     def networks(self) -> list[VirtualNetwork]:
         r = self.request("GET", f"{DATA}/{NETWORKS}", params={"content": "config"})

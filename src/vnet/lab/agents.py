@@ -23,10 +23,13 @@ from typing import TYPE_CHECKING, Any
 from vnet.lab.record import LabRecord
 from vnet.model import Topology, host_configs
 from vnet.model.agent_config import AgentConfig, Ports, User
+from vnet.model.host_pieces import with_guarantees
 from vnet.model.management import MANAGEMENT_NODE, host_address
 from vnet.model.underlay import underlay_addressing
 from vnet.model.yang import host as yang_host
+from vnet.model.yang.guarantees import SRV6, connections_of, locators_of
 from vnet.model.yang.module import ROUTERS
+from vnet.substrate.placement import underlay_port_name
 from vnet.tools import processes
 from vnet.tools.wait import WaitTimeout, wait_until
 
@@ -115,6 +118,39 @@ def merge_file_routers(
     return tree
 
 
+def merge_file_connections(
+    stored: dict[str, Any], merged: dict[str, Any], previous_file_connections: set[str]
+) -> dict[str, Any]:
+    """`merged` (the file's share with the kept VRs) plus the connections made through the
+    agent, as VRs are kept: a connection the file defined before but no longer does goes.
+    Locators and connections made through the agent stay only while their VRs do."""
+    routers = {r["name"] for r in yang_host.routers_of(merged)}
+    file_conns = {c["name"] for c in connections_of(merged)}
+    kept = [
+        c
+        for c in connections_of(stored)
+        if c["name"] not in file_conns
+        and c["name"] not in previous_file_connections
+        and _piece_routers(c) <= routers
+    ]
+    file_prefixes = {x["prefix"] for x in locators_of(merged)}
+    locators = [
+        x
+        for x in locators_of(stored)
+        if x["prefix"] not in file_prefixes and x["router"] in routers
+    ]
+    if not kept and not locators:
+        return merged
+    srv6 = dict(merged.get(SRV6, {}))
+    srv6["locator"] = [*locators_of(merged), *locators]
+    srv6["connection"] = [*connections_of(merged), *kept]
+    return {**merged, SRV6: {k: v for k, v in srv6.items() if v}}
+
+
+def _piece_routers(conn: dict[str, Any]) -> set[str]:
+    return {p["router"] for kind in ("ingress", "transit", "egress") for p in conn.get(kind, [])}
+
+
 def stored_tree(topo: Topology, config: AgentConfig, directory: Path) -> dict[str, Any]:
     """What the agent holds: asked over NETCONF if it answers, else the startup
     configuration last handed to it (which it keeps unless that changes)."""
@@ -129,7 +165,12 @@ def stored_tree(topo: Topology, config: AgentConfig, directory: Path) -> dict[st
 
 
 def prepare(
-    topo: Topology, host: str, directory: Path, password: str, previous_file_routers: set[str]
+    topo: Topology,
+    host: str,
+    directory: Path,
+    password: str,
+    previous_file_routers: set[str],
+    previous_file_connections: frozenset[str] = frozenset(),
 ) -> bool:
     """Write the agent's config and startup configuration; True if they changed
     (a running agent must then restart to take them)."""
@@ -137,8 +178,10 @@ def prepare(
     directory.chmod(0o700)  # the config holds a password
     config = agent_config(topo, host, directory, password)
     stored = stored_tree(topo, config, directory)
-    share = yang_host.tree(host_configs(topo)[host])  # every network, with MTU and VTEPs; its VRs
+    # every network, with MTU and VTEPs; its VRs; its link ends' classes and connection pieces
+    share = yang_host.tree(with_guarantees(topo, host_configs(topo)[host], underlay_port_name))
     tree = merge_file_routers(stored, share, previous_file_routers)
+    tree = merge_file_connections(stored, tree, previous_file_connections)
     config_path = directory / CONFIG
     old_config = config_path.read_text() if config_path.exists() else None
     new_config = config.model_dump_json(indent=1)

@@ -159,8 +159,12 @@ def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
     started = {}
     for host in topo.hosts:
         directory = agents.agent_dir(RECORD_DIR, topo.name, host.name)
-        previous = set(old.agents[host.name].file_routers) if host.name in old.agents else set()
-        child = _ensure_agent(topo, host.name, directory, password, previous, record)
+        rec = old.agents.get(host.name)
+        previous = set(rec.file_routers) if rec else set()
+        previous_conns = frozenset(rec.file_connections) if rec else frozenset()
+        child = _ensure_agent(
+            topo, host.name, directory, password, (previous, previous_conns), record
+        )
         if child is not None:
             started[host.name] = (child, directory)
         record.agents[host.name] = AgentRecord(
@@ -169,6 +173,7 @@ def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
             restconf_port=agents.RESTCONF_PORT,
             state_dir=str(directory),
             file_routers=[r.name for r in topo.routers if r.host == host.name],
+            file_connections=_file_connections(topo, host.name),
         )
     record.agents = {h.name: record.agents[h.name] for h in topo.hosts}
     write_record(record)
@@ -178,12 +183,18 @@ def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
         raise LabError(str(err)) from None
 
 
+def _file_connections(topo: Topology, host: str) -> list[str]:
+    """The connections with a VR of their path on `host` (those whose pieces it gets)."""
+    routers = {vr.name for vr in topo.routers if vr.host == host}
+    return [c.name for c in topo.connections if routers & set(c.path)]
+
+
 def _ensure_agent(
     topo: Topology,
     host: str,
     directory: Path,
     password: str,
-    previous_file_routers: set[str],
+    previous: tuple[set[str], frozenset[str]],  # the file's VRs and connections last time
     record: LabRecord,
 ) -> subprocess.Popen[bytes] | None:
     """Start the host's agent unless it runs with its current share of the file; the new
@@ -193,7 +204,7 @@ def _ensure_agent(
     current = next(
         (p for p in record.processes if p.what == what and processes.is_running(p)), None
     )
-    changed = agents.prepare(topo, host, directory, password, previous_file_routers)
+    changed = agents.prepare(topo, host, directory, password, *previous)
     if current is not None and changed:
         processes.stop(current)  # it reconciles the kernel with the new file on start
         current = None

@@ -24,6 +24,8 @@ class AgentRecord:
     # the VRs of the file at the last `lab up`: a VR later dropped from the file is
     # removed from the agent, VRs made over NETCONF/RESTCONF are kept
     file_routers: list[str] = field(default_factory=list)
+    # the same for the connections whose pieces the file gave it
+    file_connections: list[str] = field(default_factory=list)
 
 
 @dataclass

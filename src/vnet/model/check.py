@@ -11,6 +11,7 @@ from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
 
 from vnet.model.errors import Loc, Problem, shown
 from vnet.model.host import HostConfig, max_host_mtu
+from vnet.model.host_guarantees_check import guarantee_problems
 from vnet.model.management import MANAGEMENT_NODE
 from vnet.model.mtu import max_tenant_mtu
 from vnet.model.names import (
@@ -40,6 +41,8 @@ def check_host(hc: HostConfig) -> list[Problem]:
     c.check_networks()
     c.check_node_names()
     c.check_routers()
+    if not c.problems:  # underlay classes and connection pieces name networks and VRs
+        c.problems += guarantee_problems(hc)
     return c.problems
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from vnet.model.host_guarantees import Srv6OnHost, UnderlayInterface
 from vnet.model.mtu import ETHERNET_MTU, VXLAN_OVERHEAD, network_mtu
 from vnet.model.topology import (
     Address,
@@ -42,8 +43,10 @@ class HostConfig(_Strict):
     underlay_mtu: int = Field(ETHERNET_MTU, ge=1280, le=9000)
     networks: list[NetworkOnHost] = Field(default_factory=list)
     routers: list[VirtualRouter] = Field(default_factory=list)
-    # Room for the per-host pieces the next issues add (underlay guarantees per
-    # network, SRv6 locators and connection pieces): each gets a typed field here.
+    # per underlay interface, the HTB classes of the networks' guarantees
+    underlay: list[UnderlayInterface] = Field(default_factory=list)
+    # SRv6 locators and the pieces of connections that land on this host
+    srv6: Srv6OnHost = Field(default_factory=Srv6OnHost)
 
     def network(self, name: str) -> VirtualNetwork:
         return by_name((carried.network for carried in self.networks), name)

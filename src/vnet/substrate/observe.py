@@ -88,6 +88,9 @@ def _read_tunnels_and_classes(
         tc.read(kernel, ns, owned, tc.VNET_MAJOR, qdiscs, scan)
     elif role == "host":
         tc.read(kernel, ns, owned, tc.LINK_MAJOR, qdiscs, scan)
+    elif ns is None:  # an agent's own namespace: its underlay trees carry the mark "75:"
+        state.shapers.update(tc.read_shapers(kernel, ns, links.names, qdiscs, tc.UNDERLAY_MAJOR))
+        tc.read(kernel, ns, links.names, tc.UNDERLAY_MAJOR, qdiscs, scan)
     state.tc_roots |= scan.roots
     state.tc_classes.update(scan.classes)
     state.tc_filters |= scan.filters

@@ -29,7 +29,11 @@ from vnet.substrate.placement import (
     vr_port_name,
     vxlan_name,
 )
-from vnet.substrate.realize_guarantees import realize_connections, realize_qos
+from vnet.substrate.realize_guarantees import (
+    realize_connections,
+    realize_host_guarantees,
+    realize_qos,
+)
 from vnet.substrate.route import Route
 from vnet.substrate.state import KernelState
 from vnet.substrate.tc import Shaper
@@ -76,6 +80,7 @@ def realize_host(hc: HostConfig, where: Placement) -> KernelState:
         add_network(state, where, ns, net, mtus[net.name], local, remotes)
     for vr in hc.routers if where.routers else ():
         add_router(state, where, vr, nets, mtus)
+    realize_host_guarantees(hc, where, state)
     return state
 
 
@@ -225,6 +230,6 @@ def _underlay(topo: Topology, where: Placement, addressing, state: KernelState) 
         a_addr, b_addr = addressing.link_addresses[j]
         state.addresses.add(Address(a_ns, a_name, a_addr))
         state.addresses.add(Address(b_ns, b_name, b_addr))
-        if link.rate is not None:
+        if link.rate is not None and where.routers:  # else the hosts' agents shape them
             state.shapers[(a_ns, a_name)] = Shaper(a_ns, a_name, link.rate)
             state.shapers[(b_ns, b_name)] = Shaper(b_ns, b_name, link.rate)

@@ -6,11 +6,16 @@ objects and their operations are in seg6.py and tc.py.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from ipaddress import ip_network
 
 from vnet.model import Topology
+from vnet.model.host import HostConfig
+from vnet.model.host_guarantees import Ingress, Srv6OnHost
+from vnet.model.host_pieces import connection_pieces
 from vnet.model.qos import best_effort_rate, link_shares, network_links
-from vnet.model.srv6 import PROTOCOL_NUMBERS, tunnels
+from vnet.model.srv6 import PROTOCOL_NUMBERS, RULE_PRIORITY_BASE, TABLE_BASE, interface_in
+from vnet.model.topology import VirtualRouter
 from vnet.substrate.marks import NsName
 from vnet.substrate.placement import Placement, underlay_port_name
 from vnet.substrate.seg6 import SidRoute, SteerRoute, SteerRule
@@ -23,7 +28,9 @@ from vnet.substrate.tc import (
     LINK_MAJOR,
     LINK_ROOT_CLASS,
     MANAGEMENT_MINOR,
+    UNDERLAY_MAJOR,
     VNET_MAJOR,
+    Shaper,
     TcClass,
     TcFilter,
     TcRoot,
@@ -35,69 +42,114 @@ from vnet.substrate.u32 import ip6_dst_match, vxlan_match
 
 
 def realize_connections(topo: Topology, where: Placement, state: KernelState) -> None:
-    """Add every connection's SIDs, tables and rules on the hosts `where` includes."""
-    if not topo.connections:
+    """Every connection's pieces (steering, SIDs, shapers) on the hosts `where` includes."""
+    if not topo.connections or not where.routers:
         return
-    hosts = {vr.name: vr.host for vr in topo.routers}
-    for t in tunnels(topo):
-        if where.includes(hosts[t.ingress]):
-            ns = where.node_ns(t.ingress)
-            for fam in t.families:
-                host_len = 32 if fam == 4 else 128
-                dst = f"{t.dst_addr[fam]}/{host_len}"
-                steer = SteerRoute(ns, t.table, dst, t.segments(fam), t.out_ifname)
-                state.steers[steer.key] = steer
-                proto = PROTOCOL_NUMBERS[t.protocol][0 if fam == 4 else 1] if t.protocol else None
-                state.rules.add(
-                    SteerRule(
-                        ns,
-                        fam,
-                        t.priority,
-                        t.table,
-                        f"{t.src_addr[fam]}/{host_len}",
-                        dst,
-                        t.lan_ifname,
-                        proto,
-                        t.src_port,
-                        t.dst_port,
-                    )
-                )
-        for router, end_sid in t.transit:
-            if where.includes(hosts[router]):
-                vr = topo.router(router)
-                s = SidRoute(where.node_ns(router), end_sid, "End", None, vr.ifname(0))
-                state.sids[s.key] = s
-        if where.includes(hosts[t.egress]):
-            for fam in t.families:
-                action = "End.DX4" if fam == 4 else "End.DX6"
-                s = SidRoute(
-                    where.node_ns(t.egress),
-                    t.egress_sids[fam],
-                    action,
-                    t.dst_addr[fam],
-                    t.egress_ifname,
-                )
-                state.sids[s.key] = s
+    routers = {vr.name: vr for vr in topo.routers}
+    for host, srv6 in connection_pieces(topo).items():
+        if where.includes(host):
+            realize_pieces(srv6, routers, where, state)
+
+
+def realize_host_guarantees(hc: HostConfig, where: Placement, state: KernelState) -> None:
+    """An agent's underlay classes and connection pieces (the hook of realize_host)."""
+    realize_underlay(hc, where.host_ns(hc.host), state)
+    if where.routers:
+        realize_pieces(hc.srv6, {vr.name: vr for vr in hc.routers}, where, state)
+
+
+def realize_pieces(
+    srv6: Srv6OnHost, routers: dict[str, VirtualRouter], where: Placement, state: KernelState
+) -> None:
+    """One host's connection pieces: what a lab derives and what an agent is told."""
+    for conn in srv6.connections:
+        for ing in conn.ingress:
+            _ingress(conn.id, ing, routers[ing.router], where, state)
+        for tr in conn.transit:
+            vr = routers[tr.router]
+            dev = vr.ifname(interface_in(vr, tr.network))  # type: ignore[arg-type]
+            s = SidRoute(where.node_ns(tr.router), str(tr.sid), "End", None, dev)
+            state.sids[s.key] = s
+        for eg in conn.egress:
+            vr = routers[eg.router]
+            dev = vr.ifname(interface_in(vr, eg.network))  # type: ignore[arg-type]
+            s = SidRoute(where.node_ns(eg.router), str(eg.sid), eg.action, str(eg.next_hop), dev)
+            state.sids[s.key] = s
+
+
+def _ingress(
+    conn_id: int, ing: Ingress, vr: VirtualRouter, where: Placement, state: KernelState
+) -> None:
+    """The steering rule and encap route of one direction and family, and its shaper."""
+    ns = where.node_ns(vr.name)
+    out = vr.ifname(interface_in(vr, ing.network))  # type: ignore[arg-type]
+    lan = vr.ifname(interface_in(vr, ing.lan_network))  # type: ignore[arg-type]
+    host_len = 32 if ing.family == 4 else 128
+    dst = f"{ing.destination}/{host_len}"
+    table = TABLE_BASE + conn_id
+    steer = SteerRoute(ns, table, dst, tuple(str(seg) for seg in ing.segments), out)
+    state.steers[steer.key] = steer
+    proto = PROTOCOL_NUMBERS[ing.protocol][0 if ing.family == 4 else 1] if ing.protocol else None
+    state.rules.add(
+        SteerRule(
+            ns,
+            ing.family,
+            RULE_PRIORITY_BASE + conn_id,
+            table,
+            f"{ing.source}/{host_len}",
+            dst,
+            lan,
+            proto,
+            ing.source_port,
+            ing.destination_port,
+        )
+    )
+    # the shaper: every packet of the connection leaves with the first segment's
+    # router's SIDs of this connection (a /112) as its outer destination
+    root = handle(VNET_MAJOR, 0)
+    state.tc_roots.add(TcRoot(ns, out))
+    rate = bytes_rate(ing.bandwidth)
+    cls = TcClass(
+        ns, out, handle(VNET_MAJOR, conn_id), root, rate, rate, queue_bytes(ing.bandwidth)
+    )
+    state.tc_classes[cls.key] = cls
+    prefix = ip_network(f"{ing.segments[0]}/112", strict=False)
+    state.tc_filters.add(
+        TcFilter(
+            ns,
+            out,
+            root,
+            1,
+            ETH_P_IPV6,
+            ip6_dst_match(prefix),  # type: ignore[arg-type]
+            cls.classid,
+            label=f"match ip6 dst {prefix}",
+            hint=conn_id,
+        )
+    )
 
 
 def network_minors(topo: Topology) -> dict[str, int]:
     """Network -> its class minor on underlay links: the VNI where it fits, else a free one."""
+    return class_minors([(n.name, n.vni) for n in topo.networks if n.bandwidth is not None])
+
+
+def class_minors(networks: list[tuple[str, int]]) -> dict[str, int]:
+    """(name, VNI) of the networks with a class -> their minors (VNI order)."""
     out: dict[str, int] = {}
     taken = {LINK_ROOT_CLASS & 0xFFFF, MANAGEMENT_MINOR, BEST_EFFORT_MINOR}
     late = []
-    for net in sorted(topo.networks, key=lambda n: n.vni):
-        if net.bandwidth is None:
-            continue
-        if net.vni <= 0xFFFF and net.vni not in taken:
-            out[net.name] = net.vni
-            taken.add(net.vni)
+    for name, vni in sorted(networks, key=lambda n: n[1]):
+        if vni <= 0xFFFF and vni not in taken:
+            out[name] = vni
+            taken.add(vni)
         else:
-            late.append(net)
+            late.append(name)
     minor = 0x10
-    for net in late:
+    for name in late:
         while minor in taken:
             minor += 1
-        out[net.name] = minor
+        out[name] = minor
         taken.add(minor)
     return out
 
@@ -111,39 +163,6 @@ def realize_qos(topo: Topology, where: Placement, state: KernelState) -> None:
         if a in state.shapers and b in state.shapers:  # a rated link inside the lab
             link_ends[j] = [a, b]
     _realize_underlay(topo, link_ends, state)
-    if not topo.connections or not where.routers:
-        return
-    hosts = {vr.name: vr.host for vr in topo.routers}
-    root = handle(VNET_MAJOR, 0)
-    for t in tunnels(topo):
-        if not where.includes(hosts[t.ingress]):
-            continue
-        ns = where.node_ns(t.ingress)
-        state.tc_roots.add(TcRoot(ns, t.out_ifname))
-        cls = TcClass(
-            ns,
-            t.out_ifname,
-            handle(VNET_MAJOR, t.id),
-            root,
-            bytes_rate(t.bandwidth),
-            bytes_rate(t.bandwidth),
-            queue_bytes(t.bandwidth),
-        )
-        state.tc_classes[cls.key] = cls
-        prefix = ip_network(t.first_hop_sids)
-        state.tc_filters.add(
-            TcFilter(
-                ns,
-                t.out_ifname,
-                root,
-                1,
-                ETH_P_IPV6,
-                ip6_dst_match(prefix),  # type: ignore[arg-type]
-                cls.classid,
-                label=f"match ip6 dst {prefix}",
-                hint=t.id,
-            )
-        )
 
 
 def _realize_underlay(
@@ -154,63 +173,95 @@ def _realize_underlay(
     links_of = network_links(topo)
     shares = link_shares(topo, links_of)
     minors = network_minors(topo)
-    nets = {n.name: n for n in topo.networks}
+    vnis = {n.name: n.vni for n in topo.networks}
     v6 = topo.underlay.family == "ipv6"
-    l3 = ETH_P_IPV6 if v6 else ETH_P_IP
     for j, ends in link_ends.items():
         link = topo.links[j]
         if j not in shares or link.rate is None:
             continue
-        rate = link.rate
+        tree = LinkTree(
+            LINK_MAJOR,
+            shares[j][0].rate,
+            best_effort_rate(link, shares[j]),
+            link.rate,
+            [
+                (minors[sh.network], vnis[sh.network], sh.rate, sh.ceil)
+                for sh in shares[j][1:]
+                if sh.network is not None
+            ],
+        )
         for ns, dev in ends:
+            add_link_tree(state, ns, dev, tree, v6)
 
-            def add_class(minor: int, r: int, ceil: int, ns: NsName = ns, dev: str = dev) -> int:
-                cls = TcClass(
-                    ns,
-                    dev,
-                    handle(LINK_MAJOR, minor),
-                    LINK_ROOT_CLASS,
-                    bytes_rate(r),
-                    bytes_rate(ceil),
-                    queue_bytes(ceil),
-                )
-                state.tc_classes[cls.key] = cls
-                return cls.classid
 
-            mgmt = shares[j][0]
-            mgmt_id = add_class(MANAGEMENT_MINOR, mgmt.rate, rate)
-            be_id = add_class(BEST_EFFORT_MINOR, best_effort_rate(link, shares[j]), rate)
-            root = handle(LINK_MAJOR, 0)
-            for node, share in enumerate(shares[j][1:], start=1):
-                assert share.network is not None
-                net = nets[share.network]
-                cid = add_class(minors[share.network], share.rate, share.ceil)
-                state.tc_filters.add(
-                    TcFilter(
-                        ns,
-                        dev,
-                        root,
-                        1,
-                        l3,
-                        vxlan_match(net.vni, v6),
-                        cid,
-                        label=f"match vxlan vni {net.vni}",
-                        hint=node,
-                    )
-                )
-            state.tc_filters.add(
-                TcFilter(
-                    ns,
-                    dev,
-                    root,
-                    2,
-                    l3,
-                    vxlan_match(None, v6),
-                    be_id,
-                    label="match udp dport 4789",
-                    hint=1,
-                )
+def realize_underlay(hc: HostConfig, ns: NsName, state: KernelState) -> None:
+    """An agent's underlay interfaces: its own HTB tree ("75:") on each, in its namespace."""
+    if not hc.underlay:
+        return
+    vnis = {carried.network.name: carried.network.vni for carried in hc.networks}
+    minors = class_minors(
+        sorted({(c.network, vnis[c.network]) for i in hc.underlay for c in i.classes})
+    )
+    v6 = hc.vtep is not None and hc.vtep.version == 6
+    for itf in hc.underlay:
+        state.shapers[(ns, itf.name)] = Shaper(ns, itf.name, itf.rate, UNDERLAY_MAJOR)
+        classes = [(minors[c.network], vnis[c.network], c.rate, c.limit) for c in itf.classes]
+        tree = LinkTree(UNDERLAY_MAJOR, itf.reserved, itf.best_effort, itf.rate, classes)
+        add_link_tree(state, ns, itf.name, tree, v6)
+
+
+@dataclass(frozen=True)
+class LinkTree:
+    """The HTB tree of one link end: reserved, best effort, and (minor, vni, rate, ceil)
+    per network with a guarantee, below the shaper's class major:1 at `rate`."""
+
+    major: int
+    reserved: int
+    best_effort: int
+    rate: int
+    networks: list[tuple[int, int, int, int]]
+
+
+def add_link_tree(state: KernelState, ns: NsName, dev: str, tree: LinkTree, v6: bool) -> None:
+    """Classes and u32 filters (by VNI, then any VXLAN, then the rest) on one link end."""
+    l3 = ETH_P_IPV6 if v6 else ETH_P_IP
+    root = handle(tree.major, 0)
+
+    def add_class(minor: int, rate: int, ceil: int) -> int:
+        cls = TcClass(
+            ns,
+            dev,
+            handle(tree.major, minor),
+            handle(tree.major, 1),
+            bytes_rate(rate),
+            bytes_rate(ceil),
+            queue_bytes(ceil),
+        )
+        state.tc_classes[cls.key] = cls
+        return cls.classid
+
+    mgmt_id = add_class(MANAGEMENT_MINOR, tree.reserved, tree.rate)
+    be_id = add_class(BEST_EFFORT_MINOR, tree.best_effort, tree.rate)
+    for node, (minor, vni, rate, ceil) in enumerate(tree.networks, start=1):
+        cid = add_class(minor, rate, ceil)
+        state.tc_filters.add(
+            TcFilter(
+                ns,
+                dev,
+                root,
+                1,
+                l3,
+                vxlan_match(vni, v6),
+                cid,
+                label=f"match vxlan vni {vni}",
+                hint=node,
             )
-            state.tc_filters.add(
-                TcFilter(ns, dev, root, 3, ETH_P_ALL, (), mgmt_id, label="match u32 0 0", hint=1)
-            )
+        )
+    state.tc_filters.add(
+        TcFilter(
+            ns, dev, root, 2, l3, vxlan_match(None, v6), be_id, label="match udp dport 4789", hint=1
+        )
+    )
+    state.tc_filters.add(
+        TcFilter(ns, dev, root, 3, ETH_P_ALL, (), mgmt_id, label="match u32 0 0", hint=1)
+    )

@@ -43,6 +43,9 @@ ETH_P_IPV6 = 0x86DD
 TC_H_ROOT = 0xFFFFFFFF
 VNET_MAJOR = 0x76  # VR egress qdiscs: "76:"
 LINK_MAJOR = 0x1  # the underlay Shaper's root "1:"
+# an agent's underlay interface: "75:" (0x75 = 'u'), so a lab's link shaper on the same
+# kind of device ("1:") and an agent's tree never take each other for their own
+UNDERLAY_MAJOR = 0x75
 LINK_ROOT_CLASS = 0x10001
 MANAGEMENT_MINOR = 0x2
 BEST_EFFORT_MINOR = 0x3
@@ -94,10 +97,15 @@ class Shaper:
     ns: NsName
     dev: str
     rate: int  # bit/s
+    major: int = LINK_MAJOR  # root major:, the rate's class major:1
 
     @property
     def key(self) -> tuple[NsName, str]:
         return (self.ns, self.dev)
+
+    @property
+    def root_class(self) -> int:
+        return handle(self.major, 1)
 
 
 @dataclass(frozen=True)
@@ -180,18 +188,20 @@ class SetShaper:
 
     def run(self, k: Kernel) -> None:
         if self.new is None:
-            k.tc(self.ns, "del", None, self.dev, handle="1:", root=True)
+            assert self.old is not None
+            k.tc(self.ns, "del", None, self.dev, handle=f"{self.old.major:x}:", root=True)
             return
-        k.tc(self.ns, "del", None, self.dev, missing_ok=True, handle="1:", root=True)
-        k.tc(self.ns, "add", "htb", self.dev, handle="1:", default=0x1, root=True)
+        root = f"{self.new.major:x}:"
+        k.tc(self.ns, "del", None, self.dev, missing_ok=True, handle=root, root=True)
+        k.tc(self.ns, "add", "htb", self.dev, handle=root, default=0x1, root=True)
         rate, burst = self.new.rate // 8, shaper_burst(self.new.rate)
         k.tc(
             self.ns,
             "add-class",
             "htb",
             self.dev,
-            handle="1:1",
-            parent="1:",
+            handle=f"{root}1",
+            parent=root,
             rate=rate,
             ceil=rate,
             burst=burst,
@@ -205,10 +215,11 @@ class SetShaper:
         tc = _tc(self.ns)
         if self.new is None:
             return f"{tc} qdisc del dev {self.dev} root"
-        rate = format_rate(self.new.rate)
+        rate, root = format_rate(self.new.rate), f"{self.new.major:x}:"
         return (
-            f"{tc} qdisc replace dev {self.dev} root handle 1: htb default 1 && "
-            f"{tc} class add dev {self.dev} parent 1: classid 1:1 htb rate {rate} ceil {rate}"
+            f"{tc} qdisc replace dev {self.dev} root handle {root} htb default 1 && "
+            f"{tc} class add dev {self.dev} parent {root} classid {root}1 htb rate {rate} "
+            f"ceil {rate}"
         )
 
 
@@ -390,15 +401,19 @@ def _htb_rate(msg: Message, name: str) -> int:
 
 
 def read_shapers(
-    k: Kernel, ns: NsName, devs: dict[int, str], qdiscs: list[Message]
+    k: Kernel, ns: NsName, devs: dict[int, str], qdiscs: list[Message], major: int = LINK_MAJOR
 ) -> dict[tuple[NsName, str], Shaper]:
-    """Link shapers on `devs` (index -> name); `qdiscs` is the namespace's qdisc dump."""
-    rooted = {q["index"] for q in qdiscs if q["parent"] == TC_H_ROOT and q.get("kind") == "htb"}
+    """Shapers rooted at `major:` on `devs` (index -> name); `qdiscs`: the namespace's dump."""
+    rooted = {
+        q["index"]
+        for q in qdiscs
+        if q["parent"] == TC_H_ROOT and q.get("kind") == "htb" and q["handle"] == handle(major, 0)
+    }
     out = {}
     for index in sorted(rooted & devs.keys()):
         for msg in k.classes(ns, index):
-            if msg.get("kind") == "htb" and msg["handle"] == LINK_ROOT_CLASS:
-                out[(ns, devs[index])] = Shaper(ns, devs[index], _htb_rate(msg, "rate"))
+            if msg.get("kind") == "htb" and msg["handle"] == handle(major, 1):
+                out[(ns, devs[index])] = Shaper(ns, devs[index], _htb_rate(msg, "rate"), major)
     return out
 
 
@@ -417,13 +432,15 @@ def read(
         elif q.get("kind") == "bfifo" and q["parent"] >> 16 == major:
             opts = q.get_attr("TCA_OPTIONS")
             leaves[(index, q["parent"])] = opts["limit"] if opts is not None else 0
+    # a shaper's own class major:1 is the Shaper's (a connection's 76:1 is a class)
+    shaper_class = handle(major, 1) if major != VNET_MAJOR else None
     for index in sorted(roots):
         dev = devs[index]
         if major == VNET_MAJOR:
             scan.roots.add(TcRoot(ns, dev))
         for c in k.classes(ns, index):
             cid = c["handle"]
-            if c.get("kind") != "htb" or cid >> 16 != major or cid == LINK_ROOT_CLASS:
+            if c.get("kind") != "htb" or cid >> 16 != major or cid == shaper_class:
                 continue
             parent = handle(major, 0) if c["parent"] == TC_H_ROOT else c["parent"]
             rate, ceil = _htb_rate(c, "rate"), _htb_rate(c, "ceil")

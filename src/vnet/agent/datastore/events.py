@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vnet.model.yang import host as codec
+from vnet.model.yang.guarantees import connections_of, locators_of
 
 
 @dataclass
@@ -49,13 +50,27 @@ def diff_events(old: dict[str, Any], new: dict[str, Any]) -> list[Event]:
     """One event per VR created, modified or deleted between two trees."""
     before = {r["name"]: r for r in codec.routers_of(old)}
     after = {r["name"]: r for r in codec.routers_of(new)}
+    # a VR's connection pieces and locators are part of what it does
+    pieces_before, pieces_after = router_pieces(old), router_pieces(new)
     events = []
     for name, r in after.items():
         if name not in before:
             events.append(Event(name, r.get("index"), "create", "success"))
-        elif before[name] != r:
+        elif before[name] != r or pieces_before.get(name) != pieces_after.get(name):
             events.append(Event(name, r.get("index"), "modify", "success"))
     for name, r in before.items():
         if name not in after:
             events.append(Event(name, r.get("index"), "delete", "success"))
     return events
+
+
+def router_pieces(tree: dict[str, Any]) -> dict[str, list[Any]]:
+    """VR name -> the locators and connection pieces that name it, in tree order."""
+    out: dict[str, list[Any]] = {}
+    for loc in locators_of(tree):
+        out.setdefault(loc["router"], []).append(loc)
+    for conn in connections_of(tree):
+        for kind in ("ingress", "transit", "egress"):
+            for piece in conn.get(kind, []):
+                out.setdefault(piece["router"], []).append((conn["name"], conn["id"], kind, piece))
+    return out

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from vnet.agent.config import AgentConfig
-from vnet.agent.datastore import state, validation
+from vnet.agent.datastore import guarantee_state, state, validation
 from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits
 from vnet.agent.datastore.events import Event, EventBus, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
@@ -149,6 +149,14 @@ class Datastore:
         state.add_router_state(routers, kernel_view, self.started_at)
         key, value = state.hypervisor_state(self.config, self.placement, running)
         tree[key] = value
+        counters = await self._in_kernel_thread(
+            guarantee_state.read_counters,
+            self._kernel_handle(),
+            self.placement,
+            self.config.host,
+            running,
+        )
+        guarantee_state.with_counters(tree, running, counters, self.placement, self.config.host)
         return tree
 
     def _read_state(

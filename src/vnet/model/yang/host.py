@@ -19,6 +19,7 @@ from vnet.model.errors import Loc, Problem, TopologyError
 from vnet.model.host import HostConfig
 from vnet.model.resources import Resources
 from vnet.model.topology import Address, VirtualNetwork, VirtualRouter
+from vnet.model.yang.guarantees import guarantees_data, guarantees_path, guarantees_tree
 from vnet.model.yang.module import NETWORKS, PREFIX, ROUTERS
 
 # YANG name -> model field, per object kind
@@ -91,6 +92,7 @@ def host_config(
             for n in networks_of(tree)
         ],
         "routers": [_router_data(r, host) for r in routers_of(tree)],
+        **guarantees_data(tree),
     }
     try:
         return HostConfig.model_validate(data)
@@ -116,7 +118,7 @@ def tree(hc: HostConfig) -> dict[str, Any]:
         out[NETWORKS] = {"network": nets}
     if routers:
         out[ROUTERS] = {"router": routers}
-    return out
+    return out | guarantees_tree(hc.underlay, hc.srv6)
 
 
 def network_entry(n: VirtualNetwork, remote_vteps: list[Any] | None = None) -> dict[str, Any]:
@@ -183,6 +185,8 @@ def error_path(loc: Loc, tree: dict[str, Any]) -> str:
         return _network_path(loc[1:], networks_of(tree))
     if loc and loc[0] == "routers":
         return _router_path(loc[1:], routers_of(tree))
+    if loc and loc[0] in ("underlay", "srv6"):
+        return guarantees_path(loc, tree)
     return "/"
 
 

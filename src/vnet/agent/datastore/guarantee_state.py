@@ -1,0 +1,110 @@
+"""Operational state of the guarantees: bytes, packets and drops per class and per connection.
+
+Underlay classes are read from the agent's "75:" tree on each underlay interface,
+a connection's from its shaper (76:<id>) on its ingress VR's outgoing interface.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from typing import Any
+
+from vnet.model.yang import host as codec
+from vnet.model.yang.guarantees import SRV6, UNDERLAY, connections_of, underlay_of
+from vnet.substrate import Kernel, Placement
+from vnet.substrate.kernel import KernelError, NotANamespace
+from vnet.substrate.realize_guarantees import class_minors
+from vnet.substrate.tc import (
+    BEST_EFFORT_MINOR,
+    MANAGEMENT_MINOR,
+    UNDERLAY_MAJOR,
+    VNET_MAJOR,
+    class_counters,
+    handle,
+)
+
+Counters = dict[int, tuple[int, int, int]]  # classid -> (bytes, packets, drops)
+
+
+def read_counters(
+    kernel: Kernel, placement: Placement, host: str, running: dict[str, Any]
+) -> dict[tuple[str | None, str], Counters]:
+    """(namespace, interface) -> its classes' counters, for every interface that has
+    guarantees. Runs in the kernel thread."""
+    wanted = [(placement.host_ns(host), itf["name"]) for itf in underlay_of(running)]
+    routers = {r["name"]: r for r in codec.routers_of(running)}
+    for conn in connections_of(running):
+        for ing in conn.get("ingress", []):
+            dev = _interface_in(routers.get(ing["router"], {}), ing["network"])
+            if dev is not None:
+                wanted.append((placement.node_ns(ing["router"]), dev))
+    out: dict[tuple[str | None, str], Counters] = {}
+    for ns, dev in dict.fromkeys(wanted):
+        with contextlib.suppress(OSError, KernelError, NotANamespace):
+            out[(ns, dev)] = class_counters(kernel, ns, dev)
+    return out
+
+
+def with_counters(
+    tree: dict[str, Any],
+    running: dict[str, Any],
+    counters: dict[tuple[str | None, str], Counters],
+    placement: Placement,
+    host: str,
+) -> None:
+    """Add `statistics` to the underlay classes and connection ingress pieces of `tree`
+    (their containers are copied first: `tree` shares them with `running`, which names
+    the VRs and networks even where a request's selection left them out)."""
+    if UNDERLAY in tree:
+        tree[UNDERLAY] = copy.deepcopy(tree[UNDERLAY])
+        _underlay_counters(tree, running, counters, placement.host_ns(host))
+    if SRV6 in tree:
+        tree[SRV6] = copy.deepcopy(tree[SRV6])
+        routers = {r["name"]: r for r in codec.routers_of(running)}
+        for conn in connections_of(tree):
+            cid = handle(VNET_MAJOR, int(conn["id"]))
+            for ing in conn.get("ingress", []):
+                dev = _interface_in(routers.get(ing["router"], {}), ing["network"])
+                found = counters.get((placement.node_ns(ing["router"]), dev or ""), {})
+                if cid in found:
+                    ing["statistics"] = _counters(found[cid])
+
+
+def _underlay_counters(
+    tree: dict[str, Any],
+    running: dict[str, Any],
+    counters: dict,  # type: ignore[type-arg]
+    ns: str | None,
+) -> None:
+    vnis = {n["name"]: int(n["vni"]) for n in codec.networks_of(running)}
+    interfaces = underlay_of(tree)
+    minors = class_minors(
+        sorted(
+            {
+                (c["network"], vnis.get(c["network"], 0))
+                for i in interfaces
+                for c in i.get("class", [])
+            }
+        )
+    )
+    for itf in interfaces:
+        found = counters.get((ns, itf["name"]), {})
+        for key, minor in (
+            ("reserved-statistics", MANAGEMENT_MINOR),
+            ("best-effort-statistics", BEST_EFFORT_MINOR),
+        ):
+            if handle(UNDERLAY_MAJOR, minor) in found:
+                itf[key] = _counters(found[handle(UNDERLAY_MAJOR, minor)])
+        for cls in itf.get("class", []):
+            cid = handle(UNDERLAY_MAJOR, minors.get(cls["network"], 0))
+            if cid in found:
+                cls["statistics"] = _counters(found[cid])
+
+
+def _interface_in(router: dict[str, Any], network: str) -> str | None:
+    return next((i["name"] for i in router.get("interface", []) if i["network"] == network), None)
+
+
+def _counters(values: tuple[int, int, int]) -> dict[str, str]:
+    return {"bytes": str(values[0]), "packets": str(values[1]), "drops": str(values[2])}

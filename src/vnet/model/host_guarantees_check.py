@@ -1,0 +1,207 @@
+"""A host's underlay classes and connection pieces that cannot be realised, each at its field.
+
+Locations are ("underlay", i, ...) and ("srv6", "locators"|"connections", i, ...),
+which the YANG codec turns into the element's path. Checks that need the whole
+network (admission along a path, end-to-end MTU) are the manager's; these are
+what one host can know.
+"""
+
+from __future__ import annotations
+
+from ipaddress import IPv6Address, IPv6Network
+
+from vnet.model.errors import Loc, Problem
+from vnet.model.host import HostConfig
+from vnet.model.host_guarantees import ConnectionPieces, Ingress, UnderlayInterface
+from vnet.model.rate import format_rate
+from vnet.model.srv6 import interface_in
+from vnet.model.topology import VirtualRouter
+
+_Steer = tuple[str, int, object, object, str | None, int | None, int | None]
+
+
+def guarantee_problems(hc: HostConfig) -> list[Problem]:
+    """Every problem of the host's underlay classes, locators and connection pieces."""
+    checker = _Checker(hc)
+    for i, itf in enumerate(hc.underlay):
+        checker.underlay_interface(i, itf)
+    checker.locators()
+    for i, conn in enumerate(hc.srv6.connections):
+        checker.connection(i, conn)
+    return checker.problems
+
+
+class _Checker:
+    def __init__(self, hc: HostConfig) -> None:
+        self.hc = hc
+        self.problems: list[Problem] = []
+        self.networks = {carried.network.name for carried in hc.networks}
+        self.routers = {vr.name: vr for vr in hc.routers}
+        # per (router, family, source, destination): what each ingress there steers
+        self.steering: dict[tuple[object, ...], dict[_Steer, str]] = {}
+        self.sids: dict[tuple[str, IPv6Address], str] = {}
+        self.ids: dict[int, str] = {}
+
+    def add(self, loc: Loc, message: str, subject: str = "") -> None:
+        self.problems.append(Problem(loc, message, subject))
+
+    # -- underlay ----------------------------------------------------------
+    def underlay_interface(self, i: int, itf: UnderlayInterface) -> None:
+        subject = f"underlay interface {itf.name!r}"
+        if any(other.name == itf.name for other in self.hc.underlay[:i]):
+            self.add(("underlay", i, "name"), "duplicate underlay interface", subject)
+        if itf.reserved >= itf.rate:
+            self.add(
+                ("underlay", i, "reserved"),
+                f"the reserved class ({format_rate(itf.reserved)}) leaves nothing of the "
+                f"interface's {format_rate(itf.rate)}",
+                subject,
+            )
+            return
+        total = itf.reserved
+        seen: set[str] = set()
+        for j, cls in enumerate(itf.classes):
+            loc: Loc = ("underlay", i, "classes", j)
+            if cls.network not in self.networks:
+                self.add(
+                    (*loc, "network"), f"this host carries no network {cls.network!r}", subject
+                )
+            if cls.network in seen:
+                self.add((*loc, "network"), f"a second class for network {cls.network!r}", subject)
+            seen.add(cls.network)
+            if cls.ceil is not None and not cls.rate <= cls.ceil <= itf.rate:
+                self.add(
+                    (*loc, "ceil"),
+                    f"ceil {format_rate(cls.ceil)} must lie between the class's rate "
+                    f"{format_rate(cls.rate)} and the interface's {format_rate(itf.rate)}",
+                    subject,
+                )
+            total += cls.rate
+            if total > itf.rate:
+                self.add(
+                    (*loc, "rate"),
+                    f"oversubscribes the interface: reserved {format_rate(itf.reserved)} + "
+                    f"network guarantees up to here {format_rate(total - itf.reserved)} > "
+                    f"its rate {format_rate(itf.rate)}",
+                    subject,
+                )
+                return
+
+    # -- SRv6 --------------------------------------------------------------
+    def locators(self) -> None:
+        seen: list[IPv6Network] = []
+        for i, loc in enumerate(self.hc.srv6.locators):
+            if loc.router not in self.routers:
+                self.add(
+                    ("srv6", "locators", i, "router"), f"this host has no router {loc.router!r}"
+                )
+            clash = next((p for p in seen if p.overlaps(loc.prefix)), None)
+            if clash is not None:
+                self.add(("srv6", "locators", i, "prefix"), f"overlaps locator {clash}")
+            seen.append(loc.prefix)
+
+    def connection(self, i: int, conn: ConnectionPieces) -> None:
+        base: Loc = ("srv6", "connections", i)
+        subject = f"connection {conn.name!r}"
+        if conn.id in self.ids:
+            self.add((*base, "id"), f"id {conn.id} is connection {self.ids[conn.id]!r}'s", subject)
+        self.ids.setdefault(conn.id, conn.name)
+        for j, ing in enumerate(conn.ingress):
+            self.ingress((*base, "ingress", j), ing, conn.name, subject)
+        for kind, pieces in (("transit", conn.transit), ("egress", conn.egress)):
+            for j, piece in enumerate(pieces):
+                loc: Loc = (*base, kind, j)
+                if self.router_interface(loc, piece.router, piece.network, subject):
+                    self.sid(loc, piece.router, piece.sid, subject)
+        for j, eg in enumerate(conn.egress):
+            if isinstance(eg.next_hop, IPv6Address) != (eg.action == "End.DX6"):
+                self.add((*base, "egress", j, "next-hop"), "wrong family", subject)
+
+    def router_interface(self, loc: Loc, router: str, network: str, subject: str) -> bool:
+        """The piece's VR is on this host and has an interface in `network`."""
+        vr = self.routers.get(router)
+        if vr is None:
+            self.add((*loc, "router"), f"this host has no router {router!r}", subject)
+            return False
+        if interface_in(vr, network) is None:
+            self.add(
+                (*loc, "network"), f"router {router!r} has no interface in {network!r}", subject
+            )
+            return False
+        return True
+
+    def sid(self, loc: Loc, router: str, sid: IPv6Address, subject: str) -> None:
+        owned = [lc.prefix for lc in self.hc.srv6.locators if lc.router == router]
+        if not any(sid in prefix for prefix in owned):
+            where = ", ".join(str(p) for p in owned) or "none"
+            self.add(
+                (*loc, "sid"),
+                f"SID {sid} lies outside the locators of router {router!r} ({where})",
+                subject,
+            )
+            return
+        if (router, sid) in self.sids:
+            self.add((*loc, "sid"), f"SID {sid} is already {self.sids[(router, sid)]}'s", subject)
+        self.sids.setdefault((router, sid), subject)
+
+    def ingress(self, loc: Loc, ing: Ingress, name: str, subject: str) -> None:
+        if ing.source.version != ing.destination.version:
+            self.add((*loc, "source"), "source and destination differ in IP family", subject)
+            return
+        if ing.protocol in (None, "icmp") and (ing.source_port or ing.destination_port):
+            self.add((*loc, "protocol"), "ports need protocol tcp, udp or sctp", subject)
+        vr = self.routers.get(ing.router)
+        ok = self.router_interface(loc, ing.router, ing.network, subject)
+        if vr is not None and interface_in(vr, ing.lan_network) is None:
+            self.add(
+                (*loc, "lan_network"),
+                f"router {ing.router!r} has no interface in {ing.lan_network!r}",
+                subject,
+            )
+            ok = False
+        if ok:
+            self.overlap(loc, ing, name, subject, vr)  # type: ignore[arg-type]
+
+    def overlap(self, loc: Loc, ing: Ingress, name: str, subject: str, vr: VirtualRouter) -> None:
+        """Two ingress pieces on one VR may not claim the same packets."""
+        mine = _steer(ing)
+        same_ends = self.steering.setdefault(mine[:4], {})
+        for theirs, owner in same_ends.items():
+            if _overlaps(mine, theirs):
+                self.add(
+                    (*loc, "destination"),
+                    f"steers the same 5-tuple as connection {owner!r} "
+                    f"({_describe(ing)} on router {vr.name!r})",
+                    subject,
+                )
+                return
+        same_ends[mine] = name
+
+
+def _steer(ing: Ingress) -> _Steer:
+    return (
+        ing.router,
+        ing.family,
+        ing.source,
+        ing.destination,
+        ing.protocol,
+        ing.source_port,
+        ing.destination_port,
+    )
+
+
+def _overlaps(a: _Steer, b: _Steer) -> bool:
+    """Same router, family and addresses; protocol and ports equal or left open on one side."""
+    if a[:4] != b[:4]:
+        return False
+    return all(x is None or y is None or x == y for x, y in zip(a[4:], b[4:], strict=True))
+
+
+def _describe(ing: Ingress) -> str:
+    proto = ing.protocol or "any protocol"
+    ports = "".join(
+        f" {word} {port}"
+        for word, port in (("sport", ing.source_port), ("dport", ing.destination_port))
+        if port
+    )
+    return f"from {ing.source} to {ing.destination} {proto}{ports}"

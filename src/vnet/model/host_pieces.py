@@ -1,0 +1,161 @@
+"""A lab's guarantees as the pieces each host carries (what its agent is told).
+
+`tunnels(topo)` describes each direction of a connection end to end; an agent
+knows only its own host, so a lab splits them: the ingress VR's steering,
+segments and shaper, the transit VRs' End SIDs, the egress VR's End.DX4/DX6,
+and the locators of the host's VRs. The lab realises its own connections from
+the same pieces (`vnet.substrate.realize_guarantees.realize_pieces`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from ipaddress import ip_address
+
+from vnet.model.host import HostConfig
+from vnet.model.host_guarantees import (
+    ConnectionPieces,
+    Egress,
+    Ingress,
+    Locator,
+    NetworkClass,
+    Srv6OnHost,
+    Transit,
+    UnderlayInterface,
+)
+from vnet.model.qos import link_shares
+from vnet.model.srv6 import (
+    Tunnel,
+    locator,
+    router_numbers,
+    router_tenant,
+    shared_network,
+    srv6_tenants,
+    tunnels,
+)
+from vnet.model.topology import Topology
+
+
+def connection_pieces(topo: Topology) -> dict[str, Srv6OnHost]:
+    """Host -> its locators and connection pieces, for a checked and resolved topology."""
+    if not topo.connections:
+        return {}
+    host_of = {vr.name: vr.host for vr in topo.routers}
+    pieces: dict[str, dict[str, dict[str, list]]] = {}  # type: ignore[type-arg]
+    ids = {c.name: c.id for c in topo.connections}
+    for t in tunnels(topo):
+        for host, kind, piece in _pieces(topo, t):
+            conn = pieces.setdefault(host_of[host], {}).setdefault(
+                t.connection, {"ingress": [], "transit": [], "egress": []}
+            )
+            if piece not in conn[kind]:
+                conn[kind].append(piece)
+    out = {}
+    for host, conns in pieces.items():
+        out[host] = Srv6OnHost(
+            locators=_locators(topo, host),
+            connections=[
+                ConnectionPieces(name=name, id=ids[name], **parts)  # type: ignore[arg-type]
+                for name, parts in conns.items()
+            ],
+        )
+    return out
+
+
+def _locators(topo: Topology, host: str) -> list[Locator]:
+    wanted = srv6_tenants(topo)
+    numbers = router_numbers(topo)
+    return [
+        Locator(prefix=locator(topo, vr.name, numbers), router=vr.name)
+        for vr in topo.routers
+        if vr.host == host and router_tenant(topo, vr) in wanted
+    ]
+
+
+def _pieces(topo: Topology, t: Tunnel) -> list[tuple[str, str, object]]:
+    """(router, kind, piece) of one tunnel."""
+    hosts = {e.name: e for e in topo.endhosts}
+    src, dst = hosts[t.src], hosts[t.dst]
+    ingress_vr = topo.router(t.ingress)
+    first = shared_network(ingress_vr, topo.router(t.path[1]))
+    assert first is not None, "checked: consecutive routers of a path share a network"
+    out_network = ingress_vr.interfaces[first[0]].network
+    out: list[tuple[str, str, object]] = []
+    for fam in t.families:
+        out.append(
+            (
+                t.ingress,
+                "ingress",
+                Ingress(
+                    router=t.ingress,
+                    lan_network=src.network,
+                    network=out_network,
+                    source=ip_address(t.src_addr[fam]),
+                    destination=ip_address(t.dst_addr[fam]),
+                    protocol=t.protocol,
+                    source_port=t.src_port,
+                    destination_port=t.dst_port,
+                    segments=[ip_address(s) for s in t.segments(fam)],
+                    bandwidth=t.bandwidth,
+                ),
+            )
+        )
+        out.append(
+            (
+                t.egress,
+                "egress",
+                Egress(
+                    router=t.egress,
+                    sid=ip_address(t.egress_sids[fam]),
+                    network=dst.network,
+                    next_hop=ip_address(t.dst_addr[fam]),
+                ),
+            )
+        )
+    for router, sid in t.transit:
+        vr = topo.router(router)
+        out.append(
+            (
+                router,
+                "transit",
+                Transit(router=router, sid=ip_address(sid), network=vr.interfaces[0].network),
+            )
+        )
+    return out
+
+
+def underlay_interfaces(
+    topo: Topology, host: str, port_name: Callable[[str], str]
+) -> list[UnderlayInterface]:
+    """The HTB trees of `host`'s rated underlay link ends (`port_name(peer)`: the interface),
+    as the lab shapes them itself when no agent runs: the link's rate, the management
+    guarantee reserved, one class per network whose VXLAN crosses the link."""
+    out = []
+    for j, shares in link_shares(topo).items():
+        link = topo.links[j]
+        if host not in (link.a, link.b) or link.rate is None:
+            continue
+        peer = link.b if link.a == host else link.a
+        out.append(
+            UnderlayInterface(
+                name=port_name(peer),
+                rate=link.rate,
+                reserved=shares[0].rate,
+                classes=[
+                    NetworkClass(network=sh.network, rate=sh.rate, ceil=sh.ceil)
+                    for sh in shares[1:]
+                    if sh.network is not None
+                ],
+            )
+        )
+    return out
+
+
+def with_guarantees(topo: Topology, hc: HostConfig, port_name: Callable[[str], str]) -> HostConfig:
+    """`hc` with its host's underlay classes, locators and connection pieces (for its agent)."""
+    return hc.model_copy(
+        update={
+            "underlay": underlay_interfaces(topo, hc.host, port_name),
+            "srv6": connection_pieces(topo).get(hc.host, Srv6OnHost()),
+        }
+    )
