@@ -65,10 +65,11 @@ def _copy_selected(
         if any(_matches(c, d) for c in content):
             out.append(copy.deepcopy(d))
             continue
-        s = next((s for s in selections if _matches(s, d)), None)
-        if s is None:
-            continue
-        kept = _filter(d, s)
+        # Sibling selections of one list (<router><name>a</name></router><router>...)
+        # each select their entries: the first that keeps `d` wins.
+        kept = next(
+            (k for s in selections if _matches(s, d) and (k := _filter(d, s)) is not None), None
+        )
         if kept is not None:
             out.append(kept)
             selected = True
