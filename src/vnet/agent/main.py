@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import json
 import logging
 import os
@@ -16,6 +18,16 @@ from vnet.agent.startup import start_datastore
 from vnet.model.agent_config import AgentConfig
 
 log = logging.getLogger("vnet.agent")
+
+
+def _return_free_memory() -> None:
+    """Hand the heap freed by imports and the start-up reconcile back to the system.
+
+    glibc keeps freed memory for reuse; after start-up most of it is not needed
+    again, and trimming it lowers the idle agent's RSS by a few MiB.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def ready_path(config: AgentConfig) -> str:
@@ -48,6 +60,7 @@ async def run(
                 f,
             )
         os.replace(ready_path(config) + ".tmp", ready_path(config))
+        _return_free_memory()
         await stop.wait()
     finally:
         for frontend in running:
