@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 
 from vnet.bench.client import agent_session
 from vnet.bench.mgmt.interfaces import Interface, Netconf, Restconf, Snmp
@@ -73,20 +74,31 @@ def baseline_servers(host: HostSandbox, servers: Servers, plan: Plan, result: Be
     servers.snmpd = [Snmp(f"snmpd {v}", v, lambda: Client(ns, SNMPD_PORT)) for v in ("v2c", "v3")]
 
 
-def record_memory(result: BenchResult, servers: Servers, meter: Meter, x: str) -> None:
+def record_memory(
+    result: BenchResult, servers: Servers, meter: Meter, x: str, baselines: bool = False
+) -> None:
+    """VmRSS of the agent and the baselines running (only the baselines: `baselines`)."""
     for series, pid in (
-        ("agent", servers.agent_pid),
+        (None if baselines else "agent", servers.agent_pid),
         ("netconfd", servers.netconfd_pid),
         ("snmpd", servers.snmpd_pid),
     ):
+        if series is None:
+            continue
         if pid is not None and (rss := meter.rss(pid)) is not None:
             result.record("server_memory", series, rss, x=x)
 
 
-def netconf_part(plan: Plan, result: BenchResult, progress: BenchProgress, s: Servers) -> Runner:
+def netconf_part(
+    plan: Plan,
+    result: BenchResult,
+    progress: BenchProgress,
+    s: Servers,
+    vr_namespaces: Callable[[], list[str]],
+) -> Runner:
     """vnet.bench.netconf's runner over the agent and netconfd, for the load phases."""
     part = NetconfPlan(ops=0, bulk=1, vrs=plan.load, chunk=100, repeat=plan.repeat, netconfd=True)
-    runner = Runner(part, result, progress, lambda: [])
+    runner = Runner(part, result, progress, vr_namespaces)
     runner.servers.append(Server("vnet", s.setup.m, s.agent_pid))
     if s.netconfd is not None and s.netconfd_pid is not None:
         runner.servers.append(Server("netconfd", s.netconfd.m, s.netconfd_pid))
@@ -104,8 +116,8 @@ def measure(
     if plan.baselines:
         progress.update("starting netconfd (behind sshd) and snmpd")
         baseline_servers(host, servers, plan, result)
-        record_memory(result, servers, meter, "idle, all front-ends, no session")
-    runner = netconf_part(plan, result, progress, servers)
+        record_memory(result, servers, meter, "idle, all front-ends, no session", baselines=True)
+    runner = netconf_part(plan, result, progress, servers, host.vr_namespaces)
     runner.networks()  # n1.. on the agent and on netconfd
     # Every socket the clients open from here on is in the sandbox's namespace.
     with netns.entered(host.namespace):

@@ -202,6 +202,15 @@ def floors(result: BenchResult) -> list[str]:
     )
 
 
+def goal_table(result: BenchResult) -> list[str]:
+    from vnet.bench.mgmt.goals import goals
+
+    rows = [[g.goal, g.detail, g.verdict] for g in goals(result)]
+    return _table(
+        "Goals of issue 16 (p50; a loaded machine)", ["goal", "measured", "verdict"], rows
+    )
+
+
 def lead(result: BenchResult) -> list[str]:
     return [
         "## Paper 000, Tables I-IV, next to this run",
@@ -216,6 +225,7 @@ def lead(result: BenchResult) -> list[str]:
         *table_four(result),
         *figure_ten(result),
         *floors(result),
+        *goal_table(result),
     ]
 
 
