@@ -31,6 +31,7 @@ def test_the_registry_holds_every_benchmark_under_its_own_name() -> None:
         "snmp",
         "sdn",
         "resources",
+        "mgmt",
     }
     for name, cls in BENCHMARKS.items():
         assert issubclass(cls, Benchmark) and cls.name == name

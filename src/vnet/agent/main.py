@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import gc
 import json
 import logging
 import os
@@ -16,6 +19,22 @@ from vnet.agent.startup import start_datastore
 from vnet.model.agent_config import AgentConfig
 
 log = logging.getLogger("vnet.agent")
+
+
+def _settle_after_start() -> None:
+    """Leave start-up garbage behind: collect it, freeze what stays, trim the heap.
+
+    The modules, schema and front-ends made at start-up live as long as the
+    agent; frozen, the cyclic garbage collector no longer walks them in every
+    full collection (measured: pauses of 100+ ms of CPU in the middle of a
+    request, on this machine). glibc keeps freed memory for reuse; after
+    start-up most of it is not needed again, and trimming it lowers the idle
+    RSS by a few MiB.
+    """
+    gc.collect()
+    gc.freeze()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def ready_path(config: AgentConfig) -> str:
@@ -48,6 +67,7 @@ async def run(
                 f,
             )
         os.replace(ready_path(config) + ".tmp", ready_path(config))
+        _settle_after_start()
         await stop.wait()
     finally:
         for frontend in running:

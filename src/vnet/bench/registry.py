@@ -6,6 +6,7 @@ from vnet.bench.build import BuildBench
 from vnet.bench.contract import Benchmark
 from vnet.bench.dataplane import DataplaneBench
 from vnet.bench.forwarding import ForwardingBench
+from vnet.bench.mgmt import MgmtBench
 from vnet.bench.netconf import NetconfBench
 from vnet.bench.qos import QosBench
 from vnet.bench.resources import ResourcesBench
@@ -22,6 +23,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         ResourcesBench,
         NetconfBench,
         SnmpBench,
+        MgmtBench,
         SdnBench,
     )
 }

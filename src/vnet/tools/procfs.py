@@ -71,6 +71,8 @@ class IfCounters:
     rx_dropped: int
     tx_packets: int
     tx_dropped: int
+    rx_bytes: int = 0  # frame bytes (on loopback: with the 14-byte link header, as tcpdump)
+    tx_bytes: int = 0
 
 
 def parse_net_dev(text: str) -> dict[str, IfCounters]:
@@ -81,7 +83,7 @@ def parse_net_dev(text: str) -> dict[str, IfCounters]:
         if not sep:
             continue
         f = [int(v) for v in rest.split()]
-        out[name.strip()] = IfCounters(f[1], f[3], f[9], f[11])
+        out[name.strip()] = IfCounters(f[1], f[3], f[9], f[11], rx_bytes=f[0], tx_bytes=f[8])
     return out
 
 
@@ -205,3 +207,41 @@ def write_sysctl(ns: str | None, key: str, value: str) -> None:
     """Set a sysctl of namespace `ns` (net.* ones are per namespace)."""
     with entered(ns), open("/proc/sys/" + key.replace(".", "/"), "w") as f:
         f.write(value)
+
+
+# -- CPU time of one process (all its threads) ------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProcessCpu:
+    """A process's CPU time so far: user and system ticks (USER_HZ) from /proc/PID/stat,
+    and the nanoseconds its live threads ran (schedstat; finer than the 10 ms ticks)."""
+
+    user_ticks: int
+    system_ticks: int
+    runtime_ns: int
+
+
+def parse_stat_cpu(text: str) -> tuple[int, int]:
+    """/proc/PID/stat -> (utime, stime) in ticks; the name may hold spaces and ')'."""
+    fields = text.rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)
+
+
+def parse_schedstat(text: str) -> int:
+    """/proc/PID/task/TID/schedstat -> nanoseconds on a CPU (its first number)."""
+    return int(text.split()[0])
+
+
+def process_cpu(pid: int) -> ProcessCpu | None:
+    """The CPU time of process `pid` and its threads, or None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            user, system = parse_stat_cpu(f.read())
+        runtime = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                runtime += parse_schedstat(f.read())
+    except (OSError, ValueError, IndexError):
+        return None
+    return ProcessCpu(user, system, runtime)

@@ -23,7 +23,7 @@ from vnet.agent.netconf import monitoring
 from vnet.agent.netconf.commit import cancel_options, commit_options
 from vnet.agent.netconf.edit import apply_edit
 from vnet.agent.netconf.framing import FramingError, MessageReader, frame
-from vnet.agent.netconf.subtree import apply_filter
+from vnet.agent.netconf.subtree import apply_filter, prune_tree
 from vnet.model.yang import encode, schema
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError, netconf_error_xml
 
@@ -278,7 +278,9 @@ async def op_get_config(s: Session, op: etree._Element) -> str:
     source = _datastore_name(_child(op, "source"), "source")
     # serialised only: the running tree need not be copied
     tree = s.ds.running_snapshot() if source == RUNNING else s.ds.tree(source)
-    return _filtered(encode.tree_to_xml(tree), _child(op, "filter"))
+    filter_el = _child(op, "filter")
+    tree = prune_tree(tree, filter_el, _selected_routers(filter_el))
+    return _filtered(encode.tree_to_xml(tree), filter_el)
 
 
 def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:
@@ -305,14 +307,16 @@ def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:
 
 
 async def op_get(s: Session, op: etree._Element) -> str:
-    state = await s.ds.state_tree(_selected_routers(_child(op, "filter")))
+    filter_el = _child(op, "filter")
+    routers = _selected_routers(filter_el)
+    state = await s.ds.state_tree(routers)
     sessions = [other.info for other in Session.sessions.values()]
     tree = {
         **state,
         **schema.yang_library(),
         **monitoring.netconf_state(capabilities(), sessions),
     }
-    return _filtered(encode.tree_to_xml(tree), _child(op, "filter"))
+    return _filtered(encode.tree_to_xml(prune_tree(tree, filter_el, routers)), filter_el)
 
 
 async def op_edit_config(s: Session, op: etree._Element) -> None:

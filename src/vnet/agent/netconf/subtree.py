@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from lxml import etree
 
@@ -65,10 +66,11 @@ def _copy_selected(
         if any(_matches(c, d) for c in content):
             out.append(copy.deepcopy(d))
             continue
-        s = next((s for s in selections if _matches(s, d)), None)
-        if s is None:
-            continue
-        kept = _filter(d, s)
+        # Sibling selections of one list (<router><name>a</name></router><router>...)
+        # each select their entries: the first that keeps `d` wins.
+        kept = next(
+            (k for s in selections if _matches(s, d) and (k := _filter(d, s)) is not None), None
+        )
         if kept is not None:
             out.append(kept)
             selected = True
@@ -88,4 +90,25 @@ def apply_filter(data: list[etree._Element], filter_el: etree._Element) -> list[
                 if kept is not None:
                     out.append(kept)
                 break
+    return out
+
+
+def prune_tree(
+    tree: dict[str, Any], filter_el: etree._Element | None, routers: set[str] | None
+) -> dict[str, Any]:
+    """The members of an RFC 7951 tree a subtree filter can select, before encoding it.
+
+    Only top-level members the filter names, and of the routers only `routers`
+    (None: all): the filter drops the rest anyway, so a question about one VR
+    no longer encodes, parses and copies the other 999. A shallow copy; the
+    tree itself is not changed.
+    """
+    if filter_el is None or filter_el.get("type", "subtree") != "subtree":
+        return tree
+    tops = {etree.QName(c).localname for c in _elements(filter_el)}
+    out = {k: v for k, v in tree.items() if k.partition(":")[2] in tops}
+    for member, value in out.items():
+        if member.endswith(":routers") and routers is not None and isinstance(value, dict):
+            kept = [r for r in value.get("router", []) if r.get("name") in routers]
+            out[member] = {**value, "router": kept}
     return out

@@ -24,8 +24,8 @@ T = TypeVar("T")
 class Client:
     """pysnmp's asyncio manager API on a thread inside the agent's namespace."""
 
-    def __init__(self, namespace: str):
-        self.namespace = namespace
+    def __init__(self, namespace: str, port: int = 161):
+        self.namespace, self.port = namespace, port
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -49,7 +49,7 @@ class Client:
 
         self.hl = hl
         self.engine = hl.SnmpEngine()
-        self.target = await hl.UdpTransportTarget.create((ADDRESS, 161), timeout=5, retries=0)
+        self.target = await hl.UdpTransportTarget.create((ADDRESS, self.port), timeout=5, retries=0)
         self.auth = {
             "v2c": (hl.CommunityData(COMMUNITY_RO), hl.CommunityData(COMMUNITY_RW)),
             "v3": (

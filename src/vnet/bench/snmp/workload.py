@@ -43,7 +43,10 @@ def dotted(oid: tuple[int, ...]) -> str:
     return oids.dotted(oid)
 
 
-def create_pairs(idx: int) -> list[tuple[str, Any]]:
+def create_pairs(
+    idx: int, admin: int = 1, network: str = "n1", ipv4: str | None = None
+) -> list[tuple[str, Any]]:
+    """One VR with one interface eth0 in `network`, made in one SET (admin 1 up, 2 down)."""
     from pysnmp.proto.rfc1902 import Integer32, OctetString
 
     vr = lambda c: dotted((*oids.VR_CONFIG_ENTRY, c, idx))  # noqa: E731
@@ -51,13 +54,19 @@ def create_pairs(idx: int) -> list[tuple[str, Any]]:
     third, fourth = divmod(idx, 250)
     return [
         (vr(oids.VR_NAME), OctetString(f"b{idx}")),
-        (vr(oids.VR_ADMIN), Integer32(1)),
+        (vr(oids.VR_ADMIN), Integer32(admin)),
         (vr(oids.VR_STATUS), Integer32(4)),
-        (itf(oids.IF_NETWORK), OctetString("n1")),
-        (itf(oids.IF_IPV4), OctetString(f"10.0.{third}.{fourth + 1}/16")),
+        (itf(oids.IF_NETWORK), OctetString(network)),
+        (itf(oids.IF_IPV4), OctetString(ipv4 or f"10.0.{third}.{fourth + 1}/16")),
         (itf(oids.IF_NAME), OctetString("eth0")),
         (itf(oids.IF_STATUS), Integer32(4)),
     ]
+
+
+def admin_pairs(idx: int, admin: int) -> list[tuple[str, Any]]:
+    from pysnmp.proto.rfc1902 import Integer32
+
+    return [(dotted((*oids.VR_CONFIG_ENTRY, oids.VR_ADMIN, idx)), Integer32(admin))]
 
 
 def destroy_pairs(idx: int) -> list[tuple[str, Any]]:

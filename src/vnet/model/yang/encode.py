@@ -25,11 +25,30 @@ class _Entry(SchemaNode):
         super().__init__(lst.name, "container", lst.config, lst.keys, children=lst.children)
 
 
+_ORDER: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}  # id(schema node) -> its order
+
+
+def _schema_order(snode: SchemaNode) -> tuple[tuple[str, ...], frozenset[str]]:
+    """Keys first, then the children in schema order; computed once per schema node
+    (schema nodes live as long as the process)."""
+    found = _ORDER.get(id(snode))
+    if found is None:
+        names = (*snode.keys, *(k for k in snode.children if k not in snode.keys))
+        found = _ORDER[id(snode)] = (names, frozenset(names))
+    return found
+
+
 def _member_order(snode: SchemaNode, value: dict[str, Any]) -> list[str]:
-    names = [k for k in snode.keys if k in value]
-    names += [k for k in snode.children if k in value and k not in names]
-    names += [k for k in value if k not in names]  # unknown: keep, at the end
-    return names
+    names, known = _schema_order(snode)
+    order = [k for k in names if k in value]
+    if len(order) != len(value):
+        order += [k for k in value if k not in known]  # unknown: keep, at the end
+    return order
+
+
+def _escape(text: str) -> str:
+    # most values are names, numbers and addresses: skip the three replaces for them
+    return escape(text) if ("&" in text or "<" in text or ">" in text) else text
 
 
 def _leaf_xml(name: str, value: Any, snode: SchemaNode | None, xmlns: str) -> str:
@@ -43,16 +62,20 @@ def _leaf_xml(name: str, value: Any, snode: SchemaNode | None, xmlns: str) -> st
         # RFC 7951 writes 'module:identity'; in XML the prefix must be declared
         module = text.split(":", 1)[0]
         xmlns += f" xmlns:{module}={quoteattr(namespace_of(module))}"
-    return f"<{name}{xmlns}>{escape(text)}</{name}>"
+    return f"<{name}{xmlns}>{_escape(text)}</{name}>"
 
 
 def _xml(name: str, value: Any, snode: SchemaNode | None, xmlns: str) -> str:
-    if snode is None or snode.kind in ("leaf", "leaf-list"):
-        values = value if snode is not None and snode.kind == "leaf-list" else [value]
-        return "".join(_leaf_xml(name, v, snode, xmlns) for v in values)
-    if snode.kind == "list":
-        return "".join(_xml(name, e, _Entry(snode), xmlns) for e in value)
-    inner = "".join(_xml(k, value[k], snode.child(k), "") for k in _member_order(snode, value))
+    kind = "leaf" if snode is None else snode.kind
+    if kind == "leaf":
+        return _leaf_xml(name, value, snode, xmlns)
+    if kind == "leaf-list":
+        return "".join([_leaf_xml(name, v, snode, xmlns) for v in value])
+    if kind == "list":
+        entry = _Entry(snode)  # one per list, not one per entry
+        return "".join([_xml(name, e, entry, xmlns) for e in value])
+    children = snode.children
+    inner = "".join([_xml(k, value[k], children.get(k), "") for k in _member_order(snode, value)])
     return f"<{name}{xmlns}>{inner}</{name}>"
 
 
@@ -64,7 +87,10 @@ def to_xml(name: str, value: Any, snode: SchemaNode, module: str = MODULE) -> st
 def tree_to_xml(tree: dict[str, Any]) -> str:
     """A datastore tree ({'module:name': value, ...}) -> its top-level elements, in order."""
     parts = []
-    for member, value in _ordered_top(tree).items():
+    # Only the top level is sorted here: _xml puts every member below in schema order
+    # itself, so the deep reordered copy `ordered()` makes for JSON is not needed.
+    for member in sorted(tree, key=_top_rank):
+        value = tree[member]
         module, _, local = member.partition(":")
         snode = root(module).child(local)
         if snode is not None:
@@ -98,14 +124,16 @@ def ordered(value: Any, snode: SchemaNode, top: bool = False) -> Any:
     return out
 
 
-def _ordered_top(value: dict[str, Any]) -> dict[str, Any]:
-    def rank(member: str) -> tuple[bool, str, int]:
-        module, _, local = member.partition(":")
-        names = list(root(module).children)
-        return (module != MODULE, module, names.index(local) if local in names else len(names))
+def _top_rank(member: str) -> tuple[bool, str, int]:
+    """vnet's module first, then by module; within one, in schema order."""
+    module, _, local = member.partition(":")
+    names = list(root(module).children)
+    return (module != MODULE, module, names.index(local) if local in names else len(names))
 
+
+def _ordered_top(value: dict[str, Any]) -> dict[str, Any]:
     out = {}
-    for member in sorted(value, key=rank):
+    for member in sorted(value, key=_top_rank):
         module, _, local = member.partition(":")
         snode = root(module).child(local)
         out[member] = ordered(value[member], snode) if snode is not None else value[member]
