@@ -6,14 +6,15 @@ import itertools
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
 
 # The substrate's naming, from this one place in the benchmark.
-from vnet.substrate import Kernel, KernelError, address, lab_placement, link
+from vnet.substrate import Kernel, KernelError, address, lab_placement, link, observe
 from vnet.substrate.realize import underlay_port_name
+from vnet.substrate.redirect import SetRedirect
 from vnet.tools import fping
 from vnet.tools.errors import ToolError
 
@@ -41,6 +42,9 @@ class PathSpec:
     # Where the addresses live, when not on src/dst themselves (a host's loopback).
     src_address: Endpoint | None = None
     dst_address: Endpoint | None = None
+    # False: the bridge shortcuts vnet chooses are taken out after the lab is up,
+    # to measure the plain bridge path next to the default one (the "-bridged" kinds)
+    shortcuts: bool = True
 
     @property
     def lab(self) -> str:
@@ -177,6 +181,12 @@ SRV6_SKIP_NOTE = (
     "issue); hook: vnet.bench.dataplane.paths.srv6_path"
 )
 
+
+def bridged(build: Callable[[str], PathSpec], kind: str) -> Callable[[str], PathSpec]:
+    """The same path without bridge shortcuts: every frame crosses the bridges."""
+    return lambda lab: replace(build(lab), kind=kind, shortcuts=False)
+
+
 PATH_BUILDERS: dict[str, Callable[[str], PathSpec | None]] = {
     "physical": physical_path,
     "native": native_path,
@@ -187,6 +197,8 @@ PATH_BUILDERS: dict[str, Callable[[str], PathSpec | None]] = {
     "vr4": lambda lab: vr_chain_path(lab, 4),
     "srv6": srv6_path,
 }
+for _kind in ("bridge", "vr1", "vr2", "vr4"):
+    PATH_BUILDERS[f"{_kind}-bridged"] = bridged(PATH_BUILDERS[_kind], f"{_kind}-bridged")  # type: ignore[arg-type]
 LAB_CODES = {
     "physical": "ph",
     "native": "nr",
@@ -196,7 +208,21 @@ LAB_CODES = {
     "vr2": "r2",
     "vr4": "r4",
     "srv6": "s6",
+    "bridge-bridged": "bb",
+    "vr1-bridged": "b1",
+    "vr2-bridged": "b2",
+    "vr4-bridged": "b4",
 }
+
+
+def remove_shortcuts(spec: PathSpec) -> int:
+    """Take out the lab's bridge shortcuts (a later `lab up` puts them back)."""
+    where = lab_placement(spec.lab)
+    with Kernel() as k:
+        found = observe(k, where.scope, where.prefix).state.redirects
+        for shortcut in found.values():
+            SetRedirect(shortcut, None).run(k)
+    return len(found)
 
 
 @dataclass(frozen=True)
@@ -269,6 +295,8 @@ def path_labs(
                 continue
             up.append(lab)
             labmod.up("", topology=spec.topology)
+            if not spec.shortcuts:
+                remove_shortcuts(spec)
             path = ready(spec)
             if reachable(path):
                 paths.append(path)

@@ -9,7 +9,9 @@ counters. Path kinds (see vnet.bench.dataplane):
   physical  no router: two physical hosts on one underlay veth
   native    a native router: the middle of three physical hosts forwards
   bridge    no router: a virtual network on one host (what every VR hop adds too)
-  vrN       a chain of N vnet VRs
+  vrN       a chain of N vnet VRs (with vnet's bridge shortcuts, the default)
+  X-bridged the same path with the shortcuts taken out: every frame crosses the
+            bridges (vnet before issue 14)
 
 Per packet CPU cost: the ticks of the sender's CPUs (/proc/stat; veth hands
 packets on within the sending CPU, so the whole path runs there) divided by
@@ -32,7 +34,19 @@ if TYPE_CHECKING:
 
 BASELINE = "native"
 FORWARDING_KINDS = ("physical", "native", "bridge", "vr1", "vr2", "vr4")
-KNOWN_KINDS = ("physical", "native", "bridge", "vxlan", "vr1", "vr2", "vr4")
+KNOWN_KINDS = (
+    "physical",
+    "native",
+    "bridge",
+    "vxlan",
+    "vr1",
+    "vr2",
+    "vr4",
+    "bridge-bridged",
+    "vr1-bridged",
+    "vr2-bridged",
+    "vr4-bridged",
+)
 DEFAULT_SIZES = (64, 128, 512, 1500)  # Ethernet frame with FCS, as RFC 2544 counts
 QUICK_SIZES = (64,)
 DEFAULT_CORES = (1, 2)
@@ -49,7 +63,8 @@ class ForwardingBench(Benchmark):
             "kinds",
             default=",".join(FORWARDING_KINDS),
             show_default=True,
-            help="Path kinds, comma-separated (also: vxlan).",
+            help="Path kinds, comma-separated (also: vxlan, bridge-bridged, vr1-bridged, "
+            "vr2-bridged, vr4-bridged).",
         ),
         Option(
             "--sizes",

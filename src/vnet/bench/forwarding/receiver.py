@@ -2,67 +2,47 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
-import struct
 from collections.abc import Sequence
 
 from vnet.substrate import Kernel, neigh, tc
+from vnet.substrate.bpf import (
+    EXIT,
+    JNE_K,
+    LDX_W,
+    MOV_K,
+    SKB_PROTOCOL,
+    TC_ACT_OK,
+    TC_ACT_SHOT,
+    BpfError,
+    insn,
+    load_sched_cls,
+)
 from vnet.tools.errors import ToolError
 
 # -- the receiver: drop at ingress -------------------------------------------------
 
-SYS_BPF = 321  # x86_64
-BPF_PROG_LOAD = 5
-BPF_PROG_TYPE_SCHED_CLS = 3
-TC_ACT_OK, TC_ACT_SHOT = 0, 2
 ETH_P_IP_IN_SKB = 0x0008  # htons(0x0800) as __sk_buff.protocol reads on little-endian
-
-
-def _insn(code: int, dst: int = 0, src: int = 0, off: int = 0, imm: int = 0) -> bytes:
-    return struct.pack("<BBhi", code, (src << 4) | dst, off, imm)
-
 
 # Drop IPv4, pass the rest: ARP must still answer, or routers stop resolving dst.
 DROP_IPV4 = b"".join(
     [
-        _insn(0x61, 0, 1, 16),  # r0 = skb->protocol
-        _insn(0x55, 0, 0, 2, ETH_P_IP_IN_SKB),  # if r0 != IPv4 goto pass
-        _insn(0xB7, 0, 0, 0, TC_ACT_SHOT),  # r0 = TC_ACT_SHOT
-        _insn(0x95),  # exit
-        _insn(0xB7, 0, 0, 0, TC_ACT_OK),  # pass: r0 = TC_ACT_OK
-        _insn(0x95),  # exit
+        insn(LDX_W, 0, 1, SKB_PROTOCOL),  # r0 = skb->protocol
+        insn(JNE_K, 0, 0, 2, ETH_P_IP_IN_SKB),  # if r0 != IPv4 goto pass
+        insn(MOV_K, 0, 0, 0, TC_ACT_SHOT),  # r0 = TC_ACT_SHOT
+        insn(EXIT),
+        insn(MOV_K, 0, 0, 0, TC_ACT_OK),  # pass: r0 = TC_ACT_OK
+        insn(EXIT),
     ]
 )
 
 
 def load_drop_program() -> int:
     """Load DROP_IPV4 as a tc classifier; returns its file descriptor."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    insns = ctypes.create_string_buffer(DROP_IPV4, len(DROP_IPV4))
-    license_ = ctypes.create_string_buffer(b"GPL")
-    log = ctypes.create_string_buffer(4096)
-    attr = struct.pack(
-        "<IIQQIIQII16s",
-        BPF_PROG_TYPE_SCHED_CLS,
-        len(DROP_IPV4) // 8,
-        ctypes.addressof(insns),
-        ctypes.addressof(license_),
-        1,  # log level: say why if the verifier refuses
-        len(log),
-        ctypes.addressof(log),
-        0,
-        0,
-        b"vnet_drop",
-    )
-    buf = ctypes.create_string_buffer(attr, 128)
-    fd = libc.syscall(SYS_BPF, BPF_PROG_LOAD, buf, len(buf))
-    if fd < 0:
-        err = ctypes.get_errno()
-        raise ToolError(
-            f"loading the eBPF drop program failed: {os.strerror(err)}: {log.value.decode()}"
-        )
-    return int(fd)
+    try:
+        return load_sched_cls(DROP_IPV4, "vnet_drop")
+    except BpfError as err:
+        raise ToolError(str(err)) from None
 
 
 def attach_ingress_drop(ns: str, ifname: str) -> None:
