@@ -19,7 +19,7 @@ BPF_PROG_LOAD = 5
 BPF_PROG_TYPE_SCHED_CLS = 3  # a tc classifier (cls_bpf, direct action)
 
 # Opcodes used by vnet's programs (class | size/op | source).
-LDX_W, LDX_H = 0x61, 0x69  # dst = *(u32 *)(src + off), *(u16 *)
+LDX_W, LDX_H, LDX_B = 0x61, 0x69, 0x71  # dst = *(u32 *)(src + off), *(u16 *), *(u8 *)
 MOV_K, MOV_X, ADD_K = 0xB7, 0xBF, 0x07  # dst = imm, dst = src, dst += imm
 JGT_X = 0x2D  # if dst > src goto +off (64 bit, unsigned)
 JNE32_K = 0x56  # if (u32) dst != imm goto +off
@@ -27,7 +27,7 @@ JNE_K = 0x55  # if dst != imm goto +off (64 bit)
 CALL, EXIT = 0x85, 0x95
 
 # struct __sk_buff offsets (include/uapi/linux/bpf.h)
-SKB_PROTOCOL, SKB_DATA, SKB_DATA_END = 16, 76, 80
+SKB_DATA, SKB_DATA_END = 76, 80
 
 # helper numbers (enum bpf_func_id)
 BPF_FUNC_REDIRECT_PEER = 155

@@ -68,6 +68,7 @@ class TcpRun:
     mbit: float  # received payload rate
     retransmits: int
     srtt_ms: float | None  # the sender's smoothed RTT (tcp_info), mean over the test
+    intervals: list[float] = field(default_factory=list)  # Mbit/s in each second (sender)
 
 
 def parse_json(text: str) -> dict[str, Any]:
@@ -131,6 +132,7 @@ def parse_iperf3_tcp(text: str) -> TcpRun:
             mbit=float(end["sum_received"]["bits_per_second"]) / 1e6,
             retransmits=int(end["sum_sent"].get("retransmits", 0)),
             srtt_ms=sum(rtts) / len(rtts) if rtts else None,
+            intervals=[float(i["sum"]["bits_per_second"]) / 1e6 for i in data.get("intervals", [])],
         )
     except (KeyError, TypeError, ValueError) as err:
         raise ToolError(f"unexpected iperf3 TCP JSON: missing or bad {err}") from err

@@ -7,11 +7,17 @@ from collections.abc import Sequence
 
 from vnet.substrate import Kernel, neigh, tc
 from vnet.substrate.bpf import (
+    ADD_K,
     EXIT,
+    JGT_X,
     JNE_K,
+    LDX_B,
+    LDX_H,
     LDX_W,
     MOV_K,
-    SKB_PROTOCOL,
+    MOV_X,
+    SKB_DATA,
+    SKB_DATA_END,
     TC_ACT_OK,
     TC_ACT_SHOT,
     BpfError,
@@ -22,25 +28,43 @@ from vnet.tools.errors import ToolError
 
 # -- the receiver: drop at ingress -------------------------------------------------
 
-ETH_P_IP_IN_SKB = 0x0008  # htons(0x0800) as __sk_buff.protocol reads on little-endian
+# Header fields as read little-endian from the frame (so the constants are byte-swapped).
+ETHERTYPE_IPV4_LE = 0x0008  # 0x0800 at frame offset 12
+IPV4_NO_OPTIONS = 0x45  # version 4, header length 5 words, at offset 14
+IPPROTO_UDP = 17  # at offset 23
+DISCARD_PORT_LE = 0x0900  # UDP port 9 (trafgen's destination), at offset 36
 
-# Drop IPv4, pass the rest: ARP must still answer, or routers stop resolving dst.
-DROP_IPV4 = b"".join(
+
+def _unless(offset: int, size: int, value: int, to_pass: int) -> list[bytes]:
+    """r4 = the field at `offset`; if r4 != value goto pass (`to_pass` instructions on)."""
+    return [insn(size, 4, 2, offset), insn(JNE_K, 4, 0, to_pass, value)]
+
+
+# Drop the generator's datagrams (IPv4 UDP to the discard port), pass the rest: ARP
+# must still answer, or routers stop resolving dst, and fping and iperf3 still work.
+DROP_DISCARD = b"".join(
     [
-        insn(LDX_W, 0, 1, SKB_PROTOCOL),  # r0 = skb->protocol
-        insn(JNE_K, 0, 0, 2, ETH_P_IP_IN_SKB),  # if r0 != IPv4 goto pass
-        insn(MOV_K, 0, 0, 0, TC_ACT_SHOT),  # r0 = TC_ACT_SHOT
+        insn(LDX_W, 2, 1, SKB_DATA),
+        insn(LDX_W, 3, 1, SKB_DATA_END),
+        insn(MOV_X, 4, 2),
+        insn(ADD_K, 4, 0, 0, 38),
+        insn(JGT_X, 4, 3, 10),  # a frame shorter than Ethernet + IPv4 + UDP ports: pass
+        *_unless(12, LDX_H, ETHERTYPE_IPV4_LE, 8),
+        *_unless(14, LDX_B, IPV4_NO_OPTIONS, 6),
+        *_unless(23, LDX_B, IPPROTO_UDP, 4),
+        *_unless(36, LDX_H, DISCARD_PORT_LE, 2),
+        insn(MOV_K, 0, 0, 0, TC_ACT_SHOT),
         insn(EXIT),
-        insn(MOV_K, 0, 0, 0, TC_ACT_OK),  # pass: r0 = TC_ACT_OK
+        insn(MOV_K, 0, 0, 0, TC_ACT_OK),  # pass
         insn(EXIT),
     ]
 )
 
 
 def load_drop_program() -> int:
-    """Load DROP_IPV4 as a tc classifier; returns its file descriptor."""
+    """Load DROP_DISCARD as a tc classifier; returns its file descriptor."""
     try:
-        return load_sched_cls(DROP_IPV4, "vnet_drop")
+        return load_sched_cls(DROP_DISCARD, "vnet_drop")
     except BpfError as err:
         raise ToolError(str(err)) from None
 

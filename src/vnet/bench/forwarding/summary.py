@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vnet.bench.dataplane.summary import format_ratio, summary_of
+from vnet.bench.dataplane.summary import format_ratio, max_rate_table, summary_of
 from vnet.bench.forwarding.profile import GROUP_NAMES
 from vnet.bench.results import BenchResult
 from vnet.bench.stats import Summary, ratio
@@ -41,9 +41,13 @@ def _fmt_mean(s: Summary | None, scale: float = 1.0, digits: int = 0) -> str:
 OVERHEAD_STEPS = (
     ("physical", "native", "a native router hop (one forwarding namespace, one more veth)"),
     ("physical", "bridge", "a bridge and a second veth pair, no router"),
-    ("native", "vr1", "a vnet VR instead of a native router: two bridges, two more veth pairs"),
+    ("native", "vr1", "a vnet VR instead of a native router (bridge shortcuts: no bridge)"),
+    ("native", "vr1-bridged", "a vnet VR through its two bridges: two more veth pairs"),
+    ("vr1-bridged", "vr1", "bridge shortcuts instead of the bridges"),
     ("vr1", "vr2", "one more VR hop"),
     ("vr2", "vr4", "two more VR hops"),
+    ("native4", "vr4", "four vnet VRs instead of four native routers"),
+    ("vr4-bridged", "vr4", "bridge shortcuts on a chain of four VRs"),
 )
 
 
@@ -104,7 +108,7 @@ def lead_summary(result: BenchResult) -> str:
             f"| {before} → {after} | {what} | {b.mean - a.mean:+.0f} | {sb.mean - sa.mean:+.0f} "
             f"| {kept} |"
         )
-    return "\n".join(lines + profile_table(result))
+    return "\n".join(lines + profile_table(result) + max_rate_table(result))
 
 
 def profile_table(result: BenchResult) -> list[str]:
