@@ -76,22 +76,24 @@ def search(
 ) -> tuple[Trial | None, Trial]:
     """(the best trial within the bound or None, the unpaced one).
 
-    Unpaced first: what gets through is the first guess; then bisection
-    between the best rate within the bound and the lowest one above it.
+    Unpaced first: 90% of what got through is the first guess; halved until
+    a rate holds, then bisection between the best rate within the bound and
+    the lowest one above it.
     """
     unpaced = trial(path, size, None, duration, both)
     if unpaced.loss_percent <= LOSS_BOUND:
         return unpaced, unpaced
     best: Trial | None = None
     low, high = 0.0, unpaced.received_mbit / (1 - unpaced.loss_percent / 100 + 1e-9)
-    rate = unpaced.received_mbit * 0.98
+    rate = unpaced.received_mbit * 0.9
     for _ in range(steps):
         t = trial(path, size, rate, duration, both)
         if t.loss_percent <= LOSS_BOUND:
             best, low = t, rate
         else:
             high = rate
-        rate = (low + high) / 2 if best is not None else rate * 0.7
+        # halve until one rate holds, then bisect between it and the lowest that lost
+        rate = (low + high) / 2 if best is not None else rate / 2
     return best, unpaced
 
 
