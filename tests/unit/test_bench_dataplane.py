@@ -282,3 +282,14 @@ def test_bad_options_are_refused_before_anything_runs(
     done = CliRunner().invoke(command, args)  # type: ignore[arg-type]
     assert done.exit_code == 2, done.output
     assert message in done.output
+
+
+def test_forwarding_goals_compare_vrs_with_native_routers_in_one_run() -> None:
+    r = BenchResult("forwarding", baseline="native")
+    for kind, pps in (("native", 100.0), ("vr1", 96.0), ("native4", 50.0), ("vr4", 35.0)):
+        r.add("pps at 64 B", kind, [pps, pps], x=1)
+        r.add("pps at 64 B", kind, [pps * 2, pps * 2], x=2)
+    vr1, vr4 = fw_summary.check_goals(r)
+    assert vr1.met is True and "0.960" in vr1.detail and "1 core" in vr1.detail
+    assert vr4.met is False and "0.700" in vr4.detail
+    assert [g.met for g in fw_summary.check_goals(BenchResult("forwarding"))] == [None, None]

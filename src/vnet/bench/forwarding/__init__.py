@@ -26,7 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from vnet.bench.contract import Benchmark, Defaults, Option, OptionError
+from vnet.bench.contract import Benchmark, Defaults, Goal, Option, OptionError
 from vnet.bench.dataplane import parse_max_rate_sizes
 from vnet.bench.options import parse_kinds, parse_list
 
@@ -152,3 +152,8 @@ class ForwardingBench(Benchmark):
         return run_forwarding(
             common, plan["kinds"], plan["sizes"], plan["cores"], with_profile, max_rate
         )
+
+    def goals(self, result: BenchResult) -> Sequence[Goal]:
+        from vnet.bench.forwarding.summary import check_goals
+
+        return check_goals(result)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vnet.bench.contract import Goal
 from vnet.bench.dataplane.summary import format_ratio, max_rate_table, summary_of
 from vnet.bench.forwarding.profile import GROUP_NAMES
 from vnet.bench.results import BenchResult
@@ -130,3 +131,30 @@ def profile_table(result: BenchResult) -> list[str]:
             f"| {kind} | " + " | ".join("–" if c is None else f"{c.mean:.0f}" for c in cells) + " |"
         )
     return lines
+
+
+# Issue 14's goals: (kind, compared with, at least this ratio of its packet rate)
+GOALS = (("vr1", "native", 0.95), ("vr4", "native4", 0.8))
+
+
+def check_goals(result: BenchResult) -> list[Goal]:
+    """At the first frame size with the fewest sender cores: VR pps against native."""
+    pps = [m for m in result.metric_names() if m.startswith("pps at ")]
+    out = []
+    for kind, base, least in GOALS:
+        goal = f"{kind} forwards >= {least:g}x the packets/s of {base}"
+        if not pps:
+            out.append(Goal(goal, None, "no packet rates"))
+            continue
+        cores = min(
+            (m.x for m in result.measurements_of(pps[0]) if isinstance(m.x, int | float)),
+            default=1,
+        )
+        s, b = summary_of(result, pps[0], kind, cores), summary_of(result, pps[0], base, cores)
+        if s is None or b is None or not b.mean:
+            out.append(Goal(goal, None, f"{kind} or {base} not measured"))
+            continue
+        r = ratio(s, b)
+        where = f"{pps[0]}, {cores:g} core(s)"
+        out.append(Goal(goal, r.value >= least, f"{format_ratio(r)} ({where}, one run)"))
+    return out
