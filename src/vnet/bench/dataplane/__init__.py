@@ -45,6 +45,7 @@ KNOWN_KINDS = (
     "vr4-bridged",
 )
 MAX_RATE_SIZES = (1500, 100)  # IP packet sizes, as paper 001's Table 2
+QUICK_MAX_RATE_SIZES = (100,)  # a smoke run: the size where the per-packet cost shows
 DEFAULT_LOADS = (32, 100, 200, 400, 600, 800, 1000)  # Mbit/s, as paper 004's Fig. 7
 QUICK_LOADS = (100,)
 UDP_LENGTH = 1400  # fits every kind's MTU (1450 behind VXLAN), so all carry equal datagrams
@@ -96,11 +97,13 @@ class DataplaneBench(Benchmark):
         Option(
             "--max-rate-sizes",
             "max_rate_sizes",
-            default=",".join(map(str, MAX_RATE_SIZES)),
-            show_default=True,
             metavar="BYTES,...",
             help="IP packet sizes for the loss-bounded maximum rate, one way and both ways "
-            "(paper 001, Table 2); 'none' skips it.",
+            "(paper 001, Table 2); 'none' skips it [default: "
+            + ",".join(map(str, MAX_RATE_SIZES))
+            + "; with --quick: "
+            + ",".join(map(str, QUICK_MAX_RATE_SIZES))
+            + "].",
         ),
     )
 
@@ -111,7 +114,7 @@ class DataplaneBench(Benchmark):
         loads: str | None = None,
         unlimited: bool = True,
         length: int = UDP_LENGTH,
-        max_rate_sizes: str = ",".join(map(str, MAX_RATE_SIZES)),
+        max_rate_sizes: str | None = None,
     ) -> dict[str, Any]:
         chosen = parse_kinds(kinds, KNOWN_KINDS)
         if BASELINE not in chosen:
@@ -126,7 +129,7 @@ class DataplaneBench(Benchmark):
             "loads": load_list,
             "with_max": unlimited,
             "length": length,
-            "max_rate_sizes": parse_max_rate_sizes(max_rate_sizes),
+            "max_rate_sizes": parse_max_rate_sizes(max_rate_sizes, common.quick),
         }
 
     def run(self, plan: dict[str, Any], common: BenchOptions) -> BenchResult:
@@ -144,8 +147,10 @@ class DataplaneBench(Benchmark):
         return check_goals(result)
 
 
-def parse_max_rate_sizes(text: str) -> list[int]:
-    """--max-rate-sizes: IP packet sizes in 64..1500, or none."""
+def parse_max_rate_sizes(text: str | None, quick: bool) -> list[int]:
+    """--max-rate-sizes: IP packet sizes in 64..1500, or none; the default per --quick."""
+    if text is None:
+        return list(QUICK_MAX_RATE_SIZES if quick else MAX_RATE_SIZES)
     if text.strip().lower() in ("", "none"):
         return []
     sizes = parse_list(text, int, "packet sizes", "--max-rate-sizes")

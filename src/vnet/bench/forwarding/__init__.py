@@ -92,11 +92,10 @@ class ForwardingBench(Benchmark):
         Option(
             "--max-rate-sizes",
             "max_rate_sizes",
-            default="1500,100",
-            show_default=True,
             metavar="BYTES,...",
             help="IP packet sizes for the loss-bounded maximum rate (paper 001, Table 1: "
-            "<= 0.1 percent loss, one way and both ways); 'none' skips it.",
+            "<= 0.1 percent loss, one way and both ways); 'none' skips it [default: 1500,100; "
+            "with --quick: 100].",
         ),
         Option(
             "--profile",
@@ -115,7 +114,7 @@ class ForwardingBench(Benchmark):
         sizes: str | None = None,
         cores: str = ",".join(map(str, DEFAULT_CORES)),
         profile: bool | None = None,
-        max_rate_sizes: str = "1500,100",
+        max_rate_sizes: str | None = None,
     ) -> dict[str, Any]:
         size_list: Sequence[int] = (
             parse_list(sizes, int, "frame sizes", "--sizes")
@@ -133,7 +132,7 @@ class ForwardingBench(Benchmark):
             "sizes": size_list,
             "cores": core_list,
             "profile": profile,
-            "max_rate_sizes": parse_max_rate_sizes(max_rate_sizes),
+            "max_rate_sizes": parse_max_rate_sizes(max_rate_sizes, common.quick),
         }
 
     def run(self, plan: dict[str, Any], common: BenchOptions) -> BenchResult:
