@@ -212,7 +212,8 @@ def client_argv(
         argv += ["-l", str(length)]
     if streams > 1:
         argv += ["-P", str(streams)]
-    return [*argv, "-t", f"{seconds:g}" if isinstance(seconds, float) else str(seconds), "-J"]
+    duration = f"{seconds:g}" if isinstance(seconds, float) else str(seconds)
+    return [*argv, *extra, "-t", duration, "-J"]
 
 
 def _busy(err: ToolError) -> bool:
@@ -271,19 +272,27 @@ def run_udp(
     length: int,
     probe: Probe | None = None,
     port: int = IPERF3_PORT,
+    bind: str | None = None,
 ) -> tuple[UdpRun, RttStats | None]:
-    """UDP at `mbit` Mbit/s offered (None: as fast as the sender can) for `duration` s."""
+    """UDP at `mbit` Mbit/s offered (None: as fast as the sender can) for `duration` s;
+    `bind`: the source address (a host reached only at its loopback needs it)."""
     seconds = iperf3_seconds(duration)
     rate = "0" if mbit is None else f"{mbit:g}M"
-    argv = client_argv(address, str(seconds), port=port, udp_rate=rate, length=length)
+    extra = ("-B", bind) if bind else ()
+    argv = client_argv(address, str(seconds), port=port, udp_rate=rate, length=length, extra=extra)
     out, rtt = run_client(ns, [*argv, "--get-server-output"], seconds, probe)
     return parse_iperf3_udp(out), rtt
 
 
 def run_tcp(
-    ns: str, address: str, duration: float, probe: Probe | None = None, port: int = IPERF3_PORT
+    ns: str,
+    address: str,
+    duration: float,
+    probe: Probe | None = None,
+    port: int = IPERF3_PORT,
+    bind: str | None = None,
 ) -> tuple[TcpRun, RttStats | None]:
     seconds = iperf3_seconds(duration)
-    argv = client_argv(address, str(seconds), port=port)
+    argv = client_argv(address, str(seconds), port=port, extra=("-B", bind) if bind else ())
     out, rtt = run_client(ns, argv, seconds, probe)
     return parse_iperf3_tcp(out), rtt

@@ -49,7 +49,14 @@ def trial(path: ReadyPath, size: int, mbit: float | None, duration: float, both:
     probe = fping.Probe(path.dst_ip, path.src_ip, ping_count(duration), PING_DELAY)
     with ThreadPoolExecutor(max_workers=2) as pool:
         ahead = pool.submit(
-            iperf3.run_udp, path.src_ns, path.dst_ip, payload, duration, length, probe
+            iperf3.run_udp,
+            path.src_ns,
+            path.dst_ip,
+            payload,
+            duration,
+            length,
+            probe,
+            bind=path.src_ip,
         )
         back = (
             pool.submit(
@@ -60,6 +67,7 @@ def trial(path: ReadyPath, size: int, mbit: float | None, duration: float, both:
                 duration,
                 length,
                 port=REVERSE_PORT,
+                bind=path.dst_ip,
             )
             if both
             else None

@@ -118,7 +118,9 @@ def measure_udp(
 ) -> None:
     """One UDP run at `load` (None: unlimited) with fping next to it."""
     probe = fping.Probe(path.dst_ip, path.src_ip, ping_count(duration), PING_DELAY)
-    run, rtt = iperf3.run_udp(path.src_ns, path.dst_ip, load, duration, length, probe)
+    run, rtt = iperf3.run_udp(
+        path.src_ns, path.dst_ip, load, duration, length, probe, bind=path.src_ip
+    )
     if load is None:
         result.record("udp max throughput", path.kind, run.mbit)
         result.record("udp max loss", path.kind, run.loss_percent)
@@ -137,7 +139,7 @@ def measure_udp(
 
 def measure_tcp(result: BenchResult, path: ReadyPath, duration: float) -> None:
     probe = fping.Probe(path.dst_ip, path.src_ip, ping_count(duration), PING_DELAY)
-    run, rtt = iperf3.run_tcp(path.src_ns, path.dst_ip, duration, probe)
+    run, rtt = iperf3.run_tcp(path.src_ns, path.dst_ip, duration, probe, bind=path.src_ip)
     result.record("tcp throughput", path.kind, run.mbit)
     if rtt is not None:
         for name, value in (("p50", rtt.p50), ("p99", rtt.p99)):
