@@ -168,11 +168,19 @@ class Iperf3Server:
     """
 
     def __init__(
-        self, ns: str, port: int = IPERF3_PORT, *, one_off: bool = False, json: bool = True
+        self,
+        ns: str,
+        port: int = IPERF3_PORT,
+        *,
+        one_off: bool = False,
+        json: bool = True,
+        bind: str | None = None,
     ) -> None:
         self.ns, self.port = ns, port
         self.argv = ["iperf3", "-s", *(["-1"] if one_off else []), *(["-J"] if json else [])]
         self.argv += ["-p", str(port)]
+        if bind:  # UDP replies leave from this address, not the routing's first choice
+            self.argv += ["-B", bind]
         self._proc: subprocess.Popen[Any] | None = None
 
     def __enter__(self) -> Iperf3Server:

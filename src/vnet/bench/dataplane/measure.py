@@ -255,9 +255,10 @@ def run_dataplane(
         if BASELINE not in [p.kind for p in paths]:
             result.note("the physical baseline is missing: no ratios")
         for p in paths:
-            servers.enter_context(iperf3.Iperf3Server(p.dst_ns))
+            servers.enter_context(iperf3.Iperf3Server(p.dst_ns, bind=p.dst_ip))
             if max_rate:
-                servers.enter_context(iperf3.Iperf3Server(p.src_ns, maxrate.REVERSE_PORT))
+                reverse = iperf3.Iperf3Server(p.src_ns, maxrate.REVERSE_PORT, bind=p.src_ip)
+                servers.enter_context(reverse)
         # A smoke run measures the unlimited load and TCP once; a real run every time.
         extras = 1 if bench.quick else bench.repeat
         plans = [

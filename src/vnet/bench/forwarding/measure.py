@@ -209,8 +209,9 @@ def run_forwarding(
             freeze_neighbours(netns.list_names(p.spec.prefix))
             attach_ingress_drop(p.dst_ns, p.spec.dst.ifname)
             if max_rate:
-                servers.enter_context(iperf3.Iperf3Server(p.dst_ns))
-                servers.enter_context(iperf3.Iperf3Server(p.src_ns, maxrate.REVERSE_PORT))
+                servers.enter_context(iperf3.Iperf3Server(p.dst_ns, bind=p.dst_ip))
+                reverse = iperf3.Iperf3Server(p.src_ns, maxrate.REVERSE_PORT, bind=p.src_ip)
+                servers.enter_context(reverse)
         # A smoke run profiles once per kind; a real run in every repeat.
         profiled = 1 if bench.quick else bench.repeat
         plans = [
