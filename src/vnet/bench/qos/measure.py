@@ -143,6 +143,8 @@ def measure_variants(
             l2 = [f.l2_bps for f in flows if f.l2_bps is not None]
             if l2:
                 row.l2.append(sum(l2) / len(l2) / 1e6)
+                if all(f.class_drops == 0 for f in flows) and min(l2) < 0.97 * rate * 1e6:
+                    row.limited += 1  # the sender or the path, not the shaper, was the limit
             row.payload.append(sum(f.payload_bps for f in flows) / len(flows) / 1e6)
             losses = [f.loss for f in flows if f.loss is not None]
             if losses:
