@@ -1,5 +1,4 @@
-"""trafgen (netsniff-ng): one frame blasted from a namespace, as fast as the CPUs allow or
-at a set rate."""
+"""trafgen (netsniff-ng): one frame blasted from a namespace as fast as the CPUs allow."""
 
 from __future__ import annotations
 
@@ -48,12 +47,8 @@ class Trafgen:
     by our child's PID is signalled; nothing else is.
     """
 
-    def __init__(
-        self, ns: str, ifname: str, packet: str, cpus: int, rate_pps: float | None = None
-    ) -> None:
+    def __init__(self, ns: str, ifname: str, packet: str, cpus: int) -> None:
         self.argv = ["trafgen", "--dev", ifname, "--cpus", str(cpus)]
-        if rate_pps is not None:  # paced (an offered load) instead of as fast as it can
-            self.argv += ["--rate", f"{max(1, round(rate_pps))}pps"]
         # Leave the machine's socket memory and IRQ affinity alone.
         self.argv += ["--no-sock-mem", "--notouch-irq", packet]
         self.ns = ns
