@@ -109,7 +109,10 @@ def lead_summary(result: BenchResult) -> str:
             f"| {before} → {after} | {what} | {b.mean - a.mean:+.0f} | {sb.mean - sa.mean:+.0f} "
             f"| {kept} |"
         )
-    return "\n".join(lines + profile_table(result) + max_rate_table(result))
+    goals = ["", "## Goals", ""] + [
+        f"- **{g.verdict}**: {g.goal}: {g.detail}" for g in check_goals(result)
+    ]
+    return "\n".join(lines + profile_table(result) + max_rate_table(result) + goals)
 
 
 def profile_table(result: BenchResult) -> list[str]:
