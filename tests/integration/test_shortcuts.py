@@ -81,7 +81,7 @@ def tx_packets(lab: str, port: str) -> int:
 
 
 def ping(lab: str, src: str, dst: str, count: int, interval: float) -> subprocess.Popen[str]:
-    argv = ["ping", "-n", "-q", "-c", str(count), "-i", str(interval), "-W", "1", dst]
+    argv = ["ping", "-n", "-q", "-c", str(count), "-i", str(interval), "-W", "5", dst]
     return subprocess.Popen(
         ["ip", "netns", "exec", ns(lab, src), *argv],
         stdout=subprocess.PIPE,
@@ -105,8 +105,11 @@ def test_two_members_reach_each_other_past_the_bridge(lan: tuple[str, Path]) -> 
     proc = ping(lab, "e0", "10.9.2.2", 50, PING_INTERVAL)
     missing, out = lost(proc)
     assert missing == 0, out
-    # 50 echo requests reached r1 without the bridge sending them out of r1's port
-    assert tx_packets(lab, "vr1i0") - before < 5
+    # The 50 echo requests reached r1 without the bridge sending them out of r1's
+    # port (through the bridge, each would count there); what does cross it is
+    # broadcast and multicast: ARP, and IPv6 router solicitations and MLD reports
+    # of interfaces that have just come up.
+    assert tx_packets(lab, "vr1i0") - before < 25
 
 
 def test_growing_to_three_and_back_keeps_a_running_ping(lan: tuple[str, Path]) -> None:
