@@ -7,6 +7,8 @@ here, by `hooks/sitecustomize.py`, which conftest puts on PYTHONPATH:
 
     VNET_TEST_FAIL_AT_STEP=K   the K-th step (0-based) of every transaction fails
     VNET_TEST_HANG_AT_STEP=K   the process holds before step K, so a test can kill -9 it
+    VNET_TEST_KILL_AFTER_SPAWN=K   `lab up` kills itself (SIGKILL) right after it spawned
+                               its K-th agent (0-based), before it does anything else
 
 `python faulty_vnet.py ARGS` runs `vnet ARGS` with the hooks installed.
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 FAIL_ENV = "VNET_TEST_FAIL_AT_STEP"
 HANG_ENV = "VNET_TEST_HANG_AT_STEP"
+KILL_ENV = "VNET_TEST_KILL_AFTER_SPAWN"
 
 
 class InjectedFailure(RuntimeError):
@@ -58,7 +61,28 @@ def install(fault: Any) -> None:
     vnet.substrate.converge = converge  # type: ignore[assignment]
 
 
+def kill_after_spawn(k: int) -> None:
+    """The lab's K-th agent spawn returns, then this process dies as kill -9 makes it."""
+    import signal
+
+    import vnet.lab.agents as agents
+
+    original = agents.start
+    spawned = []
+
+    def start(*args: Any, **kwargs: Any) -> Any:
+        child = original(*args, **kwargs)
+        spawned.append(child)
+        if len(spawned) == k + 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return child
+
+    agents.start = start  # type: ignore[assignment]
+
+
 def install_from_environment() -> None:
+    if os.environ.get(KILL_ENV):
+        kill_after_spawn(int(os.environ[KILL_ENV]))
     if os.environ.get(FAIL_ENV):
         install(fail_at(int(os.environ[FAIL_ENV])))
     elif os.environ.get(HANG_ENV):

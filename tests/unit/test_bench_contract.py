@@ -22,7 +22,16 @@ COMMON = ("--quick", "--repeat", "--out", "--json", "--quiet", "-q")
 
 
 def test_the_registry_holds_every_benchmark_under_its_own_name() -> None:
-    assert set(BENCHMARKS) == {"build", "dataplane", "forwarding", "qos", "netconf", "snmp", "sdn"}
+    assert set(BENCHMARKS) == {
+        "build",
+        "dataplane",
+        "forwarding",
+        "qos",
+        "netconf",
+        "snmp",
+        "sdn",
+        "resources",
+    }
     for name, cls in BENCHMARKS.items():
         assert issubclass(cls, Benchmark) and cls.name == name
         assert cls.help.strip(), name

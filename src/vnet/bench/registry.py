@@ -8,6 +8,7 @@ from vnet.bench.dataplane import DataplaneBench
 from vnet.bench.forwarding import ForwardingBench
 from vnet.bench.netconf import NetconfBench
 from vnet.bench.qos import QosBench
+from vnet.bench.resources import ResourcesBench
 from vnet.bench.sdn import SdnBench
 from vnet.bench.snmp import SnmpBench
 
@@ -18,6 +19,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         DataplaneBench,
         ForwardingBench,
         QosBench,
+        ResourcesBench,
         NetconfBench,
         SnmpBench,
         SdnBench,

@@ -152,9 +152,30 @@ class NetconfClient:
         with self._errors():
             self.m.unlock(target)
 
-    def commit(self) -> None:
+    def commit(
+        self,
+        confirmed: bool = False,
+        timeout: int | None = None,
+        persist: str | None = None,
+        persist_id: str | None = None,
+    ) -> None:
+        """<commit> of the candidate. `confirmed`: a confirmed commit (RFC 6241 Sec. 8.4)
+        that goes back unless confirmed within `timeout` s (the agent's default: 600);
+        `persist`: a token that lets any session confirm or cancel it, and keeps it
+        pending when this session ends. A plain commit (with `persist_id` = that token,
+        if one was given) confirms it."""
         with self._errors():
-            self.m.commit()
+            self.m.commit(
+                confirmed=confirmed,
+                timeout=None if timeout is None else str(timeout),
+                persist=persist,
+                persist_id=persist_id,
+            )
+
+    def cancel_commit(self, persist_id: str | None = None) -> None:
+        """<cancel-commit>: the pending confirmed commit goes back now."""
+        with self._errors():
+            self.m.cancel_commit(persist_id=persist_id)
 
     def discard(self) -> None:
         with self._errors():

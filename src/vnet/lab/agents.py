@@ -149,21 +149,36 @@ def prepare(
     return True
 
 
+# The agent runs only once `release` says its PID is recorded: the shell waits for a line
+# on its stdin, then execs the agent (same PID, same start time). If `vnet lab up` dies
+# before that, the pipe closes, `read` fails and the shell exits: no agent runs unrecorded.
+_GATE = ["/bin/sh", "-c", 'read -r _ && exec "$0" "$@" </dev/null']
+
+
 def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]:
+    """Spawn the host's agent, held at its gate until `release(child)`."""
     (directory / "agent.ready").unlink(missing_ok=True)
     log = (directory / "agent.log").open("ab")
     (directory / "agent.log.offset").write_text(str(log.tell()))  # where this start's log begins
     return processes.spawn(
         f"vnet-{topo.name}-{host}",
         [
+            *_GATE,
             *(sys.executable, "-m", "vnet", "agent", "run"),
             *("--config", str(directory / CONFIG), "--startup", str(directory / STARTUP)),
         ],
         stdout=log,
         stderr=log,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
         start_new_session=True,  # outlives `vnet lab up`; stopped by PID by `vnet lab down`
     )
+
+
+def release(child: subprocess.Popen[bytes]) -> None:
+    """Let a started agent run: call once its PID is in the lab's record on disk."""
+    assert child.stdin is not None
+    child.stdin.write(b"recorded\n")
+    child.stdin.close()
 
 
 def wait_ready(

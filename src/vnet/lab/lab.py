@@ -37,7 +37,8 @@ from vnet.substrate import (
     realize,
 )
 from vnet.substrate.kernel import NotANamespace
-from vnet.tools import processes
+from vnet.tools import cgroupfs, processes
+from vnet.tools.durable import replace_durably
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
 
@@ -85,15 +86,11 @@ def read_record(name: str) -> LabRecord | None:
 
 
 def write_record(record: LabRecord) -> None:
-    """Replace the record atomically, on disk before returning (a crash right after keeps it)."""
+    """Replace the record atomically, on disk before returning (a crash right after keeps it);
+    a full or read-only disk raises OSError and leaves the old record, no temporary file."""
     RECORD_DIR.mkdir(parents=True, exist_ok=True)
-    tmp = record_path(record.name).with_suffix(".tmp")
-    tmp.touch(mode=0o600)  # it may hold the agents' password
-    with tmp.open("w") as f:
-        json.dump(record.to_dict(), f, indent=2)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(record_path(record.name))
+    # 0600 from the first byte: it may hold the agents' password
+    replace_durably(record_path(record.name), record.to_json().encode())
 
 
 def running_labs() -> list[str]:
@@ -190,8 +187,8 @@ def _ensure_agent(
     record: LabRecord,
 ) -> subprocess.Popen[bytes] | None:
     """Start the host's agent unless it runs with its current share of the file; the new
-    child's PID is in the record on disk before this returns, so that `down` stops every
-    agent even if `up` fails before the next one starts."""
+    child's PID is in the record on disk before the agent runs (agents.release), so that
+    `down` stops every agent even if `up` fails or is killed at any point."""
     what = f"agent {host}"
     current = next(
         (p for p in record.processes if p.what == what and processes.is_running(p)), None
@@ -206,6 +203,7 @@ def _ensure_agent(
     record.processes = [p for p in record.processes if p.what != what]
     record.processes.append(processes.record(child, what))
     write_record(record)
+    agents.release(child)  # only now: a crash before this leaves no agent running
     return child
 
 
@@ -363,5 +361,8 @@ def node_namespace(lab: str, node: str) -> str:
 def exec_in(lab: str, node: str, argv: list[str]) -> None:
     """Replace this process with `argv` running inside the node's namespace."""
     ns = node_namespace(lab, node)
+    join_group = cgroupfs.joiner(ns)  # the node's resource limits, if it has any
+    if join_group is not None:
+        join_group()
     nsfs.join(ns)
     os.execvp(argv[0], argv)

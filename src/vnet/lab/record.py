@@ -6,6 +6,7 @@ The record outlives the `vnet` process that wrote it: `vnet lab down`,
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -50,3 +51,6 @@ class LabRecord:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         return {k: v for k, v in data.items() if v is not None or k == "file"}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2)

@@ -25,6 +25,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from vnet.model.connection import Connection
 from vnet.model.rate import parse_rate
+from vnet.model.resources import Resources
 
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 
@@ -168,6 +169,8 @@ class VirtualRouter(_Strict):
     admin_state: Literal["up", "down"] = "up"
     interfaces: list[Interface] = Field(default_factory=list)
     routes: list[Route] = Field(default_factory=list)
+    # CPU and memory its processes may use (routing daemons, applications); None: unlimited
+    resources: Resources | None = None
 
     def ifname(self, position: int) -> str:
         """The interface's name inside the VR: its own or eth<position>."""
@@ -183,6 +186,8 @@ class EndHost(_Strict):
     ipv4: Interface4 | None = None
     ipv6: Interface6 | None = None
     routes: list[Route] = Field(default_factory=list)
+    # CPU and memory its processes may use (traffic generators, applications); None: unlimited
+    resources: Resources | None = None
 
 
 class Management(_Strict):

@@ -1,7 +1,7 @@
 """Realisation of the model on one Linux machine through netlink (pyroute2).
 
 One module per kernel object kind (namespace, link, address, route, fdb, tc,
-seg6), each with its state type, its operations (data with inverses) and a
+seg6, cgroup), each with its state type, its operations (data with inverses) and a
 read; `Kernel` (kernel.py) is the only netlink caller. realize(model) and
 observe(kernel) give two KernelStates, plan() diffs them (pure: the dry run),
 and converge() (transaction.py) is the one entry that changes a kernel.

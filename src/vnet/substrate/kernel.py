@@ -114,8 +114,10 @@ class Kernel:
     def namespace_mark(self, name: str) -> str | None:
         """The alias of the namespace's loopback ('' when unmarked: not ours).
 
-        Raises NotANamespace for a name whose file is no namespace mount:
-        what a crash between creating the mount point and binding it leaves.
+        None when the namespace vanished while we looked (another process, e.g. a
+        lab going down, deleted it): nothing of it is left to mark. Raises
+        NotANamespace for a name whose file is no namespace mount: what a crash
+        between creating the mount point and binding it leaves.
         """
         try:
             lo = self.ipr(name).get_links(1)[0]
@@ -123,6 +125,8 @@ class Kernel:
             self.forget(name)
             if err.errno == errno.EINVAL:  # setns() on a plain file
                 raise NotANamespace(name) from None
+            if err.errno == errno.ENOENT:
+                return None
             raise
         return lo.get("ifalias") or ""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vnet.substrate import address, fdb, link, namespace, redirect, route, seg6, tc
+from vnet.substrate import address, cgroup, fdb, link, namespace, redirect, route, seg6, tc
 from vnet.substrate.kernel import Kernel
 from vnet.substrate.marks import NsName
 from vnet.substrate.state import KernelState
@@ -39,6 +39,8 @@ def observe(
     obs = Observation(KernelState(), scan.remnants)
     for ns in scan.found:
         obs.state.add_namespace(ns)
+    # groups live outside the namespaces and outlive them: teardown needs them too
+    obs.state.cgroups = cgroup.read(scope, prefix)
     if namespaces_only:
         return obs
     peer_ends: dict[tuple[NsName, str], link.PeerEnd] = {}

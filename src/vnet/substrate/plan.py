@@ -13,6 +13,7 @@ the state observed before (see transaction.py).
 from __future__ import annotations
 
 from vnet.substrate.address import AddAddress, DeleteAddress
+from vnet.substrate.cgroup import plan_cgroups
 from vnet.substrate.fdb import AddFdb, DeleteFdb
 from vnet.substrate.link import CreateLink, DeleteLink, Link, ModifyLink
 from vnet.substrate.marks import NsName, ns_label
@@ -48,7 +49,9 @@ def _on_lost_link(addr: object, actual: KernelState, ns_gone: set[str]) -> bool:
 
 def plan(desired: KernelState, actual: KernelState) -> list[Op]:
     diff = _Diff(desired, actual)
-    ops = _deletions(diff) + _creations(diff)
+    cgroups_gone, cgroups_made = plan_cgroups(desired.cgroups, actual.cgroups)
+    # a node's group is there before anything can start in its namespace
+    ops = cgroups_gone + _deletions(diff) + cgroups_made + _creations(diff)
     # connections and bandwidth classes: make before break, after all of the above
     tc_reset = {
         key

@@ -18,6 +18,7 @@ from vnet.model.management import MANAGEMENT_NODE, client_address, host_address
 from vnet.model.topology import EndHost, VirtualNetwork, VirtualRouter
 from vnet.model.underlay import underlay_addressing
 from vnet.substrate.address import Address
+from vnet.substrate.cgroup import node_cgroup
 from vnet.substrate.fdb import Fdb
 from vnet.substrate.link import Link
 from vnet.substrate.marks import NsName
@@ -148,6 +149,8 @@ def add_router(
     """A VR: its namespace, a veth per interface onto the network's bridge, addresses, routes."""
     ns = where.node_ns(vr.name)
     state.add_namespace(Namespace(ns, where.scope, "router", vr.name))
+    if vr.resources is not None:
+        state.cgroups[ns] = node_cgroup(ns, where.scope, vr.resources)
     assert vr.index is not None, "resolve() assigns every VR an index"
     for k, itf in enumerate(vr.interfaces):
         ifname = vr.ifname(k)
@@ -176,6 +179,8 @@ def _endhost(
 ) -> None:
     ns = where.node_ns(eh.name)
     state.add_namespace(Namespace(ns, where.scope, "endhost", eh.name))
+    if eh.resources is not None:
+        state.cgroups[ns] = node_cgroup(ns, where.scope, eh.resources)
     state.add_link(
         Link(
             ns=where.host_ns(eh.host),

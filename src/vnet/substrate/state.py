@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vnet.substrate.address import Address
+from vnet.substrate.cgroup import Cgroup
 from vnet.substrate.fdb import Fdb
 from vnet.substrate.link import Link
 from vnet.substrate.marks import NsName
@@ -39,6 +40,8 @@ class KernelState:
     tc_filters: set[TcFilter] = field(default_factory=set)
     # bridge shortcuts (redirect.py): eBPF redirects between members of one network
     redirects: dict[tuple[NsName, str], Redirect] = field(default_factory=dict)
+    # per-node resource limits (cgroup.py), by the node's namespace
+    cgroups: dict[str, Cgroup] = field(default_factory=dict)
 
     def add_namespace(self, ns: Namespace) -> None:
         self.namespaces[ns.name] = ns
@@ -61,6 +64,7 @@ class KernelState:
         self.tc_classes.update(other.tc_classes)
         self.tc_filters |= other.tc_filters
         self.redirects.update(other.redirects)
+        self.cgroups.update(other.cgroups)
 
     def summary(self) -> dict[str, int]:
         return {
@@ -76,4 +80,5 @@ class KernelState:
             "tc classes": len(self.tc_classes),
             "tc filters": len(self.tc_filters),
             "bridge shortcuts": len(self.redirects),
+            "cgroups": len(self.cgroups),
         }

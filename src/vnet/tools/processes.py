@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from vnet.tools import cgroupfs
 from vnet.tools.netns import entered
 from vnet.tools.procfs import start_time
 from vnet.tools.wait import WaitTimeout, wait_until
@@ -31,7 +32,15 @@ class ProcessRecord:
 
 
 def spawn(ns: str | None, argv: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:
-    """Start `argv` inside namespace `ns`: fork inherits the calling thread's namespace."""
+    """Start `argv` inside namespace `ns`: fork inherits the calling thread's namespace.
+
+    Where the node has resource limits (a cgroup), the child joins it before
+    exec: this is the one place node processes start, so the limits govern
+    everything the lab, the benches and the tests run inside a node.
+    """
+    join = cgroupfs.joiner(ns)
+    if join is not None:
+        popen["preexec_fn"] = join
     with entered(ns):
         return subprocess.Popen(list(argv), **popen)
 

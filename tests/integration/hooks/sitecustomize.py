@@ -3,7 +3,10 @@
 import os
 import sys
 
-if os.environ.get("VNET_TEST_FAIL_AT_STEP") or os.environ.get("VNET_TEST_HANG_AT_STEP"):
+if any(
+    os.environ.get(hook)
+    for hook in ("VNET_TEST_FAIL_AT_STEP", "VNET_TEST_HANG_AT_STEP", "VNET_TEST_KILL_AFTER_SPAWN")
+):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import faulty_vnet
 

@@ -20,6 +20,7 @@ from lxml import etree
 
 from vnet.agent.datastore import CANDIDATE, RUNNING, Datastore, Event
 from vnet.agent.netconf import monitoring
+from vnet.agent.netconf.commit import cancel_options, commit_options
 from vnet.agent.netconf.edit import apply_edit
 from vnet.agent.netconf.framing import FramingError, MessageReader, frame
 from vnet.agent.netconf.subtree import apply_filter
@@ -46,6 +47,7 @@ def capabilities() -> list[str]:
         BASE_11,
         "urn:ietf:params:netconf:capability:writable-running:1.0",
         "urn:ietf:params:netconf:capability:candidate:1.0",
+        "urn:ietf:params:netconf:capability:confirmed-commit:1.1",
         "urn:ietf:params:netconf:capability:validate:1.0",
         "urn:ietf:params:netconf:capability:validate:1.1",
         "urn:ietf:params:netconf:capability:rollback-on-error:1.0",
@@ -354,13 +356,12 @@ async def op_validate(s: Session, op: etree._Element) -> None:
 
 
 async def op_commit(s: Session, op: etree._Element) -> None:
-    if _child(op, "confirmed") is not None:
-        raise RpcError(
-            ErrorTag.OPERATION_NOT_SUPPORTED,
-            "confirmed commit is not supported",
-            ErrorType.PROTOCOL,
-        )
-    await s.ds.commit(s.id)
+    await s.ds.commit(s.id, **commit_options(op))
+    return None
+
+
+async def op_cancel_commit(s: Session, op: etree._Element) -> None:
+    await s.ds.cancel_commit(s.id, **cancel_options(op))
     return None
 
 
@@ -451,6 +452,7 @@ OPERATIONS: dict[str, Handler] = {
     "edit-config": op_edit_config,
     "validate": op_validate,
     "commit": op_commit,
+    "cancel-commit": op_cancel_commit,
     "discard-changes": op_discard_changes,
     "lock": op_lock,
     "unlock": op_unlock,

@@ -10,6 +10,7 @@ from typing import Any
 
 from vnet.agent.snmp import rowstatus as rs
 from vnet.agent.snmp import smi
+from vnet.agent.snmp.resources import resource_columns
 from vnet.agent.snmp.rows import (
     COLUMNS,
     ENTRY,
@@ -75,6 +76,7 @@ def state_columns(state: dict[str, Any] | None) -> list[Column]:
     columns = [Column(oids.column(oids.VR_ENTRY, c), v) for c, v in vr_cells.items()] + [
         Column(oids.column(oids.IF_STATS_ENTRY, c), v) for c, v in if_cells.items()
     ]
+    columns += resource_columns(state or {})
     return lazy(columns) if state is None else columns
 
 

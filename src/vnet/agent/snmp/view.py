@@ -50,7 +50,8 @@ class View:
     """Every instance the agent serves, for GET and GETNEXT (and so GETBULK)."""
 
     def __init__(self, columns: Iterable[Column]):
-        self.columns = list(columns)
+        # in OID order whatever order the tables are built in (state spans subtrees 5, 6, 9)
+        self.columns = sorted(columns, key=lambda c: c.oid)
         self.oids = [c.oid for c in self.columns]
         for a, b in zip(self.oids, self.oids[1:], strict=False):
             if not a < b or b[: len(a)] == a:

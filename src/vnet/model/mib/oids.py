@@ -45,6 +45,9 @@ IFS_COUNTERS = (
     "out-discards",
 )  # columns 2..9
 NET_NAME, NET_TENANT, NET_IPV4, NET_IPV6, NET_MTU, NET_BANDWIDTH = 2, 3, 4, 5, 6, 7
+# vnetVrResourceTable (issue 14): limits and use of a VR's cgroup, rows only for VRs with one
+VR_RESOURCE_ENTRY: OID = (*OBJECTS, 9, 1)
+RES_CPU_LIMIT, RES_CPUSET, RES_MEM_LIMIT, RES_CPU_TIME, RES_CUR_MEM = 1, 2, 3, 4, 5
 
 EVENT_OPERATION: OID = (*NOTIFICATION_OBJECTS, 1, 0)
 EVENT_MESSAGE: OID = (*NOTIFICATION_OBJECTS, 2, 0)

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from vnet.model import problems_from_pydantic
 from vnet.model.errors import Loc, Problem, TopologyError
 from vnet.model.host import HostConfig
+from vnet.model.resources import Resources
 from vnet.model.topology import Address, VirtualNetwork, VirtualRouter
 from vnet.model.yang.module import NETWORKS, PREFIX, ROUTERS
 
@@ -33,6 +34,8 @@ _NET_FIELDS = {
 _VR_FIELDS = {"name": "name", "index": "index", "admin-state": "admin_state"}
 _ITF_FIELDS = {"name": "name", "network": "network", "ipv4": "ipv4", "ipv6": "ipv6"}
 _ROUTE_FIELDS = {"destination": "to", "next-hop": "via"}
+# resources: the same names in YANG and the model; cpu-time and memory-used are state
+_RESOURCE_FIELDS = {"cpu": "cpu", "cpuset": "cpuset", "memory": "memory"}
 
 
 def networks_of(tree: dict[str, Any]) -> list[dict[str, Any]]:
@@ -53,12 +56,15 @@ def _pick(entry: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
 
 
 def _router_data(r: dict[str, Any], host: str) -> dict[str, Any]:
-    return {
+    data = {
         **_pick(r, _VR_FIELDS),
         "host": host,
         "interfaces": [_pick(i, _ITF_FIELDS) for i in r.get("interface", [])],
         "routes": [_pick(x, _ROUTE_FIELDS) for x in r.get("route", [])],
     }
+    if "resources" in r:
+        data["resources"] = _pick(r["resources"], _RESOURCE_FIELDS)
+    return data
 
 
 def router_of(entry: dict[str, Any], host: str = "agent") -> VirtualRouter:
@@ -147,7 +153,21 @@ def router_entry(vr: VirtualRouter) -> dict[str, Any]:
         entry["route"] = [
             {"destination": str(r.destination), "next-hop": str(r.via)} for r in vr.routes
         ]
+    if vr.resources is not None:
+        entry["resources"] = resources_entry(vr.resources)
     return entry
+
+
+def resources_entry(res: Resources) -> dict[str, Any]:
+    """The `resources` container (RFC 7951: decimal64 and uint64 as strings)."""
+    out: dict[str, Any] = {}
+    if res.cpu is not None:
+        out["cpu"] = f"{res.cpu:.2f}"
+    if res.cpuset is not None:
+        out["cpuset"] = res.cpuset
+    if res.memory is not None:
+        out["memory"] = str(res.memory)
+    return out
 
 
 # -- error paths -----------------------------------------------------------------
@@ -202,6 +222,8 @@ def _router_path(rest: Loc, routers: list[dict[str, Any]]) -> str:
                 field = {"to": "destination", "via": "next-hop"}.get(str(rest[2]), rest[2])
                 path += f"/{p}:{field}"
         return path
+    if rest[0] == "resources":
+        return path + "".join(f"/{p}:{part}" for part in rest)
     inverse = {v: k for k, v in _VR_FIELDS.items()}
     return path + f"/{p}:{inverse.get(str(rest[0]), rest[0])}"
 

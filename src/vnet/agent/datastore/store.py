@@ -1,0 +1,438 @@
+"""The datastore: running and candidate trees, one writer at a time, the commit path."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from vnet.agent.config import AgentConfig
+from vnet.agent.datastore import state, validation
+from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits
+from vnet.agent.datastore.events import Event, EventBus, diff_events
+from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
+from vnet.agent.datastore.persist import RunningFile, disk_error
+from vnet.model.host import HostConfig
+from vnet.model.yang import host as codec
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, realize_host
+
+T = TypeVar("T")
+log = logging.getLogger("vnet.agent.datastore")
+
+
+class Datastore:
+    def __init__(self, config: AgentConfig, apply_to_kernel: bool = True):
+        self.config = config
+        self.apply_to_kernel = apply_to_kernel
+        self.running: dict[str, Any] = {}
+        self.candidate: dict[str, Any] = {}
+        self.candidate_dirty = False
+        self.locks = Locks()
+        self.events = EventBus()
+        self.file = RunningFile(config.state_dir)
+        self.write_lock = asyncio.Lock()
+        self.started_at: dict[str, float] = {}  # VR name -> when it last came up
+        # what the kernel holds of ours after each commit (None: unknown, observe it)
+        self._actual: KernelState | None = KernelState()
+        self._abandoned: set[asyncio.Future[Any]] = set()  # writes whose caller was cancelled
+        self.confirms = ConfirmedCommits(self._rollback_due)
+        self._kx = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vnet-kernel")
+        self._kernel: Kernel | None = None
+        self.placement = Placement(
+            scope=config.scope,
+            prefix=config.namespace_prefix,
+            own_host=config.host,
+            networks=config.provision_networks,
+            endhosts=False,
+        )
+
+    # -- lifecycle -----------------------------------------------------------
+    def has_stored(self) -> bool:
+        """A configuration is persisted (by a commit or an earlier start)."""
+        return self.file.exists()
+
+    async def start(self, initial: dict[str, Any] | None = None) -> None:
+        """Load the persisted configuration, or persist `initial` in its place, and bring
+        the kernel in line with it. `initial` must be a tree `prepare` returned (the
+        agent's startup configuration, validated as an edit is).
+
+        Recovery: a commit interrupted before its commit point is undone (its staged
+        file dropped, the kernel converged back); a confirmed commit still pending when
+        the agent stopped goes back to its rollback point."""
+        self.config.state_dir.mkdir(parents=True, exist_ok=True)
+        if self.file.recover():
+            log.warning("an interrupted commit was found and undone")
+        rollback = self.file.load_rollback()
+        if initial is not None:
+            self.file.save(initial)
+            self.running = copy.deepcopy(initial)  # ours alone, as after a commit
+        elif rollback is not None:
+            log.warning("a confirmed commit was pending: back to its rollback point")
+            self.file.save(rollback)
+            self.running = rollback
+        elif self.file.exists():
+            self.running = self.file.load()
+        self.candidate = copy.deepcopy(self.running)
+        if self.apply_to_kernel:
+            await self._in_kernel_thread(self._converge, self._desired(self.running), None)
+        now = time.time()
+        for r in codec.routers_of(self.running):
+            self.started_at[r["name"]] = now
+
+    def _desired(self, tree: dict[str, Any]) -> KernelState:
+        return realize_host(self._host_config(tree), self.placement)
+
+    def _converge(self, desired: KernelState, before: KernelState | None) -> None:
+        """Observe (before None: on start) or trust what the last commit left, plan, apply."""
+        converge(self._kernel_handle(), desired, self.placement, own_namespace=True, before=before)
+        self._actual = desired
+
+    async def close(self) -> None:
+        self.confirms.close()  # a pending confirmed commit's rollback point stays on disk
+
+        def _close() -> None:
+            if self._kernel is not None:
+                self._kernel.close()
+
+        await self._in_kernel_thread(_close)
+        self._kx.shutdown(wait=True)
+
+    def _kernel_handle(self) -> Kernel:
+        if self._kernel is None:
+            self._kernel = Kernel()
+        return self._kernel
+
+    async def _in_kernel_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Kernel work runs on one dedicated thread: namespace switching is per thread,
+        and netlink calls block."""
+        return await asyncio.get_running_loop().run_in_executor(self._kx, fn, *args)
+
+    # -- reading -------------------------------------------------------------
+    def running_snapshot(self) -> dict[str, Any]:
+        """The committed running tree itself, not a copy: read it, never change it.
+
+        A commit puts a new tree in its place, so a snapshot stays as it was."""
+        return self.running
+
+    def tree(self, source: str) -> dict[str, Any]:
+        """A copy of a datastore's tree, for a caller that edits it."""
+        if source == CANDIDATE:
+            return copy.deepcopy(self.candidate)
+        if source == RUNNING:
+            return copy.deepcopy(self.running)
+        raise RpcError(
+            ErrorTag.INVALID_VALUE,
+            f"no datastore {source!r}; use running or candidate",
+            ErrorType.PROTOCOL,
+        )
+
+    def next_index(self) -> int:
+        return state.next_index(self.running)
+
+    async def state_tree(self, detailed: set[str] | None = None) -> dict[str, Any]:
+        """Running configuration plus state read from the kernel (for <get>, RESTCONF).
+
+        `detailed`: the VRs a request can select (None: all). Only those appear,
+        so a question about one VR costs the same with 1 or 1000 VRs configured.
+        A VR interface's counters are its host port's, mirrored; the route count
+        needs the VR's own namespace.
+        """
+        running = self.running
+        routers = state.selected_routers(running, detailed)
+        tree = state.with_routers(running, routers, detailed is None)
+        kernel_view = await self._in_kernel_thread(self._read_state, routers, detailed is None)
+        state.add_router_state(routers, kernel_view, self.started_at)
+        key, value = state.hypervisor_state(self.config, self.placement, running)
+        tree[key] = value
+        return tree
+
+    def _read_state(
+        self, routers: list[dict[str, Any]], all_routers: bool
+    ) -> dict[str, dict[str, Any]]:
+        return state.read_state(self._kernel_handle(), self.placement, routers, all_routers)
+
+    # -- validation ----------------------------------------------------------
+    def prepare(self, tree: dict[str, Any]) -> dict[str, Any]:
+        """Assign missing VR indexes, then validate; return the tree or raise RpcError."""
+        return validation.prepare(self.config, tree, self.running)[0]
+
+    def check(self, tree: dict[str, Any]) -> None:
+        validation.validated(self.config, tree)
+
+    def _host_config(self, tree: dict[str, Any]) -> HostConfig:
+        return validation.host_config(self.config, tree)
+
+    # -- writing -------------------------------------------------------------
+    def check_lock(self, target: str, session: str) -> None:
+        self.locks.check(target, session)
+
+    async def commit_tree(self, new_tree: dict[str, Any], session: str = "") -> None:
+        """Make `new_tree` the running configuration, in the kernel and on disk."""
+        await self._to_the_end(self._commit_tree(new_tree, session))
+
+    async def _commit_tree(self, new_tree: dict[str, Any], session: str) -> None:
+        async with self.write_lock:
+            await self._commit_locked(new_tree, session, self._pending_rollback())
+
+    async def update(
+        self,
+        target: str,
+        compute: Callable[[dict[str, Any]], tuple[dict[str, Any], T]],
+        session: str = "",
+        test_only: bool = False,
+    ) -> T:
+        """Read-modify-write without lost updates: `compute(current tree)` returns the
+        new tree (and a result for the caller) while no other writer can commit."""
+        result: T = await self._to_the_end(self._update(target, compute, session, test_only))
+        return result
+
+    async def _update(
+        self,
+        target: str,
+        compute: Callable[[dict[str, Any]], tuple[dict[str, Any], T]],
+        session: str,
+        test_only: bool,
+    ) -> T:
+        async with self.write_lock:
+            self.check_lock(target, session)
+            new_tree, result = compute(self.tree(target))
+            if test_only:
+                self.prepare(new_tree)
+            elif target == RUNNING:
+                await self._commit_locked(new_tree, session, self._pending_rollback())
+            elif target == CANDIDATE:
+                self.candidate = new_tree
+                self.candidate_dirty = True
+            else:
+                raise RpcError(
+                    ErrorTag.INVALID_VALUE, f"cannot edit datastore {target!r}", ErrorType.PROTOCOL
+                )
+            return result
+
+    async def _to_the_end(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run a write to its end even if its caller is cancelled (a client gone, the agent
+        stopping): a commit is never cut between kernel, memory and disk. A cancelled
+        caller's commit that has not passed its commit point is undone (`_abandoned`)."""
+        task = asyncio.ensure_future(work)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            self._abandoned.add(task)
+            await asyncio.wait({task})
+            raise
+        finally:
+            self._abandoned.discard(task)
+
+    def _check_abandoned(self) -> None:
+        if asyncio.current_task() in self._abandoned:
+            raise asyncio.CancelledError
+
+    async def _commit_locked(
+        self, new_tree: dict[str, Any], session: str, rollback: dict[str, Any] | None
+    ) -> None:
+        self.check_lock(RUNNING, session)
+        tree, hc = validation.prepare(self.config, new_tree, self.running)
+        await self._transact(tree, hc, rollback)
+
+    def _pending_rollback(self) -> dict[str, Any] | None:
+        """The rollback point an ordinary commit keeps on disk (a confirmed commit's)."""
+        pending = self.confirms.pending
+        return pending.rollback if pending is not None else None
+
+    async def _transact(
+        self, tree: dict[str, Any], hc: HostConfig, rollback: dict[str, Any] | None
+    ) -> None:
+        """Kernel, memory and disk all take `tree` (disk: with `rollback`, the rollback
+        point of a pending confirmed commit), or none does (persist.py says how).
+
+        1. stage the tree on disk (fsynced): a full or read-only disk fails here;
+        2. converge the kernel (it rolls itself back if it refuses a step);
+        3. promote the staged file (the commit point), then update memory and notify.
+        A failure or cancellation before 3 undoes 2 and removes the staged file."""
+        self._check_abandoned()
+        events = diff_events(self.running, tree)
+        try:
+            self.file.stage(tree, rollback)
+        except OSError as err:
+            self._publish_failure(events, str(err))
+            raise disk_error("saving the configuration", err, "nothing was changed") from None
+        before, desired = self._actual, None
+        try:
+            if self.apply_to_kernel:
+                desired = await self._apply(hc, events)
+            self._check_abandoned()
+            self.file.promote()
+        except BaseException as err:
+            self.file.drop_staged()
+            if desired is not None:
+                await self._undo_kernel(before, desired)
+            if isinstance(err, OSError):
+                self._restore_file()
+                self._publish_failure(events, str(err))
+                raise disk_error(
+                    "saving the configuration", err, "the kernel change was undone"
+                ) from None
+            raise
+        self.running = tree
+        if not self.candidate_dirty:
+            self.candidate = copy.deepcopy(tree)
+        self._note_uptimes(events)
+        self.events.publish(events)
+
+    def _restore_file(self) -> None:
+        """Promoting failed: if the rename happened but the directory's fsync did not,
+        running.json may hold the new tree; write the previous one back (best effort)."""
+        try:
+            self.file.save(self.running, self._pending_rollback())
+        except OSError:
+            log.exception("restoring running.json after a failed commit")
+
+    async def _apply(self, hc: HostConfig, events: list[Event]) -> KernelState:
+        """Converge the kernel to `hc` and return what it now holds; on refusal, the kernel
+        is rolled back and the events say so."""
+        desired = realize_host(hc, self.placement)
+        try:
+            await self._in_kernel_thread(self._converge, desired, self._actual)
+        except ApplyError as err:
+            self._publish_failure(events, str(err.cause))
+            raise RpcError(
+                ErrorTag.OPERATION_FAILED,
+                f"the kernel refused the change and it was rolled back: {err.cause} "
+                f"(at: {err.op.describe()})",
+            ) from None
+        return desired
+
+    async def _undo_kernel(self, before: KernelState | None, applied: KernelState) -> None:
+        """Put the kernel back as it was before a commit that did not reach its commit point."""
+        target = before if before is not None else self._desired(self.running)
+        try:
+            await self._in_kernel_thread(self._converge, target, applied)
+        except Exception:
+            # the kernel keeps part of the change: observe it afresh at the next commit
+            log.exception("undoing an uncommitted kernel change failed")
+            self._actual = None
+
+    def _publish_failure(self, events: list[Event], message: str) -> None:
+        for e in events:
+            e.result, e.message = "failure", message
+        self.events.publish(events)
+
+    def _note_uptimes(self, events: list[Event]) -> None:
+        now = time.time()
+        for e in events:
+            if e.operation == "delete":
+                self.started_at.pop(e.router, None)
+            elif e.operation == "create" or e.router not in self.started_at:
+                self.started_at[e.router] = now
+
+    async def commit(
+        self,
+        session: str = "",
+        *,
+        confirmed: bool = False,
+        confirm_timeout: float = DEFAULT_TIMEOUT,
+        persist: str | None = None,
+        persist_id: str | None = None,
+    ) -> None:
+        """<commit>: the candidate becomes running. `confirmed`: only until a confirming
+        commit (a plain one from this session, or with `persist_id` = `persist` from any)
+        arrives within `confirm_timeout` seconds; else running goes back (confirm.py)."""
+        await self._to_the_end(
+            self._commit(session, confirmed, confirm_timeout, persist, persist_id)
+        )
+
+    async def _commit(
+        self,
+        session: str,
+        confirmed: bool,
+        timeout: float,
+        persist: str | None,
+        persist_id: str | None,
+    ) -> None:
+        async with self.write_lock:
+            self.check_lock(CANDIDATE, session)
+            self.confirms.authorise(session, persist_id, "commit")
+            # confirmed: the rollback point (the series' first) is on disk with the commit;
+            # else this confirms what is pending, and the rollback point goes
+            rollback = None
+            if confirmed:
+                kept = self._pending_rollback()
+                rollback = kept if kept is not None else self.running
+            await self._commit_locked(self.candidate, session, rollback)
+            self.candidate = copy.deepcopy(self.running)
+            self.candidate_dirty = False
+            if rollback is not None:
+                self.confirms.arm(rollback, session, persist, timeout)
+            elif self.confirms.pending is not None:
+                self.confirms.settle()
+                log.info("confirmed commit confirmed")
+
+    async def cancel_commit(self, session: str = "", *, persist_id: str | None = None) -> None:
+        """<cancel-commit>: the pending confirmed commit goes back now."""
+        await self._to_the_end(self._cancel_commit(session, persist_id))
+
+    async def _cancel_commit(self, session: str, persist_id: str | None) -> None:
+        async with self.write_lock:
+            if self.confirms.pending is None:
+                raise RpcError(
+                    ErrorTag.OPERATION_FAILED,
+                    "cancel-commit: no confirmed commit is pending",
+                    ErrorType.PROTOCOL,
+                )
+            self.confirms.authorise(session, persist_id, "cancel-commit")
+            await self._roll_back_locked()
+
+    async def _rollback_due(self, generation: int) -> None:
+        """The timer fired (or its session ended): go back, unless it was settled meanwhile."""
+        await self._to_the_end(self._rollback_if_current(generation))
+
+    async def _rollback_if_current(self, generation: int) -> None:
+        async with self.write_lock:
+            if not self.confirms.is_current(generation):
+                return
+            try:
+                await self._roll_back_locked()
+            except RpcError as err:
+                log.error("rolling back the confirmed commit failed, retrying: %s", err)
+                self.confirms.retry_later()
+
+    async def _roll_back_locked(self) -> None:
+        pending = self.confirms.pending
+        assert pending is not None
+        tree, hc = validation.prepare(self.config, pending.rollback, self.running)
+        # no lock check: a rollback is owed to everyone; a candidate someone is editing
+        # keeps their changes (as after any commit)
+        await self._transact(tree, hc, None)
+        self.confirms.settle()
+        log.info("confirmed commit rolled back")
+
+    def discard_changes(self, session: str = "") -> None:
+        self.check_lock(CANDIDATE, session)
+        self.candidate = copy.deepcopy(self.running)
+        self.candidate_dirty = False
+
+    def lock(self, target: str, session: str) -> None:
+        self.locks.lock(target, session, self.candidate_dirty)
+
+    def unlock(self, target: str, session: str) -> None:
+        self.locks.unlock(target, session)
+
+    def release(self, session: str) -> None:
+        """A session ended: drop its locks (a held candidate lock discards its changes);
+        a confirmed commit it started without <persist> goes back."""
+        if CANDIDATE in self.locks.release(session):
+            self.candidate = copy.deepcopy(self.running)
+            self.candidate_dirty = False
+        self.confirms.session_ended(session)
+
+    # -- notifications -------------------------------------------------------
+    def subscribe(self) -> asyncio.Queue[Event]:
+        return self.events.subscribe()
+
+    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+        self.events.unsubscribe(queue)

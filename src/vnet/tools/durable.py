@@ -1,0 +1,53 @@
+"""Files that are on disk when the call returns (fsynced, with their directory entry), and
+that a failure (a full or read-only disk) leaves as they were, with no temporary file."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+
+def write_durably(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """`path` holds `data` on disk, or OSError and no file at `path` (a partial one is
+    removed). Created with `mode` from the first byte."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        sync_directory(path.parent)
+    except OSError:
+        remove_quietly(path)
+        raise
+
+
+def replace_durably(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Replace `path` atomically: a reader sees the old or the new content, never a part;
+    OSError leaves the old file and no temporary one."""
+    tmp = path.with_name(path.name + ".tmp")
+    write_durably(tmp, data, mode)
+    try:
+        tmp.replace(path)
+    except OSError:
+        remove_quietly(tmp)
+        raise
+    sync_directory(path.parent)
+
+
+def sync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove_quietly(path: Path) -> None:
+    """Unlink if there (unlinking needs no free space; a read-only disk had no file made)."""
+    with contextlib.suppress(OSError):
+        path.unlink()

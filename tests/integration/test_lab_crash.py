@@ -1,0 +1,69 @@
+"""Lab crash safety (issue 17, finding 3): `vnet lab up` killed with SIGKILL right after it
+spawned an agent (each agent in turn), then `vnet lab down` stops every agent the lab
+started and removes everything; `vnet lab up` after such a crash works too."""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from vnet.lab import lab as labmod
+from vnet.tools.wait import WaitTimeout, wait_until
+
+from .conftest import Labs, lab_namespaces, vnet
+from .faulty_vnet import KILL_ENV
+
+HOSTS = 2  # examples/managed.yaml: an agent on h1 and on h2
+
+
+def agent_processes(lab: str) -> dict[int, str]:
+    """Every process (PID -> command line) started for this lab's agents, found by the
+    agents' configuration paths in their command lines."""
+    marker = f"{labmod.RECORD_DIR}/{lab}/agents/"
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in argv:
+            found[int(proc.name)] = argv
+    return found
+
+
+def none_left(lab: str) -> None:
+    try:
+        wait_until(lambda: not agent_processes(lab), 10, "the lab's agents gone", interval=0.1)
+    except WaitTimeout:
+        raise AssertionError(f"agents still running: {agent_processes(lab)}") from None
+
+
+def crash_up(path: Path, after_spawn: int) -> None:
+    done = vnet("lab", "up", str(path), env={KILL_ENV: str(after_spawn)}, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+
+
+@pytest.mark.parametrize("after_spawn", range(HOSTS))
+def test_down_after_a_crash_right_after_a_spawn_stops_every_agent(
+    labs: Labs, after_spawn: int
+) -> None:
+    name, path = labs.file("managed.yaml")
+    crash_up(path, after_spawn)
+    vnet("lab", "down", name)
+    none_left(name)
+    assert lab_namespaces(name) == []
+
+
+def test_up_after_a_crash_right_after_a_spawn_works(labs: Labs) -> None:
+    name, path = labs.file("managed.yaml")
+    crash_up(path, 0)
+    vnet("lab", "up", str(path))
+    status = labmod.status(name)
+    assert {h: a["running"] for h, a in status.agents.items()} == {"h1": True, "h2": True}
+    assert len(agent_processes(name)) == HOSTS, agent_processes(name)
+    vnet("lab", "down", name)
+    none_left(name)
