@@ -33,16 +33,23 @@ def test_dataplane_quick(tmp_path: Path) -> None:
         str(out),
         "--json",
         "-",
-        timeout=120,
+        timeout=300,
     )
     assert bench_namespaces("dp") == before, "the bench left namespaces behind"
     results = json.loads(done.stdout)
     assert results["baseline"] == "physical"
     for metric in ("udp throughput", "udp loss", "rtt p50", "tcp throughput"):
-        assert series(results, metric) == {"physical", "bridge", "vr1"}, metric
+        assert series(results, metric) == {"physical", "bridge", "vr1", "srv6"}, metric
+    assert series(results, "tcp throughput per second") == {"physical", "bridge", "vr1", "srv6"}
+    assert results["parameters"]["max_rate_packet_sizes"] == [100]
     report = (out / "report.md").read_text()
     assert report.index("## Against the physical baseline") < report.index("## udp throughput")
-    assert "## Goals" in report and "srv6: skipped" in report
+    assert "## Goals" in report and "RTT per VR hop" in report
+    # every kind has a loss-bounded rate at 100 B, or a note saying why not
+    found = series(results, "max rate at <= 0.1% loss, one way")
+    for kind in {"physical", "bridge", "vr1", "srv6"} - found:
+        noted = (f"{kind}, 100 B one way: no rate", f"{kind}: max rate at 100 B, one way")
+        assert any(n in report for n in noted), kind
     assert (out / "udp-throughput.png").stat().st_size > 1000
     # 100 Mbit/s (the --quick load) passes a bridge on any machine.
     tput = {
@@ -67,11 +74,12 @@ def test_forwarding_quick(tmp_path: Path) -> None:
         str(out),
         "--json",
         "-",
-        timeout=120,
+        timeout=300,
     )
     assert bench_namespaces("fw") == before, "the bench left namespaces behind"
     results = json.loads(done.stdout)
     assert results["baseline"] == "native"
+    assert results["parameters"]["max_rate_packet_sizes"] == [100]
     rates = {
         (m["series"], m["x"]): min(m["samples"])
         for m in results["measurements"]

@@ -88,9 +88,42 @@ def test_vr_chain_routes_end_to_end(vrs: int) -> None:
         assert {"10.9.1.0/24", "10.9.2.0/24"} <= known, vr.name
 
 
-def test_srv6_hook_skips_until_the_model_has_connections() -> None:
-    assert dp_paths.srv6_path("dptest") is None
-    assert "srv6_path" in dp_paths.SRV6_SKIP_NOTE
+def test_srv6_kind_is_a_connection_over_the_chain() -> None:
+    spec = dp_paths.srv6_path("dptest")
+    (conn,) = spec.topology.connections
+    assert (conn.a, conn.b, conn.path, conn.bidirectional) == (
+        "src",
+        "dst",
+        ["r1", "r2", "r3"],
+        True,
+    )
+    assert spec.first_hop == dp_paths.Endpoint("r1", "eth0")
+
+
+def test_em_kind_is_paper_001s_table_2_path() -> None:
+    """hs -> R1 -> MR1 -> MR5 -> MR12 -> MR7 -> MR2 -> R2 -> hd, by auto routing."""
+    spec = dp_paths.em_path("dptest")
+    topo = spec.topology
+    hops, here = ["R1"], "R1"
+    while here != "R2":
+        vr = topo.router(here)
+        route = next(r for r in vr.routes if str(r.destination) == "10.10.255.0/24")
+        here = next(
+            other.name
+            for other in topo.routers
+            if any(i.ipv4 is not None and i.ipv4.ip == route.via for i in other.interfaces)
+        )
+        hops.append(here)
+    assert hops == ["R1", "MR1", "MR5", "MR12", "MR7", "MR2", "R2"]
+    assert (spec.src.node, spec.dst.node) == ("hs", "hd")
+
+
+def test_native4_is_four_forwarding_hosts_and_bridged_kinds_keep_their_path() -> None:
+    spec = dp_paths.PATH_BUILDERS["native4"]("dptest")
+    assert [h.name for h in spec.topology.hosts] == ["src", "fwd1", "fwd2", "fwd3", "fwd4", "dst"]
+    bridged = dp_paths.PATH_BUILDERS["vr4-bridged"]("dptest")
+    assert bridged.kind == "vr4-bridged" and not bridged.shortcuts
+    assert bridged.topology == dp_paths.PATH_BUILDERS["vr4"]("dptest").topology
 
 
 def test_ping_count_fits_the_load() -> None:
@@ -107,9 +140,7 @@ def synthetic(
     baseline_loss_at_1000: float = 2.0,
 ) -> BenchResult:
     """Three runs per point; the physical baseline loses at 1000 Mbit/s only."""
-    r = BenchResult(
-        "dataplane", baseline="physical", parameters={"kinds": ["physical", "bridge", "srv6"]}
-    )
+    r = BenchResult("dataplane", baseline="physical", parameters={"kinds": ["physical", "bridge"]})
     for load, base_tput, base_loss in ((100, 100.0, 0.0), (1000, 980.0, baseline_loss_at_1000)):
         r.add("udp throughput", "physical", [base_tput] * 3, x=load)
         r.add("udp loss", "physical", [base_loss] * 3, x=load)
@@ -123,7 +154,6 @@ def synthetic(
     r.add("udp max throughput", "bridge", [2400.0, 2500.0, 2300.0])
     r.add("tcp throughput", "physical", [40000.0, 41000.0, 39000.0])
     r.add("tcp throughput", "bridge", [30000.0, 31000.0, 29000.0])
-    r.note(dp_paths.SRV6_SKIP_NOTE)
     return r
 
 
@@ -134,8 +164,19 @@ def test_sustained_loads_exclude_where_the_baseline_loses() -> None:
 
 def test_goals_met() -> None:
     checks = dp_summary.check_goals(synthetic())
-    assert [c.met for c in checks] == [True, True, True], checks
-    assert "srv6" in checks[0].detail
+    assert [c.met for c in checks] == [True, True, True, None], checks
+    assert "no vrN kind" in checks[3].detail
+
+
+def test_rtt_per_hop_goal_uses_the_longest_chain() -> None:
+    r = synthetic()
+    r.add("rtt p50", "vr1", [13.0] * 3, x=0)
+    r.add("rtt p50", "vr4", [14.0] * 3, x=0)
+    goal = dp_summary.check_goals(r)[3]
+    assert goal.met is True and "vr4" in goal.detail and "+1.00 µs per hop" in goal.detail
+    r = synthetic()
+    r.add("rtt p50", "vr2", [16.0] * 3, x=0)
+    assert dp_summary.check_goals(r)[3].met is False
 
 
 def test_throughput_goal_missed_says_by_how_much() -> None:
@@ -150,9 +191,9 @@ def test_rtt_goal_missed_says_by_how_much() -> None:
     assert "1.800" in checks[2].detail and "0.30x over" in checks[2].detail
 
 
-def test_missing_kind_is_a_miss_but_srv6_is_by_design() -> None:
+def test_missing_kind_is_a_miss() -> None:
     r = synthetic()
-    r.parameters["kinds"] = ["physical", "bridge", "vxlan", "srv6"]
+    r.parameters["kinds"] = ["physical", "bridge", "srv6"]
     assert dp_summary.check_goals(r)[0].met is False
 
 
@@ -169,6 +210,7 @@ def test_lead_summary_shows_every_kind_and_the_overhead_steps() -> None:
     assert "| bridge | 0.990" in text
     assert "physical → bridge" in text
     assert "**met**" in text and "MISSED" not in text
+    assert "Loss-bounded" not in text  # no max-rate samples, no table
     assert "Sustained loads" in text and "100 Mbit/s" in text
 
 
@@ -181,7 +223,6 @@ def test_dataplane_report_from_recorded_samples(tmp_path: Path) -> None:
     assert text.index("## Against the physical baseline") < text.index("## udp throughput")
     for kind in ("bridge", "vxlan", "vr1"):
         assert f"| {kind} |" in text
-    assert "srv6: skipped" in text
     for metric in ("udp throughput", "udp jitter", "udp loss", "rtt p50", "tcp throughput"):
         assert metric in paths.plots and paths.plots[metric].stat().st_size > 1000
     assert "udp throughput per second at 100 Mbit/s" in paths.plots
@@ -231,6 +272,8 @@ def test_forwarding_lead_without_rates() -> None:
         (make_command(BENCHMARKS["forwarding"]), ["--sizes", "32"], "64..1518"),
         (make_command(BENCHMARKS["forwarding"]), ["--cores", "0"], "core counts"),
         (make_command(BENCHMARKS["forwarding"]), ["--kinds", "srv6"], "unknown kind"),
+        (make_command(BENCHMARKS["forwarding"]), ["--max-rate-sizes", "2000"], "64..1500"),
+        (make_command(BENCHMARKS["dataplane"]), ["--max-rate-sizes", "10"], "64..1500"),
     ],
 )
 def test_bad_options_are_refused_before_anything_runs(
@@ -239,3 +282,14 @@ def test_bad_options_are_refused_before_anything_runs(
     done = CliRunner().invoke(command, args)  # type: ignore[arg-type]
     assert done.exit_code == 2, done.output
     assert message in done.output
+
+
+def test_forwarding_goals_compare_vrs_with_native_routers_in_one_run() -> None:
+    r = BenchResult("forwarding", baseline="native")
+    for kind, pps in (("native", 100.0), ("vr1", 96.0), ("native4", 50.0), ("vr4", 35.0)):
+        r.add("pps at 64 B", kind, [pps, pps], x=1)
+        r.add("pps at 64 B", kind, [pps * 2, pps * 2], x=2)
+    vr1, vr4 = fw_summary.check_goals(r)
+    assert vr1.met is True and "0.960" in vr1.detail and "1 core" in vr1.detail
+    assert vr4.met is False and "0.700" in vr4.detail
+    assert [g.met for g in fw_summary.check_goals(BenchResult("forwarding"))] == [None, None]

@@ -13,7 +13,7 @@ from vnet.bench.forwarding.profile import (
     function_group,
     parse_perf_script,
 )
-from vnet.bench.forwarding.receiver import DROP_IPV4
+from vnet.bench.forwarding.receiver import DROP_DISCARD
 from vnet.tools import fping, iperf3, procfs, trafgen
 from vnet.tools.errors import ToolError
 
@@ -154,6 +154,13 @@ def test_function_groups(comm: str, symbol: str, kernel: bool, group: str) -> No
     assert function_group(comm, symbol, kernel) == group
 
 
-def test_drop_program_is_six_instructions_ending_in_exit() -> None:
-    assert len(DROP_IPV4) == 6 * 8
-    assert DROP_IPV4[-8] == 0x95 and DROP_IPV4[3 * 8] == 0x95
+def test_drop_program_checks_four_fields_and_every_jump_lands_on_pass() -> None:
+    insns = [DROP_DISCARD[i : i + 8] for i in range(0, len(DROP_DISCARD), 8)]
+    assert len(insns) == 17 and insns[-1][0] == insns[14][0] == 0x95  # two exits
+    pass_at = 15
+    jumps = [
+        (i, int.from_bytes(x[2:4], "little", signed=True))
+        for i, x in enumerate(insns)
+        if x[0] in (0x2D, 0x55)
+    ]
+    assert len(jumps) == 5 and all(i + off + 1 == pass_at for i, off in jumps)

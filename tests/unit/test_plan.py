@@ -11,6 +11,7 @@ from vnet.substrate import KernelState, lab_placement, plan, realize
 from vnet.substrate.address import AddAddress, DeleteAddress
 from vnet.substrate.link import CreateLink, DeleteLink, ModifyLink
 from vnet.substrate.namespace import CreateNamespace, DeleteNamespace
+from vnet.substrate.redirect import SetRedirect
 from vnet.substrate.route import AddRoute, DeleteRoute
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "two-tenants.yaml"
@@ -54,9 +55,17 @@ def test_removing_one_router_deletes_its_namespace_and_waits_for_its_ports() -> 
     want.links = {k: lk for k, lk in want.links.items() if lk.peer_ns != gone}
     want.addresses = {a for a in want.addresses if a.ns != gone}
     want.routes = {r for r in want.routes if r.ns != gone}
+    # its ports leave the bridge shortcuts: the members left alone lose theirs
+    want.redirects = {k: r for k, r in want.redirects.items() if k in want.links}
+    want.redirects = {
+        k: r for k, r in want.redirects.items() if all((k[0], t) in want.links for t in r.targets)
+    }
     ops = plan(want, have)
-    assert len(ops) == 1 and isinstance(ops[0], DeleteNamespace)
-    assert set(ops[0].vanishing) == {("vnet-demo-h1", "vr1i0"), ("vnet-demo-h1", "vr1i1")}
+    assert isinstance(ops[-1], DeleteNamespace)
+    assert set(ops[-1].vanishing) == {("vnet-demo-h1", "vr1i0"), ("vnet-demo-h1", "vr1i1")}
+    # the end host left alone on red-lan1 loses its shortcut first; the router's own
+    # ports' shortcuts go with the ports
+    assert ops[:-1] == [SetRedirect(have.redirects[("vnet-demo-h1", "eh-red-a")], None)]
 
 
 def test_admin_down_only_changes_the_port_state() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from vnet.substrate import address, cgroup, fdb, link, namespace, route, seg6, tc
+from vnet.substrate import address, cgroup, fdb, link, namespace, redirect, route, seg6, tc
 from vnet.substrate.kernel import Kernel
 from vnet.substrate.marks import NsName
 from vnet.substrate.state import KernelState
@@ -61,6 +61,12 @@ def _read_namespace(
     # thousands of VR ports for its classes took most of a large lab's observation.
     qdiscs = kernel.qdiscs(ns)
     state.shapers.update(tc.read_shapers(kernel, ns, links.veth_ends, qdiscs))
+    ports = {
+        i: n
+        for i, n in links.ours.items()
+        if (ns, n) in state.links and state.links[(ns, n)].master
+    }
+    state.redirects.update(redirect.read(kernel, ns, scope, ports, links.names, qdiscs))
     if links.vxlans:
         state.fdb |= fdb.read(kernel, ns, links.vxlans)
     state.addresses |= address.read(kernel, ns, links.ours)

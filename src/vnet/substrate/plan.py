@@ -20,6 +20,7 @@ from vnet.substrate.marks import NsName, ns_label
 from vnet.substrate.mbb import plan_tunnels
 from vnet.substrate.namespace import CreateNamespace, DeleteNamespace
 from vnet.substrate.op import Op
+from vnet.substrate.redirect import plan_redirects
 from vnet.substrate.route import AddRoute, DeleteRoute
 from vnet.substrate.state import KernelState
 from vnet.substrate.tc import SetShaper
@@ -57,7 +58,10 @@ def plan(desired: KernelState, actual: KernelState) -> list[Op]:
         for key in set(actual.shapers) | set(desired.shapers)
         if key in diff.touched_ifs or actual.shapers.get(key) != desired.shapers.get(key)
     }
-    return ops + plan_tunnels(desired, actual, diff.ns_gone, diff.touched_ifs, tc_reset)
+    created = {lk.key for lk in diff.links_new}
+    early, late = plan_redirects(desired.redirects, actual.redirects, diff.touched_ifs, created)
+    tunnels = plan_tunnels(desired, actual, diff.ns_gone, diff.touched_ifs, tc_reset)
+    return [*early, *ops, *late, *tunnels]
 
 
 class _Diff:

@@ -5,6 +5,9 @@
 - VR: a namespace with forwarding; interface k is a veth "vr<index>i<k>" on the bridge
 - end host: a namespace with "eth0", a veth "eh-<name>" on the bridge
 - VR admin state down: its bridge-side ports go down; the VR keeps every address and route
+- bridge shortcuts: members of one network on one host reach each other's MAC through an
+  eBPF redirect on their bridge-side ports, past the bridge (redirect.py); ports that are
+  down or carry a shaper or bandwidth classes keep the plain bridge path
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from vnet.substrate.realize_guarantees import (
     realize_host_guarantees,
     realize_qos,
 )
+from vnet.substrate.redirect import MAX_TARGETS, Redirect
 from vnet.substrate.route import Route
 from vnet.substrate.state import KernelState
 from vnet.substrate.tc import Shaper
@@ -64,6 +68,7 @@ def realize(topo: Topology, where: Placement) -> KernelState:
     if topo.connections and where.routers:
         realize_connections(topo, where, state)
     realize_qos(topo, where, state)
+    add_shortcuts(state, where.scope)
     return state
 
 
@@ -81,7 +86,31 @@ def realize_host(hc: HostConfig, where: Placement) -> KernelState:
     for vr in hc.routers if where.routers else ():
         add_router(state, where, vr, nets, mtus)
     realize_host_guarantees(hc, where, state)
+    add_shortcuts(state, where.scope)  # last: ports with shapers keep the bridge path
     return state
+
+
+def add_shortcuts(state: KernelState, scope: str) -> None:
+    """A redirect on each member port of a bridge towards the other members' ports.
+
+    Only ports this realisation makes are members here (an agent's VRs, a lab's
+    end hosts): a frame for any other MAC takes the bridge, so the shortcut is
+    right whoever else is on it. Ports that are down, or carry a shaper or
+    bandwidth classes (their egress qdisc would be skipped), stay on the bridge.
+    """
+    shaped = set(state.shapers)
+    shaped |= {(r.ns, r.dev) for r in state.tc_roots}
+    shaped |= {(c.ns, c.dev) for c in state.tc_classes.values()}
+    members: dict[tuple[NsName, str], list[str]] = {}
+    for lk in state.links.values():
+        if lk.kind == "veth" and lk.master and lk.up and lk.key not in shaped:
+            members.setdefault((lk.ns, lk.master), []).append(lk.name)
+    for (ns, _bridge), ports in members.items():
+        if not 2 <= len(ports) <= MAX_TARGETS + 1:
+            continue
+        for port in ports:
+            others = tuple(sorted(p for p in ports if p != port))
+            state.redirects[(ns, port)] = Redirect(ns, port, scope, others)
 
 
 def add_network(

@@ -15,6 +15,7 @@ from vnet.substrate.fdb import Fdb
 from vnet.substrate.link import Link
 from vnet.substrate.marks import NsName
 from vnet.substrate.namespace import Namespace
+from vnet.substrate.redirect import Redirect
 from vnet.substrate.route import Route
 from vnet.substrate.seg6 import SidRoute, SteerRoute, SteerRule
 from vnet.substrate.tc import Shaper, TcClass, TcFilter, TcRoot
@@ -37,6 +38,8 @@ class KernelState:
     tc_roots: set[TcRoot] = field(default_factory=set)
     tc_classes: dict[tuple[NsName, str, int], TcClass] = field(default_factory=dict)
     tc_filters: set[TcFilter] = field(default_factory=set)
+    # bridge shortcuts (redirect.py): eBPF redirects between members of one network
+    redirects: dict[tuple[NsName, str], Redirect] = field(default_factory=dict)
     # per-node resource limits (cgroup.py), by the node's namespace
     cgroups: dict[str, Cgroup] = field(default_factory=dict)
 
@@ -60,6 +63,7 @@ class KernelState:
         self.tc_roots |= other.tc_roots
         self.tc_classes.update(other.tc_classes)
         self.tc_filters |= other.tc_filters
+        self.redirects.update(other.redirects)
         self.cgroups.update(other.cgroups)
 
     def summary(self) -> dict[str, int]:
@@ -75,5 +79,6 @@ class KernelState:
             "steering rules": len(self.rules),
             "tc classes": len(self.tc_classes),
             "tc filters": len(self.tc_filters),
+            "bridge shortcuts": len(self.redirects),
             "cgroups": len(self.cgroups),
         }

@@ -68,6 +68,7 @@ class TcpRun:
     mbit: float  # received payload rate
     retransmits: int
     srtt_ms: float | None  # the sender's smoothed RTT (tcp_info), mean over the test
+    intervals: list[float] = field(default_factory=list)  # Mbit/s in each second (sender)
 
 
 def parse_json(text: str) -> dict[str, Any]:
@@ -131,6 +132,7 @@ def parse_iperf3_tcp(text: str) -> TcpRun:
             mbit=float(end["sum_received"]["bits_per_second"]) / 1e6,
             retransmits=int(end["sum_sent"].get("retransmits", 0)),
             srtt_ms=sum(rtts) / len(rtts) if rtts else None,
+            intervals=[float(i["sum"]["bits_per_second"]) / 1e6 for i in data.get("intervals", [])],
         )
     except (KeyError, TypeError, ValueError) as err:
         raise ToolError(f"unexpected iperf3 TCP JSON: missing or bad {err}") from err
@@ -166,11 +168,19 @@ class Iperf3Server:
     """
 
     def __init__(
-        self, ns: str, port: int = IPERF3_PORT, *, one_off: bool = False, json: bool = True
+        self,
+        ns: str,
+        port: int = IPERF3_PORT,
+        *,
+        one_off: bool = False,
+        json: bool = True,
+        bind: str | None = None,
     ) -> None:
         self.ns, self.port = ns, port
         self.argv = ["iperf3", "-s", *(["-1"] if one_off else []), *(["-J"] if json else [])]
         self.argv += ["-p", str(port)]
+        if bind:  # UDP replies leave from this address, not the routing's first choice
+            self.argv += ["-B", bind]
         self._proc: subprocess.Popen[Any] | None = None
 
     def __enter__(self) -> Iperf3Server:
@@ -210,7 +220,8 @@ def client_argv(
         argv += ["-l", str(length)]
     if streams > 1:
         argv += ["-P", str(streams)]
-    return [*argv, "-t", f"{seconds:g}" if isinstance(seconds, float) else str(seconds), "-J"]
+    duration = f"{seconds:g}" if isinstance(seconds, float) else str(seconds)
+    return [*argv, *extra, "-t", duration, "-J"]
 
 
 def _busy(err: ToolError) -> bool:
@@ -269,19 +280,27 @@ def run_udp(
     length: int,
     probe: Probe | None = None,
     port: int = IPERF3_PORT,
+    bind: str | None = None,
 ) -> tuple[UdpRun, RttStats | None]:
-    """UDP at `mbit` Mbit/s offered (None: as fast as the sender can) for `duration` s."""
+    """UDP at `mbit` Mbit/s offered (None: as fast as the sender can) for `duration` s;
+    `bind`: the source address (a host reached only at its loopback needs it)."""
     seconds = iperf3_seconds(duration)
     rate = "0" if mbit is None else f"{mbit:g}M"
-    argv = client_argv(address, str(seconds), port=port, udp_rate=rate, length=length)
+    extra = ("-B", bind) if bind else ()
+    argv = client_argv(address, str(seconds), port=port, udp_rate=rate, length=length, extra=extra)
     out, rtt = run_client(ns, [*argv, "--get-server-output"], seconds, probe)
     return parse_iperf3_udp(out), rtt
 
 
 def run_tcp(
-    ns: str, address: str, duration: float, probe: Probe | None = None, port: int = IPERF3_PORT
+    ns: str,
+    address: str,
+    duration: float,
+    probe: Probe | None = None,
+    port: int = IPERF3_PORT,
+    bind: str | None = None,
 ) -> tuple[TcpRun, RttStats | None]:
     seconds = iperf3_seconds(duration)
-    argv = client_argv(address, str(seconds), port=port)
+    argv = client_argv(address, str(seconds), port=port, extra=("-B", bind) if bind else ())
     out, rtt = run_client(ns, argv, seconds, probe)
     return parse_iperf3_tcp(out), rtt

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from vnet.tools import fping, iperf3
 from vnet.tools.errors import ToolError
 
 PING_DELAY = 0.3  # s after a load starts: skip iperf3's connection set-up
+TCP_PER_SECOND = "tcp throughput per second"
+TCP_STDEV = "tcp throughput stdev over seconds"
 
 
 # -- measuring -------------------------------------------------------------------
@@ -87,6 +90,18 @@ def declare_metrics(result: BenchResult, loads: Sequence[float], with_max: bool)
             description=f"{stat} of the fping RTTs next to the TCP stream.",
         )
     result.declare("tcp srtt", "µs", description="The TCP sender's smoothed RTT (iperf3 mean_rtt).")
+    result.declare(
+        TCP_PER_SECOND,
+        "Mbit/s",
+        x_label="time (s)",
+        description="TCP throughput in each second of the stream (iperf3 intervals, sender "
+        "side), as paper 004's time series; samples are runs.",
+    )
+    result.declare(
+        TCP_STDEV,
+        "Mbit/s",
+        description="Standard deviation of one run's per-second TCP throughput (paper 004).",
+    )
     if loads:
         for quantity, unit in (("throughput", "Mbit/s"), ("jitter", "µs"), ("loss", "%")):
             result.declare(
@@ -103,7 +118,9 @@ def measure_udp(
 ) -> None:
     """One UDP run at `load` (None: unlimited) with fping next to it."""
     probe = fping.Probe(path.dst_ip, path.src_ip, ping_count(duration), PING_DELAY)
-    run, rtt = iperf3.run_udp(path.src_ns, path.dst_ip, load, duration, length, probe)
+    run, rtt = iperf3.run_udp(
+        path.src_ns, path.dst_ip, load, duration, length, probe, bind=path.src_ip
+    )
     if load is None:
         result.record("udp max throughput", path.kind, run.mbit)
         result.record("udp max loss", path.kind, run.loss_percent)
@@ -122,7 +139,7 @@ def measure_udp(
 
 def measure_tcp(result: BenchResult, path: ReadyPath, duration: float) -> None:
     probe = fping.Probe(path.dst_ip, path.src_ip, ping_count(duration), PING_DELAY)
-    run, rtt = iperf3.run_tcp(path.src_ns, path.dst_ip, duration, probe)
+    run, rtt = iperf3.run_tcp(path.src_ns, path.dst_ip, duration, probe, bind=path.src_ip)
     result.record("tcp throughput", path.kind, run.mbit)
     if rtt is not None:
         for name, value in (("p50", rtt.p50), ("p99", rtt.p99)):
@@ -130,6 +147,10 @@ def measure_tcp(result: BenchResult, path: ReadyPath, duration: float) -> None:
                 result.record(f"tcp rtt {name}", path.kind, value * 1000)
     if run.srtt_ms is not None:
         result.record("tcp srtt", path.kind, run.srtt_ms * 1000)
+    for second, mbit in enumerate(run.intervals, start=1):
+        result.record(TCP_PER_SECOND, path.kind, mbit, x=second)
+    if len(run.intervals) >= 2:
+        result.record(TCP_STDEV, path.kind, statistics.stdev(run.intervals))
 
 
 def measure_idle(result: BenchResult, path: ReadyPath, duration: float) -> None:
@@ -191,7 +212,11 @@ def run_dataplane(
     *,
     with_max: bool = True,
     length: int = UDP_LENGTH,
+    max_rate: Any = None,
 ) -> BenchResult:
+    """`max_rate`: a maxrate.MaxRatePlan, or None to skip the loss-bounded search."""
+    from vnet.bench.dataplane import maxrate  # it builds on this module
+
     result = BenchResult.start(
         "dataplane",
         parameters={
@@ -204,6 +229,8 @@ def run_dataplane(
             "ping_interval_ms": fping.PING_INTERVAL_MS,
             "sustained_loss_percent": SUSTAINED_LOSS_PERCENT,
             "addresses": f"{SRC_ADDRESS} -> {DST_ADDRESS} (physical: its underlay link)",
+            "max_rate_packet_sizes": list(max_rate.sizes) if max_rate else [],
+            "max_rate_bisection_steps": max_rate.steps if max_rate else 0,
         },
         tools={
             "iperf3": tool_version(["iperf3", "--version"]),
@@ -213,6 +240,8 @@ def run_dataplane(
         description="",
     )
     declare_metrics(result, loads, with_max)
+    if max_rate:
+        maxrate.declare(result)
     if iperf3.iperf3_seconds(bench.duration) != bench.duration:
         result.note(
             f"iperf3 runs whole seconds: --duration {bench.duration:g} ran as "
@@ -226,12 +255,20 @@ def run_dataplane(
         if BASELINE not in [p.kind for p in paths]:
             result.note("the physical baseline is missing: no ratios")
         for p in paths:
-            servers.enter_context(iperf3.Iperf3Server(p.dst_ns))
+            servers.enter_context(iperf3.Iperf3Server(p.dst_ns, bind=p.dst_ip))
+            if max_rate:
+                reverse = iperf3.Iperf3Server(p.src_ns, maxrate.REVERSE_PORT, bind=p.src_ip)
+                servers.enter_context(reverse)
         # A smoke run measures the unlimited load and TCP once; a real run every time.
         extras = 1 if bench.quick else bench.repeat
         plans = [
             plan_steps(
                 result, paths, loads, with_max and r < extras, bench.duration, length, r < extras
+            )
+            + (
+                maxrate.plan_steps(result, paths, max_rate, bench.duration)
+                if max_rate and r < max_rate.repeats
+                else []
             )
             for r in range(bench.repeat)
         ]

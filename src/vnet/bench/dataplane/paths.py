@@ -6,14 +6,19 @@ import itertools
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
 
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
 
 # The substrate's naming, from this one place in the benchmark.
-from vnet.substrate import Kernel, KernelError, address, lab_placement, link
+from vnet.substrate import Kernel, KernelError, address, lab_placement, link, observe
 from vnet.substrate.realize import underlay_port_name
+from vnet.substrate.redirect import SetRedirect
 from vnet.tools import fping
 from vnet.tools.errors import ToolError
 
@@ -41,6 +46,9 @@ class PathSpec:
     # Where the addresses live, when not on src/dst themselves (a host's loopback).
     src_address: Endpoint | None = None
     dst_address: Endpoint | None = None
+    # False: the bridge shortcuts vnet chooses are taken out after the lab is up,
+    # to measure the plain bridge path next to the default one (the "-bridged" kinds)
+    shortcuts: bool = True
 
     @property
     def lab(self) -> str:
@@ -73,19 +81,21 @@ def physical_path(lab: str) -> PathSpec:
     return PathSpec("physical", topo, Endpoint("src", underlay_port_name("dst")), dst, dst)
 
 
-def native_path(lab: str) -> PathSpec:
-    """A native router: the middle physical host of three forwards, no bridge, no VR."""
+def native_path(lab: str, routers: int = 1) -> PathSpec:
+    """Native routers: the physical hosts between src and dst forward, no bridge, no VR."""
+    middle = ["fwd"] if routers == 1 else [f"fwd{i}" for i in range(1, routers + 1)]
+    chain = ["src", *middle, "dst"]
     topo = build_topology(
-        {"name": lab, "hosts": _hosts("src", "fwd", "dst"), "links": _links("src", "fwd", "dst")},
-        source="bench native router path",
+        {"name": lab, "hosts": _hosts(*chain), "links": _links(*chain)},
+        source=f"bench path through {routers} native router(s)",
     )
     # Hosts route to each other's loopbacks only, not to links two hops away.
     return PathSpec(
-        "native",
+        "native" if routers == 1 else f"native{routers}",
         topo,
-        Endpoint("src", underlay_port_name("fwd")),
-        Endpoint("dst", underlay_port_name("fwd")),
-        Endpoint("fwd", underlay_port_name("src")),
+        Endpoint("src", underlay_port_name(middle[0])),
+        Endpoint("dst", underlay_port_name(middle[-1])),
+        Endpoint(middle[0], underlay_port_name("src")),
         src_address=Endpoint("src", "lo"),
         dst_address=Endpoint("dst", "lo"),
     )
@@ -121,7 +131,7 @@ def vxlan_path(lab: str) -> PathSpec:
     return _lan_path(lab, "vxlan", "h2")
 
 
-def vr_chain_path(lab: str, vrs: int) -> PathSpec:
+def _chain(lab: str, vrs: int) -> dict[str, Any]:
     """src - r1 - ... - rN - dst on one physical host, a virtual network between hops."""
     nets = [f"10.9.{100 + i}" for i in range(vrs + 1)]
     nets[0], nets[-1] = "10.9.1", "10.9.2"
@@ -138,65 +148,120 @@ def vr_chain_path(lab: str, vrs: int) -> PathSpec:
                 ],
             }
         )
-    topo = build_topology(
-        {
-            "name": lab,
-            "hosts": _hosts("h1"),
-            "tenants": [{"name": "bench", "routing": "auto"}],
-            "networks": [
-                {"name": f"n{i}", "tenant": "bench", "vni": 100 + i, "ipv4": f"{net}.0/24"}
-                for i, net in enumerate(nets)
-            ],
-            "routers": routers,
-            "endhosts": [
-                {"name": "src", "host": "h1", "network": "n0", "ipv4": f"{SRC_ADDRESS}/24"},
-                {"name": "dst", "host": "h1", "network": f"n{vrs}", "ipv4": f"{DST_ADDRESS}/24"},
-            ],
-        },
-        source=f"bench chain of {vrs} VRs",
-    )
+    return {
+        "name": lab,
+        "hosts": _hosts("h1"),
+        "tenants": [{"name": "bench", "routing": "auto"}],
+        "networks": [
+            {"name": f"n{i}", "tenant": "bench", "vni": 100 + i, "ipv4": f"{net}.0/24"}
+            for i, net in enumerate(nets)
+        ],
+        "routers": routers,
+        "endhosts": [
+            {"name": "src", "host": "h1", "network": "n0", "ipv4": f"{SRC_ADDRESS}/24"},
+            {"name": "dst", "host": "h1", "network": f"n{vrs}", "ipv4": f"{DST_ADDRESS}/24"},
+        ],
+    }
+
+
+def _chain_spec(kind: str, topo: Topology) -> PathSpec:
     return PathSpec(
-        f"vr{vrs}", topo, Endpoint("src", "eth0"), Endpoint("dst", "eth0"), Endpoint("r1", "eth0")
+        kind, topo, Endpoint("src", "eth0"), Endpoint("dst", "eth0"), Endpoint("r1", "eth0")
     )
 
 
-def srv6_path(lab: str) -> PathSpec | None:
-    """HOOK for the SRv6 kind: src -> dst through an SRv6 connection.
-
-    vnet's model has no connections yet (they come with the QoS issue), so
-    there is nothing to build and the kind is skipped with a note. When they
-    land: build a topology whose src and dst are joined by one SRv6
-    connection and return its PathSpec; nothing else here needs to change.
-    """
-    del lab
-    return None
+def vr_chain_path(lab: str, vrs: int) -> PathSpec:
+    """src - r1 - ... - rN - dst on one physical host, a virtual network between hops."""
+    topo = build_topology(_chain(lab, vrs), source=f"bench chain of {vrs} VRs")
+    return _chain_spec(f"vr{vrs}", topo)
 
 
-SRV6_SKIP_NOTE = (
-    "srv6: skipped, SRv6 connections are not in vnet's model yet (they come with the QoS "
-    "issue); hook: vnet.bench.dataplane.paths.srv6_path"
-)
+SRV6_ROUTERS = 3
+SRV6_BANDWIDTH = "10gbit"  # the connection's guarantee: far above what one core moves
+
+
+def srv6_path(lab: str) -> PathSpec:
+    """src -> dst through an SRv6 connection on the vr3 chain: r1 encapsulates, r2 is a
+    transit SID, r3 decapsulates (and the reverse). Its HTB class at r1 is far above what
+    the machine forwards, so the figures are the tunnel's cost, not its shaper's."""
+    data = _chain(lab, SRV6_ROUTERS)
+    # SIDs are IPv6: the routers of the path share their core networks over IPv6 too
+    for i in range(1, SRV6_ROUTERS):
+        data["networks"][i]["ipv6"] = f"fd09:{i}::/64"
+        data["routers"][i - 1]["interfaces"][1]["ipv6"] = f"fd09:{i}::1/64"
+        data["routers"][i]["interfaces"][0]["ipv6"] = f"fd09:{i}::2/64"
+    data["connections"] = [
+        {
+            "name": "bench",
+            "a": "src",
+            "b": "dst",
+            "bandwidth": SRV6_BANDWIDTH,
+            "path": [f"r{i}" for i in range(1, SRV6_ROUTERS + 1)],
+            "bidirectional": True,
+        }
+    ]
+    return _chain_spec("srv6", build_topology(data, source="bench SRv6 connection"))
+
+
+EM_TESTBED = Path(__file__).resolve().parents[4] / "examples" / "em-testbed.yaml"
+
+
+def em_path(lab: str) -> PathSpec:
+    """Paper 001's Table 2 path in examples/em-testbed.yaml: hs -> R1 -> MR1 -> MR5 ->
+    MR12 -> MR7 -> MR2 -> R2 -> hd (tenant alpha; the core routers sit on the second
+    host, so the path crosses the file's 1 Gbit/s underlay link and VXLAN twice)."""
+    data = YAML(typ="safe").load(EM_TESTBED.read_text())
+    data["name"] = lab
+    topo = build_topology(data, source=str(EM_TESTBED))
+    hs, hd = Endpoint("hs", "eth0"), Endpoint("hd", "eth0")
+    return PathSpec("em", topo, hs, hd, Endpoint("R1", "eth0"))
+
+
+def bridged(build: Callable[[str], PathSpec], kind: str) -> Callable[[str], PathSpec]:
+    """The same path without bridge shortcuts: every frame crosses the bridges."""
+    return lambda lab: replace(build(lab), kind=kind, shortcuts=False)
+
 
 PATH_BUILDERS: dict[str, Callable[[str], PathSpec | None]] = {
     "physical": physical_path,
     "native": native_path,
+    "native4": lambda lab: native_path(lab, 4),
     "bridge": bridge_path,
     "vxlan": vxlan_path,
     "vr1": lambda lab: vr_chain_path(lab, 1),
     "vr2": lambda lab: vr_chain_path(lab, 2),
     "vr4": lambda lab: vr_chain_path(lab, 4),
     "srv6": srv6_path,
+    "em": em_path,
 }
+for _kind in ("bridge", "vr1", "vr2", "vr4"):
+    PATH_BUILDERS[f"{_kind}-bridged"] = bridged(PATH_BUILDERS[_kind], f"{_kind}-bridged")  # type: ignore[arg-type]
 LAB_CODES = {
     "physical": "ph",
     "native": "nr",
+    "native4": "n4",
     "bridge": "br",
     "vxlan": "vx",
     "vr1": "r1",
     "vr2": "r2",
     "vr4": "r4",
     "srv6": "s6",
+    "em": "em",
+    "bridge-bridged": "bb",
+    "vr1-bridged": "b1",
+    "vr2-bridged": "b2",
+    "vr4-bridged": "b4",
 }
+
+
+def remove_shortcuts(spec: PathSpec) -> int:
+    """Take out the lab's bridge shortcuts (a later `lab up` puts them back)."""
+    where = lab_placement(spec.lab)
+    with Kernel() as k:
+        found = observe(k, where.scope, where.prefix).state.redirects
+        for shortcut in found.values():
+            SetRedirect(shortcut, None).run(k)
+    return len(found)
 
 
 @dataclass(frozen=True)
@@ -265,10 +330,12 @@ def path_labs(
         for kind, lab in lab_names(prefix, kinds).items():
             spec = PATH_BUILDERS[kind](lab)
             if spec is None:
-                note(SRV6_SKIP_NOTE if kind == "srv6" else f"{kind}: skipped, no path")
+                note(f"{kind}: skipped, no path")
                 continue
             up.append(lab)
             labmod.up("", topology=spec.topology)
+            if not spec.shortcuts:
+                remove_shortcuts(spec)
             path = ready(spec)
             if reachable(path):
                 paths.append(path)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 
+from vnet.bench.dataplane import maxrate
 from vnet.bench.dataplane.measure import Step, noter, run_plans
 from vnet.bench.dataplane.paths import ReadyPath, path_labs
 from vnet.bench.forwarding import BASELINE
@@ -21,7 +23,7 @@ from vnet.bench.forwarding.summary import (
 )
 from vnet.bench.progress import BenchOptions, BenchProgress
 from vnet.bench.results import BenchResult, tool_version
-from vnet.tools import netns
+from vnet.tools import iperf3, netns
 from vnet.tools.errors import ToolError
 
 # -- the run -----------------------------------------------------------------------
@@ -156,6 +158,7 @@ def run_forwarding(
     sizes: Sequence[int],
     cores: Sequence[int],
     with_profile: bool,
+    max_rate: maxrate.MaxRatePlan | None = None,
 ) -> BenchResult:
     points = plan_points(sizes, cores)
     result = BenchResult.start(
@@ -167,13 +170,18 @@ def run_forwarding(
             "sender_cores": list(cores),
             "points": [f"{p.size} B x {p.cores}" for p in points],
             "warmup_seconds": WARMUP,
-            "receiver": "eBPF tc ingress program dropping IPv4, rx_packets of dst's interface",
+            "receiver": "eBPF tc ingress program dropping UDP to port 9 (the generator's), "
+            "rx_packets of dst's interface",
             "neighbours": "ARP entries along the path made permanent before the runs",
             "profile": with_profile,
+            "max_rate_packet_sizes": list(max_rate.sizes) if max_rate else [],
+            "max_rate_loss_bound_percent": maxrate.LOSS_BOUND,
+            "max_rate_bisection_steps": max_rate.steps if max_rate else 0,
         },
         tools={
             "trafgen": tool_version(["trafgen", "--version"]),
             "perf": tool_version(["perf", "--version"]) if with_profile else None,
+            "iperf3": tool_version(["iperf3", "--version"]) if max_rate else None,
         },
         baseline=BASELINE if BASELINE in kinds else None,
     )
@@ -190,17 +198,29 @@ def run_forwarding(
             "003's Fig. 1; a separate run from the pps runs; idle left out). 'others' is CPU "
             "taken by programs outside the benchmark; 'netfilter' is br_netfilter's hooks.",
         )
+    if max_rate:
+        maxrate.declare(result)
     with (
         BenchProgress("forwarding: bringing labs up", quiet=bench.quiet) as progress,
         path_labs("fw", kinds, noter(result, progress)) as paths,
+        ExitStack() as servers,
     ):
         for p in paths:
             freeze_neighbours(netns.list_names(p.spec.prefix))
             attach_ingress_drop(p.dst_ns, p.spec.dst.ifname)
+            if max_rate:
+                servers.enter_context(iperf3.Iperf3Server(p.dst_ns, bind=p.dst_ip))
+                reverse = iperf3.Iperf3Server(p.src_ns, maxrate.REVERSE_PORT, bind=p.src_ip)
+                servers.enter_context(reverse)
         # A smoke run profiles once per kind; a real run in every repeat.
         profiled = 1 if bench.quick else bench.repeat
         plans = [
             plan_steps(result, paths, points, bench.duration, with_profile and r < profiled)
+            + (
+                maxrate.plan_steps(result, paths, max_rate, bench.duration)
+                if max_rate and r < max_rate.repeats
+                else []
+            )
             for r in range(bench.repeat)
         ]
         run_plans(plans, result, progress)

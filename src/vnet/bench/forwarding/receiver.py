@@ -2,67 +2,71 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
-import struct
 from collections.abc import Sequence
 
 from vnet.substrate import Kernel, neigh, tc
+from vnet.substrate.bpf import (
+    ADD_K,
+    EXIT,
+    JGT_X,
+    JNE_K,
+    LDX_B,
+    LDX_H,
+    LDX_W,
+    MOV_K,
+    MOV_X,
+    SKB_DATA,
+    SKB_DATA_END,
+    TC_ACT_OK,
+    TC_ACT_SHOT,
+    BpfError,
+    insn,
+    load_sched_cls,
+)
 from vnet.tools.errors import ToolError
 
 # -- the receiver: drop at ingress -------------------------------------------------
 
-SYS_BPF = 321  # x86_64
-BPF_PROG_LOAD = 5
-BPF_PROG_TYPE_SCHED_CLS = 3
-TC_ACT_OK, TC_ACT_SHOT = 0, 2
-ETH_P_IP_IN_SKB = 0x0008  # htons(0x0800) as __sk_buff.protocol reads on little-endian
+# Header fields as read little-endian from the frame (so the constants are byte-swapped).
+ETHERTYPE_IPV4_LE = 0x0008  # 0x0800 at frame offset 12
+IPV4_NO_OPTIONS = 0x45  # version 4, header length 5 words, at offset 14
+IPPROTO_UDP = 17  # at offset 23
+DISCARD_PORT_LE = 0x0900  # UDP port 9 (trafgen's destination), at offset 36
 
 
-def _insn(code: int, dst: int = 0, src: int = 0, off: int = 0, imm: int = 0) -> bytes:
-    return struct.pack("<BBhi", code, (src << 4) | dst, off, imm)
+def _unless(offset: int, size: int, value: int, to_pass: int) -> list[bytes]:
+    """r4 = the field at `offset`; if r4 != value goto pass (`to_pass` instructions on)."""
+    return [insn(size, 4, 2, offset), insn(JNE_K, 4, 0, to_pass, value)]
 
 
-# Drop IPv4, pass the rest: ARP must still answer, or routers stop resolving dst.
-DROP_IPV4 = b"".join(
+# Drop the generator's datagrams (IPv4 UDP to the discard port), pass the rest: ARP
+# must still answer, or routers stop resolving dst, and fping and iperf3 still work.
+DROP_DISCARD = b"".join(
     [
-        _insn(0x61, 0, 1, 16),  # r0 = skb->protocol
-        _insn(0x55, 0, 0, 2, ETH_P_IP_IN_SKB),  # if r0 != IPv4 goto pass
-        _insn(0xB7, 0, 0, 0, TC_ACT_SHOT),  # r0 = TC_ACT_SHOT
-        _insn(0x95),  # exit
-        _insn(0xB7, 0, 0, 0, TC_ACT_OK),  # pass: r0 = TC_ACT_OK
-        _insn(0x95),  # exit
+        insn(LDX_W, 2, 1, SKB_DATA),
+        insn(LDX_W, 3, 1, SKB_DATA_END),
+        insn(MOV_X, 4, 2),
+        insn(ADD_K, 4, 0, 0, 38),
+        insn(JGT_X, 4, 3, 10),  # a frame shorter than Ethernet + IPv4 + UDP ports: pass
+        *_unless(12, LDX_H, ETHERTYPE_IPV4_LE, 8),
+        *_unless(14, LDX_B, IPV4_NO_OPTIONS, 6),
+        *_unless(23, LDX_B, IPPROTO_UDP, 4),
+        *_unless(36, LDX_H, DISCARD_PORT_LE, 2),
+        insn(MOV_K, 0, 0, 0, TC_ACT_SHOT),
+        insn(EXIT),
+        insn(MOV_K, 0, 0, 0, TC_ACT_OK),  # pass
+        insn(EXIT),
     ]
 )
 
 
 def load_drop_program() -> int:
-    """Load DROP_IPV4 as a tc classifier; returns its file descriptor."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    insns = ctypes.create_string_buffer(DROP_IPV4, len(DROP_IPV4))
-    license_ = ctypes.create_string_buffer(b"GPL")
-    log = ctypes.create_string_buffer(4096)
-    attr = struct.pack(
-        "<IIQQIIQII16s",
-        BPF_PROG_TYPE_SCHED_CLS,
-        len(DROP_IPV4) // 8,
-        ctypes.addressof(insns),
-        ctypes.addressof(license_),
-        1,  # log level: say why if the verifier refuses
-        len(log),
-        ctypes.addressof(log),
-        0,
-        0,
-        b"vnet_drop",
-    )
-    buf = ctypes.create_string_buffer(attr, 128)
-    fd = libc.syscall(SYS_BPF, BPF_PROG_LOAD, buf, len(buf))
-    if fd < 0:
-        err = ctypes.get_errno()
-        raise ToolError(
-            f"loading the eBPF drop program failed: {os.strerror(err)}: {log.value.decode()}"
-        )
-    return int(fd)
+    """Load DROP_DISCARD as a tc classifier; returns its file descriptor."""
+    try:
+        return load_sched_cls(DROP_DISCARD, "vnet_drop")
+    except BpfError as err:
+        raise ToolError(str(err)) from None
 
 
 def attach_ingress_drop(ns: str, ifname: str) -> None:

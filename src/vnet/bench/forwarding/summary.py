@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from vnet.bench.dataplane.summary import format_ratio, summary_of
+from vnet.bench.contract import Goal
+from vnet.bench.dataplane.summary import format_ratio, max_rate_table, summary_of
 from vnet.bench.forwarding.profile import GROUP_NAMES
 from vnet.bench.results import BenchResult
 from vnet.bench.stats import Summary, ratio
@@ -41,9 +42,13 @@ def _fmt_mean(s: Summary | None, scale: float = 1.0, digits: int = 0) -> str:
 OVERHEAD_STEPS = (
     ("physical", "native", "a native router hop (one forwarding namespace, one more veth)"),
     ("physical", "bridge", "a bridge and a second veth pair, no router"),
-    ("native", "vr1", "a vnet VR instead of a native router: two bridges, two more veth pairs"),
+    ("native", "vr1", "a vnet VR instead of a native router (bridge shortcuts: no bridge)"),
+    ("native", "vr1-bridged", "a vnet VR through its two bridges: two more veth pairs"),
+    ("vr1-bridged", "vr1", "bridge shortcuts instead of the bridges"),
     ("vr1", "vr2", "one more VR hop"),
     ("vr2", "vr4", "two more VR hops"),
+    ("native4", "vr4", "four vnet VRs instead of four native routers"),
+    ("vr4-bridged", "vr4", "bridge shortcuts on a chain of four VRs"),
 )
 
 
@@ -104,7 +109,10 @@ def lead_summary(result: BenchResult) -> str:
             f"| {before} → {after} | {what} | {b.mean - a.mean:+.0f} | {sb.mean - sa.mean:+.0f} "
             f"| {kept} |"
         )
-    return "\n".join(lines + profile_table(result))
+    goals = ["", "## Goals", ""] + [
+        f"- **{g.verdict}**: {g.goal}: {g.detail}" for g in check_goals(result)
+    ]
+    return "\n".join(lines + profile_table(result) + max_rate_table(result) + goals)
 
 
 def profile_table(result: BenchResult) -> list[str]:
@@ -126,3 +134,30 @@ def profile_table(result: BenchResult) -> list[str]:
             f"| {kind} | " + " | ".join("–" if c is None else f"{c.mean:.0f}" for c in cells) + " |"
         )
     return lines
+
+
+# Issue 14's goals: (kind, compared with, at least this ratio of its packet rate)
+GOALS = (("vr1", "native", 0.95), ("vr4", "native4", 0.8))
+
+
+def check_goals(result: BenchResult) -> list[Goal]:
+    """At the first frame size with the fewest sender cores: VR pps against native."""
+    pps = [m for m in result.metric_names() if m.startswith("pps at ")]
+    out = []
+    for kind, base, least in GOALS:
+        goal = f"{kind} forwards >= {least:g}x the packets/s of {base}"
+        if not pps:
+            out.append(Goal(goal, None, "no packet rates"))
+            continue
+        cores = min(
+            (m.x for m in result.measurements_of(pps[0]) if isinstance(m.x, int | float)),
+            default=1,
+        )
+        s, b = summary_of(result, pps[0], kind, cores), summary_of(result, pps[0], base, cores)
+        if s is None or b is None or not b.mean:
+            out.append(Goal(goal, None, f"{kind} or {base} not measured"))
+            continue
+        r = ratio(s, b)
+        where = f"{pps[0]}, {cores:g} core(s)"
+        out.append(Goal(goal, r.value >= least, f"{format_ratio(r)} ({where}, one run)"))
+    return out

@@ -162,6 +162,7 @@ def isolation_lab(result: BenchResult, base: dict[str, Any], seconds: float) -> 
         a_sink,
         b_sink,
         seconds,
+        (a_net, b_net),
     )
 
 

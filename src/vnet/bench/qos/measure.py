@@ -34,10 +34,11 @@ from vnet.bench.qos.scenario import (
     warm_up,
 )
 from vnet.bench.qos.table import Row
+from vnet.bench.qos.variants import measure_variant, packet_size, variants
 from vnet.bench.results import BenchResult
 from vnet.lab import lab as labmod
 from vnet.lab.shaping import FlowError, FlowResult, run_flow
-from vnet.model import build_topology
+from vnet.model import Topology, build_topology
 
 
 def accuracy(
@@ -54,7 +55,8 @@ def accuracy(
         topo = variant(
             base,
             link_rate=ACCURACY_LINK,
-            connection=connection_spec(rate, PATH_A),
+            # both ways: the round-trip rows load the reverse tunnel too
+            connection=connection_spec(rate, PATH_A, bidirectional=True),
             bandwidth={b_net: {"bandwidth": f"{rate}mbit"}},
         )
         progress.log(f"configuring {rate:g} Mbit/s: connection {CONNECTION}, network {b_net}")
@@ -110,7 +112,46 @@ def accuracy(
                     if (rtt := rtt_of(flow)) is not None:
                         row.rtt.append(rtt)
                     progress.advance()
+        measure_variants(result, topo, rate, bench, progress, rows)
     return list(rows.values())
+
+
+def measure_variants(
+    result: BenchResult,
+    topo: Topology,
+    rate: float,
+    bench: BenchOptions,
+    progress: BenchProgress,
+    rows: dict[tuple[str, str, float], Row],
+) -> None:
+    """Table 3's 100 B and round-trip rows through the connection."""
+    for v in variants(rate):
+        row = rows.setdefault(
+            (v.series, "udp", rate),
+            Row(v.path(), "UDP", packet_size(topo, v), rate * OFFER, rate, [], [], [], []),
+        )
+        for run in range(bench.repeat):
+            progress.update(f"{v.series} @ {rate:g} Mbit/s, run {run + 1}/{bench.repeat}")
+            try:
+                flows = measure_variant(topo, v, rate, bench.duration)
+            except FlowError as err:
+                result.note(f"{v.series} @ {rate:g} Mbit/s run {run + 1}: {err}")
+                progress.advance()
+                continue
+            for flow in flows:
+                record_flow(result, v.series, rate, flow)
+            l2 = [f.l2_bps for f in flows if f.l2_bps is not None]
+            if l2:
+                row.l2.append(sum(l2) / len(l2) / 1e6)
+                if all(f.class_drops == 0 for f in flows) and min(l2) < 0.97 * rate * 1e6:
+                    row.limited += 1  # the sender or the path, not the shaper, was the limit
+            row.payload.append(sum(f.payload_bps for f in flows) / len(flows) / 1e6)
+            losses = [f.loss for f in flows if f.loss is not None]
+            if losses:
+                row.loss.append(sum(losses) / len(losses) * 100)
+            if (rtt := rtt_of(flows[0])) is not None:
+                row.rtt.append(rtt)
+            progress.advance()
 
 
 def record_flow(result: BenchResult, series: str, rate: float, flow: FlowResult) -> None:

@@ -107,9 +107,12 @@ def variant(
     return build_topology(data, source=f"vnet bench qos ({LAB})")
 
 
-def connection_spec(rate_mbit: float | str, path: list[str]) -> dict[str, Any]:
+def connection_spec(
+    rate_mbit: float | str, path: list[str], bidirectional: bool = False
+) -> dict[str, Any]:
     bw = rate_mbit if isinstance(rate_mbit, str) else f"{rate_mbit}mbit"
-    return {"name": CONNECTION, "a": SRC, "b": DST, "bandwidth": bw, "path": path}
+    spec = {"name": CONNECTION, "a": SRC, "b": DST, "bandwidth": bw, "path": path}
+    return {**spec, "bidirectional": True} if bidirectional else spec
 
 
 def node_ns(node: str) -> str:
@@ -122,8 +125,8 @@ def address_of(topo: Topology, endhost: str) -> str:
     return str(eh.ipv4.ip)
 
 
-def connection_shaper(topo: Topology) -> ClassRef:
-    t = next(t for t in tunnels(topo) if t.connection == CONNECTION and not t.reverse)
+def connection_shaper(topo: Topology, reverse: bool = False) -> ClassRef:
+    t = next(t for t in tunnels(topo) if t.connection == CONNECTION and t.reverse == reverse)
     return ClassRef(node_ns(t.ingress), t.out_ifname, handle(VNET_MAJOR, t.id))
 
 
