@@ -14,6 +14,7 @@ from vnet.agent.datastore import state, validation
 from vnet.agent.datastore.events import Event, EventBus, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
 from vnet.agent.datastore.persist import RunningFile
+from vnet.agent.nacm import Nacm
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
@@ -31,6 +32,7 @@ class Datastore:
         self.candidate_dirty = False
         self.locks = Locks()
         self.events = EventBus()
+        self.nacm = Nacm(config)  # who may read, change and run what (RFC 8341)
         self.file = RunningFile(config.state_dir)
         self.write_lock = asyncio.Lock()
         self.started_at: dict[str, float] = {}  # VR name -> when it last came up
@@ -161,12 +163,16 @@ class Datastore:
         compute: Callable[[dict[str, Any]], tuple[dict[str, Any], T]],
         session: str = "",
         test_only: bool = False,
+        user: str | None = None,
     ) -> T:
         """Read-modify-write without lost updates: `compute(current tree)` returns the
-        new tree (and a result for the caller) while no other writer can commit."""
+        new tree (and a result for the caller) while no other writer can commit.
+        `user`: whose change it is, authorised node by node (None: the agent's own)."""
         async with self.write_lock:
             self.check_lock(target, session)
             new_tree, result = compute(self.tree(target))
+            before = self.candidate if target == CANDIDATE else self.running
+            self.nacm.check_write(user, before, new_tree, self.running)
             if test_only:
                 self.prepare(new_tree)
             elif target == RUNNING:

@@ -13,7 +13,7 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 from xml.sax.saxutils import escape
 
 from lxml import etree
@@ -205,6 +205,7 @@ class Session:
                     f"operation {etree.QName(op).localname!r} is not supported",
                     ErrorType.PROTOCOL,
                 )
+            self._authorise_exec(etree.QName(op))
             body = await handler(self, op)
             reply = head + (body or "<ok/>") + "</rpc-reply>"
         except RpcError as err:
@@ -221,6 +222,21 @@ class Session:
                 + "</rpc-reply>"
             )
         await self.send(reply.encode())
+
+    def _authorise_exec(self, op: etree.QName) -> None:
+        """RFC 8341 3.4.4: the user must be allowed to run the operation."""
+        module = {NC: "ietf-netconf", NOTIF: "notifications"}.get(op.namespace or "", "")
+        module = module or "ietf-netconf-monitoring"
+        if not self.ds.nacm.may_exec(self.user, self.ds.running_snapshot(), module, op.localname):
+            raise RpcError(
+                ErrorTag.ACCESS_DENIED,
+                f"user {self.user!r} may not run {op.localname!r} (NACM)",
+                ErrorType.PROTOCOL,
+            )
+
+    def readable(self, tree: dict[str, Any]) -> dict[str, Any]:
+        """What of `tree` this session's user may read (RFC 8341 3.4.5): the rest is absent."""
+        return self.ds.nacm.readable(self.user, self.ds.running_snapshot(), tree)
 
     # -- notifications ---------------------------------------------------------
     async def _forward(self, queue: asyncio.Queue[Event]) -> None:
@@ -276,7 +292,7 @@ async def op_get_config(s: Session, op: etree._Element) -> str:
     source = _datastore_name(_child(op, "source"), "source")
     # serialised only: the running tree need not be copied
     tree = s.ds.running_snapshot() if source == RUNNING else s.ds.tree(source)
-    return _filtered(encode.tree_to_xml(tree), _child(op, "filter"))
+    return _filtered(encode.tree_to_xml(s.readable(tree)), _child(op, "filter"))
 
 
 def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:
@@ -310,7 +326,7 @@ async def op_get(s: Session, op: etree._Element) -> str:
         **schema.yang_library(),
         **monitoring.netconf_state(capabilities(), sessions),
     }
-    return _filtered(encode.tree_to_xml(tree), _child(op, "filter"))
+    return _filtered(encode.tree_to_xml(s.readable(tree)), _child(op, "filter"))
 
 
 async def op_edit_config(s: Session, op: etree._Element) -> None:
@@ -339,6 +355,7 @@ async def op_edit_config(s: Session, op: etree._Element) -> None:
         lambda current: (apply_edit(current, config, default_op), None),
         s.id,
         test_only=test == "test-only",
+        user=s.user,
     )
     return None
 

@@ -18,6 +18,7 @@ from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import (
     MODULE,
     MONITORING_MODULE,
+    NACM_MODULE,
     NAMESPACE,
     PREFIX,
     REVISION,
@@ -114,6 +115,7 @@ def context() -> libyang.Context:
     ctx = libyang.Context(str(YANG_DIR))
     ctx.load_module(MODULE)
     ctx.load_module(MONITORING_MODULE)
+    ctx.load_module(NACM_MODULE)
     return ctx
 
 

@@ -1,0 +1,328 @@
+"""Decisions for one user: which parts of a tree it may read, whether a change
+old -> new is allowed node by node, whether it may run an operation (RFC 8341 3.4).
+
+The walk carries, per tree level, the trie nodes of the rules whose paths are
+still being followed and the lowest-order rule per operation met so far (a
+rule covers its node and the node's descendants). Where no rule path goes
+deeper, the decision holds for the whole subtree, which is then kept or
+dropped without being visited.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vnet.agent.nacm import paths
+from vnet.agent.nacm.rules import Rule, RuleSet, TrieNode
+from vnet.model.yang import host as codec
+from vnet.model.yang import schema
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.schema import SchemaNode
+
+MISSING: Any = object()
+# nodes marked nacm:default-deny-all in their modules: without a rule, nobody but
+# the recovery user reads or writes them
+DENY_ALL_TOPS = frozenset({"ietf-netconf-acm:nacm"})
+DEFAULT_DENY_RPCS = frozenset({"kill-session", "delete-config"})  # ietf-netconf
+WRITE_OPS = ("create", "update", "delete")
+
+State = tuple[list[TrieNode], dict[str, Rule]]
+
+
+class Trees:
+    """What a path predicate may ask of a tree beyond the entry itself: a router's tenant."""
+
+    def __init__(self, tree: dict[str, Any]):
+        self.tenant_of = {n.get("name"): n.get("tenant") for n in codec.networks_of(tree)}
+
+    def router_tenant(self, entry: dict[str, Any]) -> str | None:
+        tenants = {self.tenant_of.get(i.get("network")) for i in entry.get("interface", [])}
+        return tenants.pop() if len(tenants) == 1 else None
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _predicates_hold(preds: tuple[tuple[str, str], ...], entry: Any, trees: Trees) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    for leaf, want in preds:
+        if leaf in entry:
+            if _text(entry[leaf]) != want:
+                return False
+        elif leaf != "tenant" or trees.router_tenant(entry) != want:
+            return False
+    return True
+
+
+def _reached(nodes: list[TrieNode], name: str, entry: Any, snode: SchemaNode, trees: Trees):
+    for t in nodes:
+        plain = t.plain.get(name)
+        if plain is not None:
+            yield plain
+        keyed = t.keyed.get(name)
+        if keyed and isinstance(entry, dict):
+            hit = keyed.get(tuple(_text(entry.get(k)) for k in snode.keys))
+            if hit is not None:
+                yield hit
+        for preds, node in t.other.get(name, ()):
+            if _predicates_hold(preds, entry, trees):
+                yield node
+
+
+def step(state: State, name: str, entry: Any, snode: SchemaNode, trees: Trees) -> State:
+    """The state one level down, at the node `name` (`entry`: the list entry, if one)."""
+    nodes, best = state
+    if not nodes:
+        return state
+    below = list(_reached(nodes, name, entry, snode, trees))
+    for t in below:
+        for op, rule in t.first.items():
+            if op not in best or rule.order < best[op].order:
+                best = {**best, op: rule}
+    return below, best
+
+
+class Access:
+    """The compiled rules of one user (never the recovery user: that one is unrestricted)."""
+
+    def __init__(self, user: str, rules: RuleSet):
+        self.user = user
+        self.rules = rules
+
+    # -- decisions -------------------------------------------------------------------
+    def _top(self, member: str) -> State:
+        module = member.partition(":")[0]
+        best: dict[str, Rule] = {}
+        for scope in ("*", module):
+            for op, rule in self.rules.module_rules.get(scope, {}).items():
+                if op not in best or rule.order < best[op].order:
+                    best[op] = rule
+        return [self.rules.root], best
+
+    def _permits(self, state: State, op: str, deny_all: bool) -> bool:
+        rule = state[1].get(op)
+        if rule is not None:
+            return rule.permit
+        if deny_all:
+            return False
+        s = self.rules.settings
+        return s.read_permit if op == "read" else s.write_permit
+
+    def may_exec(self, module: str, rpc: str) -> bool:
+        """RFC 8341 3.4.4: may this user run the operation `rpc` of `module`?"""
+        if rpc == "close-session":
+            return True
+        for rule in self.rules.rpc_rules:
+            if rule.module not in ("*", module) or "exec" not in rule.ops:
+                continue
+            if rule.rpc in (None, "*", rpc) and (rule.rpc is not None or rule.notification is None):
+                return rule.permit
+        return rpc not in DEFAULT_DENY_RPCS and self.rules.settings.exec_permit
+
+    # -- reading ---------------------------------------------------------------------
+    def readable(self, tree: dict[str, Any]) -> dict[str, Any]:
+        """The part of `tree` this user may read (shares unfiltered subtrees with it)."""
+        trees = Trees(tree)
+        out: dict[str, Any] = {}
+        for member, value in tree.items():
+            module, _, local = member.partition(":")
+            snode = schema.root(module).child(local)
+            if snode is None:
+                continue
+            kept = self._read(
+                member, value, snode, self._top(member), member in DENY_ALL_TOPS, trees
+            )
+            if kept is not MISSING:
+                out[member] = kept
+        return out
+
+    def _read(
+        self, name: str, value: Any, snode: SchemaNode, state: State, deny: bool, trees: Trees
+    ) -> Any:
+        if snode.kind == "list" and isinstance(value, list):
+            kept = [self._read_node(name, e, snode, state, deny, trees) for e in value]
+            kept = [e for e in kept if e is not MISSING]
+            return kept or MISSING
+        return self._read_node(name, value, snode, state, deny, trees)
+
+    def _read_node(
+        self, name: str, value: Any, snode: SchemaNode, state: State, deny: bool, trees: Trees
+    ) -> Any:
+        state = step(state, name, value, snode, trees)
+        permit = self._permits(state, "read", deny)
+        if not state[0] or not isinstance(value, dict):
+            return value if permit else MISSING
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            child = snode.child(k)
+            if child is None:
+                if permit:
+                    out[k] = v
+                continue
+            kept = self._read(k, v, child, state, deny, trees)
+            if kept is not MISSING:
+                out[k] = kept
+        if snode.kind == "list" and (permit or out):
+            return {**{k: value[k] for k in snode.keys if k in value}, **out}
+        return out if (permit or out) else MISSING
+
+    # -- writing ---------------------------------------------------------------------
+    def check_write(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """RpcError access-denied at the first node old -> new changes without permission."""
+        w = _Writes(self, Trees(old), Trees(new))
+        for member in dict.fromkeys([*old, *new]):
+            o, n = old.get(member, MISSING), new.get(member, MISSING)
+            if o == n:
+                continue
+            module, _, local = member.partition(":")
+            snode = schema.root(module).child(local)
+            if snode is None:
+                continue
+            top = self._top(member)
+            prefix = paths.module_prefix(module)
+            w.deny = member in DENY_ALL_TOPS
+            w.diff(local, o, n, snode, top, top, f"/{prefix}:{local}", prefix, member)
+
+
+class _Writes:
+    """One check of a change: walks old and new together, with both trees' predicates."""
+
+    def __init__(self, access: Access, old: Trees, new: Trees):
+        self.access, self.old, self.new = access, old, new
+        self.deny = False
+
+    def _require(self, op: str, state: State, path: str) -> None:
+        if not self.access._permits(state, op, self.deny):
+            raise RpcError(
+                ErrorTag.ACCESS_DENIED,
+                f"user {self.access.user!r} may not {op} this node (NACM)",
+                ErrorType.APPLICATION,
+                path,
+            )
+
+    def diff(
+        self,
+        name: str,
+        o: Any,
+        n: Any,
+        snode: SchemaNode,
+        so: State,
+        sn: State,
+        path: str,
+        prefix: str,
+        trie_name: str | None = None,
+    ) -> None:
+        tname = trie_name or name
+        if (
+            snode.kind == "list"
+            and isinstance(o, list | type(MISSING))
+            and isinstance(n, list | type(MISSING))
+        ):
+            self._list(tname, o, n, snode, so, sn, path, prefix)
+            return
+        if n is MISSING:
+            self.whole("delete", tname, o, snode, so, self.old, path, prefix)
+        elif o is MISSING:
+            self.whole("create", tname, n, snode, sn, self.new, path, prefix)
+        else:
+            self._changed(tname, o, n, snode, so, sn, path, prefix)
+
+    def _changed(
+        self,
+        name: str,
+        o: Any,
+        n: Any,
+        snode: SchemaNode,
+        so: State,
+        sn: State,
+        path: str,
+        prefix: str,
+    ) -> None:
+        so = step(so, name, o, snode, self.old)
+        sn = step(sn, name, n, snode, self.new)
+        if not isinstance(o, dict) or not isinstance(n, dict):
+            self._require("update", so, path)
+            self._require("update", sn, path)
+            return
+        for k in dict.fromkeys([*o, *n]):
+            ov, nv = o.get(k, MISSING), n.get(k, MISSING)
+            child = snode.child(k)
+            if ov != nv and child is not None:
+                self._child(k, ov, nv, child, so, sn, path, prefix)
+
+    def _child(
+        self,
+        k: str,
+        ov: Any,
+        nv: Any,
+        child: SchemaNode,
+        so: State,
+        sn: State,
+        path: str,
+        prefix: str,
+    ) -> None:
+        """A member of a container or entry: its state is taken at that node, not above."""
+        self.diff(k, ov, nv, child, so, sn, f"{path}/{prefix}:{k}", prefix)
+
+    def _list(
+        self,
+        name: str,
+        o: Any,
+        n: Any,
+        snode: SchemaNode,
+        so: State,
+        sn: State,
+        path: str,
+        prefix: str,
+    ) -> None:
+        def by_key(entries: Any) -> dict[tuple[str, ...], Any]:
+            if entries is MISSING:
+                return {}
+            return {tuple(_text(e.get(k)) for k in snode.keys): e for e in entries}
+
+        old, new = by_key(o), by_key(n)
+        for key in dict.fromkeys([*old, *new]):
+            oe, ne = old.get(key, MISSING), new.get(key, MISSING)
+            if oe == ne:
+                continue
+            pred = "".join(f"[{prefix}:{k}='{v}']" for k, v in zip(snode.keys, key, strict=True))
+            epath = path + pred
+            if ne is MISSING:
+                self.whole("delete", name, oe, snode, so, self.old, epath, prefix)
+            elif oe is MISSING:
+                self.whole("create", name, ne, snode, sn, self.new, epath, prefix)
+            else:
+                self._changed(name, oe, ne, snode, so, sn, epath, prefix)
+
+    def whole(
+        self,
+        op: str,
+        name: str,
+        value: Any,
+        snode: SchemaNode,
+        state: State,
+        trees: Trees,
+        path: str,
+        prefix: str,
+    ) -> None:
+        """A subtree created or deleted: every node of it needs `op`, except non-presence
+        containers, which have no existence of their own (the model has no others)."""
+        if snode.kind == "list" and isinstance(value, list):
+            for e in value:
+                pred = "".join(f"[{prefix}:{k}='{_text(e.get(k))}']" for k in snode.keys)
+                self.whole(op, name, e, snode, state, trees, path + pred, prefix)
+            return
+        state = step(state, name, value, snode, trees)
+        if snode.kind != "container":
+            self._require(op, state, path)
+            if not state[0]:
+                return  # no rule below: the node's decision covers its subtree
+        if isinstance(value, dict):
+            for k, v in value.items():
+                child = snode.child(k)
+                if child is not None and k not in snode.keys:
+                    self.whole(op, k, v, child, state, trees, f"{path}/{prefix}:{k}", prefix)
