@@ -252,7 +252,7 @@ class Restconf:
 
     async def _data(self, request: Request, method: str, accept: str | None) -> Response:
         """One request on /restconf/data; errors are raised as RpcError."""
-        self.authenticate(request)
+        request.state.user = self.authenticate(request)
         raw = (request.scope.get("raw_path") or request.url.path.encode()).decode(
             "utf-8", "replace"
         )
@@ -291,7 +291,9 @@ class Restconf:
 
     async def delete(self, request: Request, path: paths.DataPath) -> Response:
         self.query(request, set())
-        await txn.update(self.ds, lambda t: (resource.delete(t, path), None), SESSION)
+        await txn.update(
+            self.ds, lambda t: (resource.delete(t, path), None), SESSION, request.state.user
+        )
         return Response(status_code=204)
 
     async def get(self, request: Request, path: paths.DataPath, accept: str | None) -> Response:
@@ -317,6 +319,7 @@ class Restconf:
             )
         # read only (filters and depth limits build new trees): no copy of running
         tree = self.ds.running_snapshot() if content == "config" else await self.state(path)
+        tree = self.ds.nacm.readable(request.state.user, self.ds.running_snapshot(), tree)
         tree = resource.filter_tree(tree, content)
         member, value = resource.get(tree, path)
         if depth is not None:
@@ -343,7 +346,7 @@ class Restconf:
         data, fmt = await self.body(request)
         name, value = codec.decode(data, fmt, path.node, path.xpath())
         created: paths.DataPath = await txn.update(
-            self.ds, lambda t: resource.post(t, path, name, value), SESSION
+            self.ds, lambda t: resource.post(t, path, name, value), SESSION, request.state.user
         )
         location = str(request.base_url).rstrip("/") + f"{DATA_PREFIX}/{created.uri()}"
         return Response(status_code=201, headers={"Location": location})
@@ -358,14 +361,21 @@ class Restconf:
         self.query(request, set())
         data, fmt = await self.body(request)
         name, value = self._decode_target(data, fmt, path)
-        created = await txn.update(self.ds, lambda t: resource.put(t, path, name, value), SESSION)
+        created = await txn.update(
+            self.ds, lambda t: resource.put(t, path, name, value), SESSION, request.state.user
+        )
         return Response(status_code=201 if created else 204)
 
     async def patch(self, request: Request, path: paths.DataPath) -> Response:
         self.query(request, set())
         data, fmt = await self.body(request)
         name, value = self._decode_target(data, fmt, path)
-        await txn.update(self.ds, lambda t: (resource.merge(t, path, name, value), None), SESSION)
+        await txn.update(
+            self.ds,
+            lambda t: (resource.merge(t, path, name, value), None),
+            SESSION,
+            request.state.user,
+        )
         return Response(status_code=204)
 
 
