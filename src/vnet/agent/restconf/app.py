@@ -21,6 +21,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 
 from vnet.agent.datastore import Datastore
+from vnet.agent.logins import LoginThrottle
 from vnet.agent.restconf import codec, openapi, paths, resource, txn
 from vnet.agent.restconf.codec import JSON, XML
 from vnet.agent.restconf.paths import StatusError
@@ -80,26 +81,47 @@ def _error_response(err: RpcError, accept: str | None) -> Response:
     return Response(body, status, media_type=mt, headers=headers)
 
 
+def _basic_credentials(request: Request) -> tuple[str | None, str]:
+    """(user, password) of an Authorization: Basic header; (None, "") without one."""
+    scheme, _, cred = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        return None, ""
+    try:
+        user, _, password = base64.b64decode(cred.strip(), validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return "", ""
+    return user, password
+
+
 class Restconf:
     """Request handlers bound to one datastore and one configuration."""
 
     def __init__(self, ds: Datastore, config: AgentConfig):
         self.ds = ds
         self.passwords = {u.name: u.password for u in config.users if u.password is not None}
+        self.throttle = LoginThrottle("RESTCONF")
 
     # -- helpers ----------------------------------------------------------------
     def authenticate(self, request: Request) -> str:
-        scheme, _, cred = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "basic":
-            try:
-                user, _, password = (
-                    base64.b64decode(cred.strip(), validate=True).decode().partition(":")
+        """The user of the request's HTTP Basic credentials; failures are throttled per
+        source and user (vnet.agent.logins)."""
+        user, password = _basic_credentials(request)
+        if user is not None:
+            source = request.client.host if request.client else "?"
+            left = self.throttle.wait_left(source, user)
+            if left > 0:
+                self.throttle.refused(source, user)
+                raise StatusError(
+                    ErrorTag.ACCESS_DENIED,
+                    f"too many failed logins for {user!r} from {source}; retry in {left:.0f} s",
+                    ErrorType.PROTOCOL,
+                    status=429,
                 )
-            except (binascii.Error, UnicodeDecodeError):
-                user, password = "", ""
             expected = self.passwords.get(user)
             if expected is not None and hmac.compare_digest(expected.encode(), password.encode()):
+                self.throttle.succeeded(source, user)
                 return user
+            self.throttle.failed(source, user)
         raise StatusError(
             ErrorTag.ACCESS_DENIED,
             "authentication required: HTTP Basic with a user of the agent",
