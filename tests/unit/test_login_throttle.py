@@ -73,7 +73,7 @@ def test_private_files_are_private_from_the_first_byte(
         stale.chmod(0o666)  # a leftover temporary file with a loose mode is not reused
         private_files.write_private(target, b"key material")
         key = host_key(tmp_path)
-        cert, tls_key = ensure_certificate(tmp_path, "127.0.0.1", "h1")
+        _cert, tls_key = ensure_certificate(tmp_path, "127.0.0.1", "h1")
     finally:
         os.umask(old)
     assert seen and set(seen) == {0o600}
