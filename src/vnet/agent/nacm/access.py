@@ -34,10 +34,20 @@ class Trees:
 
     def __init__(self, tree: dict[str, Any]):
         self.tenant_of = {n.get("name"): n.get("tenant") for n in codec.networks_of(tree)}
+        self._tenants: dict[int, str | None] = {}  # id(router entry) -> its tenant
 
     def router_tenant(self, entry: dict[str, Any]) -> str | None:
-        tenants = {self.tenant_of.get(i.get("network")) for i in entry.get("interface", [])}
-        return tenants.pop() if len(tenants) == 1 else None
+        known = self._tenants.get(id(entry), MISSING)
+        if known is MISSING:
+            tenants = {self.tenant_of.get(i.get("network")) for i in entry.get("interface", [])}
+            known = self._tenants[id(entry)] = tenants.pop() if len(tenants) == 1 else None
+        return known
+
+    def leaf(self, entry: dict[str, Any], leaf: str) -> str | None:
+        """A leaf's value as a predicate compares it (the derived tenant if absent)."""
+        if leaf in entry:
+            return _text(entry[leaf])
+        return self.router_tenant(entry) if leaf == "tenant" else None
 
 
 def _text(value: Any) -> str:
@@ -47,15 +57,7 @@ def _text(value: Any) -> str:
 
 
 def _predicates_hold(preds: tuple[tuple[str, str], ...], entry: Any, trees: Trees) -> bool:
-    if not isinstance(entry, dict):
-        return False
-    for leaf, want in preds:
-        if leaf in entry:
-            if _text(entry[leaf]) != want:
-                return False
-        elif leaf != "tenant" or trees.router_tenant(entry) != want:
-            return False
-    return True
+    return isinstance(entry, dict) and all(trees.leaf(entry, leaf) == want for leaf, want in preds)
 
 
 def _reached(nodes: list[TrieNode], name: str, entry: Any, snode: SchemaNode, trees: Trees):
@@ -68,6 +70,11 @@ def _reached(nodes: list[TrieNode], name: str, entry: Any, snode: SchemaNode, tr
             hit = keyed.get(tuple(_text(entry.get(k)) for k in snode.keys))
             if hit is not None:
                 yield hit
+        if isinstance(entry, dict):
+            for leaf, by_value in t.by_leaf.get(name, {}).items():
+                value = trees.leaf(entry, leaf)
+                if value is not None and value in by_value:
+                    yield by_value[value]
         for preds, node in t.other.get(name, ()):
             if _predicates_hold(preds, entry, trees):
                 yield node
@@ -83,7 +90,7 @@ def step(state: State, name: str, entry: Any, snode: SchemaNode, trees: Trees) -
         for op, rule in t.first.items():
             if op not in best or rule.order < best[op].order:
                 best = {**best, op: rule}
-    return below, best
+    return [t for t in below if t.has_children], best
 
 
 class Access:

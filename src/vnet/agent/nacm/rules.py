@@ -34,9 +34,16 @@ class TrieNode:
     first: dict[str, Rule] = field(default_factory=dict)  # op -> lowest-order rule
     plain: dict[str, TrieNode] = field(default_factory=dict)
     keyed: dict[str, dict[tuple[str, ...], TrieNode]] = field(default_factory=dict)
+    # one predicate on a leaf that is not the key (or the derived tenant): leaf -> value
+    by_leaf: dict[str, dict[str, dict[str, TrieNode]]] = field(default_factory=dict)
     other: dict[str, list[tuple[tuple[tuple[str, str], ...], TrieNode]]] = field(
         default_factory=dict
     )
+
+    @property
+    def has_children(self) -> bool:
+        """Do rule paths go deeper than this node?"""
+        return bool(self.plain or self.keyed or self.by_leaf or self.other)
 
     def add(self, rule: Rule) -> None:
         for op in rule.ops:
@@ -153,6 +160,10 @@ def _place(root: TrieNode, rule: Rule, keys_of: Any) -> None:
         elif keys and set(preds) == set(keys) and len(preds) == len(step.predicates):
             values = tuple(preds[k] for k in keys)
             node = node.keyed.setdefault(name, {}).setdefault(values, TrieNode())
+        elif len(step.predicates) == 1:
+            ((leaf, value),) = step.predicates
+            per_leaf = node.by_leaf.setdefault(name, {}).setdefault(leaf, {})
+            node = per_leaf.setdefault(value, TrieNode())
         else:
             others = node.other.setdefault(name, [])
             found = next((n for p, n in others if p == step.predicates), None)
