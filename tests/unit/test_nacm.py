@@ -221,3 +221,13 @@ def test_exec_rules_and_default_deny_operations(tmp_path: Path) -> None:
     assert nacm.may_exec("root", tree, "ietf-netconf", "kill-session")
     off = _tree({"enable-nacm": False})
     assert nacm.may_exec("carol", off, "ietf-netconf", "kill-session")
+
+
+def test_notifications_only_about_readable_routers(tmp_path: Path) -> None:
+    nacm = Nacm(_config(tmp_path))
+    tree = _tree()
+    assert nacm.may_read_router("alice", tree, "ra")
+    assert not nacm.may_read_router("alice", tree, "rb")
+    assert not nacm.may_read_router("alice", tree, "gone")
+    assert nacm.may_read_router("carol", tree, "rb")  # read-default permit
+    assert nacm.may_read_router("root", tree, "gone")

@@ -8,7 +8,9 @@ from typing import Any
 from vnet.agent.nacm import paths, rules, tenant
 from vnet.agent.nacm.access import Access
 from vnet.model.agent_config import AgentConfig
+from vnet.model.yang import host as codec
 from vnet.model.yang import schema
+from vnet.model.yang.module import NETWORKS, ROUTERS
 
 
 def _keys_of(steps: tuple[paths.Step, ...]) -> tuple[str, ...]:
@@ -80,6 +82,17 @@ class Nacm:
         access = self.access(user, old if running is None else running)
         if access is not None:
             access.check_write(old, new)
+
+    def may_read_router(self, user: str | None, running: dict[str, Any], name: str) -> bool:
+        """May `user` read the VR `name` (for its notifications)? A VR no longer in
+        `running` is judged by its name alone."""
+        access = self.access(user, running)
+        if access is None:
+            return True
+        routers = codec.routers_of(running)
+        entry = next((r for r in routers if r.get("name") == name), {"name": name})
+        tree = {ROUTERS: {"router": [entry]}, NETWORKS: running.get(NETWORKS, {})}
+        return ROUTERS in access.readable(tree)
 
     def may_exec(self, user: str | None, running: dict[str, Any], module: str, rpc: str) -> bool:
         access = self.access(user, running)

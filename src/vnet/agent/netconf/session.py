@@ -243,6 +243,10 @@ class Session:
         try:
             while True:
                 e = await queue.get()
+                if not self.ds.nacm.may_read_router(
+                    self.user, self.ds.running_snapshot(), e.router
+                ):
+                    continue  # RFC 8341 3.4.6: only events about what the user may read
                 when = datetime.datetime.fromtimestamp(e.time, datetime.UTC).isoformat()
                 event = {"router": e.router, "index": e.index, "operation": e.operation}
                 event.update(result=e.result, message=e.message or None)
