@@ -231,3 +231,14 @@ def test_notifications_only_about_readable_routers(tmp_path: Path) -> None:
     assert not nacm.may_read_router("alice", tree, "gone")
     assert nacm.may_read_router("carol", tree, "rb")  # read-default permit
     assert nacm.may_read_router("root", tree, "gone")
+
+
+def test_tenant_admin_creates_the_first_vr_and_deletes_its_own(tmp_path: Path) -> None:
+    nacm = Nacm(_config(tmp_path))
+    empty = {NETS: _tree()[NETS]}
+    first = {**empty, VRS: {"router": [_router("ra", "na", 1)]}}
+    nacm.check_write("alice", empty, first)  # the routers container has no existence of its own
+    nacm.check_write("alice", first, empty)
+    with pytest.raises(RpcError) as err:  # but not the whole routers container of others
+        nacm.check_write("alice", _tree(), empty)
+    assert err.value.path == "/vr:routers/vr:router[vr:name='rb']"

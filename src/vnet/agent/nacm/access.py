@@ -224,11 +224,7 @@ class _Writes:
         trie_name: str | None = None,
     ) -> None:
         tname = trie_name or name
-        if (
-            snode.kind == "list"
-            and isinstance(o, list | type(MISSING))
-            and isinstance(n, list | type(MISSING))
-        ):
+        if snode.kind == "list":  # all the entries of a list: matched by their keys
             self._list(tname, o, n, snode, so, sn, path, prefix)
             return
         if n is MISSING:
@@ -259,21 +255,7 @@ class _Writes:
             ov, nv = o.get(k, MISSING), n.get(k, MISSING)
             child = snode.child(k)
             if ov != nv and child is not None:
-                self._child(k, ov, nv, child, so, sn, path, prefix)
-
-    def _child(
-        self,
-        k: str,
-        ov: Any,
-        nv: Any,
-        child: SchemaNode,
-        so: State,
-        sn: State,
-        path: str,
-        prefix: str,
-    ) -> None:
-        """A member of a container or entry: its state is taken at that node, not above."""
-        self.diff(k, ov, nv, child, so, sn, f"{path}/{prefix}:{k}", prefix)
+                self.diff(k, ov, nv, child, so, sn, f"{path}/{prefix}:{k}", prefix)
 
     def _list(
         self,
