@@ -160,3 +160,29 @@ def test_rules_over_netconf_and_the_recovery_user(agent: SandboxAgent) -> None:
         m.edit_config(target="running", config=delete)
     with _nc(agent, "carol") as m:
         assert _names(m.get_config(source="running").data_xml, "router")
+
+
+def test_rule_with_a_tenant_predicate_over_netconf(agent: SandboxAgent) -> None:
+    rules = f"""<config><nacm xmlns="{NACM_NS}"><groups><group><name>ops</name>
+    <user-name>carol</user-name></group></groups><rule-list><name>ops</name><group>ops</group>
+    <rule><name>hide-b</name><module-name>vnet-router</module-name>
+    <path>/vr:virtual-networks/vr:network[vr:tenant='B']</path>
+    <access-operations>read</access-operations><action>deny</action></rule>
+    <rule><name>hide-b-vrs</name><module-name>vnet-router</module-name>
+    <path>/vr:routers/vr:router[vr:tenant='B']</path>
+    <access-operations>read</access-operations><action>deny</action></rule>
+    </rule-list></nacm></config>"""
+    with _nc(agent, "admin") as m:
+        m.edit_config(target="running", config=rules)
+        stored = m.get_config(source="running", filter=("subtree", f'<nacm xmlns="{NACM_NS}"/>'))
+        assert "/vnet-router:virtual-networks/network[tenant='B']" in stored.data_xml
+    try:
+        with _nc(agent, "carol") as m:
+            xml = m.get_config(source="running").data_xml
+            assert _names(xml, "network") == ["na"]
+            assert "rb" not in _names(xml, "router") and "ra" in _names(xml, "router")
+    finally:
+        with _nc(agent, "admin") as m:
+            delete = f"""<config xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0">
+            <nacm xmlns="{NACM_NS}" nc:operation="remove"/></config>"""
+            m.edit_config(target="running", config=delete)

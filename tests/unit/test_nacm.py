@@ -88,7 +88,7 @@ def test_invalid_rule_path_is_rejected_with_the_rule_path(tmp_path: Path) -> Non
         ]
     }
     with pytest.raises(RpcError) as err:
-        nacm.check_write("root", _tree(), _tree(bad))
+        nacm.authorise_write("root", _tree(), _tree(bad))
     assert err.value.tag == ErrorTag.INVALID_VALUE
     assert err.value.path == (
         "/nacm:nacm/nacm:rule-list[nacm:name='ops']/nacm:rule[nacm:name='r1']/nacm:path"
@@ -101,10 +101,10 @@ def test_recovery_user_and_default_deny_write(tmp_path: Path) -> None:
     old = _tree()
     new = copy.deepcopy(old)
     new[VRS]["router"][0]["admin-state"] = "down"
-    nacm.check_write("root", old, new)  # the first user is the recovery user
-    nacm.check_write(None, old, new)  # the agent itself
+    nacm.authorise_write("root", old, new)  # the first user is the recovery user
+    nacm.authorise_write(None, old, new)  # the agent itself
     with pytest.raises(RpcError) as err:
-        nacm.check_write("carol", old, new)  # no rule: write-default deny
+        nacm.authorise_write("carol", old, new)  # no rule: write-default deny
     assert err.value.tag == ErrorTag.ACCESS_DENIED
     assert err.value.path == "/vr:routers/vr:router[vr:name='ra']/vr:admin-state"
     assert nacm.readable("carol", old, old) == old  # read-default permit
@@ -128,25 +128,25 @@ def test_tenant_admin_manages_its_vrs_only(tmp_path: Path) -> None:
     own = copy.deepcopy(old)
     own[VRS]["router"].append(_router("ra2", "na", 3))
     own[VRS]["router"][0]["route"] = []
-    nacm.check_write("alice", old, own)  # create and change its own
+    nacm.authorise_write("alice", old, own)  # create and change its own
     foreign = copy.deepcopy(old)
     foreign[VRS]["router"].append(_router("rx", "nb", 4))
     with pytest.raises(RpcError) as err:
-        nacm.check_write("alice", old, foreign)
+        nacm.authorise_write("alice", old, foreign)
     assert err.value.tag == ErrorTag.ACCESS_DENIED
     assert err.value.path == "/vr:routers/vr:router[vr:name='rx']"
     hijack = copy.deepcopy(old)  # moving B's VR onto A's network
     hijack[VRS]["router"][1]["interface"][0]["network"] = "na"
     with pytest.raises(RpcError):
-        nacm.check_write("alice", old, hijack)
+        nacm.authorise_write("alice", old, hijack)
     delete_b = copy.deepcopy(old)
     del delete_b[VRS]["router"][1]
     with pytest.raises(RpcError):
-        nacm.check_write("alice", old, delete_b)
+        nacm.authorise_write("alice", old, delete_b)
     net = copy.deepcopy(old)
     net[NETS]["network"][0]["vni"] = 11
     with pytest.raises(RpcError):  # its networks are read-only to it
-        nacm.check_write("alice", old, net)
+        nacm.authorise_write("alice", old, net)
 
 
 def _groups_and_rules(rules: list[dict[str, Any]], **settings: Any) -> dict[str, Any]:
@@ -173,13 +173,13 @@ def test_rule_order_groups_and_key_predicates(tmp_path: Path) -> None:
         assert _names(nacm.readable(user, tree, tree), VRS, "router") == ["ra"]
     new = copy.deepcopy(tree)
     new[VRS]["router"][0]["admin-state"] = "down"
-    nacm.check_write("carol", tree, new)  # permitted by 'all-vrs'
+    nacm.authorise_write("carol", tree, new)  # permitted by 'all-vrs'
     new[VRS]["router"][1]["interface"][0]["ipv4"] = "10.0.2.2/24"
     with pytest.raises(RpcError):
-        nacm.check_write("carol", tree, new)  # 'rb' comes first
+        nacm.authorise_write("carol", tree, new)  # 'rb' comes first
     delete_rb = copy.deepcopy(tree)
     del delete_rb[VRS]["router"][1]
-    nacm.check_write("carol", tree, delete_rb)  # 'rb' does not deny delete
+    nacm.authorise_write("carol", tree, delete_rb)  # 'rb' does not deny delete
 
 
 def test_denied_parent_keeps_permitted_descendants_with_keys(tmp_path: Path) -> None:
@@ -237,8 +237,31 @@ def test_tenant_admin_creates_the_first_vr_and_deletes_its_own(tmp_path: Path) -
     nacm = Nacm(_config(tmp_path))
     empty = {NETS: _tree()[NETS]}
     first = {**empty, VRS: {"router": [_router("ra", "na", 1)]}}
-    nacm.check_write("alice", empty, first)  # the routers container has no existence of its own
-    nacm.check_write("alice", first, empty)
+    nacm.authorise_write("alice", empty, first)  # the routers container has no existence of its own
+    nacm.authorise_write("alice", first, empty)
     with pytest.raises(RpcError) as err:  # but not the whole routers container of others
-        nacm.check_write("alice", _tree(), empty)
+        nacm.authorise_write("alice", _tree(), empty)
     assert err.value.path == "/vr:routers/vr:router[vr:name='rb']"
+
+
+def test_rule_paths_are_stored_in_the_rfc_7951_form_libyang_accepts(tmp_path: Path) -> None:
+    from vnet.model.yang.schema import validate
+
+    nacm = Nacm(_config(tmp_path))
+    rules = [
+        {"name": "a", "path": "/vr:routers/vr:router[vr:name='r1']/vr:route", "action": "deny"},
+        {"name": "b", "path": "/vnet-router:virtual-networks/network[tenant=\"A\"]",
+         "action": "permit"},
+        {"name": "c", "path": "/", "action": "deny"},
+    ]  # fmt: skip
+    stored = nacm.authorise_write("root", _tree(), _tree(_groups_and_rules(rules)))
+    assert [r["path"] for r in stored[NACM]["rule-list"][0]["rule"]] == [
+        "/vnet-router:routers/router[name='r1']/route",
+        "/vnet-router:virtual-networks/network[tenant='A']",
+        "/",
+    ]
+    dnode = validate(stored)  # raises if libyang refuses the paths
+    assert dnode is not None
+    dnode.free()
+    seen = nacm.readable("carol", stored, stored)  # 'c' hides all but what 'b' permits
+    assert _names(seen, NETS, "network") == ["na"] and VRS not in seen

@@ -172,7 +172,7 @@ class Datastore:
             self.check_lock(target, session)
             new_tree, result = compute(self.tree(target))
             before = self.candidate if target == CANDIDATE else self.running
-            self.nacm.check_write(user, before, new_tree, self.running)
+            new_tree = self.nacm.authorise_write(user, before, new_tree, self.running)
             if test_only:
                 self.prepare(new_tree)
             elif target == RUNNING:

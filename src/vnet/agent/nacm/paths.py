@@ -132,3 +132,23 @@ def _check_step(parent: SchemaNode | None, step: Step, where: str) -> SchemaNode
 def module_prefix(module: str) -> str:
     """The prefix error paths use for `module`'s nodes (vr, nacm, ...)."""
     return next((m.prefix() for m in schema.context() if m.name() == module), module)
+
+
+def canonical(text: str) -> str:
+    """The path as RFC 7951 writes an instance identifier in JSON, the datastore's form:
+    module names, not prefixes, and only where the module changes (libyang checks it
+    so): /vnet-router:routers/router[name='r1']."""
+    path = parse(text)
+    if not path.steps:
+        return "/"
+    out, module = [], None
+    for s in path.steps:
+        name = s.name if s.module == module else f"{s.module}:{s.name}"
+        preds = "".join(f"[{leaf}={_quoted(value)}]" for leaf, value in s.predicates)
+        out.append(name + preds)
+        module = s.module
+    return "/" + "/".join(out)
+
+
+def _quoted(value: str) -> str:
+    return f'"{value}"' if "'" in value else f"'{value}'"

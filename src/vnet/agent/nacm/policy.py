@@ -67,21 +67,23 @@ class Nacm:
         access = self.access(user, running)
         return tree if access is None else access.readable(tree)
 
-    def check_write(
+    def authorise_write(
         self,
         user: str | None,
         old: dict[str, Any],
         new: dict[str, Any],
         running: dict[str, Any] | None = None,
-    ) -> None:
-        """RpcError if a rule in `new` has an invalid path, or `user` may not make the
-        change old -> new under the rules of `running` (default: `old`)."""
+    ) -> dict[str, Any]:
+        """`new` with its rule paths in the datastore's form, if `user` may make the change
+        old -> new under the rules of `running` (default: `old`); else RpcError
+        (access-denied at the node, or invalid-value at a rule path naming no data node)."""
         nacm = new.get(rules.NACM)
         if nacm is not None and nacm != old.get(rules.NACM):
-            rules.check(nacm)
+            new = {**new, rules.NACM: rules.canonical(nacm)}
         access = self.access(user, old if running is None else running)
         if access is not None:
             access.check_write(old, new)
+        return new
 
     def may_read_router(self, user: str | None, running: dict[str, Any], name: str) -> bool:
         """May `user` read the VR `name` (for its notifications)? A VR no longer in

@@ -106,11 +106,21 @@ def rule_of(list_name: str, entry: dict[str, Any], order: int) -> Rule:
     )
 
 
-def check(nacm: dict[str, Any]) -> None:
-    """Every rule's path names a data node (RpcError at the first that does not)."""
+def canonical(nacm: dict[str, Any]) -> dict[str, Any]:
+    """`nacm` with every rule's path in the datastore's form (`paths.canonical`);
+    RpcError at the first rule whose path names no data node."""
+    lists = []
     for rl in nacm.get("rule-list", []):
+        entries = []
         for entry in rl.get("rule", []):
-            rule_of(rl.get("name", ""), entry, 0)
+            if "path" in entry:
+                try:
+                    entry = {**entry, "path": paths.canonical(str(entry["path"]))}
+                except paths.PathError as err:
+                    raise _rule_error(rl.get("name", ""), entry.get("name", ""), str(err)) from None
+            entries.append(entry)
+        lists.append({**rl, "rule": entries} if "rule" in rl else rl)
+    return {**nacm, "rule-list": lists} if "rule-list" in nacm else nacm
 
 
 def settings_of(nacm: dict[str, Any]) -> Settings:

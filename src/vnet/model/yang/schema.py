@@ -18,6 +18,7 @@ from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import (
     MODULE,
     MONITORING_MODULE,
+    NACM_DEVIATIONS,
     NACM_MODULE,
     NAMESPACE,
     PREFIX,
@@ -116,6 +117,7 @@ def context() -> libyang.Context:
     ctx.load_module(MODULE)
     ctx.load_module(MONITORING_MODULE)
     ctx.load_module(NACM_MODULE)
+    ctx.load_module(NACM_DEVIATIONS)
     return ctx
 
 
