@@ -52,6 +52,13 @@ def _routers(first: int, count: int) -> str:
     return f'<config><routers xmlns="{NS}">{routers}</routers></config>'
 
 
+def _admin_state(i: int, state: str) -> str:
+    return (
+        f'<config><routers xmlns="{NS}"><router><name>r{i}</name>'
+        f"<admin-state>{state}</admin-state></router></routers></config>"
+    )
+
+
 def _rules() -> str:
     """100 rules: 50 on single VRs (a key look-up), 30 on tenants (a derived predicate),
     10 deep ones (every VR's interfaces are visited), 10 on operations."""
@@ -110,23 +117,32 @@ def main(vrs: int, rounds: int) -> None:
         print(f"{vrs} VRs configured in {time.perf_counter() - started:.1f} s")
         admin.edit_config(target="running", config=_rules())
         reader = _connect(host.namespace, "reader", "r3ader-pw")
-        samples: dict[str, list[float]] = {"recovery user (no NACM)": [], "reader (100 rules)": []}
+        sessions = {"recovery user (no NACM)": admin, "reader (100 rules)": reader}
+        cold: dict[str, list[float]] = {label: [] for label in sessions}
+        warm: dict[str, list[float]] = {label: [] for label in sessions}
         sizes = {}
-        for _ in range(3):  # warm-up
-            _timed(admin), _timed(reader)
-        for _ in range(rounds):
-            for (label, times), m in zip(samples.items(), (admin, reader), strict=True):
-                dt, size = _timed(m)
-                times.append(dt)
-                sizes[label] = size
+        for n in range(rounds + 2):  # the first two rounds warm up
+            # a commit: every user's readable part of running must be computed again
+            state = "down" if n % 2 else "up"
+            admin.edit_config(target="running", config=_admin_state(vrs - 1, state))
+            order = list(sessions.items())[:: 1 if n % 2 else -1]
+            for label, m in order:
+                dt, sizes[label] = _timed(m)
+                if n >= 2:
+                    cold[label].append(dt)
+            for label, m in order:
+                dt, _ = _timed(m)
+                if n >= 2:
+                    warm[label].append(dt)
         print(f"load average {os.getloadavg()}")
-        for label, times in samples.items():
-            print(
-                f"{label}: median {statistics.median(times) * 1000:.1f} ms, "
-                f"mean {statistics.mean(times) * 1000:.1f} ms, reply {sizes[label]} bytes"
-            )
-        base, nacm = (statistics.median(t) for t in samples.values())
-        print(f"NACM adds {100 * (nacm / base - 1):+.1f} % (medians, {rounds} rounds)")
+        for what, samples in (("first get-config after a commit", cold), ("again", warm)):
+            for label, times in samples.items():
+                print(
+                    f"{what}: {label}: median {statistics.median(times) * 1000:.1f} ms, "
+                    f"mean {statistics.mean(times) * 1000:.1f} ms, reply {sizes[label]} bytes"
+                )
+            base, nacm = (statistics.median(t) for t in samples.values())
+            print(f"{what}: NACM adds {100 * (nacm / base - 1):+.1f} % (medians, {rounds} rounds)")
         admin.close_session()
         reader.close_session()
     finally:

@@ -51,6 +51,8 @@ class Trees:
 
 
 def _text(value: Any) -> str:
+    if type(value) is str:
+        return value
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
@@ -60,24 +62,48 @@ def _predicates_hold(preds: tuple[tuple[str, str], ...], entry: Any, trees: Tree
     return isinstance(entry, dict) and all(trees.leaf(entry, leaf) == want for leaf, want in preds)
 
 
-def _reached(nodes: list[TrieNode], name: str, entry: Any, snode: SchemaNode, trees: Trees):
+def _key(entry: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, ...]:
+    if len(keys) == 1:
+        return (_text(entry.get(keys[0])),)
+    return tuple(_text(entry.get(k)) for k in keys)
+
+
+def _entry_steps(
+    t: TrieNode, name: str, entry: dict[str, Any], keys: tuple[str, ...], trees: Trees
+) -> list[TrieNode]:
+    """The steps below `t` that a list entry matches by its keys or other leaves."""
+    out = []
+    keyed = t.keyed.get(name)
+    if keyed is not None:
+        hit = keyed.get(_key(entry, keys))
+        if hit is not None:
+            out.append(hit)
+    by_leaf = t.by_leaf.get(name)
+    if by_leaf is not None:
+        for leaf, by_value in by_leaf.items():
+            hit = by_value.get(trees.leaf(entry, leaf))  # type: ignore[arg-type]
+            if hit is not None:
+                out.append(hit)
+    others = t.other.get(name)
+    if others is not None:
+        out.extend(n for preds, n in others if _predicates_hold(preds, entry, trees))
+    return out
+
+
+def _reached(
+    nodes: list[TrieNode], name: str, entry: Any, snode: SchemaNode, trees: Trees
+) -> list[TrieNode]:
+    """The trie nodes one step below `nodes` that the node `name` (`entry`) matches."""
+    out = []
     for t in nodes:
+        if name not in t.names:
+            continue
         plain = t.plain.get(name)
         if plain is not None:
-            yield plain
-        keyed = t.keyed.get(name)
-        if keyed and isinstance(entry, dict):
-            hit = keyed.get(tuple(_text(entry.get(k)) for k in snode.keys))
-            if hit is not None:
-                yield hit
-        if isinstance(entry, dict):
-            for leaf, by_value in t.by_leaf.get(name, {}).items():
-                value = trees.leaf(entry, leaf)
-                if value is not None and value in by_value:
-                    yield by_value[value]
-        for preds, node in t.other.get(name, ()):
-            if _predicates_hold(preds, entry, trees):
-                yield node
+            out.append(plain)
+        if type(entry) is dict:
+            out.extend(_entry_steps(t, name, entry, snode.keys, trees))
+    return out
 
 
 def step(state: State, name: str, entry: Any, snode: SchemaNode, trees: Trees) -> State:
@@ -85,12 +111,12 @@ def step(state: State, name: str, entry: Any, snode: SchemaNode, trees: Trees) -
     nodes, best = state
     if not nodes:
         return state
-    below = list(_reached(nodes, name, entry, snode, trees))
+    below = _reached(nodes, name, entry, snode, trees)
     for t in below:
         for op, rule in t.first.items():
             if op not in best or rule.order < best[op].order:
                 best = {**best, op: rule}
-    return [t for t in below if t.has_children], best
+    return [t for t in below if t.names], best
 
 
 class Access:
@@ -164,9 +190,10 @@ class Access:
         if not state[0] or not isinstance(value, dict):
             return value if permit else MISSING
         out: dict[str, Any] = {}
+        deeper = set().union(*(t.names for t in state[0]))
         for k, v in value.items():
-            child = snode.child(k)
-            if child is None:
+            child = snode.child(k) if k in deeper else None
+            if child is None:  # no rule path goes there: this node's decision holds
                 if permit:
                     out[k] = v
                 continue

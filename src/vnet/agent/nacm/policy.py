@@ -32,6 +32,9 @@ class Nacm:
         self.recovery_user = config.recovery_user or first
         self._source: dict[str, Any] | None = None
         self._compiled: dict[str, Access | None] = {}
+        # user -> (a running tree, what of it the user may read): the running tree is
+        # never changed in place (a commit replaces it), so this holds until a commit
+        self._readable_running: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
 
     def access(self, user: str | None, running: dict[str, Any]) -> Access | None:
         """The rules for `user`; None when nothing is restricted (the agent itself,
@@ -65,7 +68,14 @@ class Nacm:
     ) -> dict[str, Any]:
         """`tree` without what `user` may not read (the rules come from `running`)."""
         access = self.access(user, running)
-        return tree if access is None else access.readable(tree)
+        if access is None:
+            return tree
+        if tree is not running or user is None:
+            return access.readable(tree)
+        cached = self._readable_running.get(user)
+        if cached is None or cached[0] is not running:
+            cached = self._readable_running[user] = (running, access.readable(running))
+        return cached[1]
 
     def authorise_write(
         self,

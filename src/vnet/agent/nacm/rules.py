@@ -39,11 +39,7 @@ class TrieNode:
     other: dict[str, list[tuple[tuple[tuple[str, str], ...], TrieNode]]] = field(
         default_factory=dict
     )
-
-    @property
-    def has_children(self) -> bool:
-        """Do rule paths go deeper than this node?"""
-        return bool(self.plain or self.keyed or self.by_leaf or self.other)
+    names: set[str] = field(default_factory=set)  # the names of all the steps below
 
     def add(self, rule: Rule) -> None:
         for op in rule.ops:
@@ -165,6 +161,7 @@ def _place(root: TrieNode, rule: Rule, keys_of: Any) -> None:
         name = f"{step.module}:{step.name}" if depth == 0 else step.name
         keys = keys_of(rule.path.steps[: depth + 1])
         preds = dict(step.predicates)
+        node.names.add(name)
         if not preds:
             node = node.plain.setdefault(name, TrieNode())
         elif keys and set(preds) == set(keys) and len(preds) == len(step.predicates):
