@@ -265,3 +265,92 @@ def test_rule_paths_are_stored_in_the_rfc_7951_form_libyang_accepts(tmp_path: Pa
     dnode.free()
     seen = nacm.readable("carol", stored, stored)  # 'c' hides all but what 'b' permits
     assert _names(seen, NETS, "network") == ["na"] and VRS not in seen
+
+
+# -- the fast read walk against a plain reading of RFC 8341 ----------------------------
+class _Reference:
+    """Each node decided on its own: the first rule (in order) with read whose path names
+    it or an ancestor; a node stays if permitted or if a descendant stays."""
+
+    def __init__(self, rules: list[dict[str, Any]], tree: dict[str, Any]):
+        self.rules = [(nacm_paths.parse(r["path"]), r["action"] == "permit") for r in rules]
+        self.tenants = {n["name"]: n.get("tenant") for n in tree.get(NETS, {}).get("network", [])}
+
+    def holds(self, step: nacm_paths.Step, entry: dict[str, Any]) -> bool:
+        for leaf, want in step.predicates:
+            if leaf in entry:
+                ok = str(entry[leaf]) == want
+            else:
+                ts = {self.tenants.get(i.get("network")) for i in entry.get("interface", [])}
+                ok = leaf == "tenant" and len(ts) == 1 and ts.pop() == want
+            if not ok:
+                return False
+        return True
+
+    def decide(self, ancestry: list[tuple[str, Any]]) -> bool:
+        for path, permit in self.rules:
+            if len(path.steps) <= len(ancestry) and all(
+                s.name == name.split(":")[-1] and self.holds(s, value)
+                for s, (name, value) in zip(path.steps, ancestry, strict=False)
+            ):
+                return permit
+        return True  # read-default permit
+
+    def walk(self, name: str, value: Any, ancestry: list[tuple[str, Any]], keys: tuple) -> Any:
+        here = [*ancestry, (name, value)]
+        permit = self.decide(here)
+        if not isinstance(value, dict):
+            return value if permit else None
+        out = {}
+        for k, v in value.items():
+            if isinstance(v, list) and v and isinstance(v[0], dict):
+                kept = [e for e in (self.walk(k, e, here, ("name", "destination")) for e in v) if e]
+            else:
+                kept = self.walk(k, v, here, ())
+            if kept not in (None, []):
+                out[k] = kept
+        if keys and (permit or out):
+            out = {**{k: value[k] for k in keys if k in value}, **out}
+        return out if (permit or out) else None
+
+
+def _reference_readable(rules: list[dict[str, Any]], tree: dict[str, Any]) -> dict[str, Any]:
+    ref = _Reference(rules, tree)
+    return {m: r for m, v in tree.items() if (r := ref.walk(m, v, [], ())) is not None}
+
+
+def _canon(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _canon(v) for k, v in sorted(x.items())}
+    if isinstance(x, list):
+        return [_canon(v) for v in x]
+    return x
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [
+        [("/vr:routers/vr:router[vr:name='rb']", "deny"), ("/vr:routers", "permit")],
+        [("/vr:routers/vr:router/vr:route", "deny"), ("/", "deny")],
+        [("/vr:routers/vr:router[vr:tenant='A']/vr:interface", "permit"), ("/", "deny")],
+        [
+            ("/vr:routers/vr:router[vr:name='ra']/vr:route[vr:destination='0.0.0.0/0']", "deny"),
+            ("/vr:routers/vr:router/vr:interface/vr:ipv4", "deny"),
+            ("/vr:virtual-networks/vr:network[vr:tenant='B']", "deny"),
+            ("/vr:routers/vr:router[vr:tenant='B']", "deny"),
+        ],
+        [("/vr:routers/vr:router/vr:interface[vr:name='eth0']/vr:network", "deny")],
+    ],
+)
+def test_read_walk_matches_a_plain_reading(tmp_path: Path, rules: list[tuple[str, str]]) -> None:
+    entries = [
+        {"name": f"x{i}", "path": p, "action": a, "access-operations": "read"}
+        for i, (p, a) in enumerate(rules)
+    ]
+    tree = _tree(_groups_and_rules(entries))
+    tree[VRS]["router"].append(_router("rc", "na", 3))
+    tree[VRS]["router"][2]["interface"].append({"name": "eth1", "network": "nb"})
+    data = {k: v for k, v in tree.items() if k != NACM}
+    fast = Nacm(_config(tmp_path)).access("carol", tree)
+    assert fast is not None
+    assert _canon(fast.readable(data)) == _canon(_reference_readable(entries, data))

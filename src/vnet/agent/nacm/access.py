@@ -10,6 +10,7 @@ dropped without being visited.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from vnet.agent.nacm import paths
@@ -111,12 +112,30 @@ def step(state: State, name: str, entry: Any, snode: SchemaNode, trees: Trees) -
     nodes, best = state
     if not nodes:
         return state
-    below = _reached(nodes, name, entry, snode, trees)
+    return merged(_reached(nodes, name, entry, snode, trees), best)
+
+
+def merged(below: list[TrieNode], best: dict[str, Rule]) -> State:
+    """The state at trie nodes `below`: their rules count from here on."""
     for t in below:
         for op, rule in t.first.items():
             if op not in best or rule.order < best[op].order:
                 best = {**best, op: rule}
     return [t for t in below if t.names], best
+
+
+@dataclass
+class _ListStep:
+    """What the read walk needs to step into a list from one state."""
+
+    plain: list[TrieNode]  # the steps without predicates
+    common: State  # the state of an entry no predicate matches
+    varying: list[TrieNode]  # trie nodes with predicate steps for this list
+    permit: bool  # may the user read an entry in `common`?
+    deeper: set[str]  # the names rule paths go on to from `common`
+    # a list with one key whose predicate steps are all on that key: (key, the values
+    # the rules name), so other entries need no look-up
+    key_only: tuple[str, frozenset[str]] | None = None
 
 
 class Access:
@@ -125,9 +144,19 @@ class Access:
     def __init__(self, user: str, rules: RuleSet):
         self.user = user
         self.rules = rules
+        # the read walk meets the same few states again and again (one per combination
+        # of rules): each is made once, so what depends only on it is computed once
+        self._states: dict[tuple[int, ...], tuple[dict[str, Rule], State]] = {}
+        self._lists: dict[tuple[str, int, bool], tuple[State, _ListStep]] = {}
+        self._tops: dict[str, State] = {}
 
     # -- decisions -------------------------------------------------------------------
     def _top(self, member: str) -> State:
+        if member not in self._tops:
+            self._tops[member] = self._top_state(member)
+        return self._tops[member]
+
+    def _top_state(self, member: str) -> State:
         module = member.partition(":")[0]
         best: dict[str, Rule] = {}
         for scope in ("*", module):
@@ -173,24 +202,80 @@ class Access:
                 out[member] = kept
         return out
 
+    def _state(self, below: list[TrieNode], best: dict[str, Rule]) -> State:
+        """`merged(below, best)`, the same object for the same arguments."""
+        key = (*map(id, below), id(best))
+        hit = self._states.get(key)
+        if hit is None or hit[0] is not best:
+            hit = self._states[key] = (best, merged(below, best))
+        return hit[1]
+
+    def _list_step(self, name: str, state: State, deny: bool) -> _ListStep:
+        hit = self._lists.get((name, id(state), deny))
+        if hit is None or hit[0] is not state:
+            nodes = [t for t in state[0] if name in t.names]
+            plain = [t.plain[name] for t in nodes if name in t.plain]
+            common = self._state(plain, state[1])
+            varying = [t for t in nodes if name in t.keyed or name in t.by_leaf or name in t.other]
+            deeper = set().union(*(t.names for t in common[0]))
+            ls = _ListStep(plain, common, varying, self._permits(common, "read", deny), deeper)
+            if varying and all(not (t.by_leaf.get(name) or t.other.get(name)) for t in varying):
+                keys = self.rules_keys(name, varying)
+                ls.key_only = keys
+            hit = self._lists[(name, id(state), deny)] = (state, ls)
+        return hit[1]
+
+    @staticmethod
+    def rules_keys(name: str, varying: list[TrieNode]) -> tuple[str, frozenset[str]] | None:
+        """(key, values) if every predicate step of `name` below `varying` is on one key."""
+        values = [k for t in varying for k in t.keyed.get(name, {})]
+        if not values or any(len(k) != 1 for k in values):
+            return None
+        key = next(iter(varying[0].key_names.get(name, ())), None)
+        return None if key is None else (key, frozenset(v[0] for v in values))
+
     def _read(
         self, name: str, value: Any, snode: SchemaNode, state: State, deny: bool, trees: Trees
     ) -> Any:
-        if snode.kind == "list" and isinstance(value, list):
-            kept = [self._read_node(name, e, snode, state, deny, trees) for e in value]
-            kept = [e for e in kept if e is not MISSING]
-            return kept or MISSING
-        return self._read_node(name, value, snode, state, deny, trees)
+        if snode.kind != "list" or type(value) is not list:
+            below = _reached(state[0], name, value, snode, trees)
+            return self._children(value, snode, self._state(below, state[1]), deny, trees)
+        # a list: the steps without predicates are the same for every entry, so they are
+        # taken once; only entries that a predicate matches get a state of their own
+        ls = self._list_step(name, state, deny)
+        kept = []
+        for entry in value:
+            here = ls.common
+            if ls.key_only is not None and _text(entry.get(ls.key_only[0])) not in ls.key_only[1]:
+                pass  # a single-key list whose rules name other entries
+            elif ls.varying and type(entry) is dict:
+                hits = [
+                    h for t in ls.varying for h in _entry_steps(t, name, entry, snode.keys, trees)
+                ]
+                if hits:
+                    here = self._state(ls.plain + hits, state[1])
+            if here is ls.common and ls.deeper.isdisjoint(entry):
+                if ls.permit:  # decided without a look inside (most entries)
+                    kept.append(entry)
+                continue
+            out = self._children(entry, snode, here, deny, trees)
+            if out is not MISSING:
+                kept.append(out)
+        if len(kept) == len(value) and all(a is b for a, b in zip(kept, value, strict=True)):
+            return value  # nothing taken out: the list itself, not a copy
+        return kept or MISSING
 
-    def _read_node(
-        self, name: str, value: Any, snode: SchemaNode, state: State, deny: bool, trees: Trees
+    def _children(
+        self, value: Any, snode: SchemaNode, state: State, deny: bool, trees: Trees
     ) -> Any:
-        state = step(state, name, value, snode, trees)
+        """`value` (the node's state taken) with what the user may not read taken out."""
         permit = self._permits(state, "read", deny)
-        if not state[0] or not isinstance(value, dict):
+        if not state[0] or type(value) is not dict:
+            return value if permit else MISSING
+        deeper = set().union(*(t.names for t in state[0]))
+        if deeper.isdisjoint(value):  # no rule path goes into what this node holds
             return value if permit else MISSING
         out: dict[str, Any] = {}
-        deeper = set().union(*(t.names for t in state[0]))
         for k, v in value.items():
             child = snode.child(k) if k in deeper else None
             if child is None:  # no rule path goes there: this node's decision holds
@@ -200,6 +285,8 @@ class Access:
             kept = self._read(k, v, child, state, deny, trees)
             if kept is not MISSING:
                 out[k] = kept
+        if permit and len(out) == len(value) and all(out[k] is v for k, v in value.items()):
+            return value  # nothing taken out
         if snode.kind == "list" and (permit or out):
             return {**{k: value[k] for k in snode.keys if k in value}, **out}
         return out if (permit or out) else MISSING

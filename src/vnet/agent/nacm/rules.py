@@ -40,6 +40,7 @@ class TrieNode:
         default_factory=dict
     )
     names: set[str] = field(default_factory=set)  # the names of all the steps below
+    key_names: dict[str, tuple[str, ...]] = field(default_factory=dict)  # list -> its keys
 
     def add(self, rule: Rule) -> None:
         for op in rule.ops:
@@ -166,6 +167,7 @@ def _place(root: TrieNode, rule: Rule, keys_of: Any) -> None:
             node = node.plain.setdefault(name, TrieNode())
         elif keys and set(preds) == set(keys) and len(preds) == len(step.predicates):
             values = tuple(preds[k] for k in keys)
+            node.key_names[name] = keys
             node = node.keyed.setdefault(name, {}).setdefault(values, TrieNode())
         elif len(step.predicates) == 1:
             ((leaf, value),) = step.predicates
