@@ -10,7 +10,7 @@ same size and the difference is the filter's cost. Each round commits a change
 first (one VR's admin-state), so the first get-config after it computes the
 reader's part of running afresh; a second one finds it cached.
 
-    .venv/bin/python scripts/nacm_overhead.py [VRS] [ROUNDS]
+    .venv/bin/python scripts/nacm_overhead.py [VRS] [ROUNDS] [--shallow]
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ NACM_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-acm"
 PORT = 8839
 USERS = [{"name": "admin", "password": "adm1n-pw"}, {"name": "reader", "password": "r3ader-pw"}]
 TENANTS = 30
+SHALLOW = "--shallow" in sys.argv  # no rule reaches inside a VR (see _rules)
 
 
 def _networks() -> str:
@@ -71,10 +72,16 @@ def _rules() -> str:
         rules.append(("vr", path, "read", "permit"))
     for t in range(TENANTS):
         rules.append(("vr", f"/vr:routers/vr:router[vr:tenant='t{t}']", "read", "permit"))
-    rules.append(("vr", "/vr:routers/vr:router/vr:interface/vr:ipv6", "read", "deny"))
-    for i in range(9):  # routes nobody has
-        path = f"/vr:routers/vr:router/vr:route[vr:destination='172.16.{i}.0/24']"
-        rules.append(("vr", path, "read", "deny"))
+    if SHALLOW:  # rules on networks instead: no rule path goes inside a VR
+        for i in range(10):
+            rules.append(
+                ("vr", f"/vr:virtual-networks/vr:network[vr:name='n{i}']", "read", "permit")
+            )
+    else:
+        rules.append(("vr", "/vr:routers/vr:router/vr:interface/vr:ipv6", "read", "deny"))
+        for i in range(9):  # routes nobody has
+            path = f"/vr:routers/vr:router/vr:route[vr:destination='172.16.{i}.0/24']"
+            rules.append(("vr", path, "read", "deny"))
     body = "".join(
         f"<rule><name>r{n}</name><module-name>vnet-router</module-name><path>{p}</path>"
         f"<access-operations>{ops}</access-operations><action>{act}</action></rule>"
@@ -161,7 +168,5 @@ def main(vrs: int, rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    main(
-        int(sys.argv[1]) if len(sys.argv) > 1 else 1000,
-        int(sys.argv[2]) if len(sys.argv) > 2 else 30,
-    )
+    numbers = [int(a) for a in sys.argv[1:] if a.isdigit()]
+    main(*(numbers + [1000, 30][len(numbers) :]))
