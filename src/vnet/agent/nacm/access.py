@@ -258,6 +258,10 @@ class Access:
                 if ls.permit:  # decided without a look inside (most entries)
                     kept.append(entry)
                 continue
+            if not here[0]:  # no rule path goes below this entry: its decision holds
+                if self._permits(here, "read", deny):
+                    kept.append(entry)
+                continue
             out = self._children(entry, snode, here, deny, trees)
             if out is not MISSING:
                 kept.append(out)
