@@ -245,29 +245,29 @@ class Access:
         ls = self._list_step(name, state, deny)
         kept = []
         for entry in value:
-            here = ls.common
-            if ls.key_only is not None and _text(entry.get(ls.key_only[0])) not in ls.key_only[1]:
-                pass  # a single-key list whose rules name other entries
-            elif ls.varying and type(entry) is dict:
-                hits = [
-                    h for t in ls.varying for h in _entry_steps(t, name, entry, snode.keys, trees)
-                ]
-                if hits:
-                    here = self._state(ls.plain + hits, state[1])
+            here = self._entry_state(ls, name, entry, snode, state, trees)
             if here is ls.common and ls.deeper.isdisjoint(entry):
-                if ls.permit:  # decided without a look inside (most entries)
-                    kept.append(entry)
-                continue
-            if not here[0]:  # no rule path goes below this entry: its decision holds
-                if self._permits(here, "read", deny):
-                    kept.append(entry)
-                continue
-            out = self._children(entry, snode, here, deny, trees)
+                out = entry if ls.permit else MISSING  # decided without a look inside
+            elif not here[0]:  # no rule path goes below this entry: its decision holds
+                out = entry if self._permits(here, "read", deny) else MISSING
+            else:
+                out = self._children(entry, snode, here, deny, trees)
             if out is not MISSING:
                 kept.append(out)
         if len(kept) == len(value) and all(a is b for a, b in zip(kept, value, strict=True)):
             return value  # nothing taken out: the list itself, not a copy
         return kept or MISSING
+
+    def _entry_state(
+        self, ls: _ListStep, name: str, entry: Any, snode: SchemaNode, state: State, trees: Trees
+    ) -> State:
+        """The state of one list entry: the list's common one unless a predicate matches it."""
+        if not ls.varying or type(entry) is not dict:
+            return ls.common
+        if ls.key_only is not None and _text(entry.get(ls.key_only[0])) not in ls.key_only[1]:
+            return ls.common  # a single-key list whose rules name other entries
+        hits = [h for t in ls.varying for h in _entry_steps(t, name, entry, snode.keys, trees)]
+        return self._state(ls.plain + hits, state[1]) if hits else ls.common
 
     def _children(
         self, value: Any, snode: SchemaNode, state: State, deny: bool, trees: Trees
