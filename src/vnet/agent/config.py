@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 
+from vnet.agent.private_files import write_private
 from vnet.model.agent_config import (
     AgentConfig,
     Ports,
@@ -38,7 +40,9 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
 
 
 def write_config(config: AgentConfig, path: Path) -> None:
+    """The configuration as YAML, private from the first byte: it holds passwords."""
     yaml = YAML()
     yaml.default_flow_style = False
-    with path.open("w") as f:
-        yaml.dump(config.model_dump(mode="json"), f)
+    out = io.StringIO()
+    yaml.dump(config.model_dump(mode="json"), out)
+    write_private(path, out.getvalue().encode())

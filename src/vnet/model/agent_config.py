@@ -18,6 +18,10 @@ class User(BaseModel):
     password: str | None = None
     # OpenSSH public key lines ("ssh-ed25519 AAAA... comment")
     authorized_keys: list[str] = Field(default_factory=list)
+    # NACM (RFC 8341) external groups: rule-lists naming one of them apply to the user
+    groups: list[str] = Field(default_factory=list)
+    # the user administers this tenant: the tenant template's rules apply to it
+    tenant: str | None = None
 
     @model_validator(mode="after")
     def _can_log_in(self) -> User:
@@ -93,6 +97,9 @@ class AgentConfig(BaseModel):
     ports: Ports = Field(default_factory=Ports)
     state_dir: Path = Path("/var/lib/vnet/agent")
     users: list[User] = Field(min_length=1)
+    # the user NACM never restricts (RFC 8341 3.4.4), so the rules can always be
+    # repaired; None: the first of `users`
+    recovery_user: str | None = None
     # what the agent owns: its mark and its namespace names
     scope: str = "agent"
     namespace_prefix: str = "vnet-"
@@ -108,6 +115,12 @@ class AgentConfig(BaseModel):
     restconf_plain_http: bool = False
     # SNMPv2c communities, SNMPv3 users and notification targets
     snmp: SnmpSettings = Field(default_factory=SnmpSettings)
+
+    @model_validator(mode="after")
+    def _recovery_user_exists(self) -> AgentConfig:
+        if self.recovery_user is not None and self.user(self.recovery_user) is None:
+            raise ValueError(f"recovery_user {self.recovery_user!r} is not one of `users`")
+        return self
 
     def user(self, name: str) -> User | None:
         return next((u for u in self.users if u.name == name), None)

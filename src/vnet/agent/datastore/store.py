@@ -16,6 +16,7 @@ from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits
 from vnet.agent.datastore.events import Event, EventBus, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
 from vnet.agent.datastore.persist import RunningFile, disk_error
+from vnet.agent.nacm import Nacm
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
@@ -34,6 +35,7 @@ class Datastore:
         self.candidate_dirty = False
         self.locks = Locks()
         self.events = EventBus()
+        self.nacm = Nacm(config)  # who may read, change and run what (RFC 8341)
         self.file = RunningFile(config.state_dir)
         self.write_lock = asyncio.Lock()
         self.started_at: dict[str, float] = {}  # VR name -> when it last came up
@@ -193,10 +195,12 @@ class Datastore:
         compute: Callable[[dict[str, Any]], tuple[dict[str, Any], T]],
         session: str = "",
         test_only: bool = False,
+        user: str | None = None,
     ) -> T:
         """Read-modify-write without lost updates: `compute(current tree)` returns the
-        new tree (and a result for the caller) while no other writer can commit."""
-        result: T = await self._to_the_end(self._update(target, compute, session, test_only))
+        new tree (and a result for the caller) while no other writer can commit.
+        `user`: whose change it is, authorised node by node (None: the agent's own)."""
+        result: T = await self._to_the_end(self._update(target, compute, session, test_only, user))
         return result
 
     async def _update(
@@ -205,10 +209,13 @@ class Datastore:
         compute: Callable[[dict[str, Any]], tuple[dict[str, Any], T]],
         session: str,
         test_only: bool,
+        user: str | None,
     ) -> T:
         async with self.write_lock:
             self.check_lock(target, session)
             new_tree, result = compute(self.tree(target))
+            before = self.candidate if target == CANDIDATE else self.running
+            new_tree = self.nacm.authorise_write(user, before, new_tree, self.running)
             if test_only:
                 self.prepare(new_tree)
             elif target == RUNNING:

@@ -15,15 +15,29 @@ from lxml import etree
 
 from vnet.model.yang.decode import element_name, leaf_value
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
-from vnet.model.yang.schema import NAMESPACE, PREFIX, SchemaNode, qualified, root
+from vnet.model.yang.module import MODULE, NACM_MODULE
+from vnet.model.yang.schema import NAMESPACE, PREFIX, SchemaNode, namespace_of, root
 
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 OPERATIONS = ("merge", "replace", "create", "delete", "remove", "none")
 
 
+# the modules whose configuration an edit may carry, by XML namespace
+EDITABLE = {NAMESPACE: (MODULE, PREFIX), namespace_of(NACM_MODULE): (NACM_MODULE, "nacm")}
+
+
 class _Editor:
     def __init__(self) -> None:
         self.changed = False
+        self.module, self.namespace, self.prefix = MODULE, NAMESPACE, PREFIX
+
+    def enter_module(self, el: etree._Element) -> SchemaNode:
+        """A top-level element: the module it belongs to becomes the one edited."""
+        ns = etree.QName(el).namespace
+        if ns in EDITABLE:
+            self.namespace = ns
+            self.module, self.prefix = EDITABLE[ns]
+        return root(self.module)
 
     def operation(self, el: etree._Element, inherited: str, path: str) -> str:
         op = el.get(f"{{{NC}}}operation", inherited)
@@ -51,13 +65,15 @@ class _Editor:
             if not isinstance(child.tag, str):
                 continue  # comments, processing instructions
             wrong_namespace = ErrorTag.UNKNOWN_NAMESPACE if top else ErrorTag.UNKNOWN_ELEMENT
-            name = element_name(child, path, wrong_namespace)
-            cpath = f"{path}/{PREFIX}:{name}"
+            if top:
+                snode = self.enter_module(child)
+            name = element_name(child, path, wrong_namespace, self.namespace)
+            cpath = f"{path}/{self.prefix}:{name}"
             cnode = snode.writable_child(name, cpath)
             if name in keys:
                 continue  # list keys were consumed when the entry was found
             op = self.operation(child, inherited, cpath)
-            key = qualified(name) if top else name
+            key = f"{self.module}:{name}" if top else name
             handler = getattr(self, cnode.kind.replace("-", "_"))
             handler(target, key, cnode, child, op, cpath)
 
@@ -107,7 +123,7 @@ class _Editor:
     ) -> None:
         keys: dict[str, Any] = {}
         for k in snode.keys:
-            key_el = el.find(f"{{{NAMESPACE}}}{k}")
+            key_el = el.find(f"{{{self.namespace}}}{k}")
             if key_el is None:
                 raise RpcError(
                     ErrorTag.MISSING_ELEMENT,
@@ -116,8 +132,8 @@ class _Editor:
                     path,
                     info={"bad-element": k},
                 )
-            keys[k] = leaf_value(snode.children[k], key_el, f"{path}/{PREFIX}:{k}")
-        pred = "".join(f"[{PREFIX}:{k}='{v}']" for k, v in keys.items())
+            keys[k] = leaf_value(snode.children[k], key_el, f"{path}/{self.prefix}:{k}")
+        pred = "".join(f"[{self.prefix}:{k}='{v}']" for k, v in keys.items())
         epath = path + pred
         entries: list[dict[str, Any]] = parent.setdefault(key, [])
         match = next((e for e in entries if all(e.get(k) == v for k, v in keys.items())), None)

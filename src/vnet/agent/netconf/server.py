@@ -12,7 +12,9 @@ from typing import Any
 import asyncssh
 
 from vnet.agent.datastore import Datastore
+from vnet.agent.logins import LoginThrottle
 from vnet.agent.netconf.session import Session
+from vnet.agent.private_files import write_private
 from vnet.model.agent_config import AgentConfig
 
 log = logging.getLogger("vnet.agent.netconf")
@@ -23,14 +25,14 @@ def host_key(state_dir: Path) -> asyncssh.SSHKey:
     path = state_dir / "ssh_host_ed25519_key"
     if not path.exists():
         key = asyncssh.generate_private_key("ssh-ed25519")
-        key.write_private_key(str(path))
-        path.chmod(0o600)
+        write_private(path, key.export_private_key())
     return asyncssh.read_private_key(str(path))
 
 
 class _Auth(asyncssh.SSHServer):
-    def __init__(self, config: AgentConfig):
+    def __init__(self, config: AgentConfig, throttle: LoginThrottle):
         self.config = config
+        self.throttle = throttle
         self.conn: asyncssh.SSHServerConnection | None = None
 
     def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
@@ -52,10 +54,16 @@ class _Auth(asyncssh.SSHServer):
 
     def validate_password(self, username: str, password: str) -> bool:
         user = self.config.user(username)
-        return bool(
-            user
-            and user.password is not None
-            and hmac.compare_digest(user.password.encode(), password.encode())
+        peer = self.conn.get_extra_info("peername") if self.conn is not None else None
+        source = str(peer[0]) if peer else "?"
+        return self.throttle.check(
+            source,
+            username,
+            lambda: bool(
+                user
+                and user.password is not None
+                and hmac.compare_digest(user.password.encode(), password.encode())
+            ),
         )
 
 
@@ -74,8 +82,9 @@ async def serve(ds: Datastore, config: AgentConfig) -> asyncssh.SSHAcceptor:
         session = Session(ds, user, process.stdin.read, process.stdout.write, close)
         await session.run()
 
+    throttle = LoginThrottle("NETCONF/SSH")
     return await asyncssh.create_server(
-        lambda: _Auth(config),
+        lambda: _Auth(config, throttle),
         config.address,
         config.ports.netconf,
         server_host_keys=[host_key(config.state_dir)],

@@ -13,7 +13,7 @@ import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 from xml.sax.saxutils import escape
 
 from lxml import etree
@@ -207,6 +207,7 @@ class Session:
                     f"operation {etree.QName(op).localname!r} is not supported",
                     ErrorType.PROTOCOL,
                 )
+            self._authorise_exec(etree.QName(op))
             body = await handler(self, op)
             reply = head + (body or "<ok/>") + "</rpc-reply>"
         except RpcError as err:
@@ -224,11 +225,30 @@ class Session:
             )
         await self.send(reply.encode())
 
+    def _authorise_exec(self, op: etree.QName) -> None:
+        """RFC 8341 3.4.4: the user must be allowed to run the operation."""
+        module = {NC: "ietf-netconf", NOTIF: "notifications"}.get(op.namespace or "", "")
+        module = module or "ietf-netconf-monitoring"
+        if not self.ds.nacm.may_exec(self.user, self.ds.running_snapshot(), module, op.localname):
+            raise RpcError(
+                ErrorTag.ACCESS_DENIED,
+                f"user {self.user!r} may not run {op.localname!r} (NACM)",
+                ErrorType.PROTOCOL,
+            )
+
+    def readable(self, tree: dict[str, Any]) -> dict[str, Any]:
+        """What of `tree` this session's user may read (RFC 8341 3.4.5): the rest is absent."""
+        return self.ds.nacm.readable(self.user, self.ds.running_snapshot(), tree)
+
     # -- notifications ---------------------------------------------------------
     async def _forward(self, queue: asyncio.Queue[Event]) -> None:
         try:
             while True:
                 e = await queue.get()
+                if not self.ds.nacm.may_read_router(
+                    self.user, self.ds.running_snapshot(), e.router
+                ):
+                    continue  # RFC 8341 3.4.6: only events about what the user may read
                 when = datetime.datetime.fromtimestamp(e.time, datetime.UTC).isoformat()
                 event = {"router": e.router, "index": e.index, "operation": e.operation}
                 event.update(result=e.result, message=e.message or None)
@@ -279,7 +299,7 @@ async def op_get_config(s: Session, op: etree._Element) -> str:
     # serialised only: the running tree need not be copied
     tree = s.ds.running_snapshot() if source == RUNNING else s.ds.tree(source)
     filter_el = _child(op, "filter")
-    tree = prune_tree(tree, filter_el, _selected_routers(filter_el))
+    tree = prune_tree(s.readable(tree), filter_el, _selected_routers(filter_el))
     return _filtered(encode.tree_to_xml(tree), filter_el)
 
 
@@ -316,7 +336,9 @@ async def op_get(s: Session, op: etree._Element) -> str:
         **schema.yang_library(),
         **monitoring.netconf_state(capabilities(), sessions),
     }
-    return _filtered(encode.tree_to_xml(prune_tree(tree, filter_el, routers)), filter_el)
+    # pruned first: a state tree is new per request, so the read walk should see little
+    tree = s.readable(prune_tree(tree, filter_el, routers))
+    return _filtered(encode.tree_to_xml(tree), filter_el)
 
 
 async def op_edit_config(s: Session, op: etree._Element) -> None:
@@ -345,6 +367,7 @@ async def op_edit_config(s: Session, op: etree._Element) -> None:
         lambda current: (apply_edit(current, config, default_op), None),
         s.id,
         test_only=test == "test-only",
+        user=s.user,
     )
     return None
 

@@ -21,6 +21,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 
 from vnet.agent.datastore import Datastore
+from vnet.agent.logins import LoginThrottle
 from vnet.agent.restconf import codec, openapi, paths, resource, txn
 from vnet.agent.restconf.codec import JSON, XML
 from vnet.agent.restconf.paths import StatusError
@@ -80,26 +81,47 @@ def _error_response(err: RpcError, accept: str | None) -> Response:
     return Response(body, status, media_type=mt, headers=headers)
 
 
+def _basic_credentials(request: Request) -> tuple[str | None, str]:
+    """(user, password) of an Authorization: Basic header; (None, "") without one."""
+    scheme, _, cred = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        return None, ""
+    try:
+        user, _, password = base64.b64decode(cred.strip(), validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        return "", ""
+    return user, password
+
+
 class Restconf:
     """Request handlers bound to one datastore and one configuration."""
 
     def __init__(self, ds: Datastore, config: AgentConfig):
         self.ds = ds
         self.passwords = {u.name: u.password for u in config.users if u.password is not None}
+        self.throttle = LoginThrottle("RESTCONF")
 
     # -- helpers ----------------------------------------------------------------
     def authenticate(self, request: Request) -> str:
-        scheme, _, cred = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() == "basic":
-            try:
-                user, _, password = (
-                    base64.b64decode(cred.strip(), validate=True).decode().partition(":")
+        """The user of the request's HTTP Basic credentials; failures are throttled per
+        source and user (vnet.agent.logins)."""
+        user, password = _basic_credentials(request)
+        if user is not None:
+            source = request.client.host if request.client else "?"
+            left = self.throttle.wait_left(source, user)
+            if left > 0:
+                self.throttle.refused(source, user)
+                raise StatusError(
+                    ErrorTag.ACCESS_DENIED,
+                    f"too many failed logins for {user!r} from {source}; retry in {left:.0f} s",
+                    ErrorType.PROTOCOL,
+                    status=429,
                 )
-            except (binascii.Error, UnicodeDecodeError):
-                user, password = "", ""
             expected = self.passwords.get(user)
             if expected is not None and hmac.compare_digest(expected.encode(), password.encode()):
+                self.throttle.succeeded(source, user)
                 return user
+            self.throttle.failed(source, user)
         raise StatusError(
             ErrorTag.ACCESS_DENIED,
             "authentication required: HTTP Basic with a user of the agent",
@@ -252,7 +274,7 @@ class Restconf:
 
     async def _data(self, request: Request, method: str, accept: str | None) -> Response:
         """One request on /restconf/data; errors are raised as RpcError."""
-        self.authenticate(request)
+        request.state.user = self.authenticate(request)
         raw = (request.scope.get("raw_path") or request.url.path.encode()).decode(
             "utf-8", "replace"
         )
@@ -291,7 +313,9 @@ class Restconf:
 
     async def delete(self, request: Request, path: paths.DataPath) -> Response:
         self.query(request, set())
-        await txn.update(self.ds, lambda t: (resource.delete(t, path), None), SESSION)
+        await txn.update(
+            self.ds, lambda t: (resource.delete(t, path), None), SESSION, request.state.user
+        )
         return Response(status_code=204)
 
     async def get(self, request: Request, path: paths.DataPath, accept: str | None) -> Response:
@@ -317,6 +341,7 @@ class Restconf:
             )
         # read only (filters and depth limits build new trees): no copy of running
         tree = self.ds.running_snapshot() if content == "config" else await self.state(path)
+        tree = self.ds.nacm.readable(request.state.user, self.ds.running_snapshot(), tree)
         tree = resource.filter_tree(tree, content)
         member, value = resource.get(tree, path)
         if depth is not None:
@@ -343,7 +368,7 @@ class Restconf:
         data, fmt = await self.body(request)
         name, value = codec.decode(data, fmt, path.node, path.xpath())
         created: paths.DataPath = await txn.update(
-            self.ds, lambda t: resource.post(t, path, name, value), SESSION
+            self.ds, lambda t: resource.post(t, path, name, value), SESSION, request.state.user
         )
         location = str(request.base_url).rstrip("/") + f"{DATA_PREFIX}/{created.uri()}"
         return Response(status_code=201, headers={"Location": location})
@@ -358,14 +383,21 @@ class Restconf:
         self.query(request, set())
         data, fmt = await self.body(request)
         name, value = self._decode_target(data, fmt, path)
-        created = await txn.update(self.ds, lambda t: resource.put(t, path, name, value), SESSION)
+        created = await txn.update(
+            self.ds, lambda t: resource.put(t, path, name, value), SESSION, request.state.user
+        )
         return Response(status_code=201 if created else 204)
 
     async def patch(self, request: Request, path: paths.DataPath) -> Response:
         self.query(request, set())
         data, fmt = await self.body(request)
         name, value = self._decode_target(data, fmt, path)
-        await txn.update(self.ds, lambda t: (resource.merge(t, path, name, value), None), SESSION)
+        await txn.update(
+            self.ds,
+            lambda t: (resource.merge(t, path, name, value), None),
+            SESSION,
+            request.state.user,
+        )
         return Response(status_code=204)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import logging
-import os
 import socket
 from pathlib import Path
 
@@ -14,6 +13,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from vnet.agent.private_files import write_private
 
 log = logging.getLogger("vnet.agent.restconf")
 
@@ -94,17 +95,12 @@ def ensure_certificate(state_dir: Path, address: str, host: str) -> tuple[Path, 
         .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
         .sign(key, hashes.SHA256())
     )
-    tmp_key = key_path.with_suffix(".tmp")
-    fd = os.open(tmp_key, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(
-            key.private_bytes(
-                serialization.Encoding.PEM,
-                serialization.PrivateFormat.PKCS8,
-                serialization.NoEncryption(),
-            )
-        )
-    tmp_key.replace(key_path)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    write_private(key_path, pem)
     tmp_cert = cert_path.with_suffix(".tmp")
     tmp_cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     tmp_cert.replace(cert_path)

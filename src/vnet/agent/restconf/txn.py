@@ -14,6 +14,8 @@ async def update(
     ds: Datastore,
     compute: Callable[[dict[str, Any]], tuple[dict[str, Any], T]],
     session: str,
+    user: str | None = None,
 ) -> T:
-    """compute(running) -> (new tree, result), under the datastore's write lock."""
-    return await ds.update(RUNNING, compute, session)
+    """compute(running) -> (new tree, result), under the datastore's write lock;
+    `user`'s change, authorised by NACM."""
+    return await ds.update(RUNNING, compute, session, user=user)

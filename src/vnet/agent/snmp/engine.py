@@ -17,11 +17,16 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from pyasn1.codec.ber import decoder as ber_decoder
+from pyasn1.error import PyAsn1Error
 from pysnmp.carrier.asyncio.dgram import udp, udp6
 from pysnmp.entity import config as pconfig
 from pysnmp.entity.engine import SnmpEngine
+from pysnmp.proto.mpmod.rfc3412 import SNMPv3Message
+from pysnmp.proto.secmod.rfc3414.service import UsmSecurityParameters
 
 from vnet.agent.config import AgentConfig, SnmpUser
+from vnet.agent.logins import LoginThrottle
 from vnet.model.mib import oids
 from vnet.model.mib.oids import OID
 
@@ -106,6 +111,7 @@ def build_engine(config: AgentConfig) -> tuple[SnmpEngine, int, socket.socket]:
         _community(engine, f"rw{n}", community, write=True)
     for user in s.users:
         _user(engine, user)
+    throttle_usm(engine, LoginThrottle("SNMPv3"))
     return engine, boots, sock
 
 
@@ -137,3 +143,57 @@ def _user(engine: SnmpEngine, user: SnmpUser) -> None:
     )
     # authPriv only; a request with a lower security level finds no access entry
     _grant(engine, USM_MODEL, user.name, "authPriv", user.access == "rw")
+
+
+# -- failed SNMPv3 logins (vnet.agent.logins) ------------------------------------------
+
+
+def usm_user_name(message: bytes) -> str | None:
+    """The msgUserName of an SNMPv3 message (None: not v3, unreadable, or a discovery
+    request without a user)."""
+    try:
+        msg, _ = ber_decoder.decode(message, asn1Spec=SNMPv3Message())
+        if int(msg["msgVersion"]) != 3:
+            return None
+        params, _ = ber_decoder.decode(
+            bytes(msg["msgSecurityParameters"]), asn1Spec=UsmSecurityParameters()
+        )
+        name = bytes(params["msgUserName"]).decode("utf-8", "replace")
+    except (PyAsn1Error, ValueError, TypeError):
+        return None
+    return name or None
+
+
+def throttle_usm(engine: SnmpEngine, throttle: LoginThrottle) -> None:
+    """Guard the engine's receive path: a v3 message of a throttled (source, user) is
+    dropped unanswered and unchecked; one USM rejects (wrong digest, unknown user)
+    counts as a failed login. pysnmp has no hook for this, so the dispatcher's receive
+    callback is wrapped."""
+    builder = engine.get_mib_builder()
+    counters = [
+        builder.import_symbols("__SNMP-USER-BASED-SM-MIB", name)[0]
+        for name in ("usmStatsWrongDigests", "usmStatsUnknownUserNames")
+    ]
+    callbacks = engine.transport_dispatcher._AbstractTransportDispatcher__recv_callables
+    receive = callbacks[None]
+
+    def rejected() -> int:
+        return sum(int(c.syntax) for c in counters)
+
+    def guarded(dispatcher: Any, domain: Any, address: Any, message: bytes) -> Any:
+        user = usm_user_name(message)
+        if user is None:
+            return receive(dispatcher, domain, address, message)
+        source = str(address[0])
+        if throttle.wait_left(source, user) > 0:
+            throttle.refused(source, user)
+            return None
+        before = rejected()
+        result = receive(dispatcher, domain, address, message)
+        if rejected() > before:
+            throttle.failed(source, user)
+        else:
+            throttle.succeeded(source, user)
+        return result
+
+    callbacks[None] = guarded

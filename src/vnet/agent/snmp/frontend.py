@@ -37,6 +37,7 @@ COMMIT_ERRORS = {
     ErrorTag.OPERATION_FAILED: "commitFailed",  # the kernel refused; the datastore rolled back
     ErrorTag.IN_USE: "resourceUnavailable",  # a NETCONF session holds the running lock
     ErrorTag.LOCK_DENIED: "resourceUnavailable",
+    ErrorTag.ACCESS_DENIED: "noAccess",  # NACM
 }
 
 Tree = dict[str, Any]
@@ -145,14 +146,43 @@ class SnmpFrontend:
             ]
         )
 
-    async def view(self, with_state: bool) -> View:
-        """The current view; `with_state`: read kernel state first unless it is fresh."""
+    async def view(self, with_state: bool, v3_user: str | None = None) -> View:
+        """The current view; `with_state`: read kernel state first unless it is fresh.
+        An SNMPv3 user that is also a user of the agent sees what NACM lets it read."""
         if with_state:
             await self._state.refresh(self.running, self.ds)
+        user = self.nacm_user(v3_user)
+        if self.ds.nacm.access(user, self.running()) is not None:
+            return self._restricted_view(user, with_state)
         return self.current_view(with_state)
 
+    def nacm_user(self, v3_user: str | None) -> str | None:
+        """The NACM user an SNMP principal maps onto: an SNMPv3 user named like a user of
+        the agent is that user; communities and other v3 users keep their VACM view only."""
+        return v3_user if v3_user is not None and self.config.user(v3_user) else None
+
+    def _restricted_view(self, user: str | None, with_state: bool) -> View:
+        """Built per request from the trees with what `user` may not read taken out."""
+        running = self.running()
+        mine = self.ds.nacm.readable(user, running, running)
+        rows = working_rows(mine, Pending())
+        state = self._state.tree if with_state or self._state.fresh(running) else None
+        mine_state = None if state is None else self.ds.nacm.readable(user, running, state)
+        return View(
+            [
+                *columns.system_columns(self.descr, self.config.host, self.uptime()),
+                *columns.hypervisor_columns(self.config.host, rows, mine_state),
+                *columns.config_columns(rows),
+                *columns.state_columns(mine_state),
+                *columns.network_columns(mine),
+                *columns.engine_columns(
+                    self.engine_id, self.boots, int(time.monotonic() - self.started), MAX_MESSAGE
+                ),
+            ]
+        )
+
     # -- writing ---------------------------------------------------------------
-    async def write(self, varbinds: list[smi.Varbind]) -> None:
+    async def write(self, varbinds: list[smi.Varbind], v3_user: str | None = None) -> None:
         """Plan a SET on the rows and commit it; raise SnmpError if it fails.
 
         A SET that changes only rows held here (createAndWait, columns of a
@@ -163,10 +193,12 @@ class SnmpFrontend:
             self.pending.expire(time.time())
             plan = plan_set(varbinds, self.running(), self.pending)
             if plan.tree is not None:
-                plan = await self._commit(varbinds, plan)
+                plan = await self._commit(varbinds, plan, self.nacm_user(v3_user))
             self.pending.replace(plan.pending)
 
-    async def _commit(self, varbinds: list[smi.Varbind], first: SetPlan) -> SetPlan:
+    async def _commit(
+        self, varbinds: list[smi.Varbind], first: SetPlan, user: str | None = None
+    ) -> SetPlan:
         t = time.perf_counter()
 
         def compute(tree: Tree) -> tuple[Tree, SetPlan]:
@@ -174,7 +206,7 @@ class SnmpFrontend:
             return (fresh.tree if fresh.tree is not None else tree), fresh
 
         try:
-            plan = await self.ds.update(RUNNING, compute, SESSION)
+            plan = await self.ds.update(RUNNING, compute, SESSION, user=user)
         except RpcError as err:
             status = COMMIT_ERRORS.get(err.tag, "inconsistentValue")
             log.info("SNMP SET refused (%s): %s", status, err)

@@ -36,8 +36,8 @@ GET, NEXT, BULK, SET = (
 MAX_BULK_VARBINDS = 2048
 SET_MEMORY = 30.0  # seconds a SET's answer is kept for retransmissions of it
 
-Reads = Callable[[bool], Awaitable[View]]  # with_state -> view
-Writes = Callable[[list[smi.Varbind]], Awaitable[None]]
+Reads = Callable[[bool, str | None], Awaitable[View]]  # with_state, v3 user -> view
+Writes = Callable[[list[smi.Varbind], str | None], Awaitable[None]]
 Answer = tuple[int, int, list[Any]]  # error-status, error-index, pysnmp varbinds
 
 
@@ -57,6 +57,11 @@ class Request(NamedTuple):
     def access(self) -> tuple[Any, ...]:
         """Who asks, as VACM needs it."""
         return self.sec_model, self.sec_name, self.sec_level, self.context_name
+
+    @property
+    def v3_user(self) -> str | None:
+        """The USM user name of an SNMPv3 request (None for a community)."""
+        return str(self.sec_name) if self.sec_model == 3 else None
 
 
 class Responder:
@@ -168,15 +173,15 @@ class Responder:
         if pdu.tagSet == SET:
             for i, (oid, _) in enumerate(varbinds, start=1):
                 self._check(request, "write", oid, i)
-            await self.write([(oid, smi.from_pysnmp(v)) for oid, v in varbinds])
+            await self.write([(oid, smi.from_pysnmp(v)) for oid, v in varbinds], request.v3_user)
             return 0, 0, pdu_varbinds(pdu)
         self._check(request, "read", READ_VIEW, 0)
         limit = max(484, min(int(request.max_size), 65507)) - 160  # room for headers and v3
         names = [oid for oid, _ in varbinds]
         try:
-            out = _read(await self.view(False), pdu, names, limit)
+            out = _read(await self.view(False, request.v3_user), pdu, names, limit)
         except NeedsState:  # the request reaches kernel state: read it, answer again
-            out = _read(await self.view(True), pdu, names, limit)
+            out = _read(await self.view(True, request.v3_user), pdu, names, limit)
         if _size(out) > limit:
             return ERROR_STATUS["tooBig"], 0, []
         return 0, 0, [(rfc1902.ObjectName(o), smi.to_pysnmp(v)) for o, v in out]

@@ -43,10 +43,13 @@ def parse_xml(body: bytes | str) -> etree._Element:
 
 
 # -- XML -----------------------------------------------------------------------------
-def element_name(el: etree._Element, path: str, wrong_namespace: ErrorTag) -> str:
-    """The local name of an element of vnet's module; `wrong_namespace` if it is not one."""
+def element_name(
+    el: etree._Element, path: str, wrong_namespace: ErrorTag, namespace: str = NAMESPACE
+) -> str:
+    """The local name of an element of vnet's module (or the module of `namespace`);
+    `wrong_namespace` if it is not one."""
     q = etree.QName(el)
-    if q.namespace != NAMESPACE:
+    if q.namespace != namespace:
         raise RpcError(
             wrong_namespace,
             f"element {q.localname!r} is in namespace {q.namespace!r}; this device's "

@@ -12,6 +12,9 @@ YANG_DIR = Path(__file__).resolve().parent
 # RFC 6022: the schemas, sessions and statistics of the NETCONF server
 MONITORING_MODULE = "ietf-netconf-monitoring"
 MONITORING_REVISION = "2010-10-04"
+# RFC 8341: the access-control rules, kept in the datastore like any configuration
+NACM_MODULE = "ietf-netconf-acm"
+NACM_DEVIATIONS = "vnet-nacm-deviations"  # rule paths: checked by the agent, not libyang
 
 
 def qualified(name: str) -> str:

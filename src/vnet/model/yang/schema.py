@@ -18,6 +18,8 @@ from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import (
     MODULE,
     MONITORING_MODULE,
+    NACM_DEVIATIONS,
+    NACM_MODULE,
     NAMESPACE,
     PREFIX,
     REVISION,
@@ -114,6 +116,8 @@ def context() -> libyang.Context:
     ctx = libyang.Context(str(YANG_DIR))
     ctx.load_module(MODULE)
     ctx.load_module(MONITORING_MODULE)
+    ctx.load_module(NACM_MODULE)
+    ctx.load_module(NACM_DEVIATIONS)
     return ctx
 
 
