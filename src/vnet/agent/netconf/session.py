@@ -336,8 +336,8 @@ async def op_get(s: Session, op: etree._Element) -> str:
         **schema.yang_library(),
         **monitoring.netconf_state(capabilities(), sessions),
     }
-    # pruned first: a state tree is new per request, so the read walk should see little
-    tree = s.readable(prune_tree(tree, filter_el, routers))
+    # readable first: a VR's tenant comes from its networks, which the filter may prune
+    tree = prune_tree(s.readable(tree), filter_el, routers)
     return _filtered(encode.tree_to_xml(tree), filter_el)
 
 
