@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from ipaddress import IPv4Interface, IPv6Interface
 
+from vnet.model.bridge_ports import bridge_port_problems
 from vnet.model.errors import Loc, Problem, shown
-from vnet.model.host import HostConfig, max_host_mtu
+from vnet.model.host import HostConfig, max_host_mtu, network_carriers
 from vnet.model.management import MANAGEMENT_NODE
 from vnet.model.mtu import max_tenant_mtu
 from vnet.model.names import (
@@ -72,6 +73,9 @@ def check_host(hc: HostConfig) -> list[Problem]:
     c.check_networks()
     c.check_node_names()
     c.check_routers()
+    remote = {carried.network.name for carried in hc.networks if carried.remote_vteps}
+    vxlan = hc.vtep is not None
+    c.problems += bridge_port_problems(c.t, lambda network, _host: vxlan and network in remote)
     return c.problems
 
 
@@ -97,7 +101,15 @@ class _Checker:
         self.check_node_names()
         self.check_routers()
         self.check_endhosts()
+        self.check_bridge_ports()
         self.check_bandwidth()
+
+    def check_bridge_ports(self) -> None:
+        """Each network's bridge on each host within the kernel's port limit."""
+        carriers = network_carriers(self.t)
+        self.problems += bridge_port_problems(
+            self.t, lambda network, _host: len(carriers.get(network, ())) > 1
+        )
 
     def check_bandwidth(self) -> None:
         """Guarantees and connections; they rely on a topology consistent so far."""
