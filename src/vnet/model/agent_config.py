@@ -108,6 +108,8 @@ class AgentConfig(BaseModel):
     restconf_plain_http: bool = False
     # SNMPv2c communities, SNMPv3 users and notification targets
     snmp: SnmpSettings = Field(default_factory=SnmpSettings)
+    # the largest NETCONF message (bytes) a session may send; a larger one ends the session
+    netconf_max_message: int = Field(64 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
 
     def user(self, name: str) -> User | None:
         return next((u for u in self.users if u.name == name), None)
