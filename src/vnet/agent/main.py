@@ -10,7 +10,7 @@ import signal
 import time
 from pathlib import Path
 
-from vnet.agent.datastore import Datastore
+from vnet.agent.datastore import Datastore, drift
 from vnet.agent.frontends import FRONTENDS, Running, starter
 from vnet.agent.startup import start_datastore
 from vnet.model.agent_config import AgentConfig
@@ -33,6 +33,7 @@ async def run(
         log.info("startup configuration %s validated and applied", startup)
     log.info("datastore ready, kernel reconciled in %.0f ms", (time.perf_counter() - t) * 1000)
     running: list[Running] = []
+    watcher = await drift.watch(ds, config.drift_interval, config.drift_policy)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -50,6 +51,7 @@ async def run(
         os.replace(ready_path(config) + ".tmp", ready_path(config))
         await stop.wait()
     finally:
+        await drift.stop(watcher)
         for frontend in running:
             await frontend.close()
         await ds.close()
