@@ -81,8 +81,10 @@ class DriftWatcher:
     async def check(self) -> dict[str, str]:
         """One look: report what newly drifted, then apply the policy; returns the drift."""
         ds = self.ds
-        routers = codec.routers_of(ds.running_snapshot())
-        found = await ds._in_kernel_thread(find_drift, ds._kernel_handle(), ds.placement, routers)
+        async with ds.write_lock:  # else a commit deleting a VR would look like drift
+            routers = codec.routers_of(ds.running_snapshot())
+            kernel = ds._kernel_handle()
+            found = await ds._in_kernel_thread(find_drift, kernel, ds.placement, routers)
         indexes = {r["name"]: r.get("index") for r in routers}
         new = {name: why for name, why in found.items() if name not in self.drifted}
         for name, why in new.items():
