@@ -29,6 +29,7 @@ from vnet.model.yang import host as codec
 from vnet.substrate import Kernel, Placement, nsfs, observe, realize_host
 from vnet.substrate import link as links
 from vnet.substrate.placement import vr_port_name
+from vnet.tools.wait import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
     from vnet.agent.datastore.store import Datastore
@@ -47,18 +48,27 @@ def find_drift(
     out: dict[str, str] = {}
     for r in routers:
         ns = placement.node_ns(r["name"])
+        own = [vr_port_name(int(r["index"]), k) for k in range(len(r.get("interface", [])))]
         if not nsfs.exists(ns):
             kernel.forget(ns)  # our socket would keep the deleted namespace alive
+            _wait_gone(kernel, [p for p in own if p in ports])
             out[r["name"]] = f"its namespace {ns} vanished"
             continue
-        missing = [
-            vr_port_name(int(r["index"]), k)
-            for k in range(len(r.get("interface", [])))
-            if vr_port_name(int(r["index"]), k) not in ports
-        ]
-        if missing:
+        if missing := [p for p in own if p not in ports]:
             out[r["name"]] = f"its host port(s) {', '.join(missing)} vanished"
     return out
+
+
+def _wait_gone(kernel: Kernel, ports: list[str], timeout: float = 5.0) -> None:
+    """The kernel removes a dead namespace's veths (and their host ends) a little later:
+    wait for that, so a repair or a write plans from a kernel that has settled."""
+    with contextlib.suppress(WaitTimeout):
+        wait_until(
+            lambda: all(kernel.link(None, p) is None for p in ports),
+            timeout,
+            "the vanished namespace's ports to be removed",
+            interval=0.01,
+        )
 
 
 class DriftWatcher:
