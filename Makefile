@@ -6,7 +6,7 @@ export UV_PYTHON_DOWNLOADS := never
 VENV := .venv/bin
 CARGO_CRATES := $(wildcard perfbench/Cargo.toml hypervisor/Cargo.toml)
 
-.PHONY: demo test bootstrap bootstrap-rust lint unit integration rust rust-test bench-build clean
+.PHONY: demo test bootstrap bootstrap-rust lint unit integration fuzz rust rust-test bench-build clean
 
 demo: bootstrap
 	$(VENV)/vnet demo
@@ -30,6 +30,10 @@ unit: bootstrap
 
 integration: bootstrap-rust rust
 	$(VENV)/pytest -q tests/integration
+
+# Property-based tests and fuzzers (tests/fuzz) at length: `make test` runs them briefly.
+fuzz: bootstrap
+	HYPOTHESIS_PROFILE=fuzz $(VENV)/pytest -q tests/fuzz
 
 # Native crates: built in release for benchmarks and integration tests.
 rust: bootstrap-rust

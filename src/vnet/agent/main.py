@@ -13,9 +13,9 @@ import signal
 import time
 from pathlib import Path
 
-from vnet.agent.datastore import Datastore
+from vnet.agent.datastore import Datastore, drift
 from vnet.agent.frontends import FRONTENDS, Running, starter
-from vnet.agent.startup import start_datastore
+from vnet.agent.startup import serve_while_reconciling, startup_to_apply
 from vnet.model.agent_config import AgentConfig
 
 log = logging.getLogger("vnet.agent")
@@ -45,21 +45,29 @@ async def run(
     config: AgentConfig, frontends: list[str] | None = None, startup: Path | None = None
 ) -> None:
     """Reconcile the kernel with the stored configuration (the startup file's, if it
-    changed), then serve until SIGTERM."""
+    changed) with the front-ends already answering (writes refused until it is done),
+    then serve until SIGTERM."""
     ds = Datastore(config)
-    t = time.perf_counter()
-    if await start_datastore(ds, startup):
-        log.info("startup configuration %s validated and applied", startup)
-    log.info("datastore ready, kernel reconciled in %.0f ms", (time.perf_counter() - t) * 1000)
+    initial, data = startup_to_apply(ds, startup)  # a bad startup file stops us here
     running: list[Running] = []
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    try:
+
+    async def open_frontends() -> None:
         for name in frontends or list(FRONTENDS):
             running.append(await starter(name)(ds, config))
             log.info("%s listening on %s", name, config.address)
+
+    watcher = None
+    try:
+        t = time.perf_counter()
+        if await serve_while_reconciling(ds, initial, data, open_frontends):
+            log.info("startup configuration %s validated and applied", startup)
+        ms = (time.perf_counter() - t) * 1000
+        log.info("datastore ready, kernel reconciled in %.0f ms", ms)
+        watcher = await drift.watch(ds, config.drift_interval, config.drift_policy)
+        # only now: a SIGTERM during the reconcile ends the process as it always did
+        stop = asyncio.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
         # Tells whoever started us (e.g. `vnet lab up`) that every port is open.
         with open(ready_path(config) + ".tmp", "w") as f:
             json.dump(
@@ -70,6 +78,7 @@ async def run(
         _settle_after_start()
         await stop.wait()
     finally:
+        await drift.stop(watcher)
         for frontend in running:
             await frontend.close()
         await ds.close()

@@ -14,13 +14,17 @@ the agent's state.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from vnet.agent.datastore import Datastore
+from vnet.agent.datastore.locks import Locks
 from vnet.model.yang.decode import parse_json, tree_from_json
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 
 APPLIED = "startup.applied"  # the digest of the startup file last applied
 
@@ -58,14 +62,69 @@ async def start_datastore(ds: Datastore, path: Path | None) -> bool:
     """Start `ds` from the startup file if it is pending, else from what it stores;
     True if the file was applied. An invalid file raises RpcError before anything
     is stored."""
-    data = path.read_bytes() if path is not None else None
-    if data is None or not pending(ds, data):
-        await ds.start()
+    return await reconcile(ds, *startup_to_apply(ds, path))
+
+
+def startup_to_apply(ds: Datastore, path: Path | None) -> tuple[dict[str, Any] | None, bytes]:
+    """The startup file's validated tree if it is pending (else None), and its bytes.
+    Raises RpcError, before anything is stored or served, if the file is invalid."""
+    data = path.read_bytes() if path is not None else b""
+    if path is None or not pending(ds, data):
+        return None, data
+    return validated(ds, read_startup(data)), data
+
+
+async def reconcile(ds: Datastore, initial: dict[str, Any] | None, data: bytes) -> bool:
+    """Load the configuration (`initial`, or the stored one) and bring the kernel in line."""
+    await ds.start(initial=initial)
+    if initial is None:
         return False
-    await ds.start(initial=validated(ds, read_startup(data)))
     # only once the datastore holds it: a failed start applies the file again next time
     _write_atomically(ds.config.state_dir / APPLIED, _digest(data))
     return True
+
+
+class Reconciling(Locks):
+    """Stands in for the datastore's locks while the kernel is reconciled at a start:
+    every write path checks a lock first, so each is refused at once, and clearly,
+    while reads of the configuration go on (issue 17, finding 9)."""
+
+    def check(self, target: str, session: str) -> None:
+        raise RECONCILING
+
+    def lock(self, target: str, session: str, candidate_dirty: bool) -> None:
+        raise RECONCILING
+
+
+RECONCILING = RpcError(
+    ErrorTag.IN_USE,
+    "the agent is reconciling the kernel with its configuration after a start; "
+    "reads are served, writes are not yet: retry in a few seconds",
+    ErrorType.APPLICATION,
+)
+
+
+async def serve_while_reconciling(
+    ds: Datastore,
+    initial: dict[str, Any] | None,
+    data: bytes,
+    open_frontends: Callable[[], Awaitable[None]],
+) -> bool:
+    """Reconcile with the front-ends already open (writes refused until it is done).
+
+    The configuration is loaded before the first front-end accepts a client.
+    """
+    locks, ds.locks = ds.locks, Reconciling()
+    task = asyncio.create_task(reconcile(ds, initial, data))
+    await asyncio.sleep(0)  # the task loads the configuration up to its first kernel call
+    try:
+        await open_frontends()
+        applied = await task
+    finally:
+        if not task.done():
+            task.cancel()
+        ds.locks = locks
+    return applied
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -77,4 +136,12 @@ def _write_atomically(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-__all__ = ["APPLIED", "pending", "read_startup", "start_datastore", "validated"]
+__all__ = [
+    "APPLIED",
+    "pending",
+    "read_startup",
+    "serve_while_reconciling",
+    "start_datastore",
+    "startup_to_apply",
+    "validated",
+]

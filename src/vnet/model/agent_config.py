@@ -115,6 +115,12 @@ class AgentConfig(BaseModel):
     restconf_plain_http: bool = False
     # SNMPv2c communities, SNMPv3 users and notification targets
     snmp: SnmpSettings = Field(default_factory=SnmpSettings)
+    # the largest NETCONF message (bytes) a session may send; a larger one ends the session
+    netconf_max_message: int = Field(64 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+    # drift: how often (seconds) to look for VRs whose kernel objects vanished (0: never),
+    # and whether to repair them at once ("repair") or only report them ("report")
+    drift_interval: float = Field(5.0, ge=0, le=3600)
+    drift_policy: Literal["repair", "report"] = "repair"
 
     @model_validator(mode="after")
     def _recovery_user_exists(self) -> AgentConfig:

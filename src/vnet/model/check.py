@@ -6,11 +6,12 @@ can point at the line, and a management front-end at the element.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from ipaddress import IPv4Interface, IPv4Network, IPv6Interface, IPv6Network
+from collections.abc import Iterable, Sequence
+from ipaddress import IPv4Interface, IPv6Interface
 
+from vnet.model.bridge_ports import bridge_port_problems
 from vnet.model.errors import Loc, Problem, shown
-from vnet.model.host import HostConfig, max_host_mtu
+from vnet.model.host import HostConfig, max_host_mtu, network_carriers
 from vnet.model.host_guarantees_check import guarantee_problems
 from vnet.model.management import MANAGEMENT_NODE
 from vnet.model.mtu import max_tenant_mtu
@@ -28,6 +29,38 @@ from vnet.model.topology import Route, Topology, VirtualNetwork, VirtualRouter
 IfAddr = IPv4Interface | IPv6Interface
 
 
+def subnet_overlaps(
+    networks: Sequence[VirtualNetwork],
+) -> dict[int, list[tuple[str, VirtualNetwork]]]:
+    """Network index -> (family, earlier network of its tenant whose subnet overlaps), in order.
+
+    CIDR blocks either nest or are disjoint, so one sweep over the blocks sorted
+    by start address (wider first) with a stack of the blocks still open finds
+    every overlapping pair: n log n plus the pairs, not all pairs (finding 4).
+    """
+    blocks: dict[tuple[str, str], list[tuple[int, int, int, int]]] = {}
+    for i, net in enumerate(networks):
+        for fam in ("ipv4", "ipv6"):
+            subnet = getattr(net, fam)
+            if subnet is not None:
+                start = int(subnet.network_address)
+                blocks.setdefault((net.tenant, fam), []).append(
+                    (start, subnet.prefixlen, i, start + subnet.num_addresses - 1)
+                )
+    pairs: list[tuple[int, str, int]] = []  # (later index, family, earlier index)
+    for (_, fam), found in blocks.items():
+        open_blocks: list[tuple[int, int]] = []  # (end, index), each inside the one below
+        for start, _, i, end in sorted(found):
+            while open_blocks and open_blocks[-1][0] < start:
+                open_blocks.pop()
+            pairs += [(max(i, k), fam, min(i, k)) for _, k in open_blocks if k != i]
+            open_blocks.append((end, i))
+    out: dict[int, list[tuple[str, VirtualNetwork]]] = {}
+    for later, fam, earlier in sorted(pairs, key=lambda p: (p[0], p[1] != "ipv4", p[2])):
+        out.setdefault(later, []).append((fam, networks[earlier]))
+    return out
+
+
 def check(topo: Topology) -> list[Problem]:
     """All problems of `topo`; an empty list means it can be realised."""
     c = _Checker(topo, max_tenant_mtu(topo))
@@ -41,6 +74,9 @@ def check_host(hc: HostConfig) -> list[Problem]:
     c.check_networks()
     c.check_node_names()
     c.check_routers()
+    remote = {carried.network.name for carried in hc.networks if carried.remote_vteps}
+    vxlan = hc.vtep is not None
+    c.problems += bridge_port_problems(c.t, lambda network, _host: vxlan and network in remote)
     if not c.problems:  # underlay classes and connection pieces name networks and VRs
         c.problems += guarantee_problems(hc)
     return c.problems
@@ -68,7 +104,15 @@ class _Checker:
         self.check_node_names()
         self.check_routers()
         self.check_endhosts()
+        self.check_bridge_ports()
         self.check_bandwidth()
+
+    def check_bridge_ports(self) -> None:
+        """Each network's bridge on each host within the kernel's port limit."""
+        carriers = network_carriers(self.t)
+        self.problems += bridge_port_problems(
+            self.t, lambda network, _host: len(carriers.get(network, ())) > 1
+        )
 
     def check_bandwidth(self) -> None:
         """Guarantees and connections; they rely on a topology consistent so far."""
@@ -116,7 +160,7 @@ class _Checker:
         declared = {t.name for t in self.t.tenants}
         names: dict[str, int] = {}
         vnis: dict[int, str] = {}
-        subnets: list[tuple[str, str, IPv4Network | IPv6Network, int]] = []
+        overlaps = subnet_overlaps(self.t.networks)
         limit = self.mtu_limit
         hosts = {h.name for h in self.t.hosts}
         for i, net in enumerate(self.t.networks):
@@ -145,7 +189,13 @@ class _Checker:
             for k, host in enumerate(net.hosts):
                 if host not in hosts:
                     self.add(("networks", i, "hosts", k), f"unknown host {host!r}", subject)
-            self._check_subnets(i, net, subnets, subject)
+            for fam, earlier in overlaps.get(i, ()):
+                self.add(
+                    ("networks", i, fam),
+                    f"{getattr(net, fam)} overlaps {getattr(earlier, fam)} of network "
+                    f"{earlier.name!r} in the same tenant {net.tenant!r}",
+                    subject,
+                )
 
     def _check_network_name(
         self, i: int, net: VirtualNetwork, names: dict[str, int], subject: str
@@ -165,28 +215,6 @@ class _Checker:
                 subject,
             )
         names.setdefault(net.name, i)
-
-    def _check_subnets(
-        self,
-        i: int,
-        net: VirtualNetwork,
-        subnets: list[tuple[str, str, IPv4Network | IPv6Network, int]],
-        subject: str,
-    ) -> None:
-        """No overlap with an earlier network's subnet in the same tenant; then remember them."""
-        for fam in ("ipv4", "ipv6"):
-            subnet = getattr(net, fam)
-            if subnet is None:
-                continue
-            for other_name, other_tenant, other, _ in subnets:
-                if other_tenant == net.tenant and subnet.overlaps(other):
-                    self.add(
-                        ("networks", i, fam),
-                        f"{subnet} overlaps {other} of network {other_name!r} "
-                        f"in the same tenant {net.tenant!r}",
-                        subject,
-                    )
-            subnets.append((net.name, net.tenant, subnet, i))
 
     def check_node_names(self) -> None:
         """Routers, end hosts and hosts share one namespace-name space."""

@@ -48,47 +48,72 @@ def network_ceil(net: VirtualNetwork, link: UnderlayLink) -> int | None:
     return min(net.ceil or net.bandwidth, link.rate)
 
 
-def underlay_paths(topo: Topology) -> dict[tuple[str, str], list[Hop]]:
+class UnderlayPaths:
     """(from host, to host) -> the links a packet crosses, as the underlay routes it.
 
     Built exactly like `vnet.model.underlay.underlay_addressing` builds the
-    routes (same graph, same order), so it names the links really used.
+    routes (same graph, same order), so it names the links really used. Paths
+    are found on demand, one breadth-first search per source host asked about:
+    checks ask only for the hosts of networks with a bandwidth and of
+    connections, so a large lab is not searched all pairs (issue 17, finding 4).
     """
-    import networkx as nx
 
-    graph = nx.Graph()
-    graph.add_nodes_from(h.name for h in topo.hosts)
-    index: dict[frozenset[str], int] = {}
-    for j, link in enumerate(topo.links):
-        graph.add_edge(link.a, link.b)
-        index.setdefault(frozenset((link.a, link.b)), j)
-    out: dict[tuple[str, str], list[Hop]] = {}
-    for host in topo.hosts:
-        if host.name not in graph:
-            continue
-        for other, path in nx.single_source_shortest_path(graph, host.name).items():
-            if other == host.name:
-                continue
-            hops = []
-            for u, v in itertools.pairwise(path):
-                j = index[frozenset((u, v))]
-                hops.append((j, topo.links[j].a == u))
-            out[(host.name, other)] = hops
-    return out
+    def __init__(self, topo: Topology):
+        import networkx as nx  # 0.25 s to import: not for commands that never plan
+
+        self._links = topo.links
+        self._graph = nx.Graph()
+        self._graph.add_nodes_from(h.name for h in topo.hosts)
+        self._index: dict[frozenset[str], int] = {}
+        for j, link in enumerate(topo.links):
+            self._graph.add_edge(link.a, link.b)
+            self._index.setdefault(frozenset((link.a, link.b)), j)
+        self._from: dict[str, dict[str, list[str]]] = {}
+
+    def _paths_from(self, source: str) -> dict[str, list[str]]:
+        import networkx as nx
+
+        if source not in self._from:
+            found = source in self._graph
+            self._from[source] = (
+                nx.single_source_shortest_path(self._graph, source) if found else {}
+            )
+        return self._from[source]
+
+    def get(self, pair: tuple[str, str], default: list[Hop] | None = None) -> list[Hop] | None:
+        """The hops from pair[0] to pair[1]; `default` if they are one host or not joined."""
+        a, b = pair
+        path = self._paths_from(a).get(b) if a != b else None
+        if path is None:
+            return default
+        hops = []
+        for u, v in itertools.pairwise(path):
+            j = self._index[frozenset((u, v))]
+            hops.append((j, self._links[j].a == u))
+        return hops
 
 
-def network_links(
-    topo: Topology, paths: dict[tuple[str, str], list[Hop]] | None = None
-) -> dict[str, set[int]]:
-    """Network -> indexes of the underlay links its VXLAN traffic crosses (either way)."""
+def underlay_paths(topo: Topology) -> UnderlayPaths:
+    """The underlay's paths between hosts, each found when first asked for."""
+    return UnderlayPaths(topo)
+
+
+def network_links(topo: Topology, paths: UnderlayPaths | None = None) -> dict[str, set[int]]:
+    """Network with a bandwidth -> indexes of the underlay links its VXLAN traffic crosses.
+
+    Only networks with a bandwidth get a class on a link, so only their pairs of
+    carrier hosts are looked at; the others are left out.
+    """
     paths = underlay_paths(topo) if paths is None else paths
+    rated = {n.name for n in topo.networks if n.bandwidth is not None}
     out: dict[str, set[int]] = {}
     for net, hosts in network_carriers(topo, for_agents=False).items():
+        if net not in rated:
+            continue
         used: set[int] = set()
-        for a in hosts:
+        for a in sorted(hosts):
             for b in hosts:
-                if a != b:
-                    used.update(j for j, _ in paths.get((a, b), ()))
+                used.update(j for j, _ in paths.get((a, b)) or ())
         out[net] = used
     return out
 
@@ -105,15 +130,19 @@ class LinkShare:
 def link_shares(topo: Topology, links_of: dict[str, set[int]] | None = None) -> dict[int, list]:
     """Rated link index -> [management share, one share per network with a bandwidth]."""
     links_of = network_links(topo) if links_of is None else links_of
+    crossing: dict[int, list[VirtualNetwork]] = {}  # link -> the networks on it, in file order
+    for net in topo.networks:
+        for j in links_of.get(net.name, ()):
+            crossing.setdefault(j, []).append(net)
     out: dict[int, list[LinkShare]] = {}
     for j, link in enumerate(topo.links):
         mgmt = management_rate(link)
         if link.rate is None or mgmt is None:
             continue
         shares = [LinkShare(None, mgmt, link.rate)]
-        for net in topo.networks:
+        for net in crossing.get(j, ()):
             ceil = network_ceil(net, link)
-            if ceil is not None and j in links_of.get(net.name, ()):
+            if ceil is not None:
                 shares.append(LinkShare(net.name, net.bandwidth or 0, ceil))
         out[j] = shares
     return out

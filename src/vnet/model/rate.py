@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 # tc's units (man tc: bit, kbit, mbit, gbit, tbit), plus "bps"-style
@@ -27,8 +28,11 @@ _RATE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 def parse_rate(value: str | int | float) -> int:
     """Bits per second from a rate like "100mbit"; raise ValueError with the reason."""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        # a list, a mapping, null... from a file: a located problem, not a TypeError
         raise ValueError("a rate must be a number or a string like '100mbit'")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"a rate must be a finite number, got {value!r}")
     if isinstance(value, int | float):
         bits = int(value)
     else:

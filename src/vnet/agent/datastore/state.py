@@ -43,7 +43,13 @@ def read_state(
     for r in routers:
         ns = placement.node_ns(r["name"])
         itfs: dict[str, dict[str, Any]] = {}
-        all_up = nsfs.exists(ns)
+        if not nsfs.exists(ns):
+            # drifted: deleted behind our back. Our cached socket would keep the dead
+            # namespace (and its veths, and their counters) alive: drop it, show nothing
+            kernel.forget(ns)
+            out[r["name"]] = {"oper-state": "failed", "interfaces": {}}
+            continue
+        all_up = True
         for k, itf in enumerate(r.get("interface", [])):
             port = ports.get(vr_port_name(int(r["index"]), k))
             if port is None:

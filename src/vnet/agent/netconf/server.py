@@ -80,6 +80,7 @@ async def serve(ds: Datastore, config: AgentConfig) -> asyncssh.SSHAcceptor:
                 process.exit(0)
 
         session = Session(ds, user, process.stdin.read, process.stdout.write, close)
+        session.reader.max_message = config.netconf_max_message
         await session.run()
 
     throttle = LoginThrottle("NETCONF/SSH")

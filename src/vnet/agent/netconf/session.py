@@ -23,6 +23,7 @@ from vnet.agent.netconf import monitoring
 from vnet.agent.netconf.commit import cancel_options, commit_options
 from vnet.agent.netconf.edit import apply_edit
 from vnet.agent.netconf.framing import FramingError, MessageReader, frame
+from vnet.agent.netconf.parse import parse_message
 from vnet.agent.netconf.subtree import apply_filter, prune_tree
 from vnet.model.yang import encode, schema
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError, netconf_error_xml
@@ -34,9 +35,6 @@ NOTIF = "urn:ietf:params:xml:ns:netconf:notification:1.0"
 MONITORING = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
 BASE_10 = "urn:ietf:params:netconf:base:1.0"
 BASE_11 = "urn:ietf:params:netconf:base:1.1"
-_PARSER = etree.XMLParser(
-    resolve_entities=False, no_network=True, huge_tree=False, remove_blank_text=False
-)
 _ids = itertools.count(1)
 
 
@@ -137,7 +135,7 @@ class Session:
 
     async def _client_hello(self) -> bool:
         try:
-            doc = etree.fromstring(await self.reader.next(), _PARSER)
+            doc = await parse_message(await self.reader.next())
         except etree.XMLSyntaxError:
             return False
         if etree.QName(doc).localname != "hello" or doc.find(f"{{{NC}}}session-id") is not None:
@@ -159,7 +157,7 @@ class Session:
     # -- one rpc ------------------------------------------------------------
     async def handle(self, message: bytes) -> None:
         try:
-            rpc = etree.fromstring(message, _PARSER)
+            rpc = await parse_message(message)
         except etree.XMLSyntaxError as err:
             err_xml = netconf_error_xml(
                 RpcError(ErrorTag.MALFORMED_MESSAGE, f"not well-formed XML: {err}", ErrorType.RPC)
