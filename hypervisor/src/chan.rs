@@ -2,6 +2,7 @@
 //! caller look at the next message before taking it (so a rate-limited
 //! tenant's messages wait in the buffer, and TCP pushes back), and an outbox.
 
+use crate::poller::Interest;
 use perfbench::codec::{self, CodecError};
 use perfbench::conn::SendBuf;
 use std::io::{ErrorKind, Read};
@@ -20,6 +21,8 @@ pub struct Chan {
     start: usize,
     end: usize,
     pub out: SendBuf,
+    /// What the session's poller watches this socket for.
+    pub interest: Interest,
 }
 
 pub enum ReadOutcome {
@@ -38,6 +41,7 @@ impl Chan {
             start: 0,
             end: 0,
             out: SendBuf::new(64 * 1024),
+            interest: Interest::default(),
         })
     }
 
@@ -60,16 +64,22 @@ impl Chan {
         }
     }
 
-    /// Reads what the socket has (up to the high-water mark).
+    /// Reads what the socket has (up to the high-water mark). A read that
+    /// does not fill the room offered has taken everything, so no second
+    /// read is made just to see EAGAIN (the poller is level-triggered).
     pub fn read(&mut self) -> ReadOutcome {
         let mut got = false;
         while self.buffered() < INBOX_HIGH {
             self.make_room();
+            let room = self.inbox.len() - self.end;
             match self.stream.read(&mut self.inbox[self.end..]) {
                 Ok(0) => return ReadOutcome::Closed("peer closed the connection".into()),
                 Ok(n) => {
                     self.end += n;
                     got = true;
+                    if n < room {
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -122,40 +132,6 @@ impl Chan {
             .flush(&mut self.stream)
             .map_err(|e| format!("write: {e}"))
     }
-}
-
-/// ppoll(2) over a set of descriptors; returns the revents in the same order.
-pub fn poll(fds: &[(RawFd, i16)], timeout_ns: u64) -> Vec<i16> {
-    let mut p: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&(fd, events)| libc::pollfd {
-            fd,
-            events,
-            revents: 0,
-        })
-        .collect();
-    let ts = libc::timespec {
-        tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: `p` is a valid array of pollfd of the given length, `ts` a valid timespec.
-    let r = unsafe {
-        libc::ppoll(
-            p.as_mut_ptr(),
-            p.len() as libc::nfds_t,
-            &ts,
-            std::ptr::null(),
-        )
-    };
-    if r <= 0 {
-        return vec![0; fds.len()];
-    }
-    p.iter().map(|x| x.revents).collect()
-}
-
-/// Whether poll reported input (or a hang-up or error, which a read will reveal).
-pub fn readable(revents: i16) -> bool {
-    revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// Starts a non-blocking connect (a tenant controller that is slow or gone

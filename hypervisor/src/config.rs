@@ -21,6 +21,8 @@
 //! rate = 1000                 # control messages/s from the tenant (token bucket)
 //! burst = 200
 //! flows = 500                 # flow-table entries the tenant may hold
+//! packet_in_rate = 500        # PACKET_INs/s to the tenant's controller (excess dropped)
+//! packet_in_burst = 50
 //! ```
 
 use crate::fields::{Fields, Prefix4, Prefix6, VLAN_NONE};
@@ -78,6 +80,12 @@ pub struct Limits {
     /// Flow-table entries the tenant may hold per switch (0: unlimited).
     #[serde(default)]
     pub flows: usize,
+    /// PACKET_INs per second sent to the tenant's controller (0: unlimited);
+    /// the switch's PACKET_INs beyond it are dropped and counted.
+    #[serde(default)]
+    pub packet_in_rate: f64,
+    /// Its token-bucket depth (default: a tenth of a second, at least 1).
+    pub packet_in_burst: Option<f64>,
 }
 
 type LimitsDoc = Limits;
@@ -179,6 +187,7 @@ pub fn generated(
     if n == 0 || n > 255 {
         bail!("--tenants must be 1..255");
     }
+    check_limits(&limits)?;
     let mut slices = Vec::new();
     for i in 0..n {
         let port = upstream
@@ -204,6 +213,20 @@ pub fn generated(
     })
 }
 
+/// Rates finite and >= 0 (0: unlimited), bucket depths >= 1.
+fn check_limits(l: &Limits) -> anyhow::Result<()> {
+    let bad = |rate: f64, burst: Option<f64>| {
+        !(rate >= 0.0 && rate.is_finite()) || burst.is_some_and(|b| !(b >= 1.0 && b.is_finite()))
+    };
+    if bad(l.rate, l.burst) {
+        bail!("limits: rate must be >= 0 and burst >= 1");
+    }
+    if bad(l.packet_in_rate, l.packet_in_burst) {
+        bail!("limits: packet_in_rate must be >= 0 and packet_in_burst >= 1");
+    }
+    Ok(())
+}
+
 fn build(s: SliceDoc, cookie_tag: u8) -> anyhow::Result<Slice> {
     let controller = s
         .controller
@@ -212,9 +235,7 @@ fn build(s: SliceDoc, cookie_tag: u8) -> anyhow::Result<Slice> {
     if s.ports.as_ref().is_some_and(|p| p.is_empty()) {
         bail!("ports = [] leaves the tenant nothing; omit it for all ports");
     }
-    if s.limits.rate < 0.0 || s.limits.burst.is_some_and(|b| b < 1.0) {
-        bail!("limits: rate must be >= 0 and burst >= 1");
-    }
+    check_limits(&s.limits)?;
     Ok(Slice {
         name: s.name,
         controller,
@@ -324,6 +345,7 @@ ipv4_dst = "10.1.0.0/16"
 [slice.limits]
 rate = 100
 flows = 5
+packet_in_rate = 300
 
 [[slice]]
 name = "blue"
@@ -350,6 +372,8 @@ ipv6_src = "2001:db8::/32"
         assert_eq!(red.flowspace.ipv4_dst, Some(Prefix4::new(0x0a01_0000, 16)));
         assert_eq!(red.limits.rate, 100.0);
         assert_eq!(red.limits.flows, 5);
+        assert_eq!(red.limits.packet_in_rate, 300.0);
+        assert_eq!(blue.limits.packet_in_rate, 0.0, "unlimited unless given");
         assert_eq!((red.cookie_tag, blue.cookie_tag), (1, 2));
         assert!(blue.has_port(77));
         assert_eq!(blue.flowspace.vlan, Some(VLAN_NONE));
@@ -384,6 +408,14 @@ ipv6_src = "2001:db8::/32"
             (
                 "[[slice]]\nname='a'\ncontroller='127.0.0.1:1'\ncolour=1",
                 "unknown field",
+            ),
+            (
+                "[[slice]]\nname='a'\ncontroller='127.0.0.1:1'\n[slice.limits]\npacket_in_rate=-1",
+                "packet_in_rate must be >= 0",
+            ),
+            (
+                "[[slice]]\nname='a'\ncontroller='127.0.0.1:1'\n[slice.limits]\npacket_in_burst=0.5",
+                "packet_in_burst >= 1",
             ),
         ];
         for (text, want) in cases {

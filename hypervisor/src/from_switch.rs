@@ -50,6 +50,13 @@ impl Session {
             self.report.unrouted_packet_ins += 1;
             return;
         };
+        let t = &mut self.tenants[i];
+        if !t.packet_in_bucket.take(now_ns()) {
+            // Over the slice's PACKET_IN rate: dropped, as a switch's own
+            // controller rate limit would (a buffered packet times out there).
+            t.stats.packet_ins_limited += 1;
+            return;
+        }
         let mut out = m.to_vec();
         let real = u32::from_be_bytes([m[8], m[9], m[10], m[11]]);
         if real != codec::of13::NO_BUFFER {
@@ -104,7 +111,7 @@ impl Session {
         let xid = ofwire::xid_of(m);
         let msg_type = m[1];
         let more = is_multipart(v, msg_type) && m.len() >= 12 && m[11] & 1 == 1;
-        let Some(p) = self.pending.take(xid, more) else {
+        let Some(p) = self.pending.take(xid, more, now_ns()) else {
             return;
         };
         let Some(i) = self.tenant_index(p.tenant) else {

@@ -6,6 +6,7 @@
 //! fields and the two versions' matches), `policy` (slicing FLOW_MOD and
 //! PACKET_OUT), `limits` (rate limit, flow quota), `translate` (xids, buffer
 //! ids), `ofwire` (messages the codec lacks), `chan` (a non-blocking channel),
+//! `poller` (epoll),
 //! `session` (one switch and its tenants), `switch_setup` (the switch handshake),
 //! `from_switch` and `tenant` (what each side sends),
 //! `server` (listener and reload). The OpenFlow codec is perfbench's.
@@ -18,6 +19,7 @@ pub mod limits;
 pub mod ofmatch;
 pub mod ofwire;
 pub mod policy;
+pub mod poller;
 pub mod server;
 pub mod session;
 pub mod switch_setup;

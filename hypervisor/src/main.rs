@@ -42,6 +42,9 @@ struct Cli {
     /// With --tenants: flow entries per tenant and switch (0: unlimited).
     #[arg(long, default_value_t = 0)]
     flow_quota: usize,
+    /// With --tenants: PACKET_INs/s to each tenant's controller (0: unlimited; excess dropped).
+    #[arg(long, default_value_t = 0.0)]
+    packet_in_limit: f64,
     /// OpenFlow versions offered to switches, comma list.
     #[arg(long = "of", default_value = "1.0,1.3")]
     versions: String,
@@ -64,6 +67,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 rate: cli.rate_limit,
                 burst: cli.burst,
                 flows: cli.flow_quota,
+                packet_in_rate: cli.packet_in_limit,
+                packet_in_burst: None,
             };
             config::generated(n, up, cli.probe_macs, limits)?
         }

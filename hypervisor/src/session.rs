@@ -7,6 +7,7 @@ use crate::chan::{self, Chan, ReadOutcome};
 use crate::config::{Config, Slice};
 use crate::limits::{FlowTable, TokenBucket};
 use crate::ofwire::{self, SwitchInfo};
+use crate::poller::{self, Poller};
 use crate::server::Shared;
 use crate::switch_setup;
 use crate::translate::{BufferMap, OWN_XIDS as HV_XID, PendingMap};
@@ -18,6 +19,8 @@ use std::sync::Arc;
 
 const RECONNECT_NS: u64 = 1_000_000_000;
 const CONNECT_TIMEOUT_NS: u64 = 2_000_000_000;
+/// The poller's token for the switch's socket (tenants' are their uids, from 1).
+const SWITCH_TOKEN: u64 = 0;
 
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct TenantStats {
@@ -31,6 +34,8 @@ pub struct TenantStats {
     pub denied: u64,
     pub quota_refusals: u64,
     pub rate_limited_waits: u64,
+    /// PACKET_INs dropped by the slice's packet_in_rate.
+    pub packet_ins_limited: u64,
     pub dropped_to_tenant: u64,
     pub flows: usize,
     pub closes: Vec<String>,
@@ -43,6 +48,8 @@ pub struct Tenant {
     /// A connect in progress and when it is given up.
     pub connecting: Option<(TcpStream, u64)>,
     pub bucket: TokenBucket,
+    /// Meters PACKET_INs towards the tenant (`limits.packet_in_rate`).
+    pub packet_in_bucket: TokenBucket,
     pub flows: FlowTable,
     pub next_connect_ns: u64,
     pub throttled_until: u64,
@@ -73,14 +80,17 @@ pub struct Session {
     pub pending: PendingMap,
     pub buffers: BufferMap,
     pub port_stats_cache: Option<(u64, Vec<u8>)>,
+    poller: Poller,
     next_uid: u64,
     pub report: SessionReport,
 }
 
 /// Runs one switch connection until the switch leaves or the hypervisor stops.
 pub fn run(shared: Arc<Shared>, stream: TcpStream) -> SessionReport {
-    let mut s = match switch_setup::handshake(&shared, stream) {
-        Ok((info, sw)) => Session::new(shared, info, sw),
+    let setup = switch_setup::handshake(&shared, stream)
+        .and_then(|(info, sw)| Ok((info, sw, Poller::new()?)));
+    let mut s = match setup {
+        Ok((info, sw, poller)) => Session::new(shared, info, sw, poller),
         Err(e) => {
             return SessionReport {
                 ended: format!("switch handshake: {e:#}"),
@@ -105,7 +115,7 @@ pub fn run(shared: Arc<Shared>, stream: TcpStream) -> SessionReport {
 }
 
 impl Session {
-    fn new(shared: Arc<Shared>, info: SwitchInfo, sw: Chan) -> Session {
+    fn new(shared: Arc<Shared>, info: SwitchInfo, sw: Chan, poller: Poller) -> Session {
         let (config, generation) = shared.snapshot();
         let mut s = Session {
             shared,
@@ -122,6 +132,7 @@ impl Session {
             pending: PendingMap::default(),
             buffers: BufferMap::default(),
             port_stats_cache: None,
+            poller,
             next_uid: 1,
         };
         for slice in &config.slices {
@@ -139,6 +150,11 @@ impl Session {
         self.tenants.push(Tenant {
             uid: self.next_uid,
             bucket: TokenBucket::new(slice.limits.rate, slice.limits.burst, now),
+            packet_in_bucket: TokenBucket::new(
+                slice.limits.packet_in_rate,
+                slice.limits.packet_in_burst,
+                now,
+            ),
             stats: TenantStats {
                 slice: slice.name.clone(),
                 ..TenantStats::default()
@@ -161,7 +177,8 @@ impl Session {
     pub fn close_tenant(&mut self, i: usize, why: String) {
         let t = &mut self.tenants[i];
         t.connecting = None;
-        if let Some(c) = t.chan.take() {
+        if let Some(mut c) = t.chan.take() {
+            self.poller.remove(c.fd(), &mut c.interest);
             let _ = c.stream.shutdown(std::net::Shutdown::Both);
         }
         if t.stats.closes.len() < 20 {
@@ -203,6 +220,7 @@ impl Session {
 
     /// Runs until the switch leaves or the hypervisor stops; returns why it ended.
     fn event_loop(&mut self) -> String {
+        let mut ready = Vec::new();
         loop {
             let now = now_ns();
             if now >= self.shared.stop_ns || perfbench::signals::stop_requested() {
@@ -210,28 +228,13 @@ impl Session {
             }
             self.reload_if_changed();
             self.connect_tenants(now);
-            self.pending.expire(now);
-            let mut fds = vec![(
-                self.sw.fd(),
-                poll_events(&self.sw, self.sw.buffered() < chan::INBOX_HIGH),
-            )];
-            let connecting = self.tenants.iter().any(|t| t.connecting.is_some());
-            let mut wake = now + if connecting { 2_000_000 } else { 50_000_000 };
-            // Where each tenant's descriptor is in `fds`.
-            let mut slot = vec![None; self.tenants.len()];
-            for (i, t) in self.tenants.iter().enumerate() {
-                if let Some(c) = &t.chan {
-                    let can_take = now >= t.throttled_until;
-                    if !can_take {
-                        wake = wake.min(t.throttled_until);
-                    }
-                    slot[i] = Some(fds.len());
-                    let room = self.sw.out.pending() < chan::OUTBOX_HIGH;
-                    fds.push((c.fd(), poll_events(c, can_take && room)));
-                }
-            }
-            let revents = chan::poll(&fds, wake.saturating_sub(now));
-            if chan::readable(revents[0])
+            let wake = match self.watch(now) {
+                Ok(wake) => wake,
+                Err(why) => return why,
+            };
+            self.poller.wait(wake.saturating_sub(now), &mut ready);
+            let is_ready = |token: u64| ready.iter().any(|r| r.token == token && r.readable());
+            if is_ready(SWITCH_TOKEN)
                 && let ReadOutcome::Closed(why) = self.sw.read()
             {
                 return format!("switch: {why}");
@@ -239,8 +242,8 @@ impl Session {
             if let Err(why) = self.switch_messages() {
                 return why;
             }
-            for (i, at) in slot.into_iter().enumerate() {
-                let readable = at.is_some_and(|k| chan::readable(revents[k]));
+            for i in 0..self.tenants.len() {
+                let readable = is_ready(self.tenants[i].uid);
                 self.serve_tenant(i, readable);
             }
             if let Err(why) = self.sw.flush() {
@@ -254,10 +257,37 @@ impl Session {
         }
     }
 
+    /// Tells the poller what each socket is waiting for; returns when to wake
+    /// at the latest (a throttled tenant's next token, a connect to check).
+    fn watch(&mut self, now: u64) -> Result<u64, String> {
+        let sw_in = self.sw.buffered() < chan::INBOX_HIGH;
+        let sw_fd = self.sw.fd();
+        let ev = wanted(&self.sw, sw_in);
+        self.poller
+            .set(sw_fd, SWITCH_TOKEN, &mut self.sw.interest, ev)
+            .map_err(|e| format!("epoll: {e}"))?;
+        let connecting = self.tenants.iter().any(|t| t.connecting.is_some());
+        let mut wake = now + if connecting { 2_000_000 } else { 50_000_000 };
+        let room = self.sw.out.pending() < chan::OUTBOX_HIGH;
+        for t in &mut self.tenants {
+            let Some(c) = t.chan.as_mut() else { continue };
+            let can_take = now >= t.throttled_until;
+            if !can_take {
+                wake = wake.min(t.throttled_until);
+            }
+            let ev = wanted(c, can_take && room);
+            let fd = c.fd();
+            if let Err(e) = self.poller.set(fd, t.uid, &mut c.interest, ev) {
+                return Err(format!("epoll, tenant {}: {e}", t.slice.name));
+            }
+        }
+        Ok(wake)
+    }
+
     /// Reads a tenant and handles its messages as far as its token bucket allows.
     fn serve_tenant(&mut self, i: usize, readable: bool) {
         let now = now_ns();
-        if now < self.tenants[i].throttled_until {
+        if now < self.tenants[i].throttled_until && !readable {
             return;
         }
         let Some(c) = self.tenants[i].chan.as_mut() else {
@@ -324,9 +354,10 @@ impl Session {
     fn update_tenant(&mut self, k: usize, slice: Slice) {
         let now = now_ns();
         let old = std::mem::replace(&mut self.tenants[k].slice, slice.clone());
-        self.tenants[k]
-            .bucket
-            .reconfigure(slice.limits.rate, slice.limits.burst, now);
+        let (t, l) = (&mut self.tenants[k], &slice.limits);
+        t.bucket.reconfigure(l.rate, l.burst, now);
+        t.packet_in_bucket
+            .reconfigure(l.packet_in_rate, l.packet_in_burst, now);
         if old.controller != slice.controller {
             self.close_tenant(k, "controller address changed".into());
             self.tenants[k].next_connect_ns = 0;
@@ -367,13 +398,14 @@ impl Session {
     }
 }
 
-fn poll_events(c: &Chan, want_read: bool) -> i16 {
+/// The poller's interest for a channel: input when it may be read, output while bytes wait.
+fn wanted(c: &Chan, want_read: bool) -> u32 {
     let mut ev = 0;
     if want_read {
-        ev |= libc::POLLIN;
+        ev |= poller::IN;
     }
     if c.out.pending() > 0 {
-        ev |= libc::POLLOUT;
+        ev |= poller::OUT;
     }
     ev
 }

@@ -9,7 +9,9 @@
 //!   `proxy`: the actors.
 //! - `flow_confirm`: flow insertion latency (FLOW_MOD → first forwarded
 //!   packet); `emulated_dp`: the emulated switch's rule table and forwarder.
-//! - `record`, `summary`, `report`, `cpu`, `run`, `bench`: measurement and reports.
+//! - `run_config` (what a run is given, checked), `run`, `record`, `summary`,
+//!   `report`, `cpu`, `bench`: measurement and reports. The binary's command
+//!   line is `src/cli/` (flags, values, one module per group of subcommands).
 
 pub mod bench;
 pub mod clock;
@@ -28,6 +30,7 @@ pub mod proxy;
 pub mod record;
 pub mod report;
 pub mod run;
+pub mod run_config;
 pub mod schedule;
 pub mod signals;
 pub mod start_sync;

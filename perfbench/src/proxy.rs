@@ -14,6 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+/// How long a switch's connection waits for its upstream controller to listen.
+const UPSTREAM_RETRY_NS: u64 = 5_000_000_000;
+
 #[derive(Debug, Clone)]
 pub struct ProxyConfig {
     /// (listen, upstream) pairs: a switch connecting to `listen` is relayed to `upstream`.
@@ -113,13 +116,13 @@ fn serve_route(
         match l.accept() {
             Ok((down, _)) => {
                 let _ = down.set_nonblocking(false);
-                let up = match TcpStream::connect_timeout(&upstream, Duration::from_secs(5)) {
+                // The controller may not listen yet (it can start after the
+                // switch connects): retry for a while instead of dropping the switch.
+                let deadline = (now_ns() + UPSTREAM_RETRY_NS).min(stop);
+                let up = match crate::conn::connect_until(upstream, deadline) {
                     Ok(u) => u,
                     Err(e) => {
-                        errors
-                            .lock()
-                            .unwrap()
-                            .push(format!("cannot connect upstream to {upstream}: {e}"));
+                        errors.lock().unwrap().push(format!("upstream: {e:#}"));
                         continue;
                     }
                 };

@@ -345,6 +345,10 @@ fn through_the_proxy() {
         spec(0, Kind::Echo, 3_000.0, Version::V13),
         spec(1, Kind::PortStats, 2_000.0, Version::V13),
     ];
+    // The switches reach the proxy before the tenants listen (a busy machine
+    // can order it so by chance): the proxy must wait for its upstream, not
+    // drop the switch (it did, and this test failed when the listeners came up late).
+    std::thread::sleep(Duration::from_millis(100));
     let r = run::run(&config(tenants, Endpoints::Listen(t_addrs), 1.0)).unwrap();
     let why = describe(&r);
     for s in &r.tenants {

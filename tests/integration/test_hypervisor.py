@@ -2,8 +2,8 @@
 controllers, as `vnet bench sdn` runs OVS: everything in one namespace.
 
 br0 has ports 1 (a veth whose peer injects frames), 2 and 3 (internal). Slice
-"red" owns ports 1-2 and IPv4 only, at most 4 flows; slice "blue" owns port 3
-and is limited to 200 control messages/s. The tenants are small OpenFlow 1.3
+"red" owns ports 1-2 and IPv4 only, at most 4 flows and 50 PACKET_INs/s; slice
+"blue" owns port 3 and is limited to 200 control messages/s. The tenants are small OpenFlow 1.3
 controllers written here on plain sockets.
 """
 
@@ -46,6 +46,8 @@ ports = [1, 2]
 eth_type = 0x0800
 [slice.limits]
 flows = 4
+packet_in_rate = 50
+packet_in_burst = 10
 
 [[slice]]
 name = "blue"
@@ -329,6 +331,46 @@ def test_flooding_tenant_is_limited(setup: Setup) -> None:
     assert noisy[len(noisy) // 2] < max(0.02, 5 * quiet[len(quiet) // 2]), (quiet, noisy)
     while blue.recv(0.5) is not None:  # let the rest drain (5 s at 200/s at most)
         pass
+
+
+def packet_ins_within(t: Tenant, seconds: float) -> int:
+    """PACKET_INs `t` receives until none came for `seconds`."""
+    count = 0
+    while (m := t.recv(seconds)) is not None:
+        count += m[0] == PACKET_IN
+    return count
+
+
+def test_flooding_packet_ins_are_limited_per_slice(setup: Setup) -> None:
+    red, blue, lab = setup.red, setup.blue, setup.lab
+    table_miss = flow_mod(match(), apply_output(OFPP_CONTROLLER), 0)
+    for t in (red, blue):
+        assert t.error_for(t.send(FLOW_MOD, table_miss)) is None
+    blue_iface = f"hv{lab.tag}3"  # blue's port 3: frames sent on it enter br0 there
+    up = processes.run(lab.ns, ["ip", "link", "set", blue_iface, "up"], timeout=10)
+    assert up.returncode == 0, up.stderr
+    # Not UDP: red's UDP rule from test_flow_quota would forward it without a PACKET_IN.
+    frame = bytearray(udp_frame())
+    frame[23] = 1  # IPv4 protocol: ICMP
+    flood, quiet = 600, 20
+    with netns.entered(lab.ns):
+        red_side = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        blue_side = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    with red_side, blue_side:
+        red_side.bind((lab.dp_iface, 0))
+        blue_side.bind((blue_iface, 0))
+        start = time.monotonic()
+        for i in range(flood):
+            red_side.send(frame)
+            if i % (flood // quiet) == 0:
+                blue_side.send(b"\x02\0\0\0\0\x03" + frame[6:])
+    red_got = packet_ins_within(red, 1.0)
+    elapsed = time.monotonic() - start
+    blue_got = packet_ins_within(blue, 1.0)
+    # Red: its burst of 10 plus 50/s while the flood lasted, never the 600 sent.
+    assert 10 <= red_got <= 10 + 50 * elapsed + 10 < flood, (red_got, elapsed)
+    # Blue has no PACKET_IN limit and is not held back by red's.
+    assert blue_got == quiet, blue_got
 
 
 def test_garbage_and_truncated_tenants_lose_only_their_channel(setup: Setup) -> None:

@@ -58,6 +58,18 @@ def test_added_latency_over_the_bound_is_missed() -> None:
     assert goal.met is False
 
 
+def test_repeats_are_judged_by_their_mean_and_shown_with_the_ci() -> None:
+    r = _result()
+    for ovs50, hv50 in ((80.0, 90.0), (100.0, 110.0), (90.0, 100.0)):
+        _point(r, "packet-out", 20, "ovs-ND", ovs50, 200.0, over=False)
+        _point(r, "packet-out", 20, "hv-ND", hv50, 230.0, over=False)
+    (goal,) = _by_start(check_goals(r), "added latency")
+    assert goal.met is True, goal.detail  # +10 µs p50, +30 µs p99 on average
+    # 3 samples 90/100/110: mean 100, ci95 = t(0.975, 2) x 10 / sqrt(3) = 24.8
+    assert "p50 100.0 ± 24.8 vs 90.0 ± 24.8 µs (+10.0)" in goal.detail, goal.detail
+    assert "means of 3 repeats" in goal.detail
+
+
 def test_a_hypervisor_that_falls_behind_a_switch_that_keeps_up_misses() -> None:
     r = _result()
     _point(r, "packet-out", 20, "ovs-ND", 80.0, 200.0, over=False)

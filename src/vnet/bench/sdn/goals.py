@@ -17,6 +17,7 @@ from vnet.bench.contract import Goal
 from vnet.bench.results import BenchResult
 from vnet.bench.sdn.analysis import noisy_rise
 from vnet.bench.sdn.record import CPU_PER_10K, NOISY_DELIVERED, NOISY_P99
+from vnet.bench.stats import summarize
 
 HV, SWITCH = "hv-ND", "ovs-ND"
 ADDED_P50_US, ADDED_P99_US = 20.0, 50.0
@@ -29,6 +30,20 @@ X = int | float | str
 def _mean(result: BenchResult, metric: str, series: str, x: X) -> float | None:
     m = result.get(metric, series, x)
     return fmean(m.samples) if m is not None and m.samples else None
+
+
+def _shown(result: BenchResult, metric: str, series: str, x: X) -> str:
+    """The mean over the repeats, with "± the 95% CI of the mean" when there are several."""
+    m = result.get(metric, series, x)
+    if m is None or not m.samples:
+        return "-"
+    s = summarize(m.samples)
+    return f"{s.mean:.1f}" + (f" ± {s.ci95:.1f}" if s.ci95 is not None else "")
+
+
+def _repeats(result: BenchResult, metric: str, series: str, x: X) -> int:
+    m = result.get(metric, series, x)
+    return len(m.samples) if m is not None else 0
 
 
 def _overloaded(result: BenchResult, exp: str, series: str, x: X) -> bool | None:
@@ -94,10 +109,18 @@ def added_latency(result: BenchResult, exp: str, x: X) -> Goal:
         return Goal(name, None, "no latency measured")
     d50 = got[HV, "p50"] - got[SWITCH, "p50"]  # type: ignore[operator]
     d99 = got[HV, "p99"] - got[SWITCH, "p99"]  # type: ignore[operator]
+    shown = {
+        (s, st): _shown(result, f"{exp} {st} latency", s, x)
+        for s in (HV, SWITCH)
+        for st in ("p50", "p99")
+    }
     detail = (
-        f"p50 {got[HV, 'p50']:.1f} vs {got[SWITCH, 'p50']:.1f} µs ({d50:+.1f}), "
-        f"p99 {got[HV, 'p99']:.1f} vs {got[SWITCH, 'p99']:.1f} µs ({d99:+.1f})"
+        f"p50 {shown[HV, 'p50']} vs {shown[SWITCH, 'p50']} µs ({d50:+.1f}), "
+        f"p99 {shown[HV, 'p99']} vs {shown[SWITCH, 'p99']} µs ({d99:+.1f})"
     )
+    n = min(_repeats(result, f"{exp} p50 latency", s, x) for s in (HV, SWITCH))
+    if n > 1:
+        detail += f"; means of {n} repeats, ± = 95% CI of the mean"
     return Goal(name, d50 <= ADDED_P50_US and d99 <= ADDED_P99_US, detail)
 
 

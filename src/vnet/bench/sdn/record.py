@@ -27,7 +27,13 @@ NOISY_P99 = "noisy: other tenants' p99 latency"
 NOISY_DELIVERED = "noisy: noisy tenant's delivered rate"
 CPU_PER_10K = "hypervisor CPU per 10k msgs/s"
 # The hypervisor's counters (summed over tenants) that say it held back or refused something.
-HV_COUNTERS = ("rate_limited_waits", "dropped_to_tenant", "denied", "quota_refusals")
+HV_COUNTERS = (
+    "rate_limited_waits",
+    "packet_ins_limited",
+    "dropped_to_tenant",
+    "denied",
+    "quota_refusals",
+)
 
 
 def cpu_percent(report: dict[str, Any], pid: int | None) -> float | None:
