@@ -354,3 +354,36 @@ def test_read_walk_matches_a_plain_reading(tmp_path: Path, rules: list[tuple[str
     fast = Nacm(_config(tmp_path)).access("carol", tree)
     assert fast is not None
     assert _canon(fast.readable(data)) == _canon(_reference_readable(entries, data))
+
+
+SRV6 = "vnet-router:srv6"
+
+
+def _connection(name: str, network: str, lan: str) -> dict[str, Any]:
+    ingress = {"router": "ra", "network": network, "lan-network": lan, "segment": ["fc00::1"]}
+    return {"name": name, "id": 1, "ingress": [ingress]}
+
+
+def test_tenant_admin_manages_its_connections_only(tmp_path: Path) -> None:
+    nacm = Nacm(_config(tmp_path))
+    old = _tree()
+    old[SRV6] = {
+        "locator": [{"prefix": "fc00::/48", "router": "ra"}],
+        "connection": [_connection("cb", "nb", "nb")],
+    }
+    seen = nacm.readable("alice", old, old)
+    assert SRV6 not in seen  # B's connection and the operator's locators are hidden
+    own = copy.deepcopy(old)
+    own[SRV6]["connection"].append(_connection("ca", "na", "na"))
+    nacm.authorise_write("alice", old, own)
+    assert _names(nacm.readable("alice", own, own), SRV6, "connection") == ["ca"]
+    mixed = copy.deepcopy(old)  # a piece on A's network with a LAN of B's
+    mixed[SRV6]["connection"].append(_connection("cx", "na", "nb"))
+    with pytest.raises(RpcError) as err:
+        nacm.authorise_write("alice", old, mixed)
+    assert err.value.tag == ErrorTag.ACCESS_DENIED
+    assert err.value.path == "/vr:srv6/vr:connection[vr:name='cx']"
+    locators = copy.deepcopy(own)
+    locators[SRV6]["locator"] = []
+    with pytest.raises(RpcError):  # the host's locators are the operator's
+        nacm.authorise_write("alice", own, locators)

@@ -30,17 +30,22 @@ WRITE_OPS = ("create", "update", "delete")
 State = tuple[list[TrieNode], dict[str, Rule]]
 
 
+PIECES = ("ingress", "transit", "egress")  # a connection's pieces, each naming networks
+
+
 class Trees:
-    """What a path predicate may ask of a tree beyond the entry itself: a router's tenant."""
+    """What a path predicate may ask of a tree beyond the entry itself: the tenant of a
+    router or a connection, from the networks it names."""
 
     def __init__(self, tree: dict[str, Any]):
         self.tenant_of = {n.get("name"): n.get("tenant") for n in codec.networks_of(tree)}
-        self._tenants: dict[int, str | None] = {}  # id(router entry) -> its tenant
+        self._tenants: dict[int, str | None] = {}  # id(entry) -> its tenant
 
-    def router_tenant(self, entry: dict[str, Any]) -> str | None:
+    def entry_tenant(self, entry: dict[str, Any]) -> str | None:
+        """The one tenant whose networks the entry names; None if none or several."""
         known = self._tenants.get(id(entry), MISSING)
         if known is MISSING:
-            tenants = {self.tenant_of.get(i.get("network")) for i in entry.get("interface", [])}
+            tenants = {self.tenant_of.get(n) for n in _networks_named(entry)}
             known = self._tenants[id(entry)] = tenants.pop() if len(tenants) == 1 else None
         return known
 
@@ -48,7 +53,15 @@ class Trees:
         """A leaf's value as a predicate compares it (the derived tenant if absent)."""
         if leaf in entry:
             return _text(entry[leaf])
-        return self.router_tenant(entry) if leaf == "tenant" else None
+        return self.entry_tenant(entry) if leaf == "tenant" else None
+
+
+def _networks_named(entry: dict[str, Any]) -> list[Any]:
+    """The networks of a router's interfaces, or of a connection's pieces."""
+    if "interface" in entry:
+        return [i.get("network") for i in entry["interface"]]
+    pieces = [p for kind in PIECES for p in entry.get(kind, [])]
+    return [p.get(leaf) for p in pieces for leaf in ("network", "lan-network") if leaf in p]
 
 
 def _text(value: Any) -> str:

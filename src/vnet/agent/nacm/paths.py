@@ -3,9 +3,10 @@
 A path names data nodes from the top: `/vr:routers/vr:router[vr:name='r1']/vr:route`.
 Each step may carry a prefix (a module's prefix or name; a step without one is in
 its parent's module) and predicates `[leaf='value']` on the list's leaves. `/`
-alone names everything. vnet adds one derived predicate: `[vr:tenant='T']` on a
-router, true when every interface of the router is on a network of tenant T
-(a router has no tenant leaf of its own: its networks say whose it is).
+alone names everything. vnet adds one derived predicate, `[vr:tenant='T']`, on a
+router (true when every interface of the router is on a network of tenant T) and
+on an SRv6 connection (true when every network its pieces name is T's): neither
+has a tenant leaf of its own; their networks say whose they are.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from dataclasses import dataclass, field
 from vnet.model.yang import schema
 from vnet.model.yang.schema import SchemaNode
 
-# (router list step) -> the derived predicate it accepts
-DERIVED = {("vnet-router", "router"): "tenant"}
+# (list step) -> the derived predicate it accepts
+DERIVED = {("vnet-router", "router"): "tenant", ("vnet-router", "connection"): "tenant"}
 
 _STEP = re.compile(r"\s*(?:(?P<prefix>[A-Za-z_][\w.\-]*):)?(?P<name>[A-Za-z_][\w.\-]*)\s*")
 _PRED = re.compile(

@@ -1,5 +1,6 @@
 """The tenant template: "tenant T's administrator manages T's VRs (their interfaces and
-routes), reads T's networks, and reads nothing else".
+routes) and T's SRv6 connections, reads T's networks, and reads nothing else" (not the
+host's underlay classes or SRv6 locators: those are the operator's).
 
 It is an ordinary rule-list; a user the agent's configuration marks with
 `tenant: T` is in its group, and the list is evaluated after the rule-lists
@@ -28,6 +29,14 @@ def rule_list(tenant: str) -> dict[str, Any]:
                 "access-operations": "*",
                 "action": "permit",
                 "comment": "a VR is the tenant's when all its interfaces are on its networks",
+            },
+            {
+                "name": "own-connections",
+                "module-name": "vnet-router",
+                "path": f"/vr:srv6/vr:connection[vr:tenant='{tenant}']",
+                "access-operations": "*",
+                "action": "permit",
+                "comment": "a connection is the tenant's when all networks of its pieces are",
             },
             {
                 "name": "own-networks",
