@@ -1,0 +1,127 @@
+"""The controller's view of the underlay: physical hosts and links with capacity.
+
+Capacity is per direction (an underlay link is full duplex): a connection from
+a to b takes from the arc (link, forward=True), its reverse direction from the
+other arc. What a connection may take is the link's rate minus the share kept
+for management and routing (`vnet.model.qos.management_rate`), the same
+reservation the agents' HTB trees make.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from vnet.model.qos import management_rate
+from vnet.model.topology import Topology
+
+
+class NetworkError(ValueError):
+    """Plain data that does not describe a network (what, where, why)."""
+
+
+@dataclass(frozen=True)
+class Link:
+    """An underlay link; `capacity` is what connections may take, in bit/s per direction."""
+
+    name: str
+    a: str
+    b: str
+    capacity: int
+
+    def label(self, forward: bool) -> str:
+        return (
+            f"{self.name} ({self.a} -> {self.b})"
+            if forward
+            else f"{self.name} ({self.b} -> {self.a})"
+        )
+
+
+@dataclass(frozen=True, order=True)
+class Arc:
+    """One direction of one link: the unit of capacity."""
+
+    link: str
+    forward: bool  # a -> b
+
+
+class NetworkView:
+    """Hosts and links, looked up by name; immutable once built."""
+
+    def __init__(self, hosts: Iterable[str], links: Iterable[Link]):
+        self.hosts: tuple[str, ...] = tuple(hosts)
+        if len(set(self.hosts)) != len(self.hosts):
+            raise NetworkError(f"hosts: a name appears twice in {list(self.hosts)}")
+        self.links: dict[str, Link] = {}
+        for link in links:
+            self._check(link)
+            self.links[link.name] = link
+
+    def _check(self, link: Link) -> None:
+        where = f"link {link.name!r}"
+        if link.name in self.links:
+            raise NetworkError(f"{where}: the name appears twice")
+        for end in (link.a, link.b):
+            if end not in self.hosts:
+                raise NetworkError(f"{where}: unknown host {end!r}")
+        if link.a == link.b:
+            raise NetworkError(f"{where}: joins host {link.a!r} to itself")
+        if link.capacity <= 0:
+            raise NetworkError(f"{where}: capacity {link.capacity} bit/s is not positive")
+
+    def arcs(self) -> list[Arc]:
+        return [Arc(name, fwd) for name in self.links for fwd in (True, False)]
+
+    def capacity(self, arc: Arc) -> int:
+        return self.links[arc.link].capacity
+
+    def ends(self, arc: Arc) -> tuple[str, str]:
+        """(from host, to host) of an arc."""
+        link = self.links[arc.link]
+        return (link.a, link.b) if arc.forward else (link.b, link.a)
+
+    def label(self, arc: Arc) -> str:
+        return self.links[arc.link].label(arc.forward)
+
+    def arcs_between(self, u: str, v: str) -> list[Arc]:
+        """Every arc from u to v (parallel links give several)."""
+        out = []
+        for link in self.links.values():
+            if (link.a, link.b) == (u, v):
+                out.append(Arc(link.name, True))
+            elif (link.b, link.a) == (u, v):
+                out.append(Arc(link.name, False))
+        return out
+
+    @classmethod
+    def from_data(cls, data: dict) -> NetworkView:
+        """From plain data: {"hosts": [...], "links": [{"name", "a", "b", "capacity"}]}."""
+        try:
+            links = [
+                Link(str(x["name"]), str(x["a"]), str(x["b"]), int(x["capacity"]))
+                for x in data.get("links", [])
+            ]
+            return cls([str(h) for h in data["hosts"]], links)
+        except (KeyError, TypeError) as e:
+            raise NetworkError(f"network data: missing or malformed field {e}") from e
+
+    @classmethod
+    def from_topology(cls, topo: Topology) -> NetworkView:
+        """A lab's hosts and the links with a rate (links without one have no guarantee)."""
+        links = [
+            Link(f"{x.a}-{x.b}", x.a, x.b, x.rate - (management_rate(x) or 0))
+            for x in topo.links
+            if x.rate is not None
+        ]
+        return cls([h.name for h in topo.hosts], _unique_names(links))
+
+
+def _unique_names(links: list[Link]) -> list[Link]:
+    """Name parallel links a-b, a-b#2, ... so every link has a name of its own."""
+    seen: dict[str, int] = {}
+    out = []
+    for link in links:
+        seen[link.name] = seen.get(link.name, 0) + 1
+        name = link.name if seen[link.name] == 1 else f"{link.name}#{seen[link.name]}"
+        out.append(Link(name, link.a, link.b, link.capacity))
+    return out
