@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from vnet.controller.admission.cost import DEFAULT_MARGIN, Encapsulation, link_cost
 from vnet.controller.admission.ledger import Demand, Ledger, Reservation
+from vnet.controller.admission.network import Arc
 from vnet.controller.admission.paths import Rejection, Route, check_explicit, find_route
 
 
@@ -17,7 +19,7 @@ class Policy:
     margin: Fraction = DEFAULT_MARGIN
     encapsulation: Encapsulation = field(default_factory=Encapsulation)
 
-    def cost_of(self, demand: Demand):  # type: ignore[no-untyped-def]
+    def cost_of(self, demand: Demand) -> Callable[[int], int]:
         """hops -> bit/s per arc for this demand."""
 
         def cost_at(hops: int) -> int:
@@ -71,7 +73,9 @@ def check_demand(ledger: Ledger, demand: Demand) -> Rejection | None:
     return None
 
 
-def route(ledger: Ledger, request: Request, policy: Policy, excluded=()) -> Route | Rejection:  # type: ignore[no-untyped-def]
+def route(
+    ledger: Ledger, request: Request, policy: Policy, excluded: Iterable[Arc] = ()
+) -> Route | Rejection:
     """Where the request would go in this ledger, or why it cannot."""
     demand = request.demand
     bad = check_demand(ledger, demand)
