@@ -84,6 +84,8 @@ def test_direct_admission_needs_no_move_and_other_rejections_pass_through() -> N
     plan = rearrange(ledger, Request("n", Demand("a", "d", 8)), POLICY)
     assert isinstance(plan, Admitted) and plan.moves == ()
     assert ledger.reservations() == []
+    huge = rearrange(ledger, Request("n", Demand("a", "d", 11)), POLICY)  # above any link
+    assert isinstance(huge, Rejection) and "even with nothing reserved" in huge.message
     bad = rearrange(ledger, Request("n", Demand("a", "q", 8)), POLICY)
     assert isinstance(bad, Rejection) and bad.reason == "unknown-host"
 

@@ -74,7 +74,11 @@ def check_demand(ledger: Ledger, demand: Demand) -> Rejection | None:
 
 
 def route(
-    ledger: Ledger, request: Request, policy: Policy, excluded: Iterable[Arc] = ()
+    ledger: Ledger,
+    request: Request,
+    policy: Policy,
+    excluded: Iterable[Arc] = (),
+    explain: bool = True,
 ) -> Route | Rejection:
     """Where the request would go in this ledger, or why it cannot."""
     demand = request.demand
@@ -83,7 +87,7 @@ def route(
         return bad
     cost_at = policy.cost_of(demand)
     if request.path is None:
-        return find_route(ledger, demand.source, demand.destination, cost_at, excluded)
+        return find_route(ledger, demand.source, demand.destination, cost_at, excluded, explain)
     path = list(request.path)
     if not path or path[0] != demand.source or path[-1] != demand.destination:
         return Rejection(

@@ -56,6 +56,11 @@ class NetworkView:
         for link in links:
             self._check(link)
             self.links[link.name] = link
+        # every arc with its ends and capacity, in a fixed order: the path search
+        # walks this list for each graph it builds
+        self.arc_table: tuple[tuple[Arc, str, str, int], ...] = tuple(
+            (arc, *self.ends(arc), self.capacity(arc)) for arc in sorted(self.arcs())
+        )
 
     def _check(self, link: Link) -> None:
         where = f"link {link.name!r}"

@@ -76,11 +76,11 @@ class _Search:
 
         g = nx.DiGraph()
         g.add_nodes_from(self.ledger.view.hosts)
-        for arc in sorted(self.ledger.view.arcs()):
-            room = self.ledger.residual(arc)
+        used = self.ledger.used
+        for arc, u, v, capacity in self.ledger.view.arc_table:
+            room = capacity - used(arc)
             if arc in self.excluded or (cost is not None and room < cost):
                 continue
-            u, v = self.ledger.view.ends(arc)
             if not g.has_edge(u, v) or g[u][v]["room"] < room:
                 g.add_edge(u, v, arc=arc, room=room)
         return g
@@ -92,6 +92,7 @@ def find_route(
     destination: str,
     cost_at: Callable[[int], int],
     excluded: Iterable[Arc] = (),
+    explain: bool = True,
 ) -> Route | Rejection:
     """The fewest-hops, then widest, path from source to destination that fits."""
     import networkx as nx
@@ -109,6 +110,8 @@ def find_route(
         try:
             found = nx.shortest_path_length(g, source, destination)
         except nx.NetworkXNoPath:
+            if not explain:  # a trial (rearrangement) needs the answer, not the reason
+                return Rejection("no-capacity", "no path fits")
             return _no_capacity(ledger, search, source, destination, cost)
         if found <= hops:
             return _widest(g, source, destination, cost)

@@ -41,6 +41,8 @@ def rearrange(
     first = admit(trial, request, policy)
     if not isinstance(first, Rejection) or first.reason != "no-capacity":
         return first
+    if isinstance(route(Ledger(ledger.view), request, policy), Rejection):
+        return _gave_up(first, 0, "it does not fit even with nothing reserved")
     candidates = _candidates(ledger, request, policy)
     deadline = time.monotonic() + limits.budget
     tries = 0
@@ -81,7 +83,7 @@ def _try(
     without = ledger.copy()
     for name in movers:
         without.release_all(name)
-    target = route(without, request, policy)
+    target = route(without, request, policy, explain=False)
     if isinstance(target, Rejection):
         return None
     trial = ledger.copy()
@@ -98,7 +100,9 @@ def _try(
 def _move(trial: Ledger, name: str, policy: Policy, target: Route) -> Move | None:
     old = trial.current(name)
     assert old is not None, "candidates hold a reservation"
-    found = route(trial, Request(name, old.demand), policy, excluded=set(target.arcs))
+    found = route(
+        trial, Request(name, old.demand), policy, excluded=set(target.arcs), explain=False
+    )
     if isinstance(found, Rejection) or found.arcs == old.arcs:
         return None
     new = Reservation(name, old.generation + 1, old.demand, found.path, found.arcs, found.cost)
