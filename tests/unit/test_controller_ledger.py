@@ -13,6 +13,7 @@ from vnet.controller.admission.cost import Encapsulation
 from vnet.controller.admission.ledger import Demand, Ledger, LedgerError, OverAdmission, Reservation
 from vnet.controller.admission.network import Arc, NetworkView
 from vnet.controller.admission.paths import Rejection
+from vnet.controller.admission.rearrange import Limits, apply, rearrange
 
 HOSTS = ["a", "b", "c", "d"]
 LINKS = [("ab", "a", "b", 100), ("bc", "b", "c", 80), ("cd", "c", "d", 100), ("ad", "a", "d", 60)]
@@ -40,6 +41,7 @@ operations = st.lists(
     st.one_of(
         st.tuples(st.just("request"), names, hosts, hosts, st.integers(1, 70)),
         st.tuples(st.just("modify"), names, hosts, hosts, st.integers(1, 70)),
+        st.tuples(st.just("rearrange"), names, hosts, hosts, st.integers(1, 70)),
         st.tuples(st.just("finish"), names),
         st.tuples(st.just("abort"), names),
         st.tuples(st.just("release"), names),
@@ -50,11 +52,15 @@ operations = st.lists(
 
 def step(ledger: Ledger, op: tuple) -> None:  # type: ignore[type-arg]
     kind, name = op[0], op[1]
-    if kind in ("request", "modify"):
+    if kind in ("request", "modify", "rearrange"):
         request = Request(name, Demand(op[2], op[3], op[4], 200))
         held = ledger.current(name) is not None
         if kind == "request" and not held:
             admit(ledger, request, POLICY)
+        elif kind == "rearrange" and not held:
+            plan = rearrange(ledger, request, POLICY, Limits(budget=5.0))
+            if isinstance(plan, Admitted):
+                apply(ledger, plan)
         elif kind == "modify" and held and len(ledger.of(name)) == 1:
             modify(ledger, request, POLICY)
     elif kind == "finish" and len(ledger.of(name)) == 2:
