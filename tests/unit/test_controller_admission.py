@@ -165,3 +165,17 @@ def test_modify_counts_old_and_new_until_the_move_ends() -> None:
     assert isinstance(grow, Rejection)
     gone = modify(ledger, Request("nope", Demand("a", "d", MBIT)), POLICY)
     assert isinstance(gone, Rejection) and gone.reason == "unknown-connection"
+
+
+def test_parallel_links_and_malformed_data() -> None:
+    ledger = Ledger(view(("ab1", "a", "b", 10 * MBIT), ("ab2", "a", "b", 20 * MBIT), hosts="ab"))
+    assert ask(ledger, "x", 15 * MBIT, "a", "b").reservation.arcs == (Arc("ab2", True),)
+    assert ask(ledger, "y", 8 * MBIT, "a", "b", path=("a", "b")).reservation.arcs == (
+        Arc("ab1", True),  # 10 left on ab1, 5 on ab2: the explicit hop takes the roomier
+    )
+    with pytest.raises(NetworkError, match="malformed"):
+        NetworkView.from_data({"hosts": ["a"], "links": [{"name": "x", "a": "a", "b": "a"}]})
+    with pytest.raises(NetworkError, match="malformed"):
+        NetworkView.from_data(
+            {"hosts": ["a", "b"], "links": [dict(zip(FIELDS, "xab?", strict=True))]}
+        )

@@ -107,7 +107,7 @@ class NetworkView:
                 for x in data.get("links", [])
             ]
             return cls([str(h) for h in data["hosts"]], links)
-        except (KeyError, TypeError) as e:
+        except (KeyError, TypeError, ValueError) as e:
             raise NetworkError(f"network data: missing or malformed field {e}") from e
 
     @classmethod
@@ -118,15 +118,4 @@ class NetworkView:
             for x in topo.links
             if x.rate is not None
         ]
-        return cls([h.name for h in topo.hosts], _unique_names(links))
-
-
-def _unique_names(links: list[Link]) -> list[Link]:
-    """Name parallel links a-b, a-b#2, ... so every link has a name of its own."""
-    seen: dict[str, int] = {}
-    out = []
-    for link in links:
-        seen[link.name] = seen.get(link.name, 0) + 1
-        name = link.name if seen[link.name] == 1 else f"{link.name}#{seen[link.name]}"
-        out.append(Link(name, link.a, link.b, link.capacity))
-    return out
+        return cls([h.name for h in topo.hosts], links)  # one link per pair: checked by the model
