@@ -67,7 +67,6 @@ class Route:
 @dataclass
 class _Search:
     ledger: Ledger
-    cost_at: Callable[[int], int]  # hops -> cost per arc
     excluded: frozenset[Arc] = field(default_factory=frozenset)
 
     def graph(self, cost: int | None):  # type: ignore[no-untyped-def]
@@ -97,7 +96,7 @@ def find_route(
     """The fewest-hops, then widest, path from source to destination that fits."""
     import networkx as nx
 
-    search = _Search(ledger, cost_at, frozenset(excluded))
+    search = _Search(ledger, frozenset(excluded))
     if source == destination:
         return Route((source,), (), 0)
     try:
