@@ -36,7 +36,7 @@ class Limits:
 def rearrange(
     ledger: Ledger, request: Request, policy: Policy, limits: Limits = Limits()
 ) -> Admitted | Rejection:
-    """A plan admitting a new connection (maybe after moves), or why not; the ledger is unchanged."""
+    """A plan admitting a new connection (maybe after moves), or why not; changes nothing."""
     trial = ledger.copy()
     first = admit(trial, request, policy)
     if not isinstance(first, Rejection) or first.reason != "no-capacity":
