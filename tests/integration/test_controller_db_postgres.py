@@ -20,6 +20,8 @@ from tests.unit.test_controller_db import (  # noqa: F401  (collected again, on 
     test_make_before_break_counts_both_paths_and_releases_once,
     test_migrations_produce_exactly_the_models,
     test_reserve_release_and_refusal_naming_the_link,
+    test_the_journal_finds_what_was_in_flight,
+    test_the_same_idempotency_key_in_another_tenant_is_another_request,
     test_two_engines_never_over_admit_a_link,
     test_usable_capacity_is_the_callers_rule,
 )

@@ -15,10 +15,13 @@ from vnet.controller.db import (
     Base,
     Host,
     Refused,
+    RequestPhase,
     ReservationRole,
+    Tenant,
     UnknownLinks,
     VirtualRouter,
     default_url,
+    journal,
     make_engine,
     release,
     reserve,
@@ -159,3 +162,41 @@ def test_begin_immediate_takes_the_write_lock_at_the_start(engine: Engine) -> No
                 other.execute("BEGIN IMMEDIATE")
         finally:
             other.close()
+
+
+def test_the_journal_finds_what_was_in_flight(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        done = journal.open_request(session, "create", tenant_id=net.tenant_id, hosts=["h1"])
+        stuck = journal.open_request(session, "release", request_id="r-stuck", hosts=["h1", "h2"])
+        for phase in (RequestPhase.RESERVED, RequestPhase.PREPARED, RequestPhase.DONE):
+            journal.advance(session, done.request_id, phase)
+        journal.advance(session, stuck.request_id, RequestPhase.COMMITTED)
+        done_id = done.request_id
+    with Session(engine) as session, session.begin():  # as a restarted controller sees it
+        (pending,) = journal.in_flight(session)
+        assert (pending.request_id, pending.phase, pending.hosts) == (
+            "r-stuck",
+            RequestPhase.COMMITTED,
+            ["h1", "h2"],
+        )
+        with pytest.raises(ValueError, match="from committed to reserved"):
+            journal.advance(session, "r-stuck", RequestPhase.RESERVED)
+        with pytest.raises(ValueError, match="from done"):
+            journal.advance(session, done_id, RequestPhase.FAILED)
+        with pytest.raises(LookupError, match="r-none: not in the journal"):
+            journal.advance(session, "r-none", RequestPhase.DONE)
+        journal.advance(session, "r-stuck", RequestPhase.FAILED, error="h2 refused")
+        assert journal.in_flight(session) == []
+
+
+def test_the_same_idempotency_key_in_another_tenant_is_another_request(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        other = Tenant(name="other")
+        session.add(other)
+        session.flush()
+        session.add(connection(net, 1, key="k"))
+        theirs = connection(net, 1, key="k")
+        theirs.tenant_id = other.id
+        session.add(theirs)

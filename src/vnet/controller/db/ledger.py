@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
@@ -117,7 +118,8 @@ def release(session: Session, connection: Connection, generation: int | None = N
     )
     if generation is not None:
         query = query.where(Reservation.generation == generation)
-    return session.execute(query, execution_options={"synchronize_session": False}).rowcount
+    result = session.execute(query, execution_options={"synchronize_session": False})
+    return cast(CursorResult[Any], result).rowcount
 
 
 def switch(session: Session, connection: Connection, generation: int) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 from datetime import UTC, datetime
-from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -238,8 +237,3 @@ class RequestJournal(Base):
     hosts: Mapped[list[str]] = mapped_column(JSON, default=list)  # the agents it touches
     error: Mapped[str | None] = mapped_column(String(1024))
     updated: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now, onupdate=_now)
-
-    def advance(self, phase: RequestPhase, **fields: Any) -> None:
-        self.phase = phase
-        for name, value in fields.items():
-            setattr(self, name, value)
