@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -108,3 +110,18 @@ def committed_bps(engine: Engine, link: str) -> int:
             .where(Link.name == link, Reservation.released.is_(None))
         )
         return int(session.scalar(query) or 0)
+
+
+def race_in_process() -> None:
+    """A controller process's share of a race (`python -m tests.controller_db_support JSON`):
+    says `ready` once imported, races when its stdin says go, prints the outcome as JSON."""
+    ask = json.loads(sys.argv[1])
+    print("ready", flush=True)
+    sys.stdin.readline()
+    outcome = race([ask["url"]], Net(**ask["net"]), ask["link"], ask["bps"], ask["requests"], 10)
+    refusals = [(s.link, s.missing_bps) for r in outcome.refusals for s in r.shortfalls]
+    print(json.dumps({"admitted": outcome.admitted, "refusals": refusals}), flush=True)
+
+
+if __name__ == "__main__":
+    race_in_process()

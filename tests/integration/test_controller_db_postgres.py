@@ -4,8 +4,13 @@ the SQLite suite's database-independent tests again, plus what only PostgreSQL s
 from __future__ import annotations
 
 import itertools
+import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
+from subprocess import PIPE
 
 import psycopg
 import pytest
@@ -13,7 +18,7 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from tests.controller_db_support import connection, populate
+from tests.controller_db_support import committed_bps, connection, populate
 from tests.unit.test_controller_db import (  # noqa: F401  (collected again, on PostgreSQL)
     GBIT,
     test_idempotency_key_is_unique_per_tenant,
@@ -28,7 +33,9 @@ from tests.unit.test_controller_db import (  # noqa: F401  (collected again, on 
 from vnet.controller.db import make_engine, reserve, upgrade
 from vnet.tools import postgres
 from vnet.tools.errors import ToolError
-from vnet.tools.processes import is_running
+from vnet.tools.processes import is_running, stop_child
+
+ROOT = Path(__file__).resolve().parents[2]
 
 _names = itertools.count()
 
@@ -71,6 +78,29 @@ def test_a_reservation_locks_its_links_and_only_those(engine: Engine) -> None:
                 reserve(other, second, {"l1": 1000})
             assert isinstance(waited.value.orig, psycopg.errors.LockNotAvailable)
             other.rollback()
+
+
+def test_two_controller_processes_never_over_admit_a_link(engine: Engine, url: str) -> None:
+    capacity, bps = GBIT, GBIT // 30
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"hot": capacity})
+    ask = json.dumps({"url": url, "net": asdict(net), "link": "hot", "bps": bps, "requests": 50})
+    argv = [sys.executable, "-m", "tests.controller_db_support", ask]
+    workers = [
+        subprocess.Popen(argv, cwd=ROOT, stdin=PIPE, stdout=PIPE, text=True) for _ in range(2)
+    ]
+    try:
+        for worker in workers:  # both imported and connected-ready before either starts
+            assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+        outcomes = [json.loads(worker.communicate("go\n", timeout=120)[0]) for worker in workers]
+    finally:
+        for worker in workers:
+            stop_child(worker)
+    assert sum(outcome["admitted"] for outcome in outcomes) == 30
+    assert committed_bps(engine, "hot") == 30 * bps <= capacity
+    refusals = [refusal for outcome in outcomes for refusal in outcome["refusals"]]
+    assert len(refusals) == 70
+    assert all(link == "hot" and missing > 0 for link, missing in refusals)
 
 
 def test_the_server_runs_unprivileged_on_a_private_socket(server: postgres.Postgres) -> None:
