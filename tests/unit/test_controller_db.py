@@ -114,8 +114,8 @@ def test_make_before_break_counts_both_paths_and_releases_once(engine: Engine) -
         net = populate(session, {"old": GBIT, "new": GBIT})
         conn = connection(net, 400_000_000)
         session.add(conn)
-        reserve(session, conn, {"old": 400_000_000})
-        reserve(
+        (before,) = reserve(session, conn, {"old": 400_000_000})
+        after = reserve(
             session,
             conn,
             {"old": 400_000_000, "new": 400_000_000},
@@ -128,6 +128,8 @@ def test_make_before_break_counts_both_paths_and_releases_once(engine: Engine) -
         assert conn.generation == 1
         assert held_bps(session, "old") == 400_000_000
         assert held_bps(session, "new") == 400_000_000
+        assert before.released is not None  # the session's own objects see the switch
+        assert [(r.role, r.released) for r in after] == [(ReservationRole.CURRENT, None)] * 2
 
 
 def test_idempotency_key_is_unique_per_tenant(engine: Engine) -> None:

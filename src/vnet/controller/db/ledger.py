@@ -97,6 +97,7 @@ def reserve(
             bps=demands[link.name],
             generation=connection.generation if generation is None else generation,
             role=role,
+            released=None,  # set, so the session's UPDATEs below keep this object in step
         )
         for link in links
     ]
@@ -118,7 +119,7 @@ def release(session: Session, connection: Connection, generation: int | None = N
     )
     if generation is not None:
         query = query.where(Reservation.generation == generation)
-    result = session.execute(query, execution_options={"synchronize_session": False})
+    result = session.execute(query)  # also updates the rows this session has loaded
     return cast(CursorResult[Any], result).rowcount
 
 
@@ -131,8 +132,7 @@ def switch(session: Session, connection: Connection, generation: int) -> int:
     session.execute(
         update(Reservation)
         .where(Reservation.connection_id == connection.id, Reservation.generation == generation)
-        .values(role=ReservationRole.CURRENT),
-        execution_options={"synchronize_session": False},
+        .values(role=ReservationRole.CURRENT)
     )
     connection.generation = generation
     return freed
