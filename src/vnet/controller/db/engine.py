@@ -28,16 +28,18 @@ def default_url(state_dir: Path) -> str:
 
 def make_engine(url: str, **options: Any) -> Engine:
     """An engine for `url`, set up as above; unknown database kinds are refused."""
-    backend = make_url(url).get_backend_name()
+    parsed = make_url(url)
+    shown = parsed.render_as_string(hide_password=True)  # errors never carry a password
+    backend = parsed.get_backend_name()
     if backend == "sqlite":
         return _sqlite(url, **options)
     if backend == "postgresql":
-        if make_url(url).get_driver_name() != "psycopg":
+        if parsed.get_driver_name() != "psycopg":
             raise ValueError(
-                f"{url!r}: PostgreSQL is reached through psycopg 3 (postgresql+psycopg://)"
+                f"{shown}: PostgreSQL is reached through psycopg 3 (postgresql+psycopg://)"
             )
         return create_engine(url, isolation_level="READ COMMITTED", **options)
-    raise ValueError(f"{url!r}: the controller's database is SQLite or PostgreSQL, not {backend}")
+    raise ValueError(f"{shown}: the controller's database is SQLite or PostgreSQL, not {backend}")
 
 
 def session_factory(engine: Engine) -> sessionmaker[Session]:
