@@ -19,7 +19,10 @@ APT_PACKAGES=(iproute2 iputils-ping fping iperf3 tcpdump netsniff-ng python3 pyt
               # SNMP: Net-SNMP clients and trap receiver for tests, smilint for the MIB;
               # erlang-snmp carries SNMPv2-SMI/-TC/-CONF and INET-ADDRESS-MIB (Debian's
               # own IETF MIB files are non-free) so smilint and the tools can load it
-              smitools snmp snmptrapd erlang-snmp)
+              smitools snmp snmptrapd erlang-snmp
+              # the controller's PostgreSQL: the server tests start (initdb, postgres as nobody)
+              # and libpq5, which psycopg 3 (pure Python) loads
+              postgresql libpq5)
 RUST_PACKAGES=(cargo-web rustc-web rust-web-clippy rustfmt-web)
 
 want_rust=0

@@ -1,0 +1,70 @@
+"""The request journal: where each request that changes agents stands, for crash recovery.
+
+A request opens its row first and advances it phase by phase, each step committed on its
+own, so a controller restarted after a crash finds in `in_flight` every request it must
+finish or undo (the agents' confirmed-commit timeout has already rolled back any host that
+was not confirmed). Phases only move forward; `failed` may follow any unfinished phase.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from vnet.controller.db.models import RequestJournal, RequestPhase
+
+ORDER = list(RequestPhase)  # declaration order is the order a request goes through
+FINISHED = (RequestPhase.DONE, RequestPhase.FAILED)
+
+
+def open_request(
+    session: Session,
+    operation: str,
+    *,
+    request_id: str | None = None,
+    tenant_id: int | None = None,
+    connection_id: int | None = None,
+    hosts: Sequence[str] = (),
+) -> RequestJournal:
+    entry = RequestJournal(
+        request_id=request_id or uuid.uuid4().hex,
+        operation=operation,
+        tenant_id=tenant_id,
+        connection_id=connection_id,
+        phase=RequestPhase.RECEIVED,
+        hosts=list(hosts),
+    )
+    session.add(entry)
+    session.flush()
+    return entry
+
+
+def advance(
+    session: Session, request_id: str, phase: RequestPhase, error: str | None = None
+) -> RequestJournal:
+    """Move a request to `phase`; moving backwards or out of a finished request is a bug."""
+    entry = session.get(RequestJournal, request_id, with_for_update=True)
+    if entry is None:
+        raise LookupError(f"request {request_id}: not in the journal")
+    if entry.phase in FINISHED or (
+        phase != RequestPhase.FAILED and ORDER.index(phase) <= ORDER.index(entry.phase)
+    ):
+        raise ValueError(f"request {request_id}: cannot go from {entry.phase} to {phase}")
+    entry.phase = phase
+    if error is not None:
+        entry.error = error
+    session.flush()
+    return entry
+
+
+def in_flight(session: Session) -> list[RequestJournal]:
+    """Requests neither done nor failed, oldest first: what recovery must look at."""
+    query = (
+        select(RequestJournal)
+        .where(RequestJournal.phase.not_in(FINISHED))
+        .order_by(RequestJournal.updated)
+    )
+    return list(session.scalars(query))

@@ -1,0 +1,168 @@
+"""The reservation ledger: bit/s held per link, admitted without ever over-admitting.
+
+Two controller processes may share one PostgreSQL database. `reserve` locks the rows of the
+links it needs with SELECT ... FOR UPDATE, always in ascending link id (so two requests that
+need the same links queue instead of deadlocking), then sums what is held on them and inserts
+the new rows before the caller commits. Under READ COMMITTED the sum is a new statement run
+after the lock was granted, so it sees everything the previous holder committed. Requests on
+disjoint links never wait for each other. On SQLite the FOR UPDATE is dropped (SQLAlchemy does
+not emit it) and BEGIN IMMEDIATE (engine.py) serialises writers instead. docs/controller.md
+explains the choice against SERIALIZABLE and advisory locks.
+
+Everything here runs inside the caller's transaction: the caller commits (or rolls back, which
+also releases the locks); a refusal writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy.orm import Session
+
+from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
+
+
+@dataclass(frozen=True)
+class LinkShortfall:
+    link: str
+    requested_bps: int
+    free_bps: int
+    usable_bps: int
+
+    @property
+    def missing_bps(self) -> int:
+        return self.requested_bps - self.free_bps
+
+    def __str__(self) -> str:
+        return (
+            f"link {self.link} lacks {self.missing_bps} bit/s "
+            f"(requested {self.requested_bps}, free {self.free_bps} of {self.usable_bps})"
+        )
+
+
+class Refused(Exception):
+    """The links named cannot carry the demand; nothing was reserved."""
+
+    def __init__(self, shortfalls: list[LinkShortfall]):
+        self.shortfalls = shortfalls
+        super().__init__("; ".join(str(s) for s in shortfalls))
+
+
+class UnknownLinks(LookupError):
+    def __init__(self, names: list[str]):
+        self.names = names
+        super().__init__(f"no such link: {', '.join(names)}")
+
+
+def full_capacity(link: Link) -> int:
+    return link.capacity_bps
+
+
+def reserve(
+    session: Session,
+    connection: Connection,
+    demands: Mapping[str, int],
+    usable_bps: Callable[[Link], int] = full_capacity,
+    *,
+    generation: int | None = None,
+    role: ReservationRole = ReservationRole.CURRENT,
+) -> list[Reservation]:
+    """Hold `demands` ({link name: bit/s}) for `connection`, or raise Refused naming every
+    link that lacks capacity and by how much. `usable_bps(link)` is what admission may hand
+    out on a link (its capacity less a shaper margin, say). The generation defaults to the
+    connection's current one; a make-before-break reserves generation + 1 as NEXT.
+    """
+    bad = sorted(name for name, bps in demands.items() if bps <= 0)
+    if bad:
+        raise ValueError(f"bandwidth must be positive: {', '.join(bad)}")
+    session.flush()  # the connection needs its id
+    links = _lock_links(session, sorted(demands))
+    held = _held_bps(session, [link.id for link in links])
+    shortfalls = []
+    for link in links:
+        usable = usable_bps(link)
+        free = usable - held.get(link.id, 0)
+        if demands[link.name] > free:
+            shortfalls.append(LinkShortfall(link.name, demands[link.name], free, usable))
+    if shortfalls:
+        raise Refused(shortfalls)
+    rows = [
+        Reservation(
+            connection_id=connection.id,
+            link_id=link.id,
+            bps=demands[link.name],
+            generation=connection.generation if generation is None else generation,
+            role=role,
+            released=None,  # set, so the session's UPDATEs below keep this object in step
+        )
+        for link in links
+    ]
+    session.add_all(rows)
+    session.flush()
+    return rows
+
+
+def release(session: Session, connection: Connection, generation: int | None = None) -> int:
+    """Free the connection's reservations (one generation, or all); the number of rows freed.
+
+    Only rows still held are touched, so a second release of the same thing frees nothing.
+    """
+    session.flush()
+    query = (
+        update(Reservation)
+        .where(Reservation.connection_id == connection.id, Reservation.released.is_(None))
+        .values(released=datetime.now(UTC))
+    )
+    if generation is not None:
+        query = query.where(Reservation.generation == generation)
+    result = session.execute(query)  # also updates the rows this session has loaded
+    return cast(CursorResult[Any], result).rowcount
+
+
+def switch(session: Session, connection: Connection, generation: int) -> int:
+    """The break of make-before-break: `generation`'s NEXT rows become CURRENT, every older
+    generation is released (once), and the connection moves to `generation`. Rows freed."""
+    freed = 0
+    for older in range(connection.generation, generation):
+        freed += release(session, connection, older)
+    session.execute(
+        update(Reservation)
+        .where(Reservation.connection_id == connection.id, Reservation.generation == generation)
+        .values(role=ReservationRole.CURRENT)
+    )
+    connection.generation = generation
+    return freed
+
+
+def held_bps(session: Session, link_name: str) -> int:
+    """What is held on one link now (all generations, all roles)."""
+    query = (
+        select(func.coalesce(func.sum(Reservation.bps), 0))
+        .join(Link, Link.id == Reservation.link_id)
+        .where(Link.name == link_name, Reservation.released.is_(None))
+    )
+    return int(session.scalar(query) or 0)
+
+
+def _lock_links(session: Session, names: list[str]) -> list[Link]:
+    query = select(Link).where(Link.name.in_(names)).order_by(Link.id).with_for_update()
+    # populate_existing: a Link already in the session is refreshed, not trusted stale
+    query = query.execution_options(populate_existing=True)
+    links = list(session.scalars(query))
+    missing = sorted(set(names) - {link.name for link in links})
+    if missing:
+        raise UnknownLinks(missing)
+    return links
+
+
+def _held_bps(session: Session, link_ids: list[int]) -> dict[int, int]:
+    query = (
+        select(Reservation.link_id, func.sum(Reservation.bps))
+        .where(Reservation.link_id.in_(link_ids), Reservation.released.is_(None))
+        .group_by(Reservation.link_id)
+    )
+    return {link_id: int(total) for link_id, total in session.execute(query)}

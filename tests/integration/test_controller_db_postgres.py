@@ -1,0 +1,120 @@
+"""The controller's state on a real PostgreSQL (Debian's server, started by vnet.tools.postgres):
+the SQLite suite's database-independent tests again, plus what only PostgreSQL shows."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+from subprocess import PIPE
+
+import psycopg
+import pytest
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
+
+from tests.controller_db_support import committed_bps, connection, populate
+from tests.unit.test_controller_db import (  # noqa: F401  (collected again, on PostgreSQL)
+    GBIT,
+    test_idempotency_key_is_unique_per_tenant,
+    test_make_before_break_counts_both_paths_and_releases_once,
+    test_migrations_produce_exactly_the_models,
+    test_reserve_release_and_refusal_naming_the_link,
+    test_the_journal_finds_what_was_in_flight,
+    test_the_same_idempotency_key_in_another_tenant_is_another_request,
+    test_two_engines_never_over_admit_a_link,
+    test_usable_capacity_is_the_callers_rule,
+)
+from vnet.controller.db import make_engine, reserve, upgrade
+from vnet.tools import postgres
+from vnet.tools.errors import ToolError
+from vnet.tools.processes import is_running, stop_child
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[postgres.Postgres]:
+    with postgres.running() as pg:
+        yield pg
+    assert not is_running(pg.process)
+    assert not pg.directory.exists()
+
+
+@pytest.fixture
+def url(server: postgres.Postgres) -> str:
+    url = server.create_database(f"t{next(_names)}")
+    upgrade(url)
+    return url
+
+
+@pytest.fixture
+def engine(url: str) -> Iterator[Engine]:
+    engine = make_engine(url)
+    yield engine
+    engine.dispose()
+
+
+def test_a_reservation_locks_its_links_and_only_those(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT, "l2": GBIT})
+    with Session(engine) as holder, holder.begin():
+        first = connection(net, 1000)
+        holder.add(first)
+        reserve(holder, first, {"l1": 1000})  # l1's row stays locked until commit
+        with Session(engine) as other, other.begin():
+            other.execute(text("SET LOCAL lock_timeout = '100ms'"))
+            second = connection(net, 1000)
+            other.add(second)
+            reserve(other, second, {"l2": 1000})  # a disjoint link: no waiting
+            with pytest.raises(OperationalError) as waited:
+                reserve(other, second, {"l1": 1000})
+            assert isinstance(waited.value.orig, psycopg.errors.LockNotAvailable)
+            other.rollback()
+
+
+def test_two_controller_processes_never_over_admit_a_link(engine: Engine, url: str) -> None:
+    capacity, bps = GBIT, GBIT // 30
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"hot": capacity})
+    ask = json.dumps({"url": url, "net": asdict(net), "link": "hot", "bps": bps, "requests": 50})
+    argv = [sys.executable, "-m", "tests.controller_db_support", ask]
+    workers = [
+        subprocess.Popen(argv, cwd=ROOT, stdin=PIPE, stdout=PIPE, text=True) for _ in range(2)
+    ]
+    try:
+        for worker in workers:  # both imported and connected-ready before either starts
+            assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+        outcomes = [json.loads(worker.communicate("go\n", timeout=120)[0]) for worker in workers]
+    finally:
+        for worker in workers:
+            stop_child(worker)
+    assert sum(outcome["admitted"] for outcome in outcomes) == 30
+    assert committed_bps(engine, "hot") == 30 * bps <= capacity
+    refusals = [refusal for outcome in outcomes for refusal in outcome["refusals"]]
+    assert len(refusals) == 70
+    assert all(link == "hot" and missing > 0 for link, missing in refusals)
+
+
+def test_the_server_runs_unprivileged_on_a_private_socket(server: postgres.Postgres) -> None:
+    status = Path(f"/proc/{server.process.pid}/status").read_text()
+    uid = next(line.split()[1] for line in status.splitlines() if line.startswith("Uid:"))
+    assert int(uid) != 0
+    assert (server.socket_dir / f".s.PGSQL.{postgres.PORT}").is_socket()
+    with psycopg.connect(host=str(server.socket_dir), user="vnet", dbname="postgres") as conn:
+        assert conn.execute("SHOW listen_addresses").fetchone() == ("",)
+
+
+def test_a_server_that_fails_to_start_leaves_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(postgres.SETTINGS, "max_connections", "not-a-number")
+    before = set(Path("/tmp").glob("vnet-pg-*"))
+    with pytest.raises(ToolError, match="postgres exited"), postgres.running():
+        pass
+    assert set(Path("/tmp").glob("vnet-pg-*")) == before

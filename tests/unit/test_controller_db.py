@@ -1,0 +1,205 @@
+"""The controller's state on embedded SQLite: schema, migrations, ledger, concurrency."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from tests.controller_db_support import committed_bps, connection, populate, race, schema_diff
+from vnet.controller.db import (
+    Base,
+    Host,
+    Refused,
+    RequestPhase,
+    ReservationRole,
+    Tenant,
+    UnknownLinks,
+    VirtualRouter,
+    default_url,
+    journal,
+    make_engine,
+    release,
+    reserve,
+    upgrade,
+)
+from vnet.controller.db.ledger import held_bps, switch
+
+GBIT = 1_000_000_000
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    url = default_url(tmp_path / "state")
+    upgrade(url)
+    return url
+
+
+@pytest.fixture
+def engine(url: str) -> Engine:
+    engine = make_engine(url)
+    yield engine
+    engine.dispose()
+
+
+def test_default_database_is_a_wal_file_with_foreign_keys(tmp_path: Path, engine: Engine) -> None:
+    assert (tmp_path / "state" / "controller.db").is_file()
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    with Session(engine) as session, pytest.raises(IntegrityError):
+        session.add(VirtualRouter(tenant_id=99, host_id=99, name="orphan"))
+        session.commit()
+
+
+def test_migrations_produce_exactly_the_models(engine: Engine, url: str) -> None:
+    assert schema_diff(engine) == []
+    upgrade(url)  # a second run finds nothing to do
+    assert schema_diff(engine) == []
+    assert set(inspect(engine).get_table_names()) == set(Base.metadata.tables) | {"alembic_version"}
+
+
+def test_unknown_database_kinds_are_refused() -> None:
+    with pytest.raises(ValueError, match="SQLite or PostgreSQL"):
+        make_engine("mysql://localhost/x")
+    with pytest.raises(ValueError, match="psycopg 3") as refused:
+        make_engine("postgresql+psycopg2://vnet:s3cret@localhost/x")
+    assert "s3cret" not in str(refused.value)
+
+
+def test_a_host_shows_no_credentials() -> None:
+    host = Host(name="h1", agent_endpoint="10.0.0.1:830", credentials_ref="file:/secret")
+    assert "secret" not in repr(host)
+
+
+def test_reserve_release_and_refusal_naming_the_link(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT, "l2": GBIT})
+        first = connection(net, 600_000_000)
+        session.add(first)
+        reserve(session, first, {"l1": 600_000_000, "l2": 600_000_000})
+    with Session(engine) as session, session.begin():
+        second = connection(net, 500_000_000)
+        session.add(second)
+        with pytest.raises(Refused) as refused:
+            reserve(session, second, {"l1": 500_000_000, "l2": 300_000_000})
+        assert [s.link for s in refused.value.shortfalls] == ["l1"]
+        assert refused.value.shortfalls[0].missing_bps == 100_000_000
+        assert "link l1 lacks 100000000 bit/s" in str(refused.value)
+        with pytest.raises(UnknownLinks, match="no such link: nowhere"):
+            reserve(session, second, {"nowhere": 1})
+        with pytest.raises(ValueError, match="positive: l2"):
+            reserve(session, second, {"l2": 0})
+    assert committed_bps(engine, "l1") == 600_000_000
+    with Session(engine) as session, session.begin():
+        assert release(session, session.merge(first)) == 2
+        assert release(session, session.merge(first)) == 0  # exactly once
+    assert committed_bps(engine, "l1") == 0
+
+
+def test_usable_capacity_is_the_callers_rule(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        conn = connection(net, GBIT)
+        session.add(conn)
+        with pytest.raises(Refused, match="free 950000000 of 950000000"):
+            reserve(session, conn, {"l1": GBIT}, lambda link: link.capacity_bps * 95 // 100)
+
+
+def test_make_before_break_counts_both_paths_and_releases_once(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"old": GBIT, "new": GBIT})
+        conn = connection(net, 400_000_000)
+        session.add(conn)
+        (before,) = reserve(session, conn, {"old": 400_000_000})
+        after = reserve(
+            session,
+            conn,
+            {"old": 400_000_000, "new": 400_000_000},
+            generation=1,
+            role=ReservationRole.NEXT,
+        )
+        assert held_bps(session, "old") == 800_000_000  # both generations carry traffic
+        assert switch(session, conn, 1) == 1
+        assert switch(session, conn, 1) == 0
+        assert conn.generation == 1
+        assert held_bps(session, "old") == 400_000_000
+        assert held_bps(session, "new") == 400_000_000
+        assert before.released is not None  # the session's own objects see the switch
+        assert [(r.role, r.released) for r in after] == [(ReservationRole.CURRENT, None)] * 2
+
+
+def test_idempotency_key_is_unique_per_tenant(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        session.add_all([connection(net, 1, key=None), connection(net, 1, key=None)])
+        session.add(connection(net, 1, key="retry-me"))
+    with Session(engine) as session, pytest.raises(IntegrityError):
+        session.add(connection(net, 1, key="retry-me"))
+        session.commit()
+
+
+def test_two_engines_never_over_admit_a_link(engine: Engine, url: str) -> None:
+    capacity, bps = GBIT, GBIT // 30
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"hot": capacity})
+    outcome = race([url, url], net, "hot", bps, requests=100, threads=10)
+    assert outcome.admitted == 30
+    assert committed_bps(engine, "hot") == 30 * bps <= capacity
+    assert len(outcome.refusals) == 70
+    for refused in outcome.refusals:
+        (shortfall,) = refused.shortfalls
+        assert shortfall.link == "hot" and shortfall.missing_bps > 0
+
+
+def test_begin_immediate_takes_the_write_lock_at_the_start(engine: Engine) -> None:
+    with engine.connect() as first:
+        first.execute(text("SELECT 1"))  # a read, but BEGIN IMMEDIATE took the write lock
+        other = sqlite3.connect(str(engine.url.database), timeout=0.05)
+        try:
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("BEGIN IMMEDIATE")
+        finally:
+            other.close()
+
+
+def test_the_journal_finds_what_was_in_flight(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        done = journal.open_request(session, "create", tenant_id=net.tenant_id, hosts=["h1"])
+        stuck = journal.open_request(session, "release", request_id="r-stuck", hosts=["h1", "h2"])
+        for phase in (RequestPhase.RESERVED, RequestPhase.PREPARED, RequestPhase.DONE):
+            journal.advance(session, done.request_id, phase)
+        journal.advance(session, stuck.request_id, RequestPhase.COMMITTED)
+        done_id = done.request_id
+    with Session(engine) as session, session.begin():  # as a restarted controller sees it
+        (pending,) = journal.in_flight(session)
+        assert (pending.request_id, pending.phase, pending.hosts) == (
+            "r-stuck",
+            RequestPhase.COMMITTED,
+            ["h1", "h2"],
+        )
+        with pytest.raises(ValueError, match="from committed to reserved"):
+            journal.advance(session, "r-stuck", RequestPhase.RESERVED)
+        with pytest.raises(ValueError, match="from done"):
+            journal.advance(session, done_id, RequestPhase.FAILED)
+        with pytest.raises(LookupError, match="r-none: not in the journal"):
+            journal.advance(session, "r-none", RequestPhase.DONE)
+        journal.advance(session, "r-stuck", RequestPhase.FAILED, error="h2 refused")
+        assert journal.in_flight(session) == []
+
+
+def test_the_same_idempotency_key_in_another_tenant_is_another_request(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        other = Tenant(name="other")
+        session.add(other)
+        session.flush()
+        session.add(connection(net, 1, key="k"))
+        theirs = connection(net, 1, key="k")
+        theirs.tenant_id = other.id
+        session.add(theirs)
