@@ -11,7 +11,10 @@ CARGO_CRATES := $(wildcard perfbench/Cargo.toml hypervisor/Cargo.toml)
 demo: bootstrap
 	$(VENV)/vnet demo
 
+# compileall: the tests start hundreds of agents and CLI processes; with byte-code written
+# once (PYTHONDONTWRITEBYTECODE may be set) none of them compiles vnet's modules again
 test: bootstrap-rust lint rust-test
+	@$(VENV)/python -m compileall -q src >/dev/null
 	$(VENV)/pytest -q tests
 
 bootstrap:

@@ -62,3 +62,15 @@ fi
 # --all-extras: the demo and the tests use everything, the benchmarks' numpy/scipy/matplotlib
 # included (an agent-only install leaves the `bench` extra out).
 "$TOOLS/bin/uv" sync --frozen --all-extras -q
+
+# Byte-code for the installed libraries, once per lock: Debian's default environment may set
+# PYTHONDONTWRITEBYTECODE=1, and then every agent and CLI start compiled the ~5000 modules it
+# imports again (about a second of CPU per process; the tests start hundreds of processes).
+# Python still reads .pyc files under that setting; an explicit compileall writes them. Some
+# libraries ship files for other Python versions that do not compile: compileall reports them
+# and goes on, so its exit status is not an error here.
+stamp=.venv/.bytecode-for-lock
+if [ ! -f "$stamp" ] || ! cmp -s uv.lock "$stamp"; then
+  .venv/bin/python -m compileall -q -j 0 .venv/lib >/dev/null 2>&1 || true
+  cp uv.lock "$stamp"
+fi
