@@ -17,6 +17,7 @@ import fcntl
 import os
 import socket
 import struct
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -26,7 +27,8 @@ from typing import Any
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from vnet.substrate import nsfs
+from vnet.substrate import linkquery, nsfs
+from vnet.substrate.linkquery import LinkBrief
 from vnet.substrate.marks import NsName
 from vnet.tools.wait import WaitTimeout, wait_until
 
@@ -54,6 +56,10 @@ class Kernel:
 
     def __init__(self, max_sockets: int = 128):
         self._sockets: OrderedDict[NsName, IPRoute] = OrderedDict()
+        # beside each IPRoute, a plain netlink socket for the hand-decoded queries
+        self._queries: dict[NsName, socket.socket] = {}
+        self._query_lock = threading.Lock()
+        self._seq = 0
         self._max = max_sockets
         # veth ends the kernel is still tearing down after a namespace deletion
         self._vanishing: set[tuple[NsName, str]] = set()
@@ -62,6 +68,9 @@ class Kernel:
         for ipr in self._sockets.values():
             ipr.close()
         self._sockets.clear()
+        for sock in self._queries.values():
+            sock.close()
+        self._queries.clear()
 
     def __enter__(self) -> Kernel:
         return self
@@ -77,17 +86,21 @@ class Kernel:
             return ipr
         with nsfs.entered(ns):
             ipr = IPRoute()
+            query = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
         self._sockets[ns] = ipr
+        self._queries[ns] = query
         if len(self._sockets) > self._max:
-            _, old = self._sockets.popitem(last=False)
-            old.close()
+            self.forget(next(iter(self._sockets)))
         return ipr
 
     def forget(self, ns: NsName) -> None:
-        """Drop the cached socket: it would keep a deleted namespace alive."""
+        """Drop the cached sockets: they would keep a deleted namespace alive."""
         ipr = self._sockets.pop(ns, None)
         if ipr is not None:
             ipr.close()
+        query = self._queries.pop(ns, None)
+        if query is not None:
+            query.close()
 
     def index(self, ns: NsName, name: str) -> int:
         found = self._lookup(ns, name)
@@ -195,6 +208,22 @@ class Kernel:
 
     def delete_link(self, ns: NsName, name: str) -> None:
         self.ipr(ns).link("del", index=self.index(ns, name))
+
+    def link_brief(self, ns: NsName, name: str) -> LinkBrief | None:
+        """Interface `name`'s index, flags, MTU, master, MAC, alias and counters, or None.
+
+        The same RTM_GETLINK as `link`, decoded only as far as these fields go
+        (linkquery.py): the per-interface questions of shortcuts and port state."""
+        self.ipr(ns)  # opens the namespace's sockets
+        sock = self._queries[ns]
+        with self._query_lock:
+            self._seq += 1
+            seq = self._seq
+            sock.send(linkquery.getlink_request(name, seq))
+            while True:  # a reply left over from an interrupted query has an older seq
+                reply = sock.recv(1 << 16)
+                if linkquery.reply_seq(reply) == seq:
+                    return linkquery.parse_getlink_reply(reply)
 
     def links(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).get_links())

@@ -234,20 +234,22 @@ IFF_UP_AND_LOWER_UP = 0x10001
 def read_ports(k: Kernel, ns: NsName, names: list[str] | None = None) -> dict[str, PortState]:
     """The interfaces `names` of `ns` (None: all, in one dump) that exist."""
     if names is None:
-        msgs = k.links(ns)
-    else:
-        msgs = [m for m in (k.link(ns, name) for name in names) if m is not None]
-    out = {}
-    for m in msgs:
-        name = m.get("ifname")
-        up = m["flags"] & IFF_UP_AND_LOWER_UP == IFF_UP_AND_LOWER_UP
-        out[name] = PortState(name, up, dict(m.get("stats64") or {}))
-    return out
+        return {
+            m.get("ifname"): _port_state(m.get("ifname"), m["flags"], m.get("stats64"))
+            for m in k.links(ns)
+        }
+    found = (k.link_brief(ns, name) for name in names)
+    return {b.name: _port_state(b.name, b.flags, b.stats64) for b in found if b is not None}
+
+
+def _port_state(name: str, flags: int, stats64: dict[str, int] | None) -> PortState:
+    up = flags & IFF_UP_AND_LOWER_UP == IFF_UP_AND_LOWER_UP
+    return PortState(name, up, dict(stats64 or {}))
 
 
 def mac_address(k: Kernel, ns: NsName, name: str) -> str:
     """The link-layer address of interface `name` (any owner)."""
-    msg = k.link(ns, name)
-    if msg is None:
+    brief = k.link_brief(ns, name)
+    if brief is None:
         raise KernelError(f"no interface {name!r} in namespace {ns_text(ns)}")
-    return str(msg.get_attr("IFLA_ADDRESS"))
+    return brief.mac.hex(":")

@@ -1,0 +1,131 @@
+"""One interface's link message, encoded and decoded by hand for the few fields vnet reads.
+
+pyroute2 decodes every attribute of a link reply (statistics, per-family blocks,
+link info) into objects: milliseconds per message on this machine. The paths that
+ask about one interface at a time (bridge shortcut targets, per-VR port state)
+need a handful of top-level attributes; Kernel sends this request on its own
+per-namespace netlink socket and decodes only those.
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import struct
+from dataclasses import dataclass, field
+
+RTM_NEWLINK = 16
+RTM_GETLINK = 18
+NLMSG_ERROR = 2
+NLM_F_REQUEST = 0x1
+NLA_TYPE_MASK = 0x3FFF
+IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_MASTER = 1, 3, 4, 10
+IFLA_IFALIAS, IFLA_STATS64 = 20, 23
+
+NLMSGHDR = struct.Struct("=IHHII")
+IFINFOMSG = struct.Struct("=BxHiII")
+NLA = struct.Struct("=HH")
+# struct rtnl_link_stats64, in the kernel's order: the fields (and names) pyroute2 decodes
+STATS64_FIELDS = [
+    "rx_packets",
+    "tx_packets",
+    "rx_bytes",
+    "tx_bytes",
+    "rx_errors",
+    "tx_errors",
+    "rx_dropped",
+    "tx_dropped",
+    "multicast",
+    "collisions",
+    "rx_length_errors",
+    "rx_over_errors",
+    "rx_crc_errors",
+    "rx_frame_errors",
+    "rx_fifo_errors",
+    "rx_missed_errors",
+    "tx_aborted_errors",
+    "tx_carrier_errors",
+    "tx_fifo_errors",
+    "tx_heartbeat_errors",
+    "tx_window_errors",
+    "rx_compressed",
+    "tx_compressed",
+]
+
+
+@dataclass(frozen=True)
+class LinkBrief:
+    """What vnet reads of one interface: RTM_GETLINK's header and a few attributes."""
+
+    index: int
+    flags: int
+    name: str
+    mtu: int = 0
+    master: int = 0  # 0: none
+    mac: bytes = b""
+    alias: str = ""
+    stats64: dict[str, int] = field(default_factory=dict)
+
+
+def _nla(kind: int, payload: bytes) -> bytes:
+    padded = payload + b"\0" * (-len(payload) % 4)
+    return NLA.pack(NLA.size + len(payload), kind) + padded
+
+
+def getlink_request(name: str, seq: int) -> bytes:
+    """RTM_GETLINK for interface `name` (looked up by name by the kernel)."""
+    body = IFINFOMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)
+    body += _nla(IFLA_IFNAME, name.encode() + b"\0")
+    return NLMSGHDR.pack(NLMSGHDR.size + len(body), RTM_GETLINK, NLM_F_REQUEST, seq, 0) + body
+
+
+def reply_seq(data: bytes) -> int:
+    return int(NLMSGHDR.unpack_from(data)[3])
+
+
+def parse_getlink_reply(data: bytes) -> LinkBrief | None:
+    """The interface in a reply to `getlink_request`; None when it does not exist."""
+    _, kind, _, _, _ = NLMSGHDR.unpack_from(data)
+    if kind == NLMSG_ERROR:
+        code = -struct.unpack_from("=i", data, NLMSGHDR.size)[0]
+        if code == errno.ENODEV:
+            return None
+        raise OSError(code, f"RTM_GETLINK: {errno.errorcode.get(code, code)}")
+    if kind != RTM_NEWLINK:
+        raise OSError(errno.EPROTO, f"RTM_GETLINK answered with message type {kind}")
+    _, _, index, flags, _ = IFINFOMSG.unpack_from(data, NLMSGHDR.size)
+    attrs = _attributes(data, NLMSGHDR.size + IFINFOMSG.size, NLMSGHDR.unpack_from(data)[0])
+    stats = attrs.get(IFLA_STATS64, b"")
+    count = min(len(stats) // 8, len(STATS64_FIELDS))
+    return LinkBrief(
+        index=index,
+        flags=flags,
+        name=_text(attrs.get(IFLA_IFNAME, b"")),
+        mtu=_u32(attrs.get(IFLA_MTU)),
+        master=_u32(attrs.get(IFLA_MASTER)),
+        mac=attrs.get(IFLA_ADDRESS, b""),
+        alias=_text(attrs.get(IFLA_IFALIAS, b"")),
+        stats64=dict(
+            zip(STATS64_FIELDS[:count], struct.unpack_from(f"={count}Q", stats), strict=True)
+        ),
+    )
+
+
+def _attributes(data: bytes, offset: int, end: int) -> dict[int, bytes]:
+    """The top-level attributes of a message (nested ones stay undecoded)."""
+    out = {}
+    while offset + NLA.size <= end:
+        length, kind = NLA.unpack_from(data, offset)
+        if length < NLA.size:
+            break
+        out[kind & NLA_TYPE_MASK] = bytes(data[offset + NLA.size : offset + length])
+        offset += (length + 3) & ~3
+    return out
+
+
+def _u32(raw: bytes | None) -> int:
+    return int(struct.unpack("=I", raw)[0]) if raw else 0
+
+
+def _text(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode(errors="replace")

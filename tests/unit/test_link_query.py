@@ -1,0 +1,73 @@
+"""The hand-decoded RTM_GETLINK (vnet.substrate.linkquery) on messages built here."""
+
+from __future__ import annotations
+
+import errno
+import struct
+
+import pytest
+
+from vnet.substrate import linkquery as lq
+
+
+def _reply(attrs: list[tuple[int, bytes]], index: int = 7, flags: int = 0x10003) -> bytes:
+    body = lq.IFINFOMSG.pack(0, 1, index, flags, 0)
+    for kind, payload in attrs:
+        body += lq._nla(kind, payload)
+    return lq.NLMSGHDR.pack(lq.NLMSGHDR.size + len(body), lq.RTM_NEWLINK, 0, 42, 0) + body
+
+
+def _error(code: int) -> bytes:
+    body = struct.pack("=i", -code) + lq.NLMSGHDR.pack(16, lq.RTM_GETLINK, 1, 42, 0)
+    return lq.NLMSGHDR.pack(lq.NLMSGHDR.size + len(body), lq.NLMSG_ERROR, 0, 42, 0) + body
+
+
+def test_request_names_the_interface_and_is_padded() -> None:
+    req = lq.getlink_request("vr1i0", 9)
+    length, kind, flags, seq, _ = lq.NLMSGHDR.unpack_from(req)
+    assert (length, kind, flags, seq) == (len(req), lq.RTM_GETLINK, lq.NLM_F_REQUEST, 9)
+    assert len(req) % 4 == 0
+    assert lq._attributes(req, 32, len(req)) == {lq.IFLA_IFNAME: b"vr1i0\0"}
+
+
+def test_reply_fields_and_counters() -> None:
+    stats = struct.pack(f"={len(lq.STATS64_FIELDS) + 1}Q", *range(1, len(lq.STATS64_FIELDS) + 2))
+    brief = lq.parse_getlink_reply(
+        _reply(
+            [
+                (lq.IFLA_IFNAME, b"vb11\0"),
+                (lq.IFLA_MTU, struct.pack("=I", 1450)),
+                (lq.IFLA_MASTER, struct.pack("=I", 3)),
+                (lq.IFLA_ADDRESS, bytes.fromhex("020000000001")),
+                (lq.IFLA_IFALIAS, b"vnet:agent peer=vr1/eth0\0"),
+                (lq.IFLA_STATS64 | 0x8000, stats),  # a flag bit in the type is ignored
+            ]
+        )
+    )
+    assert brief is not None
+    assert (brief.index, brief.flags, brief.name, brief.mtu, brief.master) == (
+        7,
+        0x10003,
+        "vb11",
+        1450,
+        3,
+    )
+    assert brief.mac.hex(":") == "02:00:00:00:00:01"
+    assert brief.alias == "vnet:agent peer=vr1/eth0"
+    # the kernel's newer trailing fields are not reported (pyroute2 does not either)
+    assert list(brief.stats64) == lq.STATS64_FIELDS
+    assert brief.stats64["rx_packets"] == 1 and brief.stats64["tx_compressed"] == 23
+
+
+def test_missing_attributes_read_as_empty() -> None:
+    brief = lq.parse_getlink_reply(_reply([(lq.IFLA_IFNAME, b"lo\0")], index=1))
+    assert brief is not None
+    assert (brief.master, brief.mtu, brief.alias, brief.mac, brief.stats64) == (0, 0, "", b"", {})
+
+
+def test_no_such_interface_is_none_other_errors_raise() -> None:
+    assert lq.parse_getlink_reply(_error(errno.ENODEV)) is None
+    with pytest.raises(OSError) as err:
+        lq.parse_getlink_reply(_error(errno.EPERM))
+    assert err.value.errno == errno.EPERM
+    assert lq.reply_seq(_error(errno.EPERM)) == 42
