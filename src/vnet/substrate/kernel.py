@@ -27,9 +27,9 @@ from typing import Any
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from vnet.substrate import linkquery, nsfs
-from vnet.substrate.linkquery import LinkBrief
+from vnet.substrate import nsfs, rtquery
 from vnet.substrate.marks import NsName
+from vnet.substrate.rtquery import LinkBrief, RouteTally
 from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
@@ -213,17 +213,31 @@ class Kernel:
         """Interface `name`'s index, flags, MTU, master, MAC, alias and counters, or None.
 
         The same RTM_GETLINK as `link`, decoded only as far as these fields go
-        (linkquery.py): the per-interface questions of shortcuts and port state."""
-        self.ipr(ns)  # opens the namespace's sockets
-        sock = self._queries[ns]
+        (rtquery.py): the per-interface questions of shortcuts and port state."""
         with self._query_lock:
-            self._seq += 1
-            seq = self._seq
-            sock.send(linkquery.getlink_request(name, seq))
+            sock, seq = self._query_socket(ns)
+            sock.send(rtquery.getlink_request(name, seq))
             while True:  # a reply left over from an interrupted query has an older seq
                 reply = sock.recv(1 << 16)
-                if linkquery.reply_seq(reply) == seq:
-                    return linkquery.parse_getlink_reply(reply)
+                if rtquery.reply_seq(reply) == seq:
+                    return rtquery.parse_getlink_reply(reply)
+
+    def route_count(self, ns: NsName, family: int, table: int, kind: int) -> int:
+        """How many routes of `family` in `table` (below 256) have type `kind`: a dump
+        whose routes are counted from their headers, not decoded (rtquery.py)."""
+        with self._query_lock:
+            sock, seq = self._query_socket(ns)
+            sock.send(rtquery.getroute_dump_request(family, seq))
+            tally = RouteTally(table, kind)
+            while not tally.done:
+                tally.feed(sock.recv(1 << 16), seq)
+            return tally.count
+
+    def _query_socket(self, ns: NsName) -> tuple[socket.socket, int]:
+        """The namespace's query socket and a fresh sequence number (under _query_lock)."""
+        self.ipr(ns)  # opens the namespace's sockets
+        self._seq += 1
+        return self._queries[ns], self._seq
 
     def links(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).get_links())

@@ -1,4 +1,4 @@
-"""The hand-decoded RTM_GETLINK (vnet.substrate.linkquery) on messages built here."""
+"""The hand-decoded RTM_GETLINK (vnet.substrate.rtquery) on messages built here."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from vnet.substrate import linkquery as lq
+from vnet.substrate import rtquery as lq
 
 
 def _reply(attrs: list[tuple[int, bytes]], index: int = 7, flags: int = 0x10003) -> bytes:
@@ -71,3 +71,34 @@ def test_no_such_interface_is_none_other_errors_raise() -> None:
         lq.parse_getlink_reply(_error(errno.EPERM))
     assert err.value.errno == errno.EPERM
     assert lq.reply_seq(_error(errno.EPERM)) == 42
+
+
+def _route(seq: int, table: int, kind: int, flags: int = lq.NLM_F_MULTI) -> bytes:
+    body = lq.RTMSG.pack(2, 24, 0, 0, table, 4, 0, kind, 0) + lq._nla(15, struct.pack("=I", table))
+    return lq.NLMSGHDR.pack(lq.NLMSGHDR.size + len(body), lq.RTM_NEWROUTE, flags, seq, 0) + body
+
+
+def _done(seq: int) -> bytes:
+    return lq.NLMSGHDR.pack(lq.NLMSGHDR.size + 4, lq.NLMSG_DONE, lq.NLM_F_MULTI, seq, 0) + bytes(4)
+
+
+def test_dump_request_asks_for_every_route_of_a_family() -> None:
+    req = lq.getroute_dump_request(10, 5)
+    length, kind, flags, seq, _ = lq.NLMSGHDR.unpack_from(req)
+    assert (length, kind, flags & lq.NLM_F_DUMP, seq) == (len(req), lq.RTM_GETROUTE, 0x300, 5)
+    assert lq.RTMSG.unpack_from(req, lq.NLMSGHDR.size)[0] == 10
+
+
+def test_route_tally_counts_table_and_type_across_datagrams() -> None:
+    tally = lq.RouteTally(table=254, kind=1)
+    # main unicast, main blackhole (6), local (255) unicast, and a stale reply of an older dump
+    tally.feed(_route(3, 254, 1) + _route(3, 254, 6) + _route(3, 255, 1) + _route(2, 254, 1), 3)
+    assert (tally.count, tally.done) == (1, False)
+    tally.feed(_route(3, 254, 1) + _done(3), 3)
+    assert (tally.count, tally.done) == (2, True)
+
+
+def test_route_tally_raises_on_an_error_reply() -> None:
+    err = _error(errno.EINVAL)
+    with pytest.raises(OSError):
+        lq.RouteTally(254, 1).feed(err, 42)

@@ -1,10 +1,11 @@
-"""One interface's link message, encoded and decoded by hand for the few fields vnet reads.
+"""rtnetlink requests vnet asks often, encoded and decoded by hand for the fields it reads.
 
 pyroute2 decodes every attribute of a link reply (statistics, per-family blocks,
 link info) into objects: milliseconds per message on this machine. The paths that
 ask about one interface at a time (bridge shortcut targets, per-VR port state)
-need a handful of top-level attributes; Kernel sends this request on its own
-per-namespace netlink socket and decodes only those.
+need a handful of top-level attributes, and a VR's route count needs only each
+route's header. Kernel sends these requests on its own per-namespace netlink
+socket and decodes only that.
 """
 
 from __future__ import annotations
@@ -16,8 +17,13 @@ from dataclasses import dataclass, field
 
 RTM_NEWLINK = 16
 RTM_GETLINK = 18
+RTM_NEWROUTE = 24
+RTM_GETROUTE = 26
 NLMSG_ERROR = 2
+NLMSG_DONE = 3
 NLM_F_REQUEST = 0x1
+NLM_F_MULTI = 0x2
+NLM_F_DUMP = 0x300
 NLA_TYPE_MASK = 0x3FFF
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_MASTER = 1, 3, 4, 10
 IFLA_IFALIAS, IFLA_STATS64 = 20, 23
@@ -25,6 +31,7 @@ IFLA_IFALIAS, IFLA_STATS64 = 20, 23
 NLMSGHDR = struct.Struct("=IHHII")
 IFINFOMSG = struct.Struct("=BxHiII")
 NLA = struct.Struct("=HH")
+RTMSG = struct.Struct("=BBBBBBBBI")  # family, dst_len, src_len, tos, table, proto, scope, type
 # struct rtnl_link_stats64, in the kernel's order: the fields (and names) pyroute2 decodes
 STATS64_FIELDS = [
     "rx_packets",
@@ -81,6 +88,44 @@ def getlink_request(name: str, seq: int) -> bytes:
 
 def reply_seq(data: bytes) -> int:
     return int(NLMSGHDR.unpack_from(data)[3])
+
+
+def getroute_dump_request(family: int, seq: int) -> bytes:
+    """RTM_GETROUTE dump of one address family (every table)."""
+    body = RTMSG.pack(family, 0, 0, 0, 0, 0, 0, 0, 0)
+    flags = NLM_F_REQUEST | NLM_F_DUMP
+    return NLMSGHDR.pack(NLMSGHDR.size + len(body), RTM_GETROUTE, flags, seq, 0) + body
+
+
+@dataclass
+class RouteTally:
+    """Routes of one dump counted by (table, type) from their headers, as the parts arrive."""
+
+    table: int
+    kind: int
+    count: int = 0
+    done: bool = False
+
+    def feed(self, data: bytes, seq: int) -> None:
+        """Count the routes in one datagram of the dump answering request `seq`."""
+        offset = 0
+        while offset + NLMSGHDR.size <= len(data):
+            length, kind, _, msg_seq, _ = NLMSGHDR.unpack_from(data, offset)
+            if length < NLMSGHDR.size:
+                break
+            if msg_seq == seq:
+                self._one(data, offset, kind)
+            offset += (length + 3) & ~3
+
+    def _one(self, data: bytes, offset: int, kind: int) -> None:
+        if kind == NLMSG_DONE:
+            self.done = True
+        elif kind == NLMSG_ERROR:
+            code = -struct.unpack_from("=i", data, offset + NLMSGHDR.size)[0]
+            raise OSError(code, f"RTM_GETROUTE: {errno.errorcode.get(code, code)}")
+        elif kind == RTM_NEWROUTE:
+            fields = RTMSG.unpack_from(data, offset + NLMSGHDR.size)
+            self.count += fields[4] == self.table and fields[7] == self.kind
 
 
 def parse_getlink_reply(data: bytes) -> LinkBrief | None:
