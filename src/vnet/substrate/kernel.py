@@ -20,8 +20,7 @@ import struct
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
-from ipaddress import ip_interface
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pyroute2 import IPRoute
@@ -136,7 +135,9 @@ class Kernel:
                     if key.startswith("net.bridge.") and not nsfs.sysctl_exists(key):
                         continue  # a kernel without br_netfilter has nothing to switch off
                     nsfs.write_sysctl(key, value)
-            self.ipr(name).link("set", index=1, state="up", ifalias=mark)
+            self._acknowledged(
+                name, lambda seq: rtquery.setlink_request(1, seq, state="up", ifalias=mark)
+            )
         except BaseException:
             self.forget(name)
             nsfs.remove(name)
@@ -201,10 +202,11 @@ class Kernel:
             os.close(fd)
 
     def set_link(self, ns: NsName, name: str, master: str | None = None, **attrs: Any) -> None:
-        """`ip link set`; master "" detaches, None leaves it."""
+        """`ip link set` of state, ifalias, mtu; master "" detaches, None leaves it."""
         if master is not None:
             attrs["master"] = self.index(ns, master) if master else 0
-        self.ipr(ns).link("set", index=self.index(ns, name), **attrs)
+        index = self.index(ns, name)
+        self._acknowledged(ns, lambda seq: rtquery.setlink_request(index, seq, **attrs))
 
     def delete_link(self, ns: NsName, name: str) -> None:
         self.ipr(ns).link("del", index=self.index(ns, name))
@@ -233,6 +235,19 @@ class Kernel:
                 tally.feed(sock.recv(1 << 16), seq)
             return tally.count
 
+    def _acknowledged(self, ns: NsName, request: Callable[[int], bytes]) -> None:
+        """Send the request `request(seq)` builds; raise NetlinkError if the kernel refuses."""
+        with self._query_lock:
+            sock, seq = self._query_socket(ns)
+            sock.send(request(seq))
+            while True:
+                reply = sock.recv(1 << 16)
+                if rtquery.reply_seq(reply) == seq:
+                    break
+        code = rtquery.ack_code(reply)
+        if code:
+            raise NetlinkError(code, os.strerror(code))
+
     def _query_socket(self, ns: NsName) -> tuple[socket.socket, int]:
         """The namespace's query socket and a fresh sequence number (under _query_lock)."""
         self.ipr(ns)  # opens the namespace's sockets
@@ -249,13 +264,8 @@ class Kernel:
 
     # -- addresses, routes, rules, fdb ----------------------------------------
     def address(self, ns: NsName, command: str, dev: str, cidr: str) -> None:
-        itf = ip_interface(cidr)
-        self.ipr(ns).addr(
-            command,
-            index=self.index(ns, dev),
-            address=str(itf.ip),
-            prefixlen=itf.network.prefixlen,
-        )
+        index = self.index(ns, dev)
+        self._acknowledged(ns, lambda seq: rtquery.address_request(command, index, cidr, seq))
 
     def addresses(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).get_addr())

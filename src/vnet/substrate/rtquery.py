@@ -1,11 +1,12 @@
-"""rtnetlink requests vnet asks often, encoded and decoded by hand for the fields it reads.
+"""rtnetlink requests vnet sends often, encoded and decoded by hand for the fields it uses.
 
 pyroute2 decodes every attribute of a link reply (statistics, per-family blocks,
 link info) into objects: milliseconds per message on this machine. The paths that
 ask about one interface at a time (bridge shortcut targets, per-VR port state)
 need a handful of top-level attributes, and a VR's route count needs only each
-route's header. Kernel sends these requests on its own per-namespace netlink
-socket and decodes only that.
+route's header; setting a link's state, alias, MTU or master and adding an
+address are a few fixed fields (the same bytes pyroute2 sends). Kernel sends
+these requests on its own per-namespace netlink socket.
 """
 
 from __future__ import annotations
@@ -14,16 +15,24 @@ import errno
 import socket
 import struct
 from dataclasses import dataclass, field
+from ipaddress import ip_interface
 
 RTM_NEWLINK = 16
 RTM_GETLINK = 18
+RTM_NEWADDR = 20
+RTM_DELADDR = 21
 RTM_NEWROUTE = 24
 RTM_GETROUTE = 26
 NLMSG_ERROR = 2
 NLMSG_DONE = 3
 NLM_F_REQUEST = 0x1
 NLM_F_MULTI = 0x2
+NLM_F_ACK = 0x4
 NLM_F_DUMP = 0x300
+NLM_F_EXCL = 0x200
+NLM_F_CREATE = 0x400
+IFF_UP = 0x1
+IFA_ADDRESS, IFA_LOCAL = 1, 2
 NLA_TYPE_MASK = 0x3FFF
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_MASTER = 1, 3, 4, 10
 IFLA_IFALIAS, IFLA_STATS64 = 20, 23
@@ -31,6 +40,7 @@ IFLA_IFALIAS, IFLA_STATS64 = 20, 23
 NLMSGHDR = struct.Struct("=IHHII")
 IFINFOMSG = struct.Struct("=BxHiII")
 NLA = struct.Struct("=HH")
+IFADDRMSG = struct.Struct("=BBBBI")  # family, prefixlen, flags, scope, index
 RTMSG = struct.Struct("=BBBBBBBBI")  # family, dst_len, src_len, tos, table, proto, scope, type
 # struct rtnl_link_stats64, in the kernel's order: the fields (and names) pyroute2 decodes
 STATS64_FIELDS = [
@@ -84,6 +94,58 @@ def getlink_request(name: str, seq: int) -> bytes:
     body = IFINFOMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)
     body += _nla(IFLA_IFNAME, name.encode() + b"\0")
     return NLMSGHDR.pack(NLMSGHDR.size + len(body), RTM_GETLINK, NLM_F_REQUEST, seq, 0) + body
+
+
+def _message(kind: int, flags: int, seq: int, body: bytes) -> bytes:
+    return NLMSGHDR.pack(NLMSGHDR.size + len(body), kind, flags, seq, 0) + body
+
+
+def setlink_request(
+    index: int,
+    seq: int,
+    *,
+    state: str | None = None,
+    ifalias: str | None = None,
+    mtu: int | None = None,
+    master: int | None = None,
+) -> bytes:
+    """`ip link set`: state "up"/"down", alias, MTU, master (0: none); None leaves it."""
+    change = IFF_UP if state is not None else 0
+    flags = IFF_UP if state == "up" else 0
+    body = IFINFOMSG.pack(socket.AF_UNSPEC, 0, index, flags, change)
+    if ifalias is not None:
+        body += _nla(IFLA_IFALIAS, ifalias.encode() + b"\0")
+    if mtu is not None:
+        body += _nla(IFLA_MTU, struct.pack("=I", mtu))
+    if master is not None:
+        body += _nla(IFLA_MASTER, struct.pack("=I", master))
+    return _message(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, seq, body)
+
+
+def address_request(command: str, index: int, cidr: str, seq: int) -> bytes:
+    """`ip address add|del` of `cidr` on interface `index`."""
+    itf = ip_interface(cidr)
+    packed = itf.ip.packed
+    family = socket.AF_INET if itf.version == 4 else socket.AF_INET6
+    body = IFADDRMSG.pack(family, itf.network.prefixlen, 0, 0, index)
+    body += _nla(IFA_ADDRESS, packed)
+    if family == socket.AF_INET:
+        body += _nla(IFA_LOCAL, packed)
+    if command == "add":
+        return _message(
+            RTM_NEWADDR, NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, seq, body
+        )
+    if command == "del":
+        return _message(RTM_DELADDR, NLM_F_REQUEST | NLM_F_ACK, seq, body)
+    raise ValueError(f"no address command {command!r}")
+
+
+def ack_code(data: bytes) -> int:
+    """The errno of an acknowledgement (0: done)."""
+    _, kind, _, _, _ = NLMSGHDR.unpack_from(data)
+    if kind != NLMSG_ERROR:
+        return errno.EPROTO
+    return -int(struct.unpack_from("=i", data, NLMSGHDR.size)[0])
 
 
 def reply_seq(data: bytes) -> int:
