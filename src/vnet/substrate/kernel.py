@@ -55,8 +55,9 @@ class Kernel:
 
     def __init__(self, max_sockets: int = 128):
         self._sockets: OrderedDict[NsName, IPRoute] = OrderedDict()
-        # beside each IPRoute, a plain netlink socket for the hand-decoded queries
-        self._queries: dict[NsName, socket.socket] = {}
+        # plain netlink sockets for the hand-encoded requests (rtquery.py): a VR's
+        # namespace mostly needs only this one, and an IPRoute costs milliseconds to open
+        self._queries: OrderedDict[NsName, socket.socket] = OrderedDict()
         self._query_lock = threading.Lock()
         self._seq = 0
         self._max = max_sockets
@@ -85,12 +86,24 @@ class Kernel:
             return ipr
         with nsfs.entered(ns):
             ipr = IPRoute()
-            query = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
         self._sockets[ns] = ipr
-        self._queries[ns] = query
         if len(self._sockets) > self._max:
-            self.forget(next(iter(self._sockets)))
+            _, old = self._sockets.popitem(last=False)
+            old.close()
         return ipr
+
+    def _query(self, ns: NsName) -> socket.socket:
+        sock = self._queries.get(ns)
+        if sock is not None:
+            self._queries.move_to_end(ns)
+            return sock
+        with nsfs.entered(ns):
+            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        self._queries[ns] = sock
+        if len(self._queries) > self._max:
+            _, old_sock = self._queries.popitem(last=False)
+            old_sock.close()
+        return sock
 
     def forget(self, ns: NsName) -> None:
         """Drop the cached sockets: they would keep a deleted namespace alive."""
@@ -110,7 +123,7 @@ class Kernel:
     def _lookup(self, ns: NsName, name: str) -> int | None:
         """The index of interface `name` in `ns`, or None.
 
-        SIOCGIFINDEX on the namespace's netlink socket (bound to that namespace)
+        SIOCGIFINDEX on a netlink socket of the namespace (bound to it)
         asks the kernel for the index alone: microseconds, where an RTM_GETLINK
         round trip costs milliseconds of decoding a full link message we throw away.
         """
@@ -118,7 +131,7 @@ class Kernel:
         if not encoded or len(encoded) >= IFNAMSIZ:
             return None  # no interface can carry it; the kernel would truncate it
         try:
-            reply = fcntl.ioctl(self.ipr(ns).fileno(), SIOCGIFINDEX, IFREQ.pack(encoded, 0))
+            reply = fcntl.ioctl(self._query(ns).fileno(), SIOCGIFINDEX, IFREQ.pack(encoded, 0))
         except OSError as err:
             if err.errno == errno.ENODEV:
                 return None
@@ -157,7 +170,7 @@ class Kernel:
         between creating the mount point and binding it leaves.
         """
         try:
-            lo = self.ipr(name).get_links(1)[0]
+            lo = self.link_brief(name, "lo")
         except OSError as err:
             self.forget(name)
             if err.errno == errno.EINVAL:  # setns() on a plain file
@@ -165,7 +178,7 @@ class Kernel:
             if err.errno == errno.ENOENT:
                 return None
             raise
-        return lo.get("ifalias") or ""
+        return lo.alias if lo is not None else ""
 
     def _wait_vanished(self, ns: NsName, name: str, timeout: float = 5.0) -> None:
         """Wait for a name freed by an earlier namespace deletion to really be free."""
@@ -250,9 +263,8 @@ class Kernel:
 
     def _query_socket(self, ns: NsName) -> tuple[socket.socket, int]:
         """The namespace's query socket and a fresh sequence number (under _query_lock)."""
-        self.ipr(ns)  # opens the namespace's sockets
         self._seq += 1
-        return self._queries[ns], self._seq
+        return self._query(ns), self._seq
 
     def links(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).get_links())
