@@ -137,3 +137,17 @@ def test_ack_code() -> None:
     assert lq.ack_code(_error(errno.EEXIST)) == errno.EEXIST
     with pytest.raises(ValueError):
         lq.address_request("replace", 2, "10.0.0.1/24", 0)
+
+
+def test_link_dump_collects_every_interface_until_done() -> None:
+    def part(seq: int, index: int, name: bytes) -> bytes:
+        msg = bytearray(_reply([(lq.IFLA_IFNAME, name + b"\0")], index=index))
+        msg[8:12] = struct.pack("=I", seq)
+        return bytes(msg)
+
+    dump = lq.LinkDump()
+    dump.feed(part(8, 1, b"lo") + part(7, 9, b"old") + part(8, 2, b"vb11"), 8)
+    assert not dump.done
+    dump.feed(_done(8), 8)
+    assert dump.done
+    assert [(b.index, b.name) for b in dump.links] == [(1, "lo"), (2, "vb11")]

@@ -28,7 +28,7 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.substrate import nsfs, rtquery
 from vnet.substrate.marks import NsName
-from vnet.substrate.rtquery import LinkBrief, RouteTally
+from vnet.substrate.rtquery import Dump, LinkBrief, LinkDump, RouteTally
 from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
@@ -240,13 +240,22 @@ class Kernel:
     def route_count(self, ns: NsName, family: int, table: int, kind: int) -> int:
         """How many routes of `family` in `table` (below 256) have type `kind`: a dump
         whose routes are counted from their headers, not decoded (rtquery.py)."""
+        tally = RouteTally(table, kind)
+        self._dump(ns, lambda seq: rtquery.getroute_dump_request(family, seq), tally)
+        return tally.count
+
+    def link_briefs(self, ns: NsName) -> list[LinkBrief]:
+        """Every interface of `ns` as `link_brief` describes it, in one dump."""
+        dump = LinkDump()
+        self._dump(ns, rtquery.getlink_dump_request, dump)
+        return dump.links
+
+    def _dump(self, ns: NsName, request: Callable[[int], bytes], into: Dump) -> None:
         with self._query_lock:
             sock, seq = self._query_socket(ns)
-            sock.send(rtquery.getroute_dump_request(family, seq))
-            tally = RouteTally(table, kind)
-            while not tally.done:
-                tally.feed(sock.recv(1 << 16), seq)
-            return tally.count
+            sock.send(request(seq))
+            while not into.done:
+                into.feed(sock.recv(1 << 16), seq)
 
     def _acknowledged(self, ns: NsName, request: Callable[[int], bytes]) -> None:
         """Send the request `request(seq)` builds; raise NetlinkError if the kernel refuses."""

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from vnet.substrate.kernel import Kernel, KernelError, Message, ns_text
 from vnet.substrate.marks import MARK, NsName, ip_cmd, ns_from_label, ns_label
+from vnet.substrate.rtquery import LinkBrief
 
 VXLAN_PORT = 4789
 
@@ -234,17 +236,15 @@ IFF_UP_AND_LOWER_UP = 0x10001
 def read_ports(k: Kernel, ns: NsName, names: list[str] | None = None) -> dict[str, PortState]:
     """The interfaces `names` of `ns` (None: all, in one dump) that exist."""
     if names is None:
-        return {
-            m.get("ifname"): _port_state(m.get("ifname"), m["flags"], m.get("stats64"))
-            for m in k.links(ns)
-        }
-    found = (k.link_brief(ns, name) for name in names)
-    return {b.name: _port_state(b.name, b.flags, b.stats64) for b in found if b is not None}
+        found: Iterable[LinkBrief | None] = k.link_briefs(ns)
+    else:
+        found = (k.link_brief(ns, name) for name in names)
+    return {b.name: _port_state(b) for b in found if b is not None}
 
 
-def _port_state(name: str, flags: int, stats64: dict[str, int] | None) -> PortState:
-    up = flags & IFF_UP_AND_LOWER_UP == IFF_UP_AND_LOWER_UP
-    return PortState(name, up, dict(stats64 or {}))
+def _port_state(link: LinkBrief) -> PortState:
+    up = link.flags & IFF_UP_AND_LOWER_UP == IFF_UP_AND_LOWER_UP
+    return PortState(link.name, up, dict(link.stats64))
 
 
 def mac_address(k: Kernel, ns: NsName, name: str) -> str:

@@ -159,17 +159,24 @@ def getroute_dump_request(family: int, seq: int) -> bytes:
     return NLMSGHDR.pack(NLMSGHDR.size + len(body), RTM_GETROUTE, flags, seq, 0) + body
 
 
-@dataclass
-class RouteTally:
-    """Routes of one dump counted by (table, type) from their headers, as the parts arrive."""
+def getlink_dump_request(seq: int) -> bytes:
+    """RTM_GETLINK dump: every interface of the namespace."""
+    body = IFINFOMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)
+    return _message(RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, seq, body)
 
-    table: int
-    kind: int
-    count: int = 0
-    done: bool = False
+
+class Dump:
+    """The answer to one dump request, fed datagram by datagram until `done`:
+    each message of type `reply_kind` goes to `take`."""
+
+    reply_kind = 0
+
+    def __init__(self) -> None:
+        self.done = False
 
     def feed(self, data: bytes, seq: int) -> None:
-        """Count the routes in one datagram of the dump answering request `seq`."""
+        """The messages in one datagram that answer request `seq` (older ones are left over
+        from an interrupted request)."""
         offset = 0
         while offset + NLMSGHDR.size <= len(data):
             length, kind, _, msg_seq, _ = NLMSGHDR.unpack_from(data, offset)
@@ -184,10 +191,39 @@ class RouteTally:
             self.done = True
         elif kind == NLMSG_ERROR:
             code = -struct.unpack_from("=i", data, offset + NLMSGHDR.size)[0]
-            raise OSError(code, f"RTM_GETROUTE: {errno.errorcode.get(code, code)}")
-        elif kind == RTM_NEWROUTE:
-            fields = RTMSG.unpack_from(data, offset + NLMSGHDR.size)
-            self.count += fields[4] == self.table and fields[7] == self.kind
+            raise OSError(code, f"netlink dump: {errno.errorcode.get(code, code)}")
+        elif kind == self.reply_kind:
+            self.take(data, offset)
+
+    def take(self, data: bytes, offset: int) -> None:
+        raise NotImplementedError
+
+
+class RouteTally(Dump):
+    """Routes of one dump counted by (table, type) from their headers."""
+
+    reply_kind = RTM_NEWROUTE
+
+    def __init__(self, table: int, kind: int) -> None:
+        super().__init__()
+        self.table, self.kind, self.count = table, kind, 0
+
+    def take(self, data: bytes, offset: int) -> None:
+        fields = RTMSG.unpack_from(data, offset + NLMSGHDR.size)
+        self.count += fields[4] == self.table and fields[7] == self.kind
+
+
+class LinkDump(Dump):
+    """Every interface of one dump, decoded as `LinkBrief`s."""
+
+    reply_kind = RTM_NEWLINK
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[LinkBrief] = []
+
+    def take(self, data: bytes, offset: int) -> None:
+        self.links.append(_link_at(data, offset))
 
 
 def parse_getlink_reply(data: bytes) -> LinkBrief | None:
@@ -200,8 +236,14 @@ def parse_getlink_reply(data: bytes) -> LinkBrief | None:
         raise OSError(code, f"RTM_GETLINK: {errno.errorcode.get(code, code)}")
     if kind != RTM_NEWLINK:
         raise OSError(errno.EPROTO, f"RTM_GETLINK answered with message type {kind}")
-    _, _, index, flags, _ = IFINFOMSG.unpack_from(data, NLMSGHDR.size)
-    attrs = _attributes(data, NLMSGHDR.size + IFINFOMSG.size, NLMSGHDR.unpack_from(data)[0])
+    return _link_at(data, 0)
+
+
+def _link_at(data: bytes, offset: int) -> LinkBrief:
+    """The RTM_NEWLINK message at `offset`."""
+    _, _, index, flags, _ = IFINFOMSG.unpack_from(data, offset + NLMSGHDR.size)
+    end = offset + NLMSGHDR.unpack_from(data, offset)[0]
+    attrs = _attributes(data, offset + NLMSGHDR.size + IFINFOMSG.size, end)
     stats = attrs.get(IFLA_STATS64, b"")
     count = min(len(stats) // 8, len(STATS64_FIELDS))
     return LinkBrief(
