@@ -13,23 +13,29 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import socket
+import struct
+import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterable
-from ipaddress import ip_interface
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from vnet.substrate import nsfs
+from vnet.substrate import nsfs, rtquery
 from vnet.substrate.marks import NsName
+from vnet.substrate.rtquery import Dump, LinkBrief, LinkDump, RouteTally
 from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
 NUD_USABLE = 0x02 | 0x04 | 0x08 | 0x10 | 0x80  # reachable, stale, delay, probe, permanent
+SIOCGIFINDEX = 0x8933
+IFREQ = struct.Struct("16si")  # struct ifreq's name and ifindex
+IFNAMSIZ = 16
 
 
 class KernelError(RuntimeError):
@@ -49,6 +55,11 @@ class Kernel:
 
     def __init__(self, max_sockets: int = 128):
         self._sockets: OrderedDict[NsName, IPRoute] = OrderedDict()
+        # plain netlink sockets for the hand-encoded requests (rtquery.py): a VR's
+        # namespace mostly needs only this one, and an IPRoute costs milliseconds to open
+        self._queries: OrderedDict[NsName, socket.socket] = OrderedDict()
+        self._query_lock = threading.Lock()
+        self._seq = 0
         self._max = max_sockets
         # veth ends the kernel is still tearing down after a namespace deletion
         self._vanishing: set[tuple[NsName, str]] = set()
@@ -57,6 +68,9 @@ class Kernel:
         for ipr in self._sockets.values():
             ipr.close()
         self._sockets.clear()
+        for sock in self._queries.values():
+            sock.close()
+        self._queries.clear()
 
     def __enter__(self) -> Kernel:
         return self
@@ -78,17 +92,51 @@ class Kernel:
             old.close()
         return ipr
 
+    def _query(self, ns: NsName) -> socket.socket:
+        sock = self._queries.get(ns)
+        if sock is not None:
+            self._queries.move_to_end(ns)
+            return sock
+        with nsfs.entered(ns):
+            sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+        self._queries[ns] = sock
+        if len(self._queries) > self._max:
+            _, old_sock = self._queries.popitem(last=False)
+            old_sock.close()
+        return sock
+
     def forget(self, ns: NsName) -> None:
-        """Drop the cached socket: it would keep a deleted namespace alive."""
+        """Drop the cached sockets: they would keep a deleted namespace alive."""
         ipr = self._sockets.pop(ns, None)
         if ipr is not None:
             ipr.close()
+        query = self._queries.pop(ns, None)
+        if query is not None:
+            query.close()
 
     def index(self, ns: NsName, name: str) -> int:
-        found = self.ipr(ns).link_lookup(ifname=name)
-        if not found:
+        found = self._lookup(ns, name)
+        if found is None:
             raise KernelError(f"no interface {name!r} in namespace {ns_text(ns)}")
-        return int(found[0])
+        return found
+
+    def _lookup(self, ns: NsName, name: str) -> int | None:
+        """The index of interface `name` in `ns`, or None.
+
+        SIOCGIFINDEX on a netlink socket of the namespace (bound to it)
+        asks the kernel for the index alone: microseconds, where an RTM_GETLINK
+        round trip costs milliseconds of decoding a full link message we throw away.
+        """
+        encoded = name.encode()
+        if not encoded or len(encoded) >= IFNAMSIZ:
+            return None  # no interface can carry it; the kernel would truncate it
+        try:
+            reply = fcntl.ioctl(self._query(ns).fileno(), SIOCGIFINDEX, IFREQ.pack(encoded, 0))
+        except OSError as err:
+            if err.errno == errno.ENODEV:
+                return None
+            raise
+        return int(IFREQ.unpack(reply)[1])
 
     # -- namespaces --------------------------------------------------------
     def create_namespace(self, name: str, sysctls: dict[str, str], mark: str) -> None:
@@ -100,7 +148,9 @@ class Kernel:
                     if key.startswith("net.bridge.") and not nsfs.sysctl_exists(key):
                         continue  # a kernel without br_netfilter has nothing to switch off
                     nsfs.write_sysctl(key, value)
-            self.ipr(name).link("set", index=1, state="up", ifalias=mark)
+            self._acknowledged(
+                name, lambda seq: rtquery.setlink_request(1, seq, state="up", ifalias=mark)
+            )
         except BaseException:
             self.forget(name)
             nsfs.remove(name)
@@ -120,7 +170,7 @@ class Kernel:
         between creating the mount point and binding it leaves.
         """
         try:
-            lo = self.ipr(name).get_links(1)[0]
+            lo = self.link_brief(name, "lo")
         except OSError as err:
             self.forget(name)
             if err.errno == errno.EINVAL:  # setns() on a plain file
@@ -128,7 +178,7 @@ class Kernel:
             if err.errno == errno.ENOENT:
                 return None
             raise
-        return lo.get("ifalias") or ""
+        return lo.alias if lo is not None else ""
 
     def _wait_vanished(self, ns: NsName, name: str, timeout: float = 5.0) -> None:
         """Wait for a name freed by an earlier namespace deletion to really be free."""
@@ -136,7 +186,7 @@ class Kernel:
             return
         try:
             wait_until(
-                lambda: not self.ipr(ns).link_lookup(ifname=name),
+                lambda: self._lookup(ns, name) is None,
                 timeout,
                 f"{name} in {ns_text(ns)} to be removed",
                 interval=0.002,
@@ -165,13 +215,65 @@ class Kernel:
             os.close(fd)
 
     def set_link(self, ns: NsName, name: str, master: str | None = None, **attrs: Any) -> None:
-        """`ip link set`; master "" detaches, None leaves it."""
+        """`ip link set` of state, ifalias, mtu; master "" detaches, None leaves it."""
         if master is not None:
             attrs["master"] = self.index(ns, master) if master else 0
-        self.ipr(ns).link("set", index=self.index(ns, name), **attrs)
+        index = self.index(ns, name)
+        self._acknowledged(ns, lambda seq: rtquery.setlink_request(index, seq, **attrs))
 
     def delete_link(self, ns: NsName, name: str) -> None:
         self.ipr(ns).link("del", index=self.index(ns, name))
+
+    def link_brief(self, ns: NsName, name: str) -> LinkBrief | None:
+        """Interface `name`'s index, flags, MTU, master, MAC, alias and counters, or None.
+
+        The same RTM_GETLINK as `link`, decoded only as far as these fields go
+        (rtquery.py): the per-interface questions of shortcuts and port state."""
+        with self._query_lock:
+            sock, seq = self._query_socket(ns)
+            sock.send(rtquery.getlink_request(name, seq))
+            while True:  # a reply left over from an interrupted query has an older seq
+                reply = sock.recv(1 << 16)
+                if rtquery.reply_seq(reply) == seq:
+                    return rtquery.parse_getlink_reply(reply)
+
+    def route_count(self, ns: NsName, family: int, table: int, kind: int) -> int:
+        """How many routes of `family` in `table` (below 256) have type `kind`: a dump
+        whose routes are counted from their headers, not decoded (rtquery.py)."""
+        tally = RouteTally(table, kind)
+        self._dump(ns, lambda seq: rtquery.getroute_dump_request(family, seq), tally)
+        return tally.count
+
+    def link_briefs(self, ns: NsName) -> list[LinkBrief]:
+        """Every interface of `ns` as `link_brief` describes it, in one dump."""
+        dump = LinkDump()
+        self._dump(ns, rtquery.getlink_dump_request, dump)
+        return dump.links
+
+    def _dump(self, ns: NsName, request: Callable[[int], bytes], into: Dump) -> None:
+        with self._query_lock:
+            sock, seq = self._query_socket(ns)
+            sock.send(request(seq))
+            while not into.done:
+                into.feed(sock.recv(1 << 16), seq)
+
+    def _acknowledged(self, ns: NsName, request: Callable[[int], bytes]) -> None:
+        """Send the request `request(seq)` builds; raise NetlinkError if the kernel refuses."""
+        with self._query_lock:
+            sock, seq = self._query_socket(ns)
+            sock.send(request(seq))
+            while True:
+                reply = sock.recv(1 << 16)
+                if rtquery.reply_seq(reply) == seq:
+                    break
+        code = rtquery.ack_code(reply)
+        if code:
+            raise NetlinkError(code, os.strerror(code))
+
+    def _query_socket(self, ns: NsName) -> tuple[socket.socket, int]:
+        """The namespace's query socket and a fresh sequence number (under _query_lock)."""
+        self._seq += 1
+        return self._query(ns), self._seq
 
     def links(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).get_links())
@@ -183,13 +285,8 @@ class Kernel:
 
     # -- addresses, routes, rules, fdb ----------------------------------------
     def address(self, ns: NsName, command: str, dev: str, cidr: str) -> None:
-        itf = ip_interface(cidr)
-        self.ipr(ns).addr(
-            command,
-            index=self.index(ns, dev),
-            address=str(itf.ip),
-            prefixlen=itf.network.prefixlen,
-        )
+        index = self.index(ns, dev)
+        self._acknowledged(ns, lambda seq: rtquery.address_request(command, index, cidr, seq))
 
     def addresses(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).get_addr())

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from vnet.substrate.kernel import Kernel, KernelError, Message, ns_text
 from vnet.substrate.marks import MARK, NsName, ip_cmd, ns_from_label, ns_label
+from vnet.substrate.rtquery import LinkBrief
 
 VXLAN_PORT = 4789
 
@@ -234,20 +236,20 @@ IFF_UP_AND_LOWER_UP = 0x10001
 def read_ports(k: Kernel, ns: NsName, names: list[str] | None = None) -> dict[str, PortState]:
     """The interfaces `names` of `ns` (None: all, in one dump) that exist."""
     if names is None:
-        msgs = k.links(ns)
+        found: Iterable[LinkBrief | None] = k.link_briefs(ns)
     else:
-        msgs = [m for m in (k.link(ns, name) for name in names) if m is not None]
-    out = {}
-    for m in msgs:
-        name = m.get("ifname")
-        up = m["flags"] & IFF_UP_AND_LOWER_UP == IFF_UP_AND_LOWER_UP
-        out[name] = PortState(name, up, dict(m.get("stats64") or {}))
-    return out
+        found = (k.link_brief(ns, name) for name in names)
+    return {b.name: _port_state(b) for b in found if b is not None}
+
+
+def _port_state(link: LinkBrief) -> PortState:
+    up = link.flags & IFF_UP_AND_LOWER_UP == IFF_UP_AND_LOWER_UP
+    return PortState(link.name, up, dict(link.stats64))
 
 
 def mac_address(k: Kernel, ns: NsName, name: str) -> str:
     """The link-layer address of interface `name` (any owner)."""
-    msg = k.link(ns, name)
-    if msg is None:
+    brief = k.link_brief(ns, name)
+    if brief is None:
         raise KernelError(f"no interface {name!r} in namespace {ns_text(ns)}")
-    return str(msg.get_attr("IFLA_ADDRESS"))
+    return brief.mac.hex(":")

@@ -106,19 +106,17 @@ def _mark(scope: str) -> str:
 
 def _member_of(k: Kernel, ns: NsName, port: str) -> tuple[int, bytes]:
     """(ifindex of the bridge-side end, MAC of the member's own end behind it)."""
-    msg = k.link(ns, port)
-    if msg is None:
+    end = k.link_brief(ns, port)
+    if end is None:
         raise KernelError(f"shortcut target {port} does not exist")
-    alias = msg.get("ifalias") or ""
-    attrs = dict(a.split("=", 1) for a in alias.split(" ")[1:] if "=" in a)
+    attrs = dict(a.split("=", 1) for a in end.alias.split(" ")[1:] if "=" in a)
     if "peer" not in attrs:
         raise KernelError(f"shortcut target {port} is not a vnet veth with a far end")
     peer_label, peer_name = attrs["peer"].split("/", 1)
-    peer = k.link(ns_from_label(peer_label), peer_name)
+    peer = k.link_brief(ns_from_label(peer_label), peer_name)
     if peer is None:
         raise KernelError(f"the far end of shortcut target {port} is missing")
-    mac = bytes.fromhex(str(peer.get_attr("IFLA_ADDRESS")).replace(":", ""))
-    return int(msg["index"]), mac
+    return end.index, peer.mac
 
 
 @dataclass(frozen=True)

@@ -80,8 +80,6 @@ def read(k: Kernel, ns: NsName) -> set[Route]:
 def count(k: Kernel, ns: NsName) -> int:
     """Unicast routes of the main table, whoever made them (what a VR's route count shows)."""
     return sum(
-        1
+        k.route_count(ns, family, MAIN_TABLE, RTN_UNICAST)
         for family in (socket.AF_INET, socket.AF_INET6)
-        for m in k.routes(ns, family, table=MAIN_TABLE)
-        if m["type"] == RTN_UNICAST
     )
