@@ -8,9 +8,11 @@ import os
 from pathlib import Path
 
 
-def write_durably(path: Path, data: bytes, mode: int = 0o600) -> None:
+def write_durably(path: Path, data: bytes, mode: int = 0o600, *, with_entry: bool = True) -> None:
     """`path` holds `data` on disk, or OSError and no file at `path` (a partial one is
-    removed). Created with `mode` from the first byte."""
+    removed). Created with `mode` from the first byte. `with_entry=False` skips the
+    directory's fsync: for a file that is renamed into place next (the rename's own
+    directory fsync makes both durable) or that recovery may lose without harm."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
         try:
@@ -20,7 +22,8 @@ def write_durably(path: Path, data: bytes, mode: int = 0o600) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-        sync_directory(path.parent)
+        if with_entry:
+            sync_directory(path.parent)
     except OSError:
         remove_quietly(path)
         raise
@@ -30,7 +33,7 @@ def replace_durably(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Replace `path` atomically: a reader sees the old or the new content, never a part;
     OSError leaves the old file and no temporary one."""
     tmp = path.with_name(path.name + ".tmp")
-    write_durably(tmp, data, mode)
+    write_durably(tmp, data, mode, with_entry=False)
     try:
         tmp.replace(path)
     except OSError:

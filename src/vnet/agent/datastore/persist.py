@@ -78,8 +78,13 @@ class RunningFile:
     # -- the two halves of a commit ------------------------------------------------
     def stage(self, tree: dict[str, Any], rollback: dict[str, Any] | None = None) -> None:
         """Write the next configuration (and the rollback point of a pending confirmed
-        commit) beside the current one, durably; OSError leaves no file behind."""
-        write_durably(self.staged, _encoded(tree, rollback))
+        commit) beside the current one, its data fsynced (a full disk shows here, before
+        the kernel changes); OSError leaves no file behind.
+
+        The directory is not fsynced for it: recovery never needs the staged file (it
+        converges to running.json either way), and `promote`'s fsync after the rename
+        makes the new entry durable. One fsync fewer per commit."""
+        write_durably(self.staged, _encoded(tree, rollback), with_entry=False)
 
     def promote(self) -> None:
         """The commit point: the staged file becomes running.json. OSError: not committed,
