@@ -25,17 +25,24 @@ class _Entry(SchemaNode):
         super().__init__(lst.name, "container", lst.config, lst.keys, children=lst.children)
 
 
-_ORDER: dict[int, tuple[tuple[str, ...], frozenset[str]]] = {}  # id(schema node) -> its order
+# id(children dict) -> (that dict, keys, its order, the names as a set). Keyed by the
+# children dict, which a list and its _Entry share (an _Entry is made per call); the
+# entry holds the dict itself so that its id cannot be reused by another object.
+_ORDER: dict[int, tuple[Any, tuple[str, ...], tuple[str, ...], frozenset[str]]] = {}
 
 
 def _schema_order(snode: SchemaNode) -> tuple[tuple[str, ...], frozenset[str]]:
-    """Keys first, then the children in schema order; computed once per schema node
-    (schema nodes live as long as the process)."""
-    found = _ORDER.get(id(snode))
-    if found is None:
+    """Keys first, then the children in schema order; computed once per schema node."""
+    found = _ORDER.get(id(snode.children))
+    if found is None or found[1] != tuple(snode.keys):
         names = (*snode.keys, *(k for k in snode.children if k not in snode.keys))
-        found = _ORDER[id(snode)] = (names, frozenset(names))
-    return found
+        found = _ORDER[id(snode.children)] = (
+            snode.children,
+            tuple(snode.keys),
+            names,
+            frozenset(names),
+        )
+    return found[2], found[3]
 
 
 def _member_order(snode: SchemaNode, value: dict[str, Any]) -> list[str]:
