@@ -272,6 +272,18 @@ pub fn to_oxms(f: &Fields, rest: &[of13::Oxm]) -> Result<Vec<of13::Oxm>, Inexpre
     if let Some(p) = f.in_port {
         out.push(basic(oxm::IN_PORT, p.to_be_bytes().to_vec(), None));
     }
+    push_ethernet_oxms(f, &mut out);
+    push_ip_oxms(f, &mut out);
+    push_transport_oxms(f, &mut out)?;
+    if let Some(v) = f.vni {
+        out.push(basic(oxm::TUNNEL_ID, v.to_be_bytes().to_vec(), None));
+    }
+    out.extend(rest.iter().cloned());
+    Ok(out)
+}
+
+/// Ethernet addresses, type and VLAN.
+fn push_ethernet_oxms(f: &Fields, out: &mut Vec<of13::Oxm>) {
     if let Some(v) = f.eth_dst {
         out.push(basic(oxm::ETH_DST, v.to_vec(), None));
     }
@@ -289,60 +301,49 @@ pub fn to_oxms(f: &Fields, rest: &[of13::Oxm]) -> Result<Vec<of13::Oxm>, Inexpre
         };
         out.push(basic(oxm::VLAN_VID, wire.to_be_bytes().to_vec(), None));
     }
+}
+
+/// IP protocol and the IPv4/IPv6 prefixes.
+fn push_ip_oxms(f: &Fields, out: &mut Vec<of13::Oxm>) {
     if let Some(v) = f.ip_proto {
         out.push(basic(oxm::IP_PROTO, vec![v], None));
     }
-    if let Some(p) = f.ipv4_src {
-        out.push(prefix_oxm(
-            oxm::IPV4_SRC,
-            p.addr.to_be_bytes().to_vec(),
-            p.bits,
-        ));
-    }
-    if let Some(p) = f.ipv4_dst {
-        out.push(prefix_oxm(
-            oxm::IPV4_DST,
-            p.addr.to_be_bytes().to_vec(),
-            p.bits,
-        ));
-    }
-    if let Some(p) = f.ipv6_src {
-        out.push(prefix_oxm(
-            oxm::IPV6_SRC,
-            p.addr.to_be_bytes().to_vec(),
-            p.bits,
-        ));
-    }
-    if let Some(p) = f.ipv6_dst {
-        out.push(prefix_oxm(
-            oxm::IPV6_DST,
-            p.addr.to_be_bytes().to_vec(),
-            p.bits,
-        ));
-    }
-    if f.tp_src.is_some() || f.tp_dst.is_some() {
-        let (src, dst) = match f.ip_proto {
-            Some(6) => (oxm::TCP_SRC, oxm::TCP_DST),
-            Some(17) => (oxm::UDP_SRC, oxm::UDP_DST),
-            Some(132) => (oxm::SCTP_SRC, oxm::SCTP_DST),
-            _ => {
-                return Err(Inexpressible(
-                    "transport ports without ip_proto 6, 17 or 132",
-                ));
-            }
-        };
-        if let Some(v) = f.tp_src {
-            out.push(basic(src, v.to_be_bytes().to_vec(), None));
-        }
-        if let Some(v) = f.tp_dst {
-            out.push(basic(dst, v.to_be_bytes().to_vec(), None));
+    let v4 = [(oxm::IPV4_SRC, f.ipv4_src), (oxm::IPV4_DST, f.ipv4_dst)];
+    for (field, p) in v4 {
+        if let Some(p) = p {
+            out.push(prefix_oxm(field, p.addr.to_be_bytes().to_vec(), p.bits));
         }
     }
-    if let Some(v) = f.vni {
-        out.push(basic(oxm::TUNNEL_ID, v.to_be_bytes().to_vec(), None));
+    let v6 = [(oxm::IPV6_SRC, f.ipv6_src), (oxm::IPV6_DST, f.ipv6_dst)];
+    for (field, p) in v6 {
+        if let Some(p) = p {
+            out.push(prefix_oxm(field, p.addr.to_be_bytes().to_vec(), p.bits));
+        }
     }
-    out.extend(rest.iter().cloned());
-    Ok(out)
+}
+
+/// Transport ports, as the OXM fields of the protocol `ip_proto` names.
+fn push_transport_oxms(f: &Fields, out: &mut Vec<of13::Oxm>) -> Result<(), Inexpressible> {
+    if f.tp_src.is_none() && f.tp_dst.is_none() {
+        return Ok(());
+    }
+    let (src, dst) = match f.ip_proto {
+        Some(6) => (oxm::TCP_SRC, oxm::TCP_DST),
+        Some(17) => (oxm::UDP_SRC, oxm::UDP_DST),
+        Some(132) => (oxm::SCTP_SRC, oxm::SCTP_DST),
+        _ => {
+            return Err(Inexpressible(
+                "transport ports without ip_proto 6, 17 or 132",
+            ));
+        }
+    };
+    if let Some(v) = f.tp_src {
+        out.push(basic(src, v.to_be_bytes().to_vec(), None));
+    }
+    if let Some(v) = f.tp_dst {
+        out.push(basic(dst, v.to_be_bytes().to_vec(), None));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

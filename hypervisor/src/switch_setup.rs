@@ -47,8 +47,36 @@ pub fn handshake(shared: &Shared, mut stream: TcpStream) -> anyhow::Result<(Swit
     stream.set_nodelay(shared.nodelay)?;
     let deadline = now_ns() + 10_000_000_000;
     let mut rb = RecvBuf::new(1 << 20);
+    let v = negotiate(shared, &mut stream, &mut rb, deadline)?;
+    send_setup(&mut stream, v)?;
+    let mut replies = SetupReplies::new(v);
+    while !replies.complete() {
+        let m = read_msg(
+            &mut stream,
+            &mut rb,
+            deadline,
+            "FEATURES_REPLY and port descriptions",
+        )?;
+        replies.take(&mut stream, &m)?;
+    }
+    let info = replies.into_info();
+    let mut sw = Chan::new(stream, shared.nodelay)?;
+    // Messages that arrived behind the replies are still in the handshake's buffer.
+    while let Some(m) = rb.next_msg()? {
+        sw.push_input(m);
+    }
+    Ok((info, sw))
+}
+
+/// Exchanges HELLOs and returns the version both sides speak.
+fn negotiate(
+    shared: &Shared,
+    stream: &mut TcpStream,
+    rb: &mut RecvBuf,
+    deadline: u64,
+) -> anyhow::Result<Version> {
     stream.write_all(&perfbench::messages::hello(&shared.versions).to_bytes(HV_XID)?)?;
-    let hello = read_msg(&mut stream, &mut rb, deadline, "the switch's HELLO")?;
+    let hello = read_msg(stream, rb, deadline, "the switch's HELLO")?;
     let h = Header::parse(&hello)?;
     if h.msg_type != types::HELLO {
         bail!("expected HELLO, got type {}", h.msg_type);
@@ -60,12 +88,16 @@ pub fn handshake(shared: &Shared, mut stream: TcpStream) -> anyhow::Result<(Swit
                 .and_then(|(_, m)| m.hello_bitmap())
         })
         .flatten();
-    let v = codec::negotiate(&shared.versions, h.version, bitmap).with_context(|| {
+    codec::negotiate(&shared.versions, h.version, bitmap).with_context(|| {
         format!(
             "no common OpenFlow version (switch says 0x{:02x})",
             h.version
         )
-    })?;
+    })
+}
+
+/// SET_CONFIG, FEATURES_REQUEST and (1.3) the PORT_DESC request, in one write.
+fn send_setup(stream: &mut TcpStream, v: Version) -> anyhow::Result<()> {
     let mut setup = Vec::new();
     // flags 0, miss_send_len 0xffff: whole packets, whatever a tenant asks for.
     setup.extend(ofwire::with_body(
@@ -84,69 +116,93 @@ pub fn handshake(shared: &Shared, mut stream: TcpStream) -> anyhow::Result<(Swit
         ));
     }
     stream.write_all(&setup)?;
-    let (mut head, mut ports, mut dpid) = (None, None, 0);
-    if v == Version::V10 {
-        ports = Some(Vec::new());
+    Ok(())
+}
+
+/// What the switch has answered to the setup so far.
+struct SetupReplies {
+    version: Version,
+    /// The FEATURES_REPLY body without its port list.
+    head: Option<Vec<u8>>,
+    /// 1.0: from FEATURES_REPLY; 1.3: from PORT_DESC (empty if unsupported).
+    ports: Option<Vec<Vec<u8>>>,
+    dpid: u64,
+}
+
+impl SetupReplies {
+    fn new(version: Version) -> SetupReplies {
+        SetupReplies {
+            version,
+            head: None,
+            // 1.0 lists the ports in FEATURES_REPLY; until it comes, none.
+            ports: (version == Version::V10).then(Vec::new),
+            dpid: 0,
+        }
     }
-    while head.is_none() || ports.is_none() {
-        let m = read_msg(
-            &mut stream,
-            &mut rb,
-            deadline,
-            "FEATURES_REPLY and port descriptions",
-        )?;
-        let (h, body) = codec::split(&m)?;
+
+    fn complete(&self) -> bool {
+        self.head.is_some() && self.ports.is_some()
+    }
+
+    /// Takes one message of the switch's (answering its ECHO_REQUESTs).
+    fn take(&mut self, stream: &mut TcpStream, m: &[u8]) -> anyhow::Result<()> {
+        let v = self.version;
+        let (h, body) = codec::split(m)?;
         match h.msg_type {
             types::ECHO_REQUEST => {
                 stream.write_all(&ofwire::with_body(v, types::ECHO_REPLY, h.xid, body))?;
             }
-            types::FEATURES_REPLY => {
-                let n = if v == Version::V10 { 24 } else { body.len() };
-                if body.len() < n.max(8) {
-                    bail!("FEATURES_REPLY of {} bytes", body.len());
-                }
-                dpid = u64::from_be_bytes(body[0..8].try_into()?);
-                head = Some(body[..n].to_vec());
-                if v == Version::V10 {
-                    ports =
-                        Some(ofwire::split_ports(v, &body[n..]).context("FEATURES_REPLY ports")?);
-                }
-            }
+            types::FEATURES_REPLY => self.take_features(body)?,
             t13::MULTIPART_REPLY if v == Version::V13 && h.xid == HV_XID + 3 => {
                 let got = ofwire::split_ports(v, &body[8..]).context("PORT_DESC reply")?;
-                ports.get_or_insert_with(Vec::new).extend(got);
+                self.ports.get_or_insert_with(Vec::new).extend(got);
             }
             // A switch without PORT_DESC (or SET_CONFIG) support still gets sliced: no port list.
             types::ERROR if h.xid == HV_XID + 3 => {
-                ports.get_or_insert_with(Vec::new);
+                self.ports.get_or_insert_with(Vec::new);
             }
             types::ERROR if h.xid == HV_XID + 1 => {}
             types::ERROR => bail!("switch sent OFPT_ERROR during the handshake"),
             _ => {}
         }
+        Ok(())
     }
-    let physical = |p: &Vec<u8>| {
-        ofwire::port_no(v, p)
-            < if v == Version::V10 {
-                0xff00
-            } else {
-                0xffff_ff00
-            }
-    };
-    let info = SwitchInfo {
-        version: v,
-        dpid,
-        features_head: head.unwrap_or_default(),
-        ports: ports
-            .unwrap_or_default()
-            .into_iter()
-            .filter(physical)
-            .collect(),
-    };
-    let mut sw = Chan::new(stream, shared.nodelay)?;
-    // Messages that arrived behind the replies are still in the handshake's buffer.
-    while let Some(m) = rb.next_msg()? {
-        sw.push_input(m);
+
+    fn take_features(&mut self, body: &[u8]) -> anyhow::Result<()> {
+        let v = self.version;
+        let n = if v == Version::V10 { 24 } else { body.len() };
+        if body.len() < n.max(8) {
+            bail!("FEATURES_REPLY of {} bytes", body.len());
+        }
+        self.dpid = u64::from_be_bytes(body[0..8].try_into()?);
+        self.head = Some(body[..n].to_vec());
+        if v == Version::V10 {
+            self.ports = Some(ofwire::split_ports(v, &body[n..]).context("FEATURES_REPLY ports")?);
+        }
+        Ok(())
     }
-    Ok((info, sw))
+
+    /// The switch as the tenants will see it: physical ports only.
+    fn into_info(self) -> SwitchInfo {
+        let v = self.version;
+        let physical = |p: &Vec<u8>| {
+            ofwire::port_no(v, p)
+                < if v == Version::V10 {
+                    0xff00
+                } else {
+                    0xffff_ff00
+                }
+        };
+        SwitchInfo {
+            version: v,
+            dpid: self.dpid,
+            features_head: self.head.unwrap_or_default(),
+            ports: self
+                .ports
+                .unwrap_or_default()
+                .into_iter()
+                .filter(physical)
+                .collect(),
+        }
+    }
 }
