@@ -154,7 +154,12 @@ impl SetupReplies {
             }
             types::FEATURES_REPLY => self.take_features(body)?,
             t13::MULTIPART_REPLY if v == Version::V13 && h.xid == HV_XID + 3 => {
-                let got = ofwire::split_ports(v, &body[8..]).context("PORT_DESC reply")?;
+                // the multipart header (type, flags, pad) is 8 bytes; a shorter reply is the
+                // switch's error, not a reason for the hypervisor to panic
+                let ports = body
+                    .get(8..)
+                    .with_context(|| format!("PORT_DESC reply of {} bytes", body.len()))?;
+                let got = ofwire::split_ports(v, ports).context("PORT_DESC reply")?;
                 self.ports.get_or_insert_with(Vec::new).extend(got);
             }
             // A switch without PORT_DESC (or SET_CONFIG) support still gets sliced: no port list.
@@ -204,5 +209,25 @@ impl SetupReplies {
                 .filter(physical)
                 .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    #[test]
+    fn a_port_desc_reply_shorter_than_its_header_is_an_error_not_a_panic() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let mut replies = SetupReplies::new(Version::V13);
+        let short = ofwire::with_body(Version::V13, t13::MULTIPART_REPLY, HV_XID + 3, &[0, 13]);
+        let err = replies.take(&mut stream, &short).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("PORT_DESC reply of 2 bytes"),
+            "{err:#}"
+        );
+        assert!(replies.ports.is_none());
     }
 }
