@@ -79,7 +79,8 @@ def test_the_report_carries_every_goal(run: dict[str, Any]) -> None:
         "NACM with 100 rules",
         "restart with 10000 VRs",
         "another session's <get>",
-        "topology of 10000",
+        "parse and check a topology of 10000",
+        "read a topology file of 10000",
     ):
         assert f"- goal {goal}" in text, goal
 

@@ -16,7 +16,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from vnet.bench.agent.sandbox import NS, sandboxed_agent
+from vnet.bench.agent.sandbox import sandboxed_agent
+from vnet.bench.client import NS, agent_session
 from vnet.bench.results import BenchResult
 
 METRIC = "commit"
@@ -71,7 +72,7 @@ def _cycle(m: Any, i: int, result: BenchResult) -> None:
 
 
 def measure(result: BenchResult, cycles: int) -> None:
-    with sandboxed_agent(result, "confirmed") as agent, agent.netconf(timeout=600) as m:
+    with sandboxed_agent(result, "confirmed") as agent, agent_session(agent, 600) as m:
         m.edit_config(target="running", config=NETWORK)
         m.edit_config(target="running", config=routers(*(vr(i) for i in range(VRS))))
         m.commit()  # warm-up: the first commit builds what later ones reuse

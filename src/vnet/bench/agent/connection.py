@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from vnet.bench.agent.sandbox import NS, endpoint, sandboxed_agent
+from vnet.bench.agent.sandbox import endpoint, sandboxed_agent
+from vnet.bench.client import NS
 from vnet.bench.results import BenchResult
 from vnet.client import NetconfClient
 from vnet.model.yang.encode import tree_to_xml

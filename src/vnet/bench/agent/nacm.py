@@ -15,9 +15,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from vnet.bench.agent.sandbox import NS, sandboxed_agent
+from vnet.bench.agent.sandbox import sandboxed_agent
+from vnet.bench.client import NS, agent_session, connect
 from vnet.bench.results import BenchResult
-from vnet.lab.sandbox import connect_netconf
 
 NACM_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-acm"
 METRIC = "nacm_get_config"
@@ -132,14 +132,14 @@ def _round(n: int, sessions: dict[str, Any], vrs: int, result: BenchResult) -> d
 def measure(result: BenchResult, vrs: int, rounds: int, shallow: bool) -> None:
     with sandboxed_agent(result, "nacm", {"users": USERS}, user="admin", password="adm1n-pw") as ag:
         ns, port = ag.host.namespace, ag.ports["netconf"]
-        with ag.netconf(timeout=600) as admin:
+        with agent_session(ag, 600) as admin:
             admin.edit_config(target="running", config=networks())
             start = time.perf_counter()
             for first in range(0, vrs, 100):
                 admin.edit_config(target="running", config=routers(first, min(100, vrs - first)))
             result.parameters["nacm_load_s"] = round(time.perf_counter() - start, 2)
             admin.edit_config(target="running", config=rules(shallow))
-            with connect_netconf(ns, port, "reader", "r3ader-pw", timeout=600) as reader:
+            with connect(ns, port=port, username="reader", password="r3ader-pw") as reader:
                 sessions = {NO_NACM: admin, RULES: reader}
                 for n in range(rounds + WARM_UP):
                     sizes = _round(n, sessions, vrs, result)

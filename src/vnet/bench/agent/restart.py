@@ -14,7 +14,8 @@ import time
 
 from ncclient import NCClientError
 
-from vnet.bench.agent.sandbox import NS, sandboxed_agent
+from vnet.bench.agent.sandbox import sandboxed_agent
+from vnet.bench.client import NS, agent_session
 from vnet.bench.results import BenchResult
 from vnet.lab.sandbox import SandboxAgent
 from vnet.tools.wait import wait_until
@@ -52,7 +53,7 @@ def routers(first: int, count: int) -> str:
 
 def _answered(agent: SandboxAgent) -> bool:
     try:
-        with agent.netconf(timeout=5) as m:
+        with agent_session(agent, 5) as m:
             m.get_config(source="running")
         return True
     except (OSError, NCClientError):  # not listening yet, or refused while starting
@@ -87,7 +88,7 @@ def _restart(agent: SandboxAgent, result: BenchResult) -> None:
 
 def measure(result: BenchResult, vrs: int, rounds: int) -> None:
     with sandboxed_agent(result, "restart", {"drift_interval": 0}) as agent:
-        with agent.netconf(timeout=3600) as m:
+        with agent_session(agent, 3600) as m:
             m.edit_config(target="running", config=NET)
             start = time.perf_counter()
             for first in range(0, vrs, 100):

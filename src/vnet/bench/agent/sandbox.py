@@ -11,8 +11,6 @@ from vnet.bench.results import BenchResult
 from vnet.client import Endpoint
 from vnet.lab.sandbox import ADDRESS, HostSandbox, SandboxAgent
 
-NS = "urn:vnet:yang:vnet-router"  # the vnet-router YANG module's namespace
-
 
 @contextmanager
 def sandboxed_agent(
