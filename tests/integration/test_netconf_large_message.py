@@ -4,25 +4,22 @@ the configured limit ends only its own session (issue 17, finding 4).
 The latency bound is generous (the machine may be loaded): before the fix, the agent's
 event loop was blocked for the whole parse of a 50 MB edit (6.2 s measured), after it a
 <get> on another session is answered in milliseconds meanwhile. The figures are in the
-issue's closing note; `netconf_large_message.py` prints them.
+issue's closing note; `vnet bench agent --parts large-message` measures them with the
+same client (vnet.bench.agent.largemsg).
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
+from vnet.bench.agent import largemsg
 from vnet.lab.sandbox import HostSandbox, SandboxAgent
-from vnet.tools import processes
 
 from .agent_support import AgentUnderTest
 from .conftest import unique_lab
 
-CLIENT = Path(__file__).with_name("netconf_large_message.py")
 GENEROUS = 3.0  # seconds: far above a <get> here, far below the old stall
 
 
@@ -41,11 +38,9 @@ def agent() -> Iterator[SandboxAgent]:
 
 
 def run_client(agent: SandboxAgent, megabytes: int) -> dict:
-    port = str(AgentUnderTest.netconf_port)
-    args = [sys.executable, str(CLIENT), "127.0.0.1", port, agent.user, agent.password]
-    done = processes.run(agent.host.namespace, [*args, str(megabytes)], timeout=600)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    """The large-message client in its own process inside the agent's namespace."""
+    port = AgentUnderTest.netconf_port
+    return largemsg.run_client(agent.host.namespace, port, agent.user, agent.password, megabytes)
 
 
 def test_other_sessions_are_served_during_a_50_mb_edit(agent: SandboxAgent) -> None:

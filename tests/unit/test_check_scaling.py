@@ -2,7 +2,7 @@
 
 The work is counted, not timed: how many shortest-path searches the bandwidth
 checks start, how many (link, network) pairs they weigh, how many subnet pairs
-the overlap check compares. scripts/big_topology.py times the whole check.
+the overlap check compares. `vnet bench agent --parts topology` times the whole check.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Benchmarks: each drives vnet through its public interfaces, as a user would.
 
-One package per benchmark (build, dataplane, forwarding, qos, netconf, snmp,
+One package per benchmark (build, dataplane, forwarding, qos, netconf, snmp, mgmt, agent,
 sdn), each a `Benchmark` (contract.py) listed in registry.py; the command line
 (vnet.cli.bench_cmds) makes `vnet bench NAME` from it. Shared by all: the
 statistics (stats.py), the results record (results.py), the report and plots

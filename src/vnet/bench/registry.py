@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from vnet.bench.agent import AgentBench
 from vnet.bench.build import BuildBench
 from vnet.bench.contract import Benchmark
 from vnet.bench.dataplane import DataplaneBench
@@ -25,6 +26,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         SnmpBench,
         MgmtBench,
         SdnBench,
+        AgentBench,
     )
 }
 
