@@ -358,12 +358,26 @@ class _Writes:
         if snode.kind == "list":  # all the entries of a list: matched by their keys
             self._list(tname, o, n, snode, so, sn, path, prefix)
             return
+        self._node(tname, o, n, snode, so, sn, path, prefix)
+
+    def _node(
+        self,
+        name: str,
+        o: Any,
+        n: Any,
+        snode: SchemaNode,
+        so: State,
+        sn: State,
+        path: str,
+        prefix: str,
+    ) -> None:
+        """One node (or list entry) that differs: deleted, created, or changed inside."""
         if n is MISSING:
-            self.whole("delete", tname, o, snode, so, self.old, path, prefix)
+            self.whole("delete", name, o, snode, so, self.old, path, prefix)
         elif o is MISSING:
-            self.whole("create", tname, n, snode, sn, self.new, path, prefix)
+            self.whole("create", name, n, snode, sn, self.new, path, prefix)
         else:
-            self._changed(tname, o, n, snode, so, sn, path, prefix)
+            self._changed(name, o, n, snode, so, sn, path, prefix)
 
     def _changed(
         self,
@@ -410,13 +424,7 @@ class _Writes:
             if oe == ne:
                 continue
             pred = "".join(f"[{prefix}:{k}='{v}']" for k, v in zip(snode.keys, key, strict=True))
-            epath = path + pred
-            if ne is MISSING:
-                self.whole("delete", name, oe, snode, so, self.old, epath, prefix)
-            elif oe is MISSING:
-                self.whole("create", name, ne, snode, sn, self.new, epath, prefix)
-            else:
-                self._changed(name, oe, ne, snode, so, sn, epath, prefix)
+            self._node(name, oe, ne, snode, so, sn, path + pred, prefix)
 
     def whole(
         self,
