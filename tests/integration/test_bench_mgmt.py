@@ -53,9 +53,11 @@ def test_bytes_grow_with_the_vrs_per_operation_and_with_the_session(run: dict[st
     for iface in INTERFACES:
         for op in ("create", "retrieve", "remove"):
             new_few = min(samples(data, f"bytes_{op}", iface, few))
-            new_many = min(samples(data, f"bytes_{op}", iface, many))
             kept_few = min(samples(data, f"bytes_{op}_kept", iface, few))
-            assert new_many > new_few > 0, (iface, op, new_few, new_many)
+            kept_many = min(samples(data, f"bytes_{op}_kept", iface, many))
+            # growth in a kept session: a new session's SSH/TLS set-up varies by more
+            # (padding, ACKs) than a few VRs add, so 3 VRs in a new session could weigh less
+            assert kept_many > kept_few > 0, (iface, op, kept_few, kept_many)
             # GETBULK answers carry counters whose BER length varies by a byte or two
             assert new_few >= kept_few - 8 and kept_few > 0, (iface, op, new_few, kept_few)
     # a NETCONF session's SSH handshake and hello outweigh one SNMPv2c request by far
