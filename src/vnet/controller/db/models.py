@@ -237,3 +237,23 @@ class RequestJournal(Base):
     hosts: Mapped[list[str]] = mapped_column(JSON, default=list)  # the agents it touches
     error: Mapped[str | None] = mapped_column(String(1024))
     updated: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now, onupdate=_now)
+
+
+class ApiToken(Base):
+    """An API token: only its SHA-256 is stored, so the database never holds a usable token.
+    `tenant_id` is set for a tenant administrator's token; `revoked`/`expires` end it."""
+
+    __tablename__ = "api_token"
+    __table_args__ = (
+        CheckConstraint("role IN ('provider', 'tenant')", name="role_known"),
+        CheckConstraint("role = 'provider' OR tenant_id IS NOT NULL", name="tenant_has_tenant"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(16))
+    tenant_id: Mapped[int | None] = mapped_column(ForeignKey("tenant.id"))
+    created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    expires: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    revoked: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    tenant: Mapped[Tenant | None] = relationship()

@@ -1,0 +1,1 @@
+"""The controller's side of the agents: transactions across hosts over NETCONF (vnet.client)."""

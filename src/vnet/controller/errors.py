@@ -1,0 +1,83 @@
+"""What the controller answers when it says no: one exception per HTTP status class.
+
+The service raises these; the API turns each into its status and an `ErrorBody`
+(vnet.model.controller_api). Every one means nothing changed, in the database or on
+any agent.
+"""
+
+from __future__ import annotations
+
+from vnet.model.controller_api import ErrorBody, Shortfall
+
+
+class ServiceError(Exception):
+    status = 400
+    code = "bad-request"
+
+    def __init__(self, reason: str, *, field: str | None = None, code: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.field = field
+        if code is not None:
+            self.code = code
+
+    def body(self) -> ErrorBody:
+        return ErrorBody(status=self.status, code=self.code, reason=self.reason, field=self.field)
+
+
+class BadRequest(ServiceError):
+    """Input that names nothing valid: a bandwidth of zero, a path that is not adjacent."""
+
+
+class Unauthorized(ServiceError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(ServiceError):
+    """A tenant administrator touching another tenant (or the provider's objects)."""
+
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(ServiceError):
+    """An unknown tenant, host, VR, end host or connection (code says which kind)."""
+
+    status = 404
+    code = "not-found"
+
+
+class Conflict(ServiceError):
+    """The request contradicts the state: a name in use, a modify of a released connection."""
+
+    status = 409
+    code = "conflict"
+
+
+class Rejected(ServiceError):
+    """Admission said no: `shortfalls` names every link direction that lacks how much."""
+
+    status = 409
+    code = "no-capacity"
+
+    def __init__(self, reason: str, shortfalls: list[Shortfall] | None = None, **kw: str):
+        super().__init__(reason, **kw)  # type: ignore[arg-type]
+        self.shortfalls = shortfalls or []
+
+    def body(self) -> ErrorBody:
+        return super().body().model_copy(update={"shortfalls": self.shortfalls})
+
+
+class AgentRefused(ServiceError):
+    """An agent refused or failed during realisation; every host is back where it was."""
+
+    status = 502
+    code = "agent-refused"
+
+    def __init__(self, host: str, reason: str):
+        super().__init__(f"host {host}: {reason}")
+        self.host = host
+
+    def body(self) -> ErrorBody:
+        return super().body().model_copy(update={"host": self.host})

@@ -1,0 +1,74 @@
+"""What the controller does, behind its API (issue 12): the contract the API, the console
+and the benchmarks program against. `vnet.controller.service.core.Service` implements it.
+
+Every method checks the principal's right first, raises a `vnet.controller.errors`
+exception on bad input or refusal (nothing changed), and is safe to call concurrently.
+Create and modify answer synchronously: established (after every affected agent confirmed)
+or an exception. `timings` (if given) receives the seconds spent per phase of the request:
+"db", "path", "devices" (the API adds "api"), for Server-Timing and `vnet bench controller`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from vnet.controller.principal import Principal
+from vnet.model.controller_api import (
+    ConnectionAnswer,
+    ConnectionEvent,
+    ConnectionRequest,
+    ConnectionView,
+    EndHostView,
+    HostView,
+    LinkView,
+    ModifyRequest,
+    NetworkView,
+    RouterView,
+    TenantView,
+    TopologyView,
+)
+
+Timings = dict[str, float]
+
+
+class ControllerService(Protocol):
+    # -- connections ---------------------------------------------------------------------
+    async def create_connection(
+        self,
+        who: Principal,
+        tenant: str,
+        request: ConnectionRequest,
+        idempotency_key: str | None = None,
+        timings: Timings | None = None,
+    ) -> ConnectionAnswer: ...
+
+    async def modify_connection(
+        self,
+        who: Principal,
+        tenant: str,
+        name: str,
+        request: ModifyRequest,
+        timings: Timings | None = None,
+    ) -> ConnectionAnswer: ...
+
+    async def release_connection(
+        self, who: Principal, tenant: str, name: str, timings: Timings | None = None
+    ) -> ConnectionView: ...
+
+    async def connection(self, who: Principal, tenant: str, name: str) -> ConnectionView: ...
+
+    async def connections(
+        self, who: Principal, tenant: str | None = None, include_released: bool = False
+    ) -> list[ConnectionView]: ...
+
+    async def history(self, who: Principal, tenant: str, name: str) -> list[ConnectionEvent]: ...
+
+    # -- inventory -----------------------------------------------------------------------
+    async def tenants(self, who: Principal) -> list[TenantView]: ...
+    async def create_tenant(self, who: Principal, name: str) -> TenantView: ...
+    async def networks(self, who: Principal, tenant: str | None = None) -> list[NetworkView]: ...
+    async def routers(self, who: Principal, tenant: str | None = None) -> list[RouterView]: ...
+    async def endhosts(self, who: Principal, tenant: str | None = None) -> list[EndHostView]: ...
+    async def hosts(self, who: Principal) -> list[HostView]: ...
+    async def links(self, who: Principal) -> list[LinkView]: ...
+    async def topology(self, who: Principal) -> TopologyView: ...

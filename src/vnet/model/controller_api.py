@@ -1,0 +1,202 @@
+"""The controller's API as data: what requests carry and answers hold (issue 12).
+
+The controller (`vnet.controller.api`) serves these; `vnet.client.controller`, the CLI, the
+benchmarks and the web console read them. They live in the model layer because both sides
+of the wire use them and the client may not import the controller. Field names are the JSON
+names; the XML form (paper 001's applications speak XML) carries the same names as elements.
+
+Bandwidths are bit/s on the way out and a rate ("20mbit") or bit/s on the way in.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vnet.model.connection import Protocol
+from vnet.model.topology import Rate
+
+API_PREFIX = "/api/v1"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+Role = Literal["provider", "tenant"]
+ConnectionStatus = Literal["requested", "established", "modifying", "released", "failed"]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- requests ------------------------------------------------------------------------------
+class ConnectionRequest(_Body):
+    """A tenant asks for a guaranteed connection between two of its end hosts."""
+
+    name: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    a: str  # source end host
+    b: str  # destination end host
+    protocol: Protocol | None = None
+    src_port: int | None = Field(None, ge=1, le=65535)
+    dst_port: int | None = Field(None, ge=1, le=65535)
+    bandwidth: Rate
+    bidirectional: bool = False
+    # explicit path of physical hosts, from a's host to b's host; None: the controller chooses
+    path: list[str] | None = None
+    packet_size: int = Field(1500, ge=64, le=9000)  # what the encapsulation overhead is counted at
+
+
+class ModifyRequest(_Body):
+    """Change the bandwidth, the path, or both (make-before-break)."""
+
+    bandwidth: Rate | None = None
+    path: list[str] | None = None
+
+
+class TenantRequest(_Body):
+    name: str = Field(min_length=1, max_length=64)
+
+
+class TokenRequest(_Body):
+    role: Role
+    tenant: str | None = None  # required for role "tenant"
+    expires_in: int | None = Field(None, ge=1)  # seconds; None: never
+
+
+# -- answers -------------------------------------------------------------------------------
+class Shortfall(_Body):
+    """One link direction that lacks capacity for a request."""
+
+    link: str
+    direction: str  # "h1 -> h2"
+    requested_bps: int
+    free_bps: int
+    missing_bps: int
+
+
+class ErrorBody(_Body):
+    """Every non-2xx answer: what went wrong, where, why; nothing was changed."""
+
+    status: int
+    code: str  # bad-request, unknown-tenant, unauthorized, forbidden, no-capacity, agent-refused...
+    reason: str
+    field: str | None = None
+    shortfalls: list[Shortfall] = Field(default_factory=list)
+    host: str | None = None  # the agent that refused, for code agent-refused
+
+
+class Hop(_Body):
+    host: str
+    router: str
+    sid: str | None = None  # the SID this hop's VR owns for the connection (None: ingress)
+
+
+class Move(_Body):
+    """A connection moved make-before-break to let a request in."""
+
+    connection: str
+    tenant: str
+    old_path: list[str]
+    new_path: list[str]
+
+
+class ConnectionView(_Body):
+    tenant: str
+    name: str
+    status: ConnectionStatus
+    a: str
+    b: str
+    protocol: Protocol | None = None
+    src_port: int | None = None
+    dst_port: int | None = None
+    bandwidth: int
+    bidirectional: bool = False
+    path: list[str] = Field(default_factory=list)  # physical hosts
+    hops: list[Hop] = Field(default_factory=list)  # VR and SID per host, a -> b
+    segments: list[str] = Field(default_factory=list)  # the ingress's segment list, a -> b
+    generation: int = 0
+    created: datetime | None = None
+
+
+class ConnectionAnswer(_Body):
+    """The synchronous answer to create and modify: established, with what was moved."""
+
+    status: Literal["established"] = "established"
+    connection: ConnectionView
+    moved: list[Move] = Field(default_factory=list)
+
+
+class ConnectionEvent(_Body):
+    at: datetime
+    kind: str  # created, modified, moved, released, failed, repaired
+    detail: str = ""
+
+
+class TenantView(_Body):
+    name: str
+
+
+class NetworkView(_Body):
+    tenant: str
+    name: str
+    vni: int
+    guarantees: dict[str, int] = Field(default_factory=dict)  # link -> bit/s
+
+
+class RouterView(_Body):
+    tenant: str | None
+    name: str
+    host: str
+    networks: list[str] = Field(default_factory=list)
+
+
+class EndHostView(_Body):
+    tenant: str | None
+    name: str
+    host: str
+    network: str
+    addresses: list[str] = Field(default_factory=list)
+
+
+class HostView(_Body):
+    name: str
+    agent: str  # the agent's endpoint, "address:port"
+    reachable: bool | None = None  # None: not asked yet
+
+
+class LinkDirection(_Body):
+    direction: str  # "h1 -> h2"
+    reserved_bps: int  # held by connections (every generation counted)
+    free_bps: int  # what admission may still hand out
+    utilisation_bps: int | None = None  # measured from the agents' class counters
+
+
+class LinkView(_Body):
+    name: str
+    a: str
+    b: str
+    capacity_bps: int
+    directions: list[LinkDirection] = Field(default_factory=list)
+
+
+class TopologyView(_Body):
+    """Everything the caller may see, in one answer (the console's topology page)."""
+
+    hosts: list[HostView]
+    links: list[LinkView]
+    tenants: list[TenantView]
+    networks: list[NetworkView]
+    routers: list[RouterView]
+    endhosts: list[EndHostView]
+    connections: list[ConnectionView]
+
+
+class TokenView(_Body):
+    token: str  # shown once
+    role: Role
+    tenant: str | None = None
+    expires: datetime | None = None
+
+
+class WhoAmI(_Body):
+    role: Role
+    tenant: str | None = None

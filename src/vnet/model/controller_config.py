@@ -1,0 +1,60 @@
+"""The configuration of one `vnet controller`: where its state lives, where it listens,
+which agents it manages and how it admits (issue 12).
+
+Shared by the controller (which loads it from YAML) and whoever starts controllers (a lab
+with a `controller:` section writes one), so it lives in the model, below both, like
+`agent_config`.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_PORT = 8480
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentAccess(_Strict):
+    """How the controller reaches one physical host's agent over NETCONF."""
+
+    host: str  # the physical host's name in the inventory
+    address: str
+    netconf_port: int = Field(830, ge=1, le=65535)
+    user: str = "admin"
+    # the secret lives in a file (mode 0600), never in this configuration or the database
+    password_file: Path | None = None
+    key_file: Path | None = None
+    hostkey: str | None = None  # the agent's SSH host key (base64) to pin
+    namespace: str | None = None  # network namespace to connect from (a lab's management)
+
+
+class ControllerConfig(_Strict):
+    state_dir: Path  # the SQLite database (default), the provider token, the log
+    # SQLAlchemy URL; None: SQLite in state_dir. Several controllers may share one PostgreSQL.
+    database: str | None = None
+    listen: str = "127.0.0.1"
+    port: int = Field(DEFAULT_PORT, ge=1, le=65535)
+    # a network namespace to serve in (a lab's management network); None: here
+    namespace: str | None = None
+    # a topology file (the lab's format) whose hosts, links, tenants, networks, VRs and end
+    # hosts are loaded into the database at start (what is already there is kept)
+    inventory: Path | None = None
+    agents: list[AgentAccess] = Field(default_factory=list)
+    # share of each link kept back from admission for the shapers' inaccuracy (paper: 5 %)
+    margin: Fraction = Fraction(5, 100)
+    # seconds an agent keeps an unconfirmed commit before it rolls back by itself
+    confirm_timeout: int = Field(60, ge=1, le=3600)
+    reconcile_interval: float = Field(30.0, gt=0)  # seconds between checks of every agent
+    utilisation_interval: float = Field(1.0, gt=0)  # seconds between class-counter polls
+    # the provider administrator's API token, written (0600) at first start if absent
+    provider_token_file: Path | None = None
+
+    @property
+    def provider_token_path(self) -> Path:
+        return self.provider_token_file or self.state_dir / "provider.token"
