@@ -45,7 +45,7 @@ from vnet.model.check import check
 from vnet.model.controller_api import ConnectionRequest
 from vnet.model.controller_config import AgentAccess
 from vnet.model.qos import management_rate, network_links
-from vnet.model.srv6 import router_tenant
+from vnet.model.srv6 import router_tenant, shared_network
 
 SETTINGS_ID = 1
 
@@ -90,6 +90,40 @@ class Inventory:
 
     def tenant_of(self, endhost: model.EndHost) -> str:
         return self.topology.network(endhost.network).tenant
+
+    @cached_property
+    def _routers_by_tenant(self) -> dict[str | None, list[model.VirtualRouter]]:
+        out: dict[str | None, list[model.VirtualRouter]] = {}
+        for vr in self.topology.routers:
+            out.setdefault(router_tenant(self.topology, vr), []).append(vr)
+        return out
+
+    def routers_of(self, tenant: str) -> list[model.VirtualRouter]:
+        """The tenant's VRs, in file order."""
+        return self._routers_by_tenant.get(tenant, [])
+
+    @cached_property
+    def _tenant_views(self) -> dict[str, NetworkView]:
+        return {}
+
+    def tenant_view(self, tenant: str) -> NetworkView:
+        """The hosts, and the links between two hosts where the tenant has VRs sharing a
+        network (a path for its connections can only cross those)."""
+        if tenant not in self._tenant_views:
+            mine = self.routers_of(tenant)
+            usable = [
+                ViewLink(x.name, x.a, x.b, x.capacity)
+                for x in self.links.values()
+                if any(
+                    shared_network(u, v) is not None
+                    for u in mine
+                    if u.host == x.a
+                    for v in mine
+                    if v.host == x.b
+                )
+            ]
+            self._tenant_views[tenant] = NetworkView(self.view.hosts, usable)
+        return self._tenant_views[tenant]
 
 
 def link_name(link: model.UnderlayLink) -> str:
