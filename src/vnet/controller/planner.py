@@ -102,11 +102,11 @@ def plan_connection(
         route = _explicit(inv, request.path, a, b, cost_at)
     else:
         route = _search(inv, tenant, usage, a, b, cost_at, request.bidirectional)
-    demands = _demands(route, request.bidirectional)
-    _check_fits(inv.view, usage, demands, request.path is not None)
-    routers = choose_routers(
+    routers = choose_routers(  # before capacity: a path that cannot be is a bad request
         inv.topology, inv.routers_of(tenant), a, b, route.path, request.bidirectional
     )
+    demands = _demands(route, request.bidirectional)
+    _check_fits(inv.view, usage, demands, request.path is not None)
     return _pieces(inv, request, connection_id, number, route.path, routers, demands)
 
 
