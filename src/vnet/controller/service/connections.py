@@ -32,7 +32,7 @@ from vnet.controller.db.models import (
 )
 from vnet.controller.db.numbers import add_connection
 from vnet.controller.errors import AgentRefused, Conflict, Rejected
-from vnet.controller.inventory import Inventory, held_connections
+from vnet.controller.inventory import Inventory, held_connections, usable_bps
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.database import Database, Timings, add_time
 from vnet.model.controller_api import ConnectionAnswer, ConnectionRequest, ConnectionView
@@ -128,7 +128,7 @@ class Flows:
         if found.moves:
             raise NeedsMoves(found.moves)
         try:
-            ledger.reserve(session, conn, found.plan.demands, planning.usable_bps(inv))
+            ledger.reserve(session, conn, found.plan.demands, usable_bps)
         except ledger.Refused as refused:
             raise planning.rejection(refused) from None
         return found.plan
