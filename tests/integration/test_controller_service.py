@@ -255,3 +255,66 @@ def test_modify_of_unknown_or_released_connection_is_precise(lab: Lab, url: str)
 
     run(scenario())
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_rearrangement_moves_a_connection_without_losing_a_datagram(lab: Lab, url: str) -> None:
+    """h1 -> h3 directly holds "mover" (40 Mbit/s, the controller's choice of path); "pinned"
+    asks for 60 Mbit/s on that link explicitly: it fits only once "mover" runs through h2.
+    The move is made while iperf3 sends 20 Mbit/s of UDP on mover's 5-tuple."""
+
+    async def first() -> None:
+        service = await started(lab, url)
+        try:
+            answer = await service.create_connection(ACME, "acme", request("mover", 5210, "40mbit"))
+            assert answer.connection.path == ["h1", "h3"], answer
+        finally:
+            await close(service)
+
+    run(first())
+    answers = []
+
+    def second() -> None:  # run by run_flow at 1 s into the flow, in its own thread
+        async def create() -> None:
+            service = await started(lab, url)
+            try:
+                pinned = request("pinned", 5211, "60mbit", path=["h1", "h3"])
+                answers.append(await service.create_connection(ACME, "acme", pinned))
+            finally:
+                await close(service)
+
+        run(create())
+
+    fping(ns(lab.name, "pc1"), PC3, count=3)
+    flow = run_flow(
+        ns(lab.name, "pc1"),
+        ns(lab.name, "pc3"),
+        PC3,
+        seconds=4,
+        protocol="udp",
+        rate_bps=20e6,
+        length=1200,
+        port=5210,
+        at=(1.0, second),
+    )
+    assert len(answers) == 1, "the second request did not finish during the flow"
+    moved = answers[0].moved
+    assert [(m.connection, m.old_path, m.new_path) for m in moved] == [
+        ("mover", ["h1", "h3"], ["h1", "h2", "h3"])
+    ], moved
+    assert flow.packets and flow.lost_packets == 0, (
+        f"{flow.lost_packets} of {flow.packets} datagrams lost during the move"
+    )
+    assert lab.connection_names("h2"), "mover's transit is on h2"
+
+    async def check() -> list[str]:
+        service = await started(lab, url)
+        try:
+            history = [e.kind for e in await service.history(ACME, "acme", "mover")]
+            for name in ("mover", "pinned"):
+                await service.release_connection(ACME, "acme", name)
+            return history
+        finally:
+            await close(service)
+
+    assert run(check()) == ["created", "moved"]
+    assert lab.controller_pieces() == {h: set() for h in HOSTS}
