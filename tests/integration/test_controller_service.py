@@ -9,6 +9,7 @@ The agents are checked with independent NETCONF sessions (raw ncclient) and the 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -318,3 +319,43 @@ def test_rearrangement_moves_a_connection_without_losing_a_datagram(lab: Lab, ur
 
     assert run(check()) == ["created", "moved"]
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_links_show_the_utilisation_the_agents_count(lab: Lab, url: str) -> None:
+    """The poller reads the agents' class counters every 0.5 s: while 15 Mbit/s of UDP runs
+    h1 -> h3, that direction shows about that much and the other direction almost nothing."""
+    seen: dict[str, object] = {}
+
+    async def scenario() -> None:
+        service = make_service(lab, url)
+        await service.start()  # with the background work: the poller
+        try:
+            await service.create_connection(ACME, "acme", request("metered", 5220, "20mbit"))
+
+            def sample() -> None:  # 2 s into the flow, from run_flow's thread
+                seen["rates"] = dict(service.poller.rates)  # type: ignore[union-attr]
+
+            await asyncio.to_thread(
+                run_flow,
+                ns(lab.name, "pc1"),
+                ns(lab.name, "pc3"),
+                PC3,
+                seconds=3,
+                protocol="udp",
+                rate_bps=15e6,
+                length=1200,
+                port=5220,
+                at=(2.0, sample),
+            )
+            seen["links"] = await service.links(ACME)
+            await service.release_connection(ACME, "acme", "metered")
+        finally:
+            await close(service)
+
+    run(scenario())
+    rates = seen["rates"]
+    assert 12e6 <= rates[("h1-h3", True)] <= 25e6, rates  # type: ignore[index]
+    assert rates[("h1-h3", False)] < 2e6, rates  # type: ignore[index]
+    direct = next(x for x in seen["links"] if x.name == "h1-h3")  # type: ignore[attr-defined]
+    assert direct.directions[0].direction == "h1 -> h3"
+    assert direct.directions[0].reserved_bps > 20_000_000, direct
