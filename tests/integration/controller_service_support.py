@@ -272,3 +272,16 @@ def database_state(engine: Engine) -> tuple[Any, ...]:
             .order_by(Connection.id)
         ).all()
     return tuple(rows), tuple(sorted(held_per_direction(engine).items()))
+
+
+def shaper_rate(lab: Lab, number: int) -> int:
+    """The rate (bit/s) of a connection's shaper on r1's interface towards h3, from the kernel."""
+    from vnet.substrate import Kernel
+    from vnet.substrate.tc import _htb_rate
+
+    namespace = ns(lab.name, "r1")
+    with Kernel() as k:
+        for c in k.classes(namespace, k.index(namespace, "eth2")):
+            if c["handle"] == shaper_class(number):
+                return _htb_rate(c, "rate")
+    raise LookupError(f"no shaper 76:{number:x} on r1 eth2")

@@ -42,6 +42,7 @@ from .controller_service_support import (
     prepare_database,
     run,
     shaper_class,
+    shaper_rate,
     start_lab,
 )
 from .test_qos import send_udp, udp_received
@@ -359,3 +360,40 @@ def test_links_show_the_utilisation_the_agents_count(lab: Lab, url: str) -> None
     direct = next(x for x in seen["links"] if x.name == "h1-h3")  # type: ignore[attr-defined]
     assert direct.directions[0].direction == "h1 -> h3"
     assert direct.directions[0].reserved_bps > 20_000_000, direct
+
+
+def test_modify_changes_the_shaper_then_the_path_and_releases_the_old_once(
+    lab: Lab, url: str
+) -> None:
+    async def scenario() -> tuple[list[str], dict[str, set[str]], dict, dict]:  # type: ignore[type-arg]
+        service = await started(lab, url)
+        try:
+            await service.create_connection(ACME, "acme", request("grow", 5230, "10mbit"))
+            held_before = held_per_direction(service.db.engine)
+            wider = await service.modify_connection(
+                ACME, "acme", "grow", ModifyRequest(bandwidth="30mbit")
+            )
+            assert wider.connection.bandwidth == 30_000_000 and wider.connection.generation == 2
+            assert wider.connection.path == ["h1", "h3"]  # it fits where it runs: it stays
+            rate = shaper_rate(lab, number_of(url, "grow"))
+            moved = await service.modify_connection(
+                ACME, "acme", "grow", ModifyRequest(path=["h1", "h2", "h3"])
+            )
+            assert moved.connection.path == ["h1", "h2", "h3"], moved
+            pieces = lab.controller_pieces()
+            held_after = held_per_direction(service.db.engine)
+            history = [e.kind for e in await service.history(ACME, "acme", "grow")]
+            await service.release_connection(ACME, "acme", "grow")
+            assert held_per_direction(service.db.engine) == {}
+            return history, pieces, {"before": held_before, "after": held_after}, {"rate": rate}
+        finally:
+            await close(service)
+
+    history, pieces, held, shaper = run(scenario())
+    assert history == ["created", "modified", "moved"], history
+    assert shaper["rate"] == 30_000_000, shaper
+    assert all(pieces[h] for h in HOSTS), pieces  # ingress h1, transit h2, egress h3
+    # one generation held after each switch: only the new path, at the new bandwidth
+    assert set(held["before"]) == {("h1-h3", True)}
+    assert set(held["after"]) == {("h1-h2", True), ("h2-h3", True)}, held
+    assert lab.controller_pieces() == {h: set() for h in HOSTS}

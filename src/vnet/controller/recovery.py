@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 # the persist tokens a request may have used: create/release use its id; a modify's steps
 # add ".0", ".1", ".2" and ".undo" (service/moves.py)
-STEP_SUFFIXES = ("", ".0", ".1", ".2", ".undo")
+TOKENS = {"modify": (".0", ".1", ".2", ".undo")}
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ async def recover(db: Database, agents: Agents) -> list[Settled]:
             await db.write(lambda s, e=entry: finish(s, e))  # type: ignore[misc]
             out.append(Settled(entry.request_id, entry.operation, "finished"))
             continue
-        for suffix in STEP_SUFFIXES:
+        for suffix in TOKENS.get(entry.operation, ("",)):
             await agents.settle(entry.request_id + suffix, list(entry.hosts), confirm=False)
         await db.write(lambda s, e=entry: undo(s, e))  # type: ignore[misc]
         out.append(Settled(entry.request_id, entry.operation, "undone"))
