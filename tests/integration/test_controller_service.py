@@ -375,7 +375,7 @@ def test_modify_changes_the_shaper_then_the_path_and_releases_the_old_once(
             )
             assert wider.connection.bandwidth == 30_000_000 and wider.connection.generation == 2
             assert wider.connection.path == ["h1", "h3"]  # it fits where it runs: it stays
-            rate = shaper_rate(lab, number_of(url, "grow"))
+            rate = await asyncio.to_thread(shaper_rate, lab, number_of(url, "grow"))
             moved = await service.modify_connection(
                 ACME, "acme", "grow", ModifyRequest(path=["h1", "h2", "h3"])
             )
