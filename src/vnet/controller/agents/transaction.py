@@ -61,7 +61,7 @@ def agent_error(host: str, err: Exception) -> AgentError:
     if isinstance(err, AgentError):
         return err
     if isinstance(err, ClientError):
-        return AgentError(host, err.message, err.tag)
+        return AgentError(host, err.message, err.tag, err.path)
     return AgentError(host, str(err))
 
 
