@@ -50,7 +50,7 @@ def _conflicts(item: _Queued, group: list[_Queued]) -> bool:
 
 
 class GroupCommit:
-    def __init__(self, run: RunMembers, max_group: int = 64):
+    def __init__(self, run: RunMembers, max_group: int = 256):
         self._run = run  # one transaction for these members; raises as Transaction.run
         self.max_group = max_group
         self._queue: list[_Queued] = []
