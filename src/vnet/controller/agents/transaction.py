@@ -194,11 +194,17 @@ class Transaction:
             raise first
 
     async def _confirm(self, host: str, deadline: float) -> None:
+        try:
+            await self._confirm_until(host, deadline)
+        finally:  # also when it failed: the next transaction must be able to lock
+            await self._unlock(host)
+
+    async def _confirm_until(self, host: str, deadline: float) -> None:
         session, delay = self.sessions[host], FIRST_BACKOFF
         while True:
             try:  # any session may confirm with the token; a new one if ours broke
                 await session.call(lambda c: c.commit(persist_id=self.token))
-                break
+                return
             except ClientError as err:
                 if err.tag not in BUSY or time.monotonic() > deadline:
                     raise agent_error(host, err) from None
@@ -206,7 +212,6 @@ class Transaction:
                 if time.monotonic() > deadline:
                     raise agent_error(host, err) from None
             delay = await backoff(delay)
-        await self._unlock(host)
 
     # -- backing out -----------------------------------------------------------------------
     async def _back_out(self) -> None:
