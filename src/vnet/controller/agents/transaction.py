@@ -13,7 +13,7 @@ for one request or a group of them (group.py decides which).
 4. `on_committed` of every member (the service journals COMMITTED there): the others'
    first, the token owner's last, so a journal that has the token owner COMMITTED has
    every member COMMITTED (recovery settles the group by the token owner's phase).
-5. Confirm everywhere (<commit><persist-id>), unlock.
+5. Confirm everywhere (<commit><persist-id>) and unlock, in one trip per host.
 
 A failure in 1-4 backs every host out: discard-changes where nothing was committed,
 cancel-commit where a confirmed commit may be pending (cancel is harmless where none is),
@@ -202,14 +202,21 @@ class Transaction:
     async def _confirm(self, host: str, deadline: float) -> None:
         try:
             await self._confirm_until(host, deadline)
-        finally:  # also when it failed: the next transaction must be able to lock
+        except BaseException:  # the next transaction must be able to lock all the same
             await self._unlock(host)
+            raise
 
     async def _confirm_until(self, host: str, deadline: float) -> None:
         session, delay = self.sessions[host], FIRST_BACKOFF
+
+        def confirm_and_unlock(client: NetconfClient) -> None:
+            client.commit(persist_id=self.token)
+            with contextlib.suppress(ClientError):  # a new session holds no lock to let go
+                client.unlock(CANDIDATE)
+
         while True:
             try:  # any session may confirm with the token; a new one if ours broke
-                await session.call(lambda c: c.commit(persist_id=self.token))
+                await session.call(confirm_and_unlock)
                 return
             except ClientError as err:
                 if err.tag not in BUSY or time.monotonic() > deadline:
