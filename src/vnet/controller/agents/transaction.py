@@ -114,11 +114,12 @@ class Transaction:
         results = await asyncio.gather(
             *(self._try_lock(h) for h in self.hosts), return_exceptions=True
         )
+        outcome = dict(zip(self.hosts, results, strict=True))
+        # every lock taken is known before any error goes up: backing out lets go of them
+        self.pinned = {h: r for h, r in outcome.items() if isinstance(r, int)}
         busy = False
-        for host, result in zip(self.hosts, results, strict=True):
-            if isinstance(result, int):
-                self.pinned[host] = result
-            elif isinstance(result, ClientError) and result.tag in BUSY:
+        for host, result in outcome.items():
+            if isinstance(result, ClientError) and result.tag in BUSY:
                 busy = True
             elif isinstance(result, (ClientError, ConnectError)):
                 raise agent_error(host, result)
