@@ -15,13 +15,14 @@ released (once) and the connection is released.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
 from vnet.controller import planner
 from vnet.controller.admission.admit import Policy
-from vnet.controller.agents.realise import AgentError, Agents, HostChange
+from vnet.controller.agents.realise import AgentError, Agents, ConfirmError, HostChange
 from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import (
     Connection,
@@ -69,6 +70,7 @@ class Flows:
         self.db = db
         self.agents = agents
         self.policy = policy
+        self.repair: Callable[[list[str]], None] | None = None  # hosts to reconcile later
 
     # -- create ----------------------------------------------------------------------------
     def admit(
@@ -162,6 +164,12 @@ class Flows:
         started = time.perf_counter()
         try:
             await self.agents.transaction(request_id, list(changes), on_committed=committed)
+        except ConfirmError:
+            # some hosts kept the change, one goes back at its timeout: whatever the
+            # database ends up saying, those hosts are reconciled with it (Service.repair)
+            if self.repair is not None:
+                self.repair(sorted({c.host for c in changes}))
+            raise
         finally:
             add_time(timings, "devices", time.perf_counter() - started)
 

@@ -52,6 +52,8 @@ class Service:
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.recovered: list[Settled] = []
+        self._repairs: set[asyncio.Task[None]] = set()
+        self.flows.repair = self.repair
 
     # -- life ------------------------------------------------------------------------------
     async def start(self, background: bool = True) -> None:
@@ -72,6 +74,21 @@ class Service:
         for worker in (self.watcher, self.poller):
             if worker is not None:
                 await worker.stop()
+        for task in list(self._repairs):
+            task.cancel()
+        await asyncio.gather(*self._repairs, return_exceptions=True)
+
+    def repair(self, hosts: list[str]) -> None:
+        """Reconcile `hosts` once a host that could not be confirmed has rolled back (its
+        confirm timeout), in the background."""
+
+        async def later() -> None:
+            await asyncio.sleep(self.config.confirm_timeout + 1)
+            await self.reconciler.all_hosts(hosts)
+
+        task = asyncio.create_task(later(), name=f"repair-{'-'.join(hosts)}")
+        self._repairs.add(task)
+        task.add_done_callback(self._repairs.discard)
 
     async def inventory(self) -> Inventory:
         async with self._inventory_lock:
