@@ -21,7 +21,7 @@ from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import Agents
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Tenant
-from vnet.controller.errors import Conflict
+from vnet.controller.errors import BadRequest, Conflict
 from vnet.controller.inventory import Inventory
 from vnet.controller.principal import Principal
 from vnet.controller.reconcile import Reconciler, Watcher
@@ -36,6 +36,7 @@ from vnet.model import controller_api as api
 from vnet.model.controller_config import ControllerConfig
 
 log = logging.getLogger(__name__)
+KEY_MAX = 128  # the connection table's idempotency_key column
 
 
 class Service:
@@ -106,6 +107,11 @@ class Service:
         timings: Timings | None = None,
     ) -> api.ConnectionAnswer:
         who.require_tenant(tenant)
+        if idempotency_key is not None and not 0 < len(idempotency_key) <= KEY_MAX:
+            raise BadRequest(
+                f"an idempotency key has 1 to {KEY_MAX} characters, not {len(idempotency_key)}",
+                field=api.IDEMPOTENCY_HEADER,
+            )
         inv = await self.inventory()
         moved: list[api.Move] = []
         try:
