@@ -15,9 +15,11 @@ from ipaddress import IPv6Network
 from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import Session
 
 from vnet.controller.admission.cost import Encapsulation, link_cost
 from vnet.controller.agents.realise import HostChange
+from vnet.controller.db import journal
 from vnet.controller.errors import Rejected
 from vnet.controller.service.core import Service
 from vnet.model.controller_api import ConnectionRequest
@@ -243,3 +245,37 @@ def _release_everything(lab: Lab, url: str) -> None:
 
     run(release())
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_a_starting_controller_leaves_a_live_ones_requests_alone(
+    lab: Lab, pg: postgres.Postgres
+) -> None:
+    """Two controllers on one PostgreSQL: the second one's recovery does not touch a request
+    the first is in the middle of; once the first is gone, the next start settles it."""
+    url = pg.create_database("liveness")
+    prepare_database(lab, url)
+
+    async def scenario() -> tuple[list[str], list[str], list[tuple[str, str]]]:
+        first = make_service(lab, url)
+        await first.start(background=False)
+        request_id = first.flows.liveness.request_id()
+        with Session(first.db.engine) as session, session.begin():
+            journal.open_request(session, "create", request_id=request_id)
+        second = make_service(lab, url)
+        try:
+            await second.start(background=False)
+            left = unfinished_requests(second.db.engine)
+        finally:
+            await close(second)
+            await close(first)
+        third = make_service(lab, url)
+        try:
+            await third.start(background=False)
+            settled = [(s.request_id, s.outcome) for s in third.recovered]
+            return [request_id], left, settled
+        finally:
+            await close(third)
+
+    mine, left, settled = run(scenario())
+    assert left == mine, left  # the live controller's request was left alone
+    assert settled == [(mine[0], "undone")], settled

@@ -36,6 +36,7 @@ from vnet.controller.errors import AgentRefused, Conflict, Rejected
 from vnet.controller.inventory import Inventory, held_connections, usable_bps
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.database import Database, Timings, add_time
+from vnet.controller.service.liveness import Liveness
 from vnet.model.controller_api import ConnectionAnswer, ConnectionRequest, ConnectionView
 
 
@@ -68,6 +69,7 @@ class Flows:
 
     def __init__(self, db: Database, agents: Agents, policy: Policy):
         self.db = db
+        self.liveness = Liveness(db.engine)  # names this controller's requests
         self.agents = agents
         self.policy = policy
         self.repair: Callable[[list[str]], None] | None = None  # hosts to reconcile later
@@ -107,7 +109,9 @@ class Flows:
                 raise
             plan = self._after_moves(session, inv, tenant, request, conn)
         planning.record_plan(conn, plan)
-        entry = store.open_journal(session, "create", conn, [c.host for c in plan.changes])
+        entry = store.open_journal(
+            session, self.liveness.request_id(), "create", conn, [c.host for c in plan.changes]
+        )
         return Admitted(conn.id, entry.request_id, tuple(plan.changes))
 
     def _after_moves(
@@ -180,7 +184,9 @@ class Flows:
         pieces = planning.current_pieces(inv, tenant, conn, self.policy)
         changes = tuple(steps.remove(pieces.pieces))
         conn.state = ConnectionState.MODIFYING
-        entry = store.open_journal(session, "release", conn, [c.host for c in changes])
+        entry = store.open_journal(
+            session, self.liveness.request_id(), "release", conn, [c.host for c in changes]
+        )
         return Admitted(conn.id, entry.request_id, changes)
 
     async def realise_release(

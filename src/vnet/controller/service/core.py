@@ -61,7 +61,8 @@ class Service:
         """Recovery, then reconciliation of every agent, then the background work."""
         inv = await self.inventory()
         hosts = [h.name for h in inv.topology.hosts]
-        self.recovered = await recover(self.db, self.agents)
+        await asyncio.to_thread(self.flows.liveness.hold)
+        self.recovered = await recover(self.db, self.agents, self.flows.liveness)
         outcome = await self.reconciler.all_hosts(hosts)
         self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
@@ -78,6 +79,7 @@ class Service:
         for task in list(self._repairs):
             task.cancel()
         await asyncio.gather(*self._repairs, return_exceptions=True)
+        await asyncio.to_thread(self.flows.liveness.release)
 
     def repair(self, hosts: list[str]) -> None:
         """Reconcile `hosts` once a host that could not be confirmed has rolled back (its

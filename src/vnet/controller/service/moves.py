@@ -117,7 +117,9 @@ class Moves:
         old = planning.current_pieces(inv, tenant, conn, self.flows.policy)
         new = planning.HostPieces.of(plan.changes)
         conn.state = ConnectionState.MODIFYING
-        entry = store.open_journal(session, "modify", conn, [*old.pieces, *new.pieces])
+        entry = store.open_journal(
+            session, self.flows.liveness.request_id(), "modify", conn, [*old.pieces, *new.pieces]
+        )
         generation = conn.generation + 1
         return Moving(
             conn.id, entry.request_id, generation, old, new, plan, bandwidth, explicit, kind
