@@ -285,3 +285,18 @@ def shaper_rate(lab: Lab, number: int) -> int:
             if c["handle"] == shaper_class(number):
                 return _htb_rate(c, "rate")
     raise LookupError(f"no shaper 76:{number:x} on r1 eth2")
+
+
+def shaper_rates(lab: Lab) -> dict[str, list[int]]:
+    """r1's connection shapers (classes 76:*) per interface towards the underlay (eth1: c12
+    towards h2, eth2: c13 towards h3), their rates in bit/s, from the kernel."""
+    from vnet.substrate import Kernel
+    from vnet.substrate.tc import _htb_rate
+
+    namespace = ns(lab.name, "r1")
+    out: dict[str, list[int]] = {}
+    with Kernel() as k:
+        for dev in ("eth1", "eth2"):
+            classes = k.classes(namespace, k.index(namespace, dev))
+            out[dev] = [_htb_rate(c, "rate") for c in classes if c["handle"] >> 16 == VNET_MAJOR]
+    return out

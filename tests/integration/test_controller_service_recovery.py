@@ -38,6 +38,7 @@ from .controller_service_support import (
     make_service,
     prepare_database,
     run,
+    shaper_rates,
     start_lab,
     unfinished_requests,
 )
@@ -202,6 +203,11 @@ def test_100_simultaneous_creates_on_two_controllers_never_over_admit(
     # every established connection is on the agents, nothing else is
     names = {p.name for pieces in seen["agents"].values() for p in pieces}
     assert names == set(seen["live"]), names ^ set(seen["live"])
+    # and in the kernel: the shapers the agents made on r1, per interface towards a link
+    shapers = shaper_rates(lab)
+    assert sum(len(r) for r in shapers.values()) == established, shapers
+    assert sum(shapers["eth2"]) <= seen["capacity"]["h1-h3"], shapers  # towards h3
+    assert sum(shapers["eth1"]) <= seen["capacity"]["h1-h2"], shapers  # towards h2
     _release_everything(lab, url)
 
 
