@@ -27,7 +27,7 @@ from vnet.controller.principal import Principal
 from vnet.controller.reconcile import Reconciler, Watcher
 from vnet.controller.recovery import Settled, recover
 from vnet.controller.service import store, views
-from vnet.controller.service.connections import Admitted, Flows, NeedsMoves, Replay
+from vnet.controller.service.connections import Admitted, Flows, Replay, TryMoves
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.moves import Moves
 from vnet.controller.service.rearrangement import make_moves
@@ -118,8 +118,11 @@ class Service:
         moved: list[api.Move] = []
         try:
             admitted = await self._admit(inv, tenant, request, idempotency_key, timings)
-        except NeedsMoves as needed:
-            moved = await make_moves(self, inv, needed.moves, timings)
+        except TryMoves:
+            moves = await self.db.read(
+                lambda s: self.flows.choose_moves(s, inv, tenant, request), timings
+            )
+            moved = await make_moves(self, inv, moves, timings)
             admitted = await self._admit(inv, tenant, request, idempotency_key, timings, False)
         if isinstance(admitted, Replay):
             return admitted.answer
