@@ -55,14 +55,19 @@ def make_app(
 
 
 def mount_console(app: FastAPI) -> None:
-    """The web console (vnet.controller.ui) at /ui/: its `router` (an APIRouter) included
-    under /ui, or its `mount(app)` called; it finds what it needs in `app.state` and may use
-    `vnet.controller.api.routes.who` to authenticate."""
+    """The web console (issue 13) at /ui/: `vnet.controller.ui.make_console(service,
+    authenticate)` is an ASGI app that asks the same service with the principal of its own
+    cookie, checked by this app's authenticator. Imported only when asked for."""
     console: Any = importlib.import_module("vnet.controller.ui")
-    if hasattr(console, "mount"):
-        console.mount(app)
-    else:
-        app.include_router(console.router, prefix=UI_PREFIX)
+    state = app.state
+    app.mount(
+        UI_PREFIX,
+        console.make_console(
+            state.service,
+            state.authenticator.authenticate,
+            refresh_seconds=state.utilisation_interval,
+        ),
+    )
 
 
 __all__ = ["UI_PREFIX", "Authenticator", "create_token", "make_app", "who"]

@@ -11,9 +11,9 @@ SHA-256 of their own guess match a stored hash; steering a guess to match more d
 SHA-256 preimages, so the timing leaks nothing usable (the reason `hmac.compare_digest` exists
 is a comparison against the secret itself).
 
-Browsers cannot put a header on an EventSource or a link, so the console may hold the token in
-a cookie (TOKEN_COOKIE); the cookie counts only for reading (GET/HEAD), never for a change, so
-another site cannot make a visitor's browser change anything (CSRF).
+The API takes tokens only from that header, never from a cookie, so another site cannot make
+a visitor's browser act on the API (CSRF); the web console keeps its own cookie and checks it
+with `Authenticator.authenticate`.
 
 Looked-up principals are kept for CACHE_SECONDS (a request costs no database round trip for
 its token); an expiry is checked at every request, a revocation written by any controller
@@ -38,9 +38,7 @@ from vnet.controller.principal import Principal
 from vnet.model.controller_api import Role, TokenRequest, TokenView
 
 TOKEN_PREFIX = "vnet_"
-TOKEN_COOKIE = "vnet_token"
 CACHE_SECONDS = 2.0
-_SAFE_METHODS = {"GET", "HEAD"}
 
 
 def digest(token: str) -> str:
@@ -105,10 +103,21 @@ class Authenticator:
         self.cache_seconds = cache_seconds
         self._known: dict[str, _Known] = {}
 
-    async def principal(
-        self, authorization: str | None, cookie: str | None, method: str
-    ) -> Principal:
-        token = self._token(authorization, cookie, method)
+    async def principal(self, authorization: str | None) -> Principal:
+        """The principal of an `Authorization: Bearer <token>` header."""
+        if not authorization:
+            raise Unauthorized(
+                "no token: send the header 'Authorization: Bearer <token>'", field="Authorization"
+            )
+        scheme, _, token = authorization.strip().partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise Unauthorized(
+                "the Authorization header must be 'Bearer <token>'", field="Authorization"
+            )
+        return await self.authenticate(token.strip())
+
+    async def authenticate(self, token: str) -> Principal:
+        """The principal `token` stands for (the console checks its cookie with this)."""
         key = digest(token)
         known = self._known.get(key)
         if known is None or known.until < time.monotonic():
@@ -119,20 +128,6 @@ class Authenticator:
                 f"the token expired at {known.expires.isoformat()}", field="Authorization"
             )
         return known.principal
-
-    def _token(self, authorization: str | None, cookie: str | None, method: str) -> str:
-        if authorization:
-            scheme, _, token = authorization.strip().partition(" ")
-            if scheme.lower() != "bearer" or not token.strip():
-                raise Unauthorized(
-                    "the Authorization header must be 'Bearer <token>'", field="Authorization"
-                )
-            return token.strip()
-        if cookie and method in _SAFE_METHODS:
-            return cookie
-        raise Unauthorized(
-            "no token: send the header 'Authorization: Bearer <token>'", field="Authorization"
-        )
 
     def _look_up(self, key: str) -> _Known:
         with self.sessions() as session:

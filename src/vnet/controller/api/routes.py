@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from vnet.controller.api import codec
 from vnet.controller.api.answers import answer, error_answer, invalid, server_timing
-from vnet.controller.api.auth import TOKEN_COOKIE, Authenticator, create_token
+from vnet.controller.api.auth import Authenticator, create_token
 from vnet.controller.api.openapi import doc
 from vnet.controller.errors import BadRequest, ServiceError
 from vnet.controller.principal import Principal
@@ -51,11 +51,9 @@ class TooLarge(ServiceError):
 
 # -- dependencies ------------------------------------------------------------------------------
 async def who(request: Request) -> Principal:
-    """The principal behind the request's token (the console may use this dependency too)."""
+    """The principal behind the request's `Authorization: Bearer` token."""
     authenticator: Authenticator = request.app.state.authenticator
-    return await authenticator.principal(
-        request.headers.get("authorization"), request.cookies.get(TOKEN_COOKIE), request.method
-    )
+    return await authenticator.principal(request.headers.get("authorization"))
 
 
 Who = Annotated[Principal, Depends(who)]
