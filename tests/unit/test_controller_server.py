@@ -114,8 +114,10 @@ def test_cli_token_create_and_migrate(tmp_path: Path) -> None:
     assert digest(token) in stored_hashes(tmp_path / "state")
     r = runner.invoke(
         main,
-        ["controller", "token", "create", "--config", str(config_file), "--role", "tenant"]
-        + ["--tenant", "nobody"],
+        [
+            *("controller", "token", "create", "--config", str(config_file)),
+            *("--role", "tenant", "--tenant", "nobody"),
+        ],
     )
     assert r.exit_code != 0
     assert "--tenant: unknown tenant 'nobody'" in r.output
