@@ -1,0 +1,268 @@
+"""`vnet controller run` as a real process on a three-host lab with agents, driven with curl in
+JSON and XML, on SQLite and PostgreSQL (issue 12, parts 1 and 4): tokens made by the CLI, a
+connection established through the agents, a retried request with the same Idempotency-Key
+making no second connection, Server-Timing, bad input refused with nothing changed on any
+agent, release, and a clean stop by PID on SIGTERM.
+
+The agents are checked with independent NETCONF sessions (the service tests' lab support)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from lxml import etree
+from ruamel.yaml import YAML
+
+from vnet.lab import lab as labmod
+from vnet.model.controller_config import ControllerConfig
+from vnet.tools import postgres
+from vnet.tools.processes import stop_child
+from vnet.tools.wait import wait_until
+
+from .conftest import VNET, Labs, require_tools
+from .controller_service_support import HOSTS, Lab, start_lab
+
+V1 = "/api/v1"
+XML = "application/xml"
+
+
+@pytest.fixture(scope="module")
+def lab(module_labs: Labs) -> Iterator[Lab]:
+    require_tools("curl")
+    yield from start_lab(module_labs)
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[postgres.Postgres]:
+    with postgres.running() as server:
+        yield server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write_config(lab: Lab, directory: Path, database: str | None) -> Path:
+    """The controller's configuration: the lab's file as inventory, its agents by password
+    file, a private port."""
+    agents = []
+    for host in HOSTS:
+        ep = labmod.agent_endpoint(lab.name, host)
+        secret = directory / f"{host}.password"
+        secret.write_text(f"{ep.password}\n")
+        secret.chmod(0o600)
+        agents.append(
+            {
+                "host": host,
+                "address": ep.address,
+                "netconf_port": ep.netconf_port,
+                "user": ep.user,
+                "password_file": str(secret),
+                "namespace": ep.namespace,
+            }
+        )
+    settings = {
+        "state_dir": str(directory / "state"),
+        "port": free_port(),
+        "inventory": str(lab.path),
+        "agents": agents,
+        "reconcile_interval": 3600,
+        "confirm_timeout": 30,
+        **({"database": database} if database else {}),
+    }
+    path = directory / "controller.yaml"
+    YAML().dump(settings, path)
+    return path
+
+
+@dataclass
+class Controller:
+    process: subprocess.Popen[bytes]
+    config: ControllerConfig
+    config_file: Path
+    url: str
+    log: Path
+
+    def token(self, *args: str) -> str:
+        argv = [VNET, "controller", "token", "create", "--config", str(self.config_file), *args]
+        return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def controller(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> Iterator[Controller]:
+    database = None
+    if request.param == "postgresql":
+        database = request.getfixturevalue("pg").create_database(f"api_{tmp_path.name[-10:]}")
+    config_file = write_config(lab, tmp_path, database)
+    config = ControllerConfig.model_validate(YAML(typ="safe").load(config_file.read_text()))
+    log = tmp_path / "controller.log"
+    with log.open("wb") as out:
+        argv = [VNET, "controller", "run", "--config", str(config_file)]
+        process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_until(
+            config.ready_path.exists,
+            60,
+            "the controller's ready file",
+            interval=0.05,
+            give_up=lambda: "it exited" if process.poll() is not None else None,
+        )
+    except Exception:
+        stop_child(process)
+        raise AssertionError(f"controller did not start:\n{log.read_text()}") from None
+    ready = json.loads(config.ready_path.read_text())
+    assert ready["pid"] == process.pid
+    yield Controller(process, config, config_file, ready["url"], log)
+    stop_child(process)  # only if a test failed before its own stop
+
+
+@dataclass
+class Answer:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self) -> object:
+        return json.loads(self.body)
+
+    def xml(self) -> etree._Element:
+        return etree.fromstring(self.body)
+
+
+def curl(c: Controller, method: str, path: str, token: str | None, *args: str) -> Answer:
+    """One request with curl: its status, headers (lower-case names) and body."""
+    argv = ["curl", "-sS", "-X", method, "-D", "-", f"{c.url}{V1}{path}", *args]
+    if token is not None:
+        argv += ["-H", f"Authorization: Bearer {token}"]
+    raw = subprocess.run(argv, check=True, capture_output=True, timeout=120).stdout
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode().split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return Answer(int(lines[0].split()[1]), headers, body)
+
+
+def post_json(c: Controller, path: str, token: str, body: object, *more: str) -> Answer:
+    return curl(
+        c,
+        "POST",
+        path,
+        token,
+        "-H",
+        "Content-Type: application/json",
+        "-d",
+        json.dumps(body),
+        *more,
+    )
+
+
+def pieces(lab: Lab) -> dict[str, set[str]]:
+    return lab.controller_pieces()
+
+
+VIDEO = {"name": "video", "a": "pc1", "b": "pc3", "protocol": "udp", "dst_port": 5004}
+XML_REQUEST = (
+    "<ConnectionRequest><name>voice</name><a>pc1</a><b>pc3</b><protocol>udp</protocol>"
+    "<dst_port>5006</dst_port><bandwidth>2mbit</bandwidth></ConnectionRequest>"
+)
+
+
+def test_controller_process_json_and_xml_with_curl(lab: Lab, controller: Controller) -> None:
+    c = controller
+    provider = c.config.provider_token_path.read_text().strip()
+    assert curl(c, "GET", "/whoami", provider).json() == {"role": "provider", "tenant": None}
+    acme = c.token("--role", "tenant", "--tenant", "acme")
+    beta = c.token("--role", "tenant", "--tenant", "beta")
+    assert curl(c, "GET", "/whoami", acme).json() == {"role": "tenant", "tenant": "acme"}
+    create_in_json_once(lab, c, acme)
+    create_in_xml(c, acme)
+    refuse_bad_input(lab, c, acme, beta)
+    for name in ("video", "voice"):
+        gone = curl(c, "DELETE", f"/tenants/acme/connections/{name}", acme)
+        assert gone.status == 200 and gone.json()["status"] == "released"  # type: ignore[index]
+        assert "server-timing" in gone.headers
+    assert pieces(lab) == {host: set() for host in HOSTS}
+    # SIGTERM by PID: a clean exit, the ready file removed
+    c.process.send_signal(signal.SIGTERM)
+    assert c.process.wait(30) == 0, c.log.read_text()
+    assert not c.config.ready_path.exists()
+
+
+def create_in_json_once(lab: Lab, c: Controller, acme: str) -> None:
+    """Established through the agents and timed; the retry with the same key makes nothing."""
+    key = ("-H", "Idempotency-Key: order-1")
+    body = {**VIDEO, "bandwidth": "20mbit"}
+    first = post_json(c, "/tenants/acme/connections", acme, body, *key)
+    assert first.status == 201, first.body
+    view = first.json()["connection"]  # type: ignore[index]
+    assert (view["status"], view["bandwidth"]) == ("established", 20_000_000)
+    assert (view["path"][0], view["path"][-1]) == ("h1", "h3")
+    timing = dict(p.strip().split(";dur=") for p in first.headers["server-timing"].split(","))
+    assert set(timing) == {"db", "path", "devices", "api"}
+    assert float(timing["devices"]) > 0
+    installed = pieces(lab)
+    assert installed["h1"] and installed["h3"]
+    again = post_json(c, "/tenants/acme/connections", acme, body, *key)
+    assert again.status == 201 and again.json()["connection"] == view  # type: ignore[index]
+    assert pieces(lab) == installed  # no second connection anywhere
+
+
+def create_in_xml(c: Controller, acme: str) -> None:
+    xml = curl(
+        c,
+        "POST",
+        "/tenants/acme/connections",
+        acme,
+        *("-H", f"Content-Type: {XML}", "-H", f"Accept: {XML}", "--data-binary", XML_REQUEST),
+    )
+    assert xml.status == 201, xml.body
+    assert xml.headers["content-type"].startswith(XML)
+    root = xml.xml()
+    assert (root.tag, root.findtext("connection/status")) == ("ConnectionAnswer", "established")
+    assert root.findtext("connection/bandwidth") == "2000000"
+    listing = curl(c, "GET", "/connections", acme, "-H", f"Accept: {XML}").xml()
+    assert listing.tag == "ConnectionViewList"
+    assert sorted(v.findtext("name") or "" for v in listing) == ["video", "voice"]
+
+
+def refuse_bad_input(lab: Lab, c: Controller, acme: str, beta: str) -> None:
+    """A precise error for each, and nothing changes on any agent."""
+    held = pieces(lab)
+    path = "/tenants/acme/connections"
+    new = {**VIDEO, "name": "extra", "dst_port": 5008, "bandwidth": "1mbit"}
+    bad_xml = ("-H", f"Content-Type: {XML}", "--data-binary", "<ConnectionRequest><name>")
+    refused = [
+        (post_json(c, path, beta, new), 403, "forbidden"),
+        (post_json(c, path, "vnet_wrong", new), 401, "unauthorized"),
+        (post_json(c, path, acme, {**new, "bandwidth": "0"}), 422, "invalid"),
+        (post_json(c, path, acme, {**new, "bandwidth": "100gbit"}), 400, "bad-request"),
+        (post_json(c, path, acme, {**new, "path": ["h3", "h1"]}), 400, "bad-request"),
+        (post_json(c, path, acme, {**new, "a": "nobody"}), 404, None),
+        (curl(c, "POST", path, acme, *bad_xml), 400, "bad-request"),
+    ]
+    for answer, status, code in refused:
+        assert answer.status == status, answer.body
+        if answer.headers["content-type"].startswith(XML):
+            error = {e.tag: e.text for e in answer.xml()}
+        else:
+            error = answer.json()  # type: ignore[assignment]
+        assert error["reason"]
+        assert code is None or error["code"] == code
+    # 95 Mbit/s with its headers and margin exceed the direct 100 Mbit/s link, asked for
+    full = post_json(c, path, acme, {**new, "bandwidth": "95mbit", "path": ["h1", "h3"]})
+    assert full.status == 409, full.body
+    shortfalls = full.json()["shortfalls"]  # type: ignore[index]
+    assert [s["direction"] for s in shortfalls] == ["h1 -> h3"]
+    assert shortfalls[0]["missing_bps"] > 0
+    assert pieces(lab) == held
