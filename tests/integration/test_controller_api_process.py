@@ -24,6 +24,7 @@ from vnet.lab import lab as labmod
 from vnet.model.controller_config import ControllerConfig
 from vnet.tools import postgres
 from vnet.tools.processes import stop_child
+from vnet.tools.procfs import listening
 from vnet.tools.wait import wait_until
 
 from .conftest import VNET, Labs, require_tools
@@ -51,9 +52,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def write_config(lab: Lab, directory: Path, database: str | None) -> Path:
+def write_config(
+    lab: Lab, directory: Path, database: str | None, namespace: str | None = None
+) -> Path:
     """The controller's configuration: the lab's file as inventory, its agents by password
-    file, a private port."""
+    file, a private port; with `namespace`, served in it and reaching the agents from it."""
     agents = []
     for host in HOSTS:
         ep = labmod.agent_endpoint(lab.name, host)
@@ -67,7 +70,7 @@ def write_config(lab: Lab, directory: Path, database: str | None) -> Path:
                 "netconf_port": ep.netconf_port,
                 "user": ep.user,
                 "password_file": str(secret),
-                "namespace": ep.namespace,
+                "namespace": None if namespace else ep.namespace,
             }
         )
     settings = {
@@ -78,6 +81,7 @@ def write_config(lab: Lab, directory: Path, database: str | None) -> Path:
         "reconcile_interval": 3600,
         "confirm_timeout": 30,
         **({"database": database} if database else {}),
+        **({"namespace": namespace} if namespace else {}),
     }
     path = directory / "controller.yaml"
     YAML().dump(settings, path)
@@ -97,14 +101,9 @@ class Controller:
         return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def controller(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> Iterator[Controller]:
-    database = None
-    if request.param == "postgresql":
-        database = request.getfixturevalue("pg").create_database(f"api_{tmp_path.name[-10:]}")
-    config_file = write_config(lab, tmp_path, database)
+def start(config_file: Path, log: Path) -> Controller:
+    """`vnet controller run` as our child, once its ready file says it listens."""
     config = ControllerConfig.model_validate(YAML(typ="safe").load(config_file.read_text()))
-    log = tmp_path / "controller.log"
     with log.open("wb") as out:
         argv = [VNET, "controller", "run", "--config", str(config_file)]
         process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT)
@@ -121,8 +120,17 @@ def controller(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> Iter
         raise AssertionError(f"controller did not start:\n{log.read_text()}") from None
     ready = json.loads(config.ready_path.read_text())
     assert ready["pid"] == process.pid
-    yield Controller(process, config, config_file, ready["url"], log)
-    stop_child(process)  # only if a test failed before its own stop
+    return Controller(process, config, config_file, ready["url"], log)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def controller(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> Iterator[Controller]:
+    database = None
+    if request.param == "postgresql":
+        database = request.getfixturevalue("pg").create_database(f"api_{tmp_path.name[-10:]}")
+    c = start(write_config(lab, tmp_path, database), tmp_path / "controller.log")
+    yield c
+    stop_child(c.process)  # only if a test failed before its own stop
 
 
 @dataclass
@@ -138,9 +146,13 @@ class Answer:
         return etree.fromstring(self.body)
 
 
-def curl(c: Controller, method: str, path: str, token: str | None, *args: str) -> Answer:
-    """One request with curl: its status, headers (lower-case names) and body."""
+def curl(
+    c: Controller, method: str, path: str, token: str | None, *args: str, netns: str | None = None
+) -> Answer:
+    """One request with curl (run in `netns` if given): its status, headers, body."""
     argv = ["curl", "-sS", "-X", method, "-D", "-", f"{c.url}{V1}{path}", *args]
+    if netns is not None:
+        argv = ["ip", "netns", "exec", netns, *argv]
     if token is not None:
         argv += ["-H", f"Authorization: Bearer {token}"]
     raw = subprocess.run(argv, check=True, capture_output=True, timeout=120).stdout
@@ -266,3 +278,23 @@ def refuse_bad_input(lab: Lab, c: Controller, acme: str, beta: str) -> None:
     assert [s["direction"] for s in shortfalls] == ["h1 -> h3"]
     assert shortfalls[0]["missing_bps"] > 0
     assert pieces(lab) == held
+
+
+def test_controller_serves_inside_its_namespace(lab: Lab, tmp_path: Path) -> None:
+    """With `namespace` (a lab's management network) it listens there and only there, and
+    reaches the agents from there; SIGTERM still stops it cleanly."""
+    management = labmod.agent_endpoint(lab.name, "h1").namespace
+    assert management is not None
+    c = start(write_config(lab, tmp_path, None, management), tmp_path / "controller.log")
+    try:
+        assert listening(management, c.config.port)
+        assert not listening(None, c.config.port)
+        token = c.config.provider_token_path.read_text().strip()
+        hosts = curl(c, "GET", "/hosts", token, netns=management).json()
+        assert sorted(h["name"] for h in hosts) == list(HOSTS)  # type: ignore[index]
+        refused = subprocess.run(["curl", "-sS", f"{c.url}{V1}/whoami"], capture_output=True)
+        assert refused.returncode != 0  # nothing answers here, outside the namespace
+        c.process.send_signal(signal.SIGTERM)
+        assert c.process.wait(30) == 0, c.log.read_text()
+    finally:
+        stop_child(c.process)
