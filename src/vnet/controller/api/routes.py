@@ -4,6 +4,7 @@ the service and answers in the format the client accepts (docs/controller.md lis
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -98,13 +99,18 @@ async def timed(
 ) -> Response:
     """Run a changing call with a timings dict; answer (or refuse) with Server-Timing."""
     timings: Timings = {}
+    called = time.perf_counter()
     try:
         result = await call(timings)
     except ServiceError as err:
+        in_service = time.perf_counter() - called
         response = error_answer(request, err.body())
-        response.headers.update(server_timing(request, timings))
+        response.headers.update(server_timing(request, timings, in_service))
         return response
-    return answer(request, result, status=status, headers=server_timing(request, timings))
+    in_service = time.perf_counter() - called
+    response = answer(request, result, status=status)
+    response.headers.update(server_timing(request, timings, in_service))  # encoding included
+    return response
 
 
 def _visible(who: Principal, tenant: str | None) -> None:
