@@ -11,6 +11,7 @@ import pytest
 from tests.unit.test_controller_api_service import (  # noqa: F401  (collected again, on PostgreSQL)
     api,
     test_a_tenant_sees_only_its_own_objects,
+    test_events_carry_the_links_the_caller_may_see,
     test_no_capacity_names_the_link_direction_in_json_and_xml,
     test_other_tenants_and_unknown_connections,
     test_refusals_before_any_agent_change_nothing,

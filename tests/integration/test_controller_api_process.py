@@ -205,10 +205,27 @@ def test_controller_process_json_and_xml_with_curl(lab: Lab, controller: Control
         assert gone.status == 200 and gone.json()["status"] == "released"  # type: ignore[index]
         assert "server-timing" in gone.headers
     assert pieces(lab) == {host: set() for host in HOSTS}
-    # SIGTERM by PID: a clean exit, the ready file removed
-    c.process.send_signal(signal.SIGTERM)
-    assert c.process.wait(30) == 0, c.log.read_text()
+    # SIGTERM by PID while a client follows the event stream: a clean exit, the stream
+    # ended, the ready file removed
+    events = follow_events(c, acme)
+    try:
+        c.process.send_signal(signal.SIGTERM)
+        assert c.process.wait(30) == 0, c.log.read_text()
+        assert events.wait(10) == 0
+    finally:
+        stop_child(events)
     assert not c.config.ready_path.exists()
+
+
+def follow_events(c: Controller, token: str) -> subprocess.Popen[bytes]:
+    """curl following GET /events, once its first event arrived."""
+    argv = ["curl", "-sSN", f"{c.url}{V1}/events", "-H", f"Authorization: Bearer {token}"]
+    events = subprocess.Popen(argv, stdout=subprocess.PIPE)
+    assert events.stdout is not None
+    assert events.stdout.readline() == b"event: links\n"
+    data = events.stdout.readline()
+    assert data.startswith(b"data: [") and b'"directions"' in data
+    return events
 
 
 def create_in_json_once(lab: Lab, c: Controller, acme: str) -> None:

@@ -7,6 +7,7 @@ that reach the agents are tested on a lab (tests/integration/test_controller_api
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -218,3 +219,14 @@ def test_other_tenants_and_unknown_connections(api: tuple[TestClient, Tokens, An
     assert client.get(f"{V1}/whoami", headers=bearer(gamma)).json()["tenant"] == "gamma"
     assert client.get(f"{V1}/connections", headers=bearer(gamma)).json() == []
     assert held(engine) == (0, 0)
+
+
+def test_events_carry_the_links_the_caller_may_see(api: tuple[TestClient, Tokens, Any]) -> None:
+    client, tokens, _ = api
+    r = client.get(f"{V1}/events?limit=1", headers=bearer(tokens.acme))
+    assert r.headers["content-type"].startswith("text/event-stream")
+    kind, data = r.text.strip().split("\n")
+    assert kind == "event: links"
+    links = json.loads(data.removeprefix("data: "))
+    assert sorted(link["name"] for link in links) == ["h1-h2", "h1-h3", "h2-h3"]
+    assert all(len(link["directions"]) == 2 for link in links)
