@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -315,3 +316,41 @@ def test_controller_serves_inside_its_namespace(lab: Lab, tmp_path: Path) -> Non
         assert c.process.wait(30) == 0, c.log.read_text()
     finally:
         stop_child(c.process)
+
+
+def test_two_controllers_on_one_postgresql_never_over_admit(
+    lab: Lab, pg: postgres.Postgres, tmp_path: Path
+) -> None:
+    """20 simultaneous requests of 10 Mbit/s on the 100 Mbit/s link h1-h3 (asked for by
+    path, so nothing is moved), split across two controller processes sharing one database:
+    exactly as many are established as fit (8: 11.3 Mbit/s each on the wire, 99 usable),
+    every other one is refused naming that link, and the agents hold exactly the admitted."""
+    database = pg.create_database(f"two_{tmp_path.name[-10:]}")
+    both = []
+    for n in (1, 2):
+        (tmp_path / f"c{n}").mkdir()
+        both.append(start(write_config(lab, tmp_path / f"c{n}", database), tmp_path / f"c{n}.log"))
+    try:
+        token = both[0].config.provider_token_path.read_text().strip()
+
+        def ask(i: int) -> Answer:
+            body = {**VIDEO, "name": f"p{i}", "dst_port": 6000 + i, "bandwidth": "10mbit"}
+            return post_json(
+                both[i % 2], "/tenants/acme/connections", token, {**body, "path": ["h1", "h3"]}
+            )
+
+        with ThreadPoolExecutor(20) as pool:
+            answers = list(pool.map(ask, range(20)))
+        admitted = [a for a in answers if a.status == 201]
+        refused = [a.json() for a in answers if a.status != 201]
+        assert len(admitted) == 8, [a.body for a in answers]
+        assert all(r["code"] == "no-capacity" for r in refused), refused  # type: ignore[index]
+        assert {s["link"] for r in refused for s in r["shortfalls"]} == {"h1-h3"}  # type: ignore[index]
+        assert len(lab.connection_names("h1")) == 8  # the ingress pieces, read from the agent
+        for a in admitted:
+            name = a.json()["connection"]["name"]  # type: ignore[index]
+            assert curl(both[1], "DELETE", f"/tenants/acme/connections/{name}", token).status == 200
+        assert pieces(lab) == {host: set() for host in HOSTS}
+    finally:
+        for c in both:
+            stop_child(c.process)
