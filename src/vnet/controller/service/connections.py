@@ -15,13 +15,14 @@ released (once) and the connection is released.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
 from vnet.controller import planner
 from vnet.controller.admission.admit import Policy
-from vnet.controller.agents.realise import AgentError, Agents, HostChange
+from vnet.controller.agents.realise import AgentError, Agents, ConfirmError, HostChange
 from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import (
     Connection,
@@ -32,9 +33,10 @@ from vnet.controller.db.models import (
 )
 from vnet.controller.db.numbers import add_connection
 from vnet.controller.errors import AgentRefused, Conflict, Rejected
-from vnet.controller.inventory import Inventory, held_connections
+from vnet.controller.inventory import Inventory, held_connections, usable_bps
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.database import Database, Timings, add_time
+from vnet.controller.service.liveness import Liveness
 from vnet.model.controller_api import ConnectionAnswer, ConnectionRequest, ConnectionView
 
 
@@ -67,8 +69,10 @@ class Flows:
 
     def __init__(self, db: Database, agents: Agents, policy: Policy):
         self.db = db
+        self.liveness = Liveness(db.engine)  # names this controller's requests
         self.agents = agents
         self.policy = policy
+        self.repair: Callable[[list[str]], None] | None = None  # hosts to reconcile later
 
     # -- create ----------------------------------------------------------------------------
     def admit(
@@ -105,7 +109,9 @@ class Flows:
                 raise
             plan = self._after_moves(session, inv, tenant, request, conn)
         planning.record_plan(conn, plan)
-        entry = store.open_journal(session, "create", conn, [c.host for c in plan.changes])
+        entry = store.open_journal(
+            session, self.liveness.request_id(), "create", conn, [c.host for c in plan.changes]
+        )
         return Admitted(conn.id, entry.request_id, tuple(plan.changes))
 
     def _after_moves(
@@ -128,7 +134,7 @@ class Flows:
         if found.moves:
             raise NeedsMoves(found.moves)
         try:
-            ledger.reserve(session, conn, found.plan.demands, planning.usable_bps(inv))
+            ledger.reserve(session, conn, found.plan.demands, usable_bps)
         except ledger.Refused as refused:
             raise planning.rejection(refused) from None
         return found.plan
@@ -162,6 +168,12 @@ class Flows:
         started = time.perf_counter()
         try:
             await self.agents.transaction(request_id, list(changes), on_committed=committed)
+        except ConfirmError:
+            # some hosts kept the change, one goes back at its timeout: whatever the
+            # database ends up saying, those hosts are reconciled with it (Service.repair)
+            if self.repair is not None:
+                self.repair(sorted({c.host for c in changes}))
+            raise
         finally:
             add_time(timings, "devices", time.perf_counter() - started)
 
@@ -172,7 +184,9 @@ class Flows:
         pieces = planning.current_pieces(inv, tenant, conn, self.policy)
         changes = tuple(steps.remove(pieces.pieces))
         conn.state = ConnectionState.MODIFYING
-        entry = store.open_journal(session, "release", conn, [c.host for c in changes])
+        entry = store.open_journal(
+            session, self.liveness.request_id(), "release", conn, [c.host for c in changes]
+        )
         return Admitted(conn.id, entry.request_id, changes)
 
     async def realise_release(
