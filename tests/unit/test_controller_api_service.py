@@ -40,34 +40,82 @@ INVENTORY = {
     "management": {"user": "admin"},
     "tenants": [{"name": "acme", "routing": "auto"}, {"name": "beta", "routing": "auto"}],
     "networks": [
-        {"name": "lan1", "tenant": "acme", "vni": 601, "ipv4": "10.61.1.0/24"},
-        {"name": "c13", "tenant": "acme", "vni": 605, "ipv4": "10.61.5.0/24"},
-        {"name": "lan3", "tenant": "acme", "vni": 604, "ipv4": "10.61.4.0/24"},
-        {"name": "blan", "tenant": "beta", "vni": 611, "ipv4": "10.62.1.0/24"},
+        {
+            "name": "lan1",
+            "tenant": "acme",
+            "vni": 601,
+            "ipv4": "10.61.1.0/24",
+            "ipv6": "fd00:61:1::/64",
+        },
+        {
+            "name": "c13",
+            "tenant": "acme",
+            "vni": 605,
+            "ipv4": "10.61.5.0/24",
+            "ipv6": "fd00:61:5::/64",
+        },
+        {
+            "name": "lan3",
+            "tenant": "acme",
+            "vni": 604,
+            "ipv4": "10.61.4.0/24",
+            "ipv6": "fd00:61:4::/64",
+        },
+        {
+            "name": "blan",
+            "tenant": "beta",
+            "vni": 611,
+            "ipv4": "10.62.1.0/24",
+            "ipv6": "fd00:62:1::/64",
+        },
     ],
     "routers": [
         {
             "name": "r1",
             "host": "h1",
             "interfaces": [
-                {"network": "lan1", "ipv4": "10.61.1.254/24"},
-                {"network": "c13", "ipv4": "10.61.5.1/24"},
+                {"network": "lan1", "ipv4": "10.61.1.254/24", "ipv6": "fd00:61:1::fe/64"},
+                {"network": "c13", "ipv4": "10.61.5.1/24", "ipv6": "fd00:61:5::1/64"},
             ],
         },
         {
             "name": "r3",
             "host": "h3",
             "interfaces": [
-                {"network": "c13", "ipv4": "10.61.5.3/24"},
-                {"network": "lan3", "ipv4": "10.61.4.254/24"},
+                {"network": "c13", "ipv4": "10.61.5.3/24", "ipv6": "fd00:61:5::3/64"},
+                {"network": "lan3", "ipv4": "10.61.4.254/24", "ipv6": "fd00:61:4::fe/64"},
             ],
         },
-        {"name": "rb", "host": "h2", "interfaces": [{"network": "blan", "ipv4": "10.62.1.254/24"}]},
+        {
+            "name": "rb",
+            "host": "h2",
+            "interfaces": [
+                {"network": "blan", "ipv4": "10.62.1.254/24", "ipv6": "fd00:62:1::fe/64"}
+            ],
+        },
     ],
     "endhosts": [
-        {"name": "pc1", "host": "h1", "network": "lan1", "ipv4": "10.61.1.1/24"},
-        {"name": "pc3", "host": "h3", "network": "lan3", "ipv4": "10.61.4.3/24"},
-        {"name": "qb", "host": "h2", "network": "blan", "ipv4": "10.62.1.1/24"},
+        {
+            "name": "pc1",
+            "host": "h1",
+            "network": "lan1",
+            "ipv4": "10.61.1.1/24",
+            "ipv6": "fd00:61:1::1/64",
+        },
+        {
+            "name": "pc3",
+            "host": "h3",
+            "network": "lan3",
+            "ipv4": "10.61.4.3/24",
+            "ipv6": "fd00:61:4::3/64",
+        },
+        {
+            "name": "qb",
+            "host": "h2",
+            "network": "blan",
+            "ipv4": "10.62.1.1/24",
+            "ipv6": "fd00:62:1::1/64",
+        },
     ],
 }
 BETA_OBJECTS = {"blan", "rb", "qb", "beta"}
