@@ -1,0 +1,206 @@
+"""vnet.client.ControllerClient over real HTTP: what it sends, and how every answer maps.
+
+A small stdlib HTTP server on 127.0.0.1 plays the controller with canned answers, so the
+client's own behaviour (headers, bodies, error mapping) is tested without the service.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
+
+import pytest
+
+from vnet.client import ConnectError, ControllerClient, ControllerError, read_token
+from vnet.client.controller import server_timing
+from vnet.model.controller_api import ConnectionRequest, ModifyRequest
+
+VIEW = {
+    "tenant": "red",
+    "name": "c1",
+    "status": "established",
+    "a": "red-a",
+    "b": "red-b",
+    "bandwidth": 20_000_000,
+    "path": ["h1", "h2"],
+    "hops": [
+        {"host": "h1", "router": "red-r1"},
+        {"host": "h2", "router": "red-r2", "sid": "fc00::1"},
+    ],
+}
+NO_CAPACITY = {
+    "status": 409,
+    "code": "no-capacity",
+    "reason": "no path has 900mbit free",
+    "shortfalls": [
+        {
+            "link": "h1-h2",
+            "direction": "h1 -> h2",
+            "requested_bps": 900_000_000,
+            "free_bps": 100_000_000,
+            "missing_bps": 800_000_000,
+        },
+        {
+            "link": "h1-h3",
+            "direction": "h1 -> h3",
+            "requested_bps": 900_000_000,
+            "free_bps": 0,
+            "missing_bps": 900_000_000,
+        },
+    ],
+}
+
+
+class FakeController(BaseHTTPRequestHandler):
+    """Answers (status, body, headers) by "METHOD path"; records what it was sent."""
+
+    answers: ClassVar[dict[str, tuple[int, Any, dict[str, str]]]] = {}
+    seen: ClassVar[list[dict[str, Any]]] = []
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode() if length else ""
+        self.seen.append(
+            {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
+        )
+        status, payload, headers = self.answers.get(
+            f"{self.command} {self.path}",
+            (404, {"status": 404, "code": "not-found", "reason": "?"}, {}),
+        )
+        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+        self.send_response(status)
+        ctype = "text/plain" if isinstance(payload, str) else "application/json"
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = do_PATCH = do_DELETE = _answer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def controller() -> Iterator[str]:
+    FakeController.answers, FakeController.seen = {}, []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeController)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_request_sends_token_key_and_body_and_reads_answer(controller: str) -> None:
+    FakeController.answers["POST /api/v1/tenants/red/connections"] = (
+        201,
+        {"status": "established", "connection": VIEW, "moved": []},
+        {"Server-Timing": "db;dur=1.5, path;dur=0.5, devices;dur=40, api;dur=2"},
+    )
+    request = ConnectionRequest(name="c1", a="red-a", b="red-b", bandwidth="20mbit")
+    with ControllerClient(controller, "s3cret") as client:
+        answer = client.request_connection("red", request, idempotency_key="k-1")
+        timings = client.last_timings
+    assert answer.connection.path == ["h1", "h2"]
+    assert answer.connection.hops[1].sid == "fc00::1"
+    sent = FakeController.seen[0]
+    assert sent["headers"]["Authorization"] == "Bearer s3cret"
+    assert sent["headers"]["Idempotency-Key"] == "k-1"
+    assert json.loads(sent["body"]) == {
+        "name": "c1",
+        "a": "red-a",
+        "b": "red-b",
+        "bandwidth": 20_000_000,
+        "bidirectional": False,
+        "packet_size": 1500,
+    }
+    assert timings == pytest.approx({"db": 0.0015, "path": 0.0005, "devices": 0.04, "api": 0.002})
+
+
+def test_rejection_carries_every_shortfall(controller: str) -> None:
+    FakeController.answers["POST /api/v1/tenants/red/connections"] = (409, NO_CAPACITY, {})
+    request = ConnectionRequest(name="c1", a="red-a", b="red-b", bandwidth="900mbit")
+    with ControllerClient(controller, "t") as client, pytest.raises(ControllerError) as caught:
+        client.request_connection("red", request)
+    err = caught.value
+    assert (err.status, err.code, err.reason) == (409, "no-capacity", "no path has 900mbit free")
+    assert [s.link for s in err.shortfalls] == ["h1-h2", "h1-h3"]
+    text = str(err).splitlines()
+    assert text[0] == "no-capacity (HTTP 409): no path has 900mbit free"
+    assert text[1] == "  link h1-h2 h1 -> h2: requested 900mbit, free 100mbit, missing 800mbit"
+    assert text[2] == "  link h1-h3 h1 -> h3: requested 900mbit, free 0, missing 900mbit"
+    assert "Idempotency-Key" not in FakeController.seen[0]["headers"]
+
+
+def test_agent_refusal_and_field_errors_keep_host_and_field(controller: str) -> None:
+    FakeController.answers["PATCH /api/v1/tenants/red/connections/c1"] = (
+        502,
+        {"status": 502, "code": "agent-refused", "reason": "validation failed", "host": "h2"},
+        {},
+    )
+    FakeController.answers["DELETE /api/v1/tenants/red/connections/c%2F2"] = (
+        400,
+        {"status": 400, "code": "bad-request", "reason": "no such name", "field": "name"},
+        {},
+    )
+    with ControllerClient(controller, "t") as client:
+        with pytest.raises(ControllerError) as refused:
+            client.modify("red", "c1", ModifyRequest(bandwidth="30mbit"))
+        with pytest.raises(ControllerError) as bad:
+            client.release("red", "c/2")  # quoted: one path segment
+    assert refused.value.host == "h2"
+    assert str(refused.value) == "agent-refused (HTTP 502) on host h2: validation failed"
+    assert json.loads(FakeController.seen[0]["body"]) == {"bandwidth": 30_000_000}
+    assert (bad.value.status, bad.value.field) == (400, "name")
+    assert str(bad.value) == "bad-request (HTTP 400): no such name (field name)"
+
+
+def test_an_answer_that_is_no_error_body_still_maps(controller: str) -> None:
+    FakeController.answers["GET /api/v1/whoami"] = (500, "Internal Server Error\n", {})
+    with ControllerClient(controller, "t") as client, pytest.raises(ControllerError) as caught:
+        client.whoami()
+    assert (caught.value.status, caught.value.code) == (500, "http-500")
+    assert caught.value.reason == "Internal Server Error"
+
+
+def test_lists_send_their_filters(controller: str) -> None:
+    FakeController.answers["GET /api/v1/connections?tenant=red&released=true"] = (200, [VIEW], {})
+    FakeController.answers["GET /api/v1/connections"] = (200, [], {})
+    with ControllerClient(controller, "t") as client:
+        assert [c.name for c in client.connections("red", released=True)] == ["c1"]
+        assert client.connections() == []
+
+
+def test_no_controller_is_a_connect_error() -> None:
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with (
+        ControllerClient(f"http://127.0.0.1:{port}", "t", timeout=2) as client,
+        pytest.raises(
+            ConnectError, match=f"cannot reach the controller at http://127.0.0.1:{port}"
+        ),
+    ):
+        client.whoami()
+
+
+def test_token_file(tmp_path: Any) -> None:
+    (tmp_path / "t").write_text("abc\n")
+    assert read_token(tmp_path / "t") == "abc"
+    with pytest.raises(ConnectError, match="cannot read the API token"):
+        read_token(tmp_path / "missing")
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(ConnectError, match="is empty"):
+        read_token(tmp_path / "empty")
+
+
+def test_server_timing_header() -> None:
+    assert server_timing(None) == {}
+    assert server_timing("db;dur=2;desc=x, bogus, api;dur=oops") == {"db": 0.002}
