@@ -81,6 +81,12 @@ def _vr() -> click.Command:
     return vr
 
 
+def _controller() -> click.Command:
+    from vnet.cli.controller_cmds import controller
+
+    return controller
+
+
 def _conn() -> click.Command:
     from vnet.cli.conn_cmds import conn
 
@@ -109,6 +115,7 @@ COMMANDS: dict[str, Loader] = {
     "agent": _agent,
     "vr": _vr,
     "conn": _conn,
+    "controller": _controller,
     "tenant": _tenant,
     "net": _net,
 }
