@@ -11,8 +11,8 @@ writes its provider token into its state directory, and is stopped by PID on `vn
 
 from __future__ import annotations
 
+import json
 import shutil
-import socket
 import subprocess
 import sys
 from dataclasses import asdict
@@ -26,7 +26,7 @@ from vnet.lab.record import ControllerRecord, LabRecord
 from vnet.model import Topology
 from vnet.model.controller_config import AgentAccess, ControllerConfig
 from vnet.model.management import MANAGEMENT_NODE, client_address, host_address
-from vnet.tools import netns, processes
+from vnet.tools import processes
 from vnet.tools.durable import replace_durably
 from vnet.tools.wait import WaitTimeout, wait_until
 
@@ -128,6 +128,7 @@ def prepare(topo: Topology, directory: Path, password: str, file: str | None) ->
 def start(topo: Topology, directory: Path) -> subprocess.Popen[bytes]:
     """Spawn `vnet controller run` in the management namespace, held at the gate until
     `agents.release(child)`, like an agent."""
+    controller_config(topo, directory).ready_path.unlink(missing_ok=True)  # a stale one
     log = (directory / LOG).open("ab")
     (directory / f"{LOG}.offset").write_text(str(log.tell()))  # where this start's log begins
     return processes.spawn(
@@ -149,35 +150,18 @@ def _log_tail(directory: Path) -> str:
     return (directory / LOG).read_bytes()[offset:].decode(errors="replace")[-2000:]
 
 
-def _answers(config: ControllerConfig) -> Callable[[], bool]:
-    """Whether the controller serves: its provider token is written and the API answers it."""
-    from vnet.client import ConnectError, ControllerClient, ControllerError
-
-    def ready() -> bool:
-        token_file = config.provider_token_path
-        if not token_file.exists() or not _listening(config):
-            return False
-        base = f"http://{config.listen}:{config.port}"
-        try:
-            with ControllerClient.from_token_file(
-                base, token_file, namespace=config.namespace, timeout=5
-            ) as client:
-                client.whoami()
-        except (ConnectError, ControllerError):
-            return False
-        return True
-
-    return ready
-
-
-def _listening(config: ControllerConfig) -> bool:
-    with netns.entered(config.namespace), socket.socket() as s:
-        s.settimeout(1)
-        return s.connect_ex((config.listen, config.port)) == 0
+def _ready(child: subprocess.Popen[bytes], config: ControllerConfig) -> bool:
+    """Whether this start of the controller serves: it writes its ready file (with its PID)
+    once the API listens, after migrations, the inventory, the provider token and recovery."""
+    try:
+        ready = json.loads(config.ready_path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(ready, dict) and ready.get("pid", child.pid) == child.pid
 
 
 def wait_ready(child: subprocess.Popen[bytes], config: ControllerConfig, timeout: float) -> None:
-    """Until the controller answers its provider's token; its exit ends the wait."""
+    """Until the controller has written its ready file; its exit ends the wait."""
 
     def exited() -> str | None:
         if child.poll() is None:
@@ -185,7 +169,9 @@ def wait_ready(child: subprocess.Popen[bytes], config: ControllerConfig, timeout
         return f"the controller exited with {child.returncode}:\n{_log_tail(config.state_dir)}"
 
     try:
-        wait_until(_answers(config), timeout, "the controller ready", interval=0.1, give_up=exited)
+        wait_until(
+            lambda: _ready(child, config), timeout, "the controller ready", 0.05, give_up=exited
+        )
     except WaitTimeout as err:
         if reason := exited():
             raise RuntimeError(reason) from None
