@@ -22,14 +22,18 @@ from vnet.tools import postgres, processes
 
 from .conftest import Labs, lab_namespaces, require_tools, vnet
 
+# a new database's URL (None: SQLite, the default)
+Databases = Callable[[str], str | None]
+
 
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def database(request: pytest.FixtureRequest) -> Iterator[str | None]:
+def databases(request: pytest.FixtureRequest) -> Iterator[Databases]:
+    """Each lab's controller gets a database of its own: the inventory is one per database."""
     if request.param == "sqlite":
-        yield None
+        yield lambda _name: None
         return
     with postgres.running() as pg:
-        yield pg.create_database("labctl")
+        yield pg.create_database
 
 
 def using(database: str | None) -> Callable[[str], str]:
@@ -44,9 +48,10 @@ def using(database: str | None) -> Callable[[str], str]:
 
 
 @pytest.fixture(scope="module")
-def lab(module_labs: Labs, database: str | None) -> tuple[str, Path]:
+def lab(databases: Databases, module_labs: Labs) -> tuple[str, Path]:
+    # `databases` first: a PostgreSQL server outlives the labs whose controllers use it
     require_tools("curl")
-    name, path = module_labs.file("controller.yaml", using(database))
+    name, path = module_labs.file("controller.yaml", using(databases("labctl")))
     vnet("lab", "up", str(path), timeout=180)
     return name, path
 
@@ -181,9 +186,9 @@ def test_a_tenant_token_sees_only_its_tenant(lab: tuple[str, Path], tmp_path: Pa
 
 
 def test_lab_down_stops_the_controller_by_pid_and_leaves_nothing(
-    module_labs: Labs, database: str | None
+    databases: Databases, module_labs: Labs
 ) -> None:
-    name, path = module_labs.file("controller.yaml", using(database))
+    name, path = module_labs.file("controller.yaml", using(databases("labctldown")))
     vnet("lab", "up", str(path), timeout=180)
     proc = controller_pid(name)
     state_dir = Path(labmod.controller_access(name).state_dir)
