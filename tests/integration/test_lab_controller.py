@@ -200,10 +200,12 @@ def test_lab_down_stops_the_controller_by_pid_and_leaves_nothing(
     assert not state_dir.exists() and labmod.read_record(name) is None
 
 
-def test_dropping_the_section_stops_the_controller(module_labs: Labs) -> None:
+def test_reapplying_keeps_it_and_dropping_the_section_stops_it(module_labs: Labs) -> None:
     name, path = module_labs.file("controller.yaml")
     vnet("lab", "up", str(path), timeout=180)
     proc = controller_pid(name)
+    vnet("lab", "up", str(path), timeout=180)  # nothing changed: the same controller runs on
+    assert controller_pid(name) == proc and processes.is_running(proc)
     text = path.read_text()
     section = text[text.index("controller:\n") : text.index("tenants:")]
     path.write_text(text.replace(section, ""))
