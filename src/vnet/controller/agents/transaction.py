@@ -1,17 +1,19 @@
 """One transaction across agents: one candidate edit and one confirmed commit per host,
 for one request or a group of them (group.py decides which).
 
-1. Lock every host's candidate (NETCONF <lock>), in host-name order: two controllers
-   that want the same hosts then never hold one each and wait for the other. A lock
-   held elsewhere is retried with backoff for at most `lock_wait` seconds.
+1. Lock every host's candidate (NETCONF <lock>): all at once; if another session holds
+   one, ours go and are taken again one by one in host-name order, each retried with
+   backoff for at most `lock_wait` seconds (in one order, two controllers that want the
+   same hosts never hold one each and wait for the other).
 2. On every host in parallel: <edit-config> of the members' changes into the candidate
-   and <validate>.
+   and <validate> (not for a single host: its commit validates the same and changes
+   nothing if it refuses).
 3. On every host in parallel: <commit><confirmed/> with the persist token (the first
    member's request id) and the confirm timeout.
 4. `on_committed` of every member (the service journals COMMITTED there): the others'
    first, the token owner's last, so a journal that has the token owner COMMITTED has
    every member COMMITTED (recovery settles the group by the token owner's phase).
-5. Confirm everywhere (<commit><persist-id>), unlock.
+5. Confirm everywhere (<commit><persist-id>) and unlock, in one trip per host.
 
 A failure in 1-4 backs every host out: discard-changes where nothing was committed,
 cancel-commit where a confirmed commit may be pending (cancel is harmless where none is),
@@ -61,7 +63,7 @@ def agent_error(host: str, err: Exception) -> AgentError:
     if isinstance(err, AgentError):
         return err
     if isinstance(err, ClientError):
-        return AgentError(host, err.message, err.tag)
+        return AgentError(host, err.message, err.tag, err.path)
     return AgentError(host, str(err))
 
 
@@ -95,8 +97,7 @@ class Transaction:
 
     async def run(self) -> None:
         try:
-            for host in self.hosts:  # in name order: see the module's docstring
-                self.pinned[host] = await self._lock(host)
+            await self._lock_all()
             await self._everywhere(self._edit_and_validate)
             await self._everywhere(self._commit)
             committed_at = time.monotonic()
@@ -107,14 +108,41 @@ class Transaction:
         await self._confirm_all(committed_at + self.confirm_timeout * 0.9)
 
     # -- the steps ----------------------------------------------------------------------
+    async def _lock_all(self) -> None:
+        """Every host's candidate lock at once (the usual case: nobody else holds one); if
+        someone does, let go of ours and take them one by one in host order, waiting."""
+        results = await asyncio.gather(
+            *(self._try_lock(h) for h in self.hosts), return_exceptions=True
+        )
+        outcome = dict(zip(self.hosts, results, strict=True))
+        # every lock taken is known before any error goes up: backing out lets go of them
+        self.pinned = {h: r for h, r in outcome.items() if isinstance(r, int)}
+        busy = False
+        for host, result in outcome.items():
+            if isinstance(result, ClientError) and result.tag in BUSY:
+                busy = True
+            elif isinstance(result, (ClientError, ConnectError)):
+                raise agent_error(host, result)
+            elif isinstance(result, BaseException):
+                raise result
+        if busy:
+            log.debug("%s: a candidate is locked elsewhere; locking in host order", self.token)
+            await asyncio.gather(*(self._unlock(h) for h in self.pinned))
+            self.pinned.clear()
+            for host in self.hosts:
+                self.pinned[host] = await self._lock(host)
+
+    async def _try_lock(self, host: str) -> int:
+        session = self.sessions[host]
+        generation = await session.open()
+        await session.call(lambda c: c.lock(CANDIDATE), generation)
+        return generation
+
     async def _lock(self, host: str) -> int:
-        session, delay = self.sessions[host], FIRST_BACKOFF
-        deadline = time.monotonic() + self.lock_wait
+        delay, deadline = FIRST_BACKOFF, time.monotonic() + self.lock_wait
         while True:
             try:
-                generation = await session.open()
-                await session.call(lambda c: c.lock(CANDIDATE), generation)
-                return generation
+                return await self._try_lock(host)
             except ClientError as err:
                 if err.tag not in BUSY or time.monotonic() > deadline:
                     raise agent_error(host, err) from None
@@ -125,9 +153,14 @@ class Transaction:
     async def _edit_and_validate(self, host: str) -> None:
         xml = edit_xml(m.changes[host] for m in self.members if host in m.changes)
 
+        # alone, a host's confirmed commit validates exactly what <validate> would, and
+        # a refusal there changes nothing: the separate round would only cost time
+        validate = len(self.hosts) > 1
+
         def edit_and_validate(client: NetconfClient) -> None:
             client.edit(xml, CANDIDATE)
-            client.validate(CANDIDATE)
+            if validate:
+                client.validate(CANDIDATE)
 
         await self.sessions[host].call(edit_and_validate, self.pinned[host])
 
@@ -168,11 +201,24 @@ class Transaction:
             raise first
 
     async def _confirm(self, host: str, deadline: float) -> None:
+        try:
+            await self._confirm_until(host, deadline)
+        except BaseException:  # the next transaction must be able to lock all the same
+            await self._unlock(host)
+            raise
+
+    async def _confirm_until(self, host: str, deadline: float) -> None:
         session, delay = self.sessions[host], FIRST_BACKOFF
+
+        def confirm_and_unlock(client: NetconfClient) -> None:
+            client.commit(persist_id=self.token)
+            with contextlib.suppress(ClientError):  # a new session holds no lock to let go
+                client.unlock(CANDIDATE)
+
         while True:
             try:  # any session may confirm with the token; a new one if ours broke
-                await session.call(lambda c: c.commit(persist_id=self.token))
-                break
+                await session.call(confirm_and_unlock)
+                return
             except ClientError as err:
                 if err.tag not in BUSY or time.monotonic() > deadline:
                     raise agent_error(host, err) from None
@@ -180,7 +226,6 @@ class Transaction:
                 if time.monotonic() > deadline:
                     raise agent_error(host, err) from None
             delay = await backoff(delay)
-        await self._unlock(host)
 
     # -- backing out -----------------------------------------------------------------------
     async def _back_out(self) -> None:
