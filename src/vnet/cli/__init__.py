@@ -93,6 +93,18 @@ def _conn() -> click.Command:
     return conn
 
 
+def _tenant() -> click.Command:
+    from vnet.cli.tenant_cmds import tenant
+
+    return tenant
+
+
+def _net() -> click.Command:
+    from vnet.cli.net_cmds import net
+
+    return net
+
+
 # The subcommands of `vnet`, each imported only when used: benchmarks pull in numpy,
 # scipy and matplotlib, and `vnet lab exec` should not pay for that at every start.
 # Plain imports inside functions, so tools (and a unit test) see and check every one.
@@ -104,6 +116,8 @@ COMMANDS: dict[str, Loader] = {
     "vr": _vr,
     "conn": _conn,
     "controller": _controller,
+    "tenant": _tenant,
+    "net": _net,
 }
 
 
