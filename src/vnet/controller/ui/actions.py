@@ -63,7 +63,9 @@ async def request_connection(request: Request, who: Viewer, service: Service) ->
     except ServiceError as exc:
         context, status = {"answer": None, "error": error_body(exc)}, exc.status
     if is_fragment(request):
-        return page(request, "_answer.html", context, status=status)
+        answer = page(request, "_answer.html", context, status=status)
+        answer.headers["HX-Trigger"] = "connections-changed"
+        return answer
     full = await connections_context(who, service)
     full.update(context, form=form)
     return page(request, "connections.html", full, status=status)

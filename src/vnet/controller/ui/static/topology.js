@@ -23,20 +23,40 @@
         "text-background-color": "#fff", "text-background-opacity": 0.8 } },
     { selector: "edge.vnet", style: { "curve-style": "straight", "line-style": "dashed", width: 1.5,
         "line-color": "#8250df", opacity: 0.7 } },
-    { selector: ".on-path", style: { "line-color": "#0b5cad", "target-arrow-color": "#0b5cad",
-        "background-color": "#0b5cad", width: 8, "z-index": 10 } },
+    { selector: "edge.on-path", style: { "line-color": "#0b5cad", "target-arrow-color": "#0b5cad",
+        width: 8, "z-index": 10 } },
+    { selector: "node.router.on-path", style: { "background-color": "#0b5cad" } },
+    { selector: "node.host.on-path", style: { "border-color": "#0b5cad", "border-width": 4 } },
     { selector: ".dimmed", style: { opacity: 0.25 } },
   ];
+
+  // Hosts on a circle, each host's VRs in a small grid inside its box: the same picture
+  // every time (a force layout moves things between visits) and no layout cost.
+  function placeNodes(all) {
+    const hosts = all.filter(el => el.classes === "host");
+    const radius = hosts.length < 2 ? 0 : Math.max(220, hosts.length * 70);
+    const centre = {};
+    hosts.forEach((h, i) => {
+      const angle = -Math.PI / 2 + (2 * Math.PI * i) / hosts.length;
+      centre[h.data.id] = { x: radius * Math.cos(angle), y: radius * Math.sin(angle) };
+      h.position = { ...centre[h.data.id] };
+    });
+    const placed = {};
+    for (const el of all.filter(e => e.classes === "router")) {
+      const c = centre[el.data.parent], k = placed[el.data.parent] = (placed[el.data.parent] || 0) + 1;
+      const col = (k - 1) % 3, row = Math.floor((k - 1) / 3);
+      el.position = { x: c.x + (col - 1) * 55, y: c.y + row * 50 };
+    }
+  }
 
   function share(arc) { return arc.capacity ? arc.reserved / arc.capacity : 0; }
   function load(arc) { return arc.capacity ? Math.min(1, (arc.utilisation || 0) / arc.capacity) : 0; }
   for (const el of elements) {
     if (el.classes === "arc") { el.data.share = share(el.data); el.data.load = load(el.data); }
   }
+  placeNodes(elements);
   const cy = cytoscape({ container: document.getElementById("graph"), elements, style,
-    layout: { name: "cose", animate: false, randomize: false, nodeRepulsion: () => 40000,
-              idealEdgeLength: () => 140, padding: 20 },
-    wheelSensitivity: 0.3 });
+    layout: { name: "preset", padding: 30 } });
   window.vnetGraph = cy;  // for the browser tests and the curious
 
   function highlight(key) {
