@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vnet.lab import agents
-from vnet.lab.record import AgentRecord, LabRecord
+from vnet.lab.record import AgentRecord, ControllerRecord, LabRecord
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
 from vnet.model.management import host_address
@@ -267,6 +267,16 @@ def agent_endpoint(lab: str, host: str) -> agents.AgentEndpoint:
     except KeyError:
         known = ", ".join(sorted(rec.agents)) or "none: the file has no management"
         raise LabError(f"lab {lab!r} has no agent on host {host!r} (agents: {known})") from None
+
+
+def controller_access(lab: str) -> ControllerRecord:
+    """Where the lab's controller serves and its provider token (for `vnet conn --lab L`)."""
+    rec = read_record(lab)
+    if rec is None:
+        raise LabError(f"lab {lab!r} is not up")
+    if rec.controller is None:
+        raise LabError(f"lab {lab!r} has no controller (its file has no `controller:` section)")
+    return rec.controller
 
 
 def add_process(name: str, rec: processes.ProcessRecord) -> None:
