@@ -1,0 +1,168 @@
+"""The web console in a real browser (issue 13): Debian's Chromium driven by Playwright against
+a real controller over a lab of real agents. Log in, see the topology, request a connection
+through the form and see its path, be refused with the reason, release, and check that a
+tenant administrator's pages hold no other tenant's objects. Screenshots of the main pages
+and the topology page's render time go to out/console/ (reported, not asserted)."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from .conftest import Labs, require_tools
+from .console_support import CHROMIUM, OUTPUT, Controller, start_controller
+
+pytestmark = pytest.mark.root
+WIDE = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+RED = re.compile(r"\bred\b")  # the tenant, its objects (red-r1, red-pc1, red/web...)
+SLOW = 90_000  # ms: a create reaches every agent of the path (confirmed commit)
+
+
+@pytest.fixture(scope="module")
+def controller(module_labs: Labs) -> Iterator[Controller]:
+    require_tools(CHROMIUM)
+    yield from start_controller(module_labs)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        # root runs no sandboxed renderer; the pages are our own, on loopback
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def new_page(browser: Browser, viewport: dict[str, int] = WIDE) -> Page:
+    page = browser.new_context(viewport=viewport).new_page()
+    page.set_default_timeout(30_000)
+    return page
+
+
+def log_in(page: Page, controller: Controller, token: str) -> None:
+    page.goto(controller.console)
+    expect(page).to_have_url(
+        controller.url
+        + "/ui/login?reason=not%20logged%20in%3A%20log%20in%20with%20an%20API%20token"
+    )
+    page.get_by_label("API token").fill(token)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Topology", exact=True)).to_be_visible()
+
+
+def topology_ready(page: Page) -> float:
+    """Open the topology page; seconds from the request to the graph drawn."""
+    started = time.monotonic()
+    page.goto(page.url.split("/ui/")[0] + "/ui/")
+    page.wait_for_selector("#topology[data-ready=true]")
+    return time.monotonic() - started
+
+
+def shoot(page: Page, name: str) -> None:
+    page.screenshot(path=OUTPUT / f"{name}.png", full_page=True)
+
+
+def request_form(page: Page, name: str, bandwidth: str, tenant: str = "red") -> None:
+    if page.get_by_label("Tenant").count():  # a provider chooses; a tenant acts for its own
+        page.get_by_label("Tenant").select_option(tenant)
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("From end host").select_option(f"{tenant}-pc1")
+    page.get_by_label("To end host").select_option(f"{tenant}-pc3")
+    page.get_by_label("Bandwidth").fill(bandwidth)
+    page.get_by_label("Protocol").select_option("udp")
+    page.get_by_label("Destination port").fill("5001")
+    page.get_by_role("button", name="Request").click()
+
+
+def test_provider_requests_sees_the_path_is_refused_and_releases(controller, browser):
+    page = new_page(browser)
+    log_in(page, controller, controller.provider_token)
+    seconds = [topology_ready(page) for _ in range(3)]
+    figures = {"topology_render_s": seconds, "in_page_ms": page.evaluate("window.vnetTopologyMs")}
+    (OUTPUT / "render-time.json").write_text(json.dumps(figures))
+    print(f"topology page: {[f'{s:.3f}' for s in seconds]} s to drawn; {figures}")
+
+    assert page.evaluate("vnetGraph.nodes('.host').length") == 3
+    assert page.evaluate("vnetGraph.edges('.arc').length") == 4  # 2 links, both directions
+    expect(page.locator("#hosts-table tbody tr")).to_have_count(3)
+    expect(page.get_by_role("heading", name="Underlay links (2)")).to_be_visible()
+    shoot(page, "topology")
+
+    page.get_by_role("link", name="Connections").click()
+    request_form(page, "web", "20mbit")
+    answer = page.locator("#request-answer")
+    expect(answer).to_contain_text("established", timeout=SLOW)
+    expect(answer).to_contain_text("h1 → h2 → h3")
+    expect(page.locator("#connections-table")).to_contain_text("web")
+
+    request_form(page, "huge", "500mbit")
+    expect(answer.locator(".error")).to_contain_text("no-capacity", timeout=SLOW)
+    expect(answer.locator("tr.shortfall").first).to_contain_text("h1 -> h2")
+    shoot(page, "connections")
+
+    page.get_by_label("Name").fill("bad name!")  # the page refuses before sending
+    assert not page.locator("#req-name").evaluate("el => el.checkValidity()")
+
+    page.goto(controller.console + "?connection=red/web")
+    page.wait_for_selector("#topology[data-ready=true]")
+    on_path = page.evaluate("vnetGraph.edges('.arc.on-path').map(e => e.data('direction'))")
+    assert sorted(on_path) == ["h1 -> h2", "h2 -> h3"]
+    expect(page.locator("#path-info")).to_contain_text("red/web")
+    shoot(page, "topology-path")
+
+    page.goto(controller.url + "/ui/connections/red/web")
+    expect(page.locator("#connection-state")).to_have_text("established")
+    expect(page.get_by_role("heading", name="History")).to_be_visible()
+    shoot(page, "connection")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Release").click()
+    expect(page.locator("#change-answer")).to_contain_text("released", timeout=SLOW)
+
+    live = controller.api("GET", "/connections").json()
+    assert [c["name"] for c in live] == []  # the API agrees: nothing left
+    links = controller.api("GET", "/links").json()
+    assert all(d["reserved_bps"] == 0 for link in links for d in link["directions"])
+
+
+def test_a_tenant_administrator_sees_only_its_own_tenant(controller, browser):
+    body = {"name": "red-secret", "a": "red-pc1", "b": "red-pc3", "bandwidth": "5mbit"}
+    made = controller.api("POST", "/tenants/red/connections", json=body)
+    assert made.status_code == 201, made.text
+    page = new_page(browser)
+    log_in(page, controller, controller.token("blue"))
+    pages = ("", "tenants", "networks", "routers", "connections", "connections?released=true")
+    for path in pages:
+        page.goto(controller.console + path)
+        html = page.content()
+        assert not RED.search(html), f"/ui/{path} shows tenant red's objects"
+        assert "blue" in html
+    state = page.request.get(controller.console + "topology/state").text()
+    assert not RED.search(state)
+    page.goto(controller.console)
+    shoot(page, "topology-tenant")
+    page.goto(controller.console + "connections")
+    request_form(page, "blue-web", "10mbit", tenant="blue")  # a tenant has no tenant choice
+    expect(page.locator("#request-answer")).to_contain_text("established", timeout=SLOW)
+    controller.api("DELETE", "/tenants/red/connections/red-secret")
+    controller.api("DELETE", "/tenants/blue/connections/blue-web")
+
+
+def test_a_phone_sized_window_and_an_expired_token(controller, browser):
+    page = new_page(browser, PHONE)
+    log_in(page, controller, controller.token("blue", expires_in=3))
+    page.wait_for_selector("#topology[data-ready=true]")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shoot(page, "topology-phone")
+    page.goto(controller.console + "connections")
+    shoot(page, "connections-phone")
+    time.sleep(3.5)
+    page.goto(controller.console + "routers")
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("expired")
