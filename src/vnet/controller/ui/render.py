@@ -14,6 +14,7 @@ from vnet.controller.errors import ServiceError, Unauthorized
 from vnet.controller.ui import session
 from vnet.controller.ui.view import rate
 from vnet.model.controller_api import ErrorBody
+from vnet.model.rate import format_rate
 
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
@@ -23,6 +24,7 @@ log = logging.getLogger(__name__)
 
 templates = Jinja2Templates(directory=HERE / "templates")
 templates.env.filters["rate"] = rate
+templates.env.filters["tc_rate"] = format_rate  # what a rate field accepts back
 templates.env.tests["contains"] = lambda items, item: item in items
 
 
