@@ -61,7 +61,7 @@ def test_serves_until_sigterm_and_cleans_up(tmp_path: Path) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
     async def both() -> None:
-        await asyncio.gather(server.serve(config, fake_service), client_then_stop())
+        await asyncio.gather(server.serve(config, None, fake_service), client_then_stop())
 
     asyncio.run(asyncio.wait_for(both(), 60))
     assert seen["whoami"] == {"role": "provider", "tenant": None}
@@ -93,7 +93,7 @@ def test_a_port_in_use_is_a_precise_start_error(tmp_path: Path) -> None:
         port = taken.getsockname()[1]
         config = ControllerConfig(state_dir=tmp_path, port=port)
         with pytest.raises(server.StartError, match=f"cannot listen on 127.0.0.1:{port}"):
-            asyncio.run(server.serve(config, fake_service))
+            asyncio.run(server.serve(config, None, fake_service))
     assert not config.ready_path.exists()
 
 

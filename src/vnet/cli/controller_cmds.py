@@ -82,8 +82,16 @@ def run(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
     )
+    inventory = None
+    if config.inventory is not None:
+        from vnet.lab.topology_file import TopologyFileError, load_topology
+
+        try:
+            inventory = load_topology(config.inventory)
+        except TopologyFileError as err:
+            raise click.ClickException(f"inventory: {err}") from None
     try:
-        run_controller(config)
+        run_controller(config, inventory)
     except StartError as err:
         raise click.ClickException(str(err)) from None
 

@@ -38,11 +38,14 @@ from vnet.controller.api.auth import create_token, register_token
 from vnet.controller.db import default_url, make_engine, session_factory, upgrade
 from vnet.controller.service import ControllerService
 from vnet.model.controller_config import ControllerConfig
+from vnet.model.topology import Topology
 from vnet.tools import netns
 from vnet.tools.durable import remove_quietly, replace_durably, write_durably
 
 log = logging.getLogger("vnet.controller")
 ServiceFactory = Callable[[Engine, Agents, ControllerConfig], Awaitable[ControllerService]]
+# The inventory: a Topology read from config.inventory by the caller (the CLI reads it with
+# the lab's topology-file reader, which points at file:line:column; this layer may not)
 
 
 class StartError(Exception):
@@ -53,17 +56,26 @@ def database_url(config: ControllerConfig) -> str:
     return config.database or default_url(config.state_dir)
 
 
-def run(config: ControllerConfig, service_factory: ServiceFactory | None = None) -> None:
-    """Serve until SIGTERM/SIGINT, inside config.namespace if set."""
+def run(
+    config: ControllerConfig,
+    inventory: Topology | None = None,
+    service_factory: ServiceFactory | None = None,
+) -> None:
+    """Serve until SIGTERM/SIGINT, inside config.namespace if set. `inventory`: the topology
+    of config.inventory, loaded into the database before the service starts."""
     with netns.entered(config.namespace):
-        asyncio.run(serve(config, service_factory))
+        asyncio.run(serve(config, inventory, service_factory))
 
 
-async def serve(config: ControllerConfig, service_factory: ServiceFactory | None = None) -> None:
+async def serve(
+    config: ControllerConfig,
+    inventory: Topology | None = None,
+    service_factory: ServiceFactory | None = None,
+) -> None:
     stopping = _Stopping()
     stopping.install()
     config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    engine = await asyncio.to_thread(prepare_database, config)
+    engine = await asyncio.to_thread(prepare_database, config, inventory)
     agents: Agents | None = None
     service: ControllerService | None = None
     try:
@@ -76,8 +88,8 @@ async def serve(config: ControllerConfig, service_factory: ServiceFactory | None
         await _close(service, agents, engine)
 
 
-def prepare_database(config: ControllerConfig) -> Engine:
-    """Migrate, load the inventory file, make sure the provider token exists; the engine."""
+def prepare_database(config: ControllerConfig, inventory: Topology | None = None) -> Engine:
+    """Migrate, load the inventory, make sure the provider token exists; the engine."""
     url = database_url(config)
     try:
         upgrade(url)
@@ -85,8 +97,8 @@ def prepare_database(config: ControllerConfig) -> Engine:
     except Exception as err:
         raise StartError(f"database {shown_url(url)}: {err}") from err
     try:
-        if config.inventory is not None:
-            load_inventory(engine, config.inventory)
+        if inventory is not None:
+            load_inventory(session_factory(engine), inventory, config)
         ensure_provider_token(session_factory(engine), config.provider_token_path)
     except BaseException:
         engine.dispose()
@@ -94,11 +106,19 @@ def prepare_database(config: ControllerConfig) -> Engine:
     return engine
 
 
-def load_inventory(engine: Engine, path: Path) -> None:
-    """The topology file's inventory into the database (what is there already is kept)."""
-    from vnet.controller.inventory import load
+def load_inventory(
+    sessions: sessionmaker[Session], topology: Topology, config: ControllerConfig
+) -> None:
+    """The topology's hosts, links, tenants, networks, VRs and end hosts and the agents'
+    access into the database (what is there already is kept; a contradiction is refused)."""
+    from vnet.controller.inventory import InventoryError, load
 
-    load(engine, path)
+    try:
+        with sessions.begin() as session:
+            added = load(session, topology, config.agents)
+    except InventoryError as err:
+        raise StartError(f"{config.inventory or 'inventory'}: {err}") from err
+    log.info("inventory: %d objects added", added)
 
 
 def ensure_provider_token(sessions: sessionmaker[Session], path: Path) -> bool:
@@ -150,7 +170,7 @@ async def start_service(
     """The service over the database and agents, its recovery at start done."""
     from vnet.controller.service.core import Service
 
-    service = Service(engine, agents, config)
+    service = Service(config, engine, agents)
     await service.start()
     return service
 
@@ -227,7 +247,7 @@ def write_ready(config: ControllerConfig, console: bool) -> None:
 
 
 async def _close(service: Any, agents: Agents | None, engine: Engine) -> None:
-    for closing in (getattr(service, "close", None), agents.close if agents else None):
+    for closing in (getattr(service, "stop", None), agents.close if agents else None):
         if closing is None:
             continue
         try:
