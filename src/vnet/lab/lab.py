@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vnet.lab import agents
+from vnet.lab import controller as lab_controller
 from vnet.lab.record import AgentRecord, ControllerRecord, LabRecord
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
@@ -141,10 +142,14 @@ def up(
         file=str(Path(path).resolve()) if path else None,
         updated=time.time(),
         processes=list(old.processes),
+        controller=old.controller,
     )
     if with_agents:
         _start_agents(topo, old, record)
-        timings.time("agents", t)
+        t = timings.time("agents", t)
+    _run_controller(topo, record)
+    if topo.controller is not None:
+        timings.time("controller", t)
     write_record(record)
     return UpResult(topo, ops, timings, desired)
 
@@ -179,6 +184,20 @@ def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
     write_record(record)
     try:
         agents.wait_ready(started)
+    except RuntimeError as err:
+        raise LabError(str(err)) from None
+
+
+def _run_controller(topo: Topology, record: LabRecord) -> None:
+    """Start (or restart, or leave) the controller of the file's `controller:` section; stop
+    and forget the lab's controller when the section is gone."""
+    directory = lab_controller.controller_dir(RECORD_DIR, topo.name)
+    if topo.controller is None:
+        if record.controller is not None:
+            lab_controller.remove(record, directory)
+        return
+    try:
+        lab_controller.ensure(topo, record, directory, write_record)
     except RuntimeError as err:
         raise LabError(str(err)) from None
 
@@ -303,6 +322,7 @@ class LabStatus:
     pending: list[str]
     counts: dict[str, int]
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    controller: dict[str, Any] | None = None  # the lab's controller, if it has one
 
 
 def status(name: str) -> LabStatus:
@@ -317,7 +337,16 @@ def status(name: str) -> LabStatus:
             shown.merge(observe(kernel, agents.agent_scope(name, host), where.prefix).state)
     nodes = [_node_status(shown, ns_name) for ns_name in sorted(shown.namespaces)]
     in_sync, pending = _sync_state(rec.file, where, state)
-    return LabStatus(name, rec.file, nodes, in_sync, pending, shown.summary(), _agent_status(rec))
+    return LabStatus(
+        name,
+        rec.file,
+        nodes,
+        in_sync,
+        pending,
+        shown.summary(),
+        _agent_status(rec),
+        lab_controller.status(rec),
+    )
 
 
 def _node_status(shown: KernelState, ns_name: str) -> NodeStatus:
