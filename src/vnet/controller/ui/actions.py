@@ -29,12 +29,13 @@ async def log_in(request: Request) -> Response:
     form = await forms.read_form(request)
     token = form.get("token", "").strip()
     try:
+        session.check_same_origin(request)
         if not token:
             raise Unauthorized("enter an API token")
         await session.principal_for(request, token)
-    except Unauthorized as exc:
+    except ServiceError as exc:
         context = {"reason": exc.reason, "next": form.get("next", "")}
-        return page(request, "login.html", context, status=401)
+        return page(request, "login.html", context, status=exc.status)
     return session.log_in(request, token, _destination(request, form.get("next", "")))
 
 
