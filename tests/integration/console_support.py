@@ -1,7 +1,7 @@
-"""A real controller for the console's browser tests: a lab of two tenants on three hosts in a
-line (real namespaces and agents), `vnet controller run` serving on loopback with the lab's
-agents reached through the lab's management namespace, and Debian's Chromium driven by
-Playwright (its own browser download is never used)."""
+"""A real controller for the console's browser tests: the 40-end-host example lab of two
+tenants on four hosts (real namespaces and agents), `vnet controller run` serving on loopback
+with the lab's agents reached through the lab's management namespace, and Debian's Chromium
+driven by Playwright (its own browser download is never used)."""
 
 from __future__ import annotations
 
@@ -16,53 +16,28 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from ruamel.yaml import YAML
 
 from vnet.lab import lab as labmod
 from vnet.tools.wait import wait_until
 
-from .conftest import ROOT, VNET, Labs, unique_lab
+from .conftest import EXAMPLES, ROOT, VNET, Labs, unique_lab
 
 CHROMIUM = "/usr/bin/chromium"
 # where the screenshots and the measured figures go (out/ is not committed)
 OUTPUT = Path(os.environ.get("VNET_TEST_OUTPUT", ROOT / "out")) / "console"
-HOSTS = ("h1", "h2", "h3")
-TENANTS = ("red", "blue")
-LINK_RATE = "200mbit"
+# paper 001's test size: 40 end hosts of tenants red and blue over 4 hosts (h1..h4, a square
+# with the diagonal h1-h3, 1 Gbit/s links); the console's figures are measured on it
+EXAMPLE = EXAMPLES / "controller-40.yaml"
 
 
-def two_tenant_line(name: str) -> dict[str, Any]:
-    """Hosts h1-h2-h3 in a line; each tenant has a VR on every host (consecutive VRs share a
-    network) and an end host behind its first and last VR."""
-    networks, routers, endhosts = [], [], []
-    for t, tenant in enumerate(TENANTS):
-        nets = [f"{tenant}-lan1", f"{tenant}-c12", f"{tenant}-c23", f"{tenant}-lan3"]
-        for k, net in enumerate(nets):
-            networks.append(
-                {"name": net, "tenant": tenant, "vni": 600 + 10 * t + k,
-                 "ipv4": f"10.6{t}.{k + 1}.0/24", "ipv6": f"fd00:6{t}:{k + 1}::/64"}
-            )  # fmt: skip
-        for i in (1, 2, 3):
-            interfaces = [
-                {"network": nets[k], "ipv4": f"10.6{t}.{k + 1}.{200 + i}/24",
-                 "ipv6": f"fd00:6{t}:{k + 1}::{200 + i:x}/64"}
-                for k in (i - 1, i)
-            ]  # fmt: skip
-            routers.append({"name": f"{tenant}-r{i}", "host": f"h{i}", "interfaces": interfaces})
-        for i, k in ((1, 0), (3, 3)):
-            endhosts.append(
-                {"name": f"{tenant}-pc{i}", "host": f"h{i}", "network": nets[k],
-                 "ipv4": f"10.6{t}.{k + 1}.1/24", "ipv6": f"fd00:6{t}:{k + 1}::1/64"}
-            )  # fmt: skip
-    return {
-        "name": name,
-        "hosts": [{"name": h} for h in HOSTS],
-        "links": [{"a": a, "b": b, "rate": LINK_RATE} for a, b in (("h1", "h2"), ("h2", "h3"))],
-        "management": {"user": "admin"},
-        "tenants": [{"name": t, "routing": "auto"} for t in TENANTS],
-        "networks": networks,
-        "routers": routers,
-        "endhosts": endhosts,
-    }  # fmt: skip
+def example_lab(name: str) -> dict[str, Any]:
+    """The example under a new name, without its `controller:` section: the test runs its own
+    controller on loopback, where the browser reaches it."""
+    data = YAML(typ="safe").load(EXAMPLE.read_text())
+    data.pop("controller", None)
+    data["name"] = name
+    return data
 
 
 @dataclass
@@ -95,11 +70,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def controller_config(lab: str, lab_file: Path, state: Path) -> Path:
+def controller_config(lab: str, lab_file: Path, state: Path, hosts: list[str]) -> Path:
     """A ControllerConfig for the lab: inventory = the lab's file, its agents reached from the
     lab's management namespace with the lab's password (in a 0600 file)."""
     agents = []
-    for host in HOSTS:
+    for host in hosts:
         ep = labmod.agent_endpoint(lab, host)
         secret = state / f"{host}.password"
         secret.write_text(ep.password or "")
@@ -125,12 +100,13 @@ def start_controller(labs: Labs) -> Iterator[Controller]:
     """For a module fixture: the lab up, its controller serving; both stopped afterwards."""
     name = unique_lab()
     lab_file = labs.tmp / f"{name}.yaml"
-    lab_file.write_text(json.dumps(two_tenant_line(name)))
+    data = example_lab(name)
+    lab_file.write_text(json.dumps(data))  # JSON is YAML
     labs.names.append(name)
     labmod.up(lab_file)
     state = labs.tmp / f"{name}-controller"
     state.mkdir(mode=0o700)
-    config = controller_config(name, lab_file, state)
+    config = controller_config(name, lab_file, state, [h["name"] for h in data["hosts"]])
     log = (state / "controller.log").open("w")
     proc = subprocess.Popen(
         [VNET, "controller", "run", "--config", str(config)], stdout=log, stderr=subprocess.STDOUT

@@ -1,8 +1,9 @@
 """The web console in a real browser (issue 13): Debian's Chromium driven by Playwright against
-a real controller over a lab of real agents. Log in, see the topology, request a connection
-through the form and see its path, be refused with the reason, release, and check that a
-tenant administrator's pages hold no other tenant's objects. Screenshots of the main pages
-and the topology page's render time go to out/console/ (reported, not asserted)."""
+a real controller over the 40-end-host example lab (real agents). Log in, see the topology,
+request a connection through the form and see its path, be refused with the reason, release,
+and check that a tenant administrator's pages hold no other tenant's objects. Screenshots of
+the main pages and the topology page's render time go to out/console/ (reported, not
+asserted)."""
 
 from __future__ import annotations
 
@@ -69,16 +70,47 @@ def shoot(page: Page, name: str) -> None:
     page.screenshot(path=OUTPUT / f"{name}.png", full_page=True)
 
 
-def request_form(page: Page, name: str, bandwidth: str, tenant: str = "red") -> None:
+def request_form(
+    page: Page, name: str, bandwidth: str, tenant: str = "red", path: str = ""
+) -> None:
+    """From end host <tenant>-1-1 (on h1) to <tenant>-3-1 (on h3), UDP to port 5001."""
     if page.get_by_label("Tenant").count():  # a provider chooses; a tenant acts for its own
         page.get_by_label("Tenant").select_option(tenant)
     page.get_by_label("Name").fill(name)
-    page.get_by_label("From end host").select_option(f"{tenant}-pc1")
-    page.get_by_label("To end host").select_option(f"{tenant}-pc3")
+    page.get_by_label("From end host").select_option(f"{tenant}-1-1")
+    page.get_by_label("To end host").select_option(f"{tenant}-3-1")
     page.get_by_label("Bandwidth").fill(bandwidth)
     page.get_by_label("Protocol").select_option("udp")
     page.get_by_label("Destination port").fill("5001")
+    page.get_by_label("Explicit path (optional)").fill(path)
     page.get_by_role("button", name="Request").click()
+
+
+def see_the_whole_topology(page: Page) -> None:
+    """The example's 4 hosts, 8 VRs and 5 links, in the graph and in the tables."""
+    assert page.evaluate("vnetGraph.nodes('.host').length") == 4
+    assert page.evaluate("vnetGraph.edges('.arc').length") == 10  # 5 links, both directions
+    assert page.evaluate("vnetGraph.nodes('.router').length") == 8
+    expect(page.locator("#hosts-table tbody tr")).to_have_count(4)
+    expect(page.get_by_role("heading", name="Underlay links (5)")).to_be_visible()
+
+
+def request_one_that_fits_and_one_that_does_not(page: Page) -> None:
+    page.get_by_role("link", name="Connections").click()
+    request_form(page, "web", "20mbit", path="h1 h2 h3")  # not the direct h1-h3 link
+    answer = page.locator("#request-answer")
+    expect(answer).to_contain_text("established", timeout=SLOW)
+    expect(answer).to_contain_text("h1 → h2 → h3")
+    expect(page.locator("#connections-table")).to_contain_text("web")
+
+    request_form(page, "huge", "2gbit")  # more than a 1 Gbit/s link
+    expect(answer.locator(".error")).to_contain_text("no-capacity", timeout=SLOW)
+    # which link direction lacks how much: out of h1, 2 Gbit/s requested
+    lacking = answer.locator("tr.shortfall", has_text="h1 -> ").first
+    expect(lacking).to_contain_text("2 Gbit/s")
+
+    page.get_by_label("Name").fill("bad name!")  # the page refuses before sending
+    assert not page.locator("#req-name").evaluate("el => el.checkValidity()")
 
 
 def test_provider_requests_sees_the_path_is_refused_and_releases(controller, browser):
@@ -88,27 +120,10 @@ def test_provider_requests_sees_the_path_is_refused_and_releases(controller, bro
     figures = {"topology_render_s": seconds, "in_page_ms": page.evaluate("window.vnetTopologyMs")}
     (OUTPUT / "render-time.json").write_text(json.dumps(figures))
     print(f"topology page: {[f'{s:.3f}' for s in seconds]} s to drawn; {figures}")
-
-    assert page.evaluate("vnetGraph.nodes('.host').length") == 3
-    assert page.evaluate("vnetGraph.edges('.arc').length") == 4  # 2 links, both directions
-    expect(page.locator("#hosts-table tbody tr")).to_have_count(3)
-    expect(page.get_by_role("heading", name="Underlay links (2)")).to_be_visible()
+    see_the_whole_topology(page)
     shoot(page, "topology")
-
-    page.get_by_role("link", name="Connections").click()
-    request_form(page, "web", "20mbit")
-    answer = page.locator("#request-answer")
-    expect(answer).to_contain_text("established", timeout=SLOW)
-    expect(answer).to_contain_text("h1 → h2 → h3")
-    expect(page.locator("#connections-table")).to_contain_text("web")
-
-    request_form(page, "huge", "500mbit")
-    expect(answer.locator(".error")).to_contain_text("no-capacity", timeout=SLOW)
-    expect(answer.locator("tr.shortfall").first).to_contain_text("h1 -> h2")
+    request_one_that_fits_and_one_that_does_not(page)
     shoot(page, "connections")
-
-    page.get_by_label("Name").fill("bad name!")  # the page refuses before sending
-    assert not page.locator("#req-name").evaluate("el => el.checkValidity()")
 
     page.goto(controller.console + "?connection=red/web")
     page.wait_for_selector("#topology[data-ready=true]")
@@ -132,7 +147,7 @@ def test_provider_requests_sees_the_path_is_refused_and_releases(controller, bro
 
 
 def test_a_tenant_administrator_sees_only_its_own_tenant(controller, browser):
-    body = {"name": "red-secret", "a": "red-pc1", "b": "red-pc3", "bandwidth": "5mbit"}
+    body = {"name": "red-secret", "a": "red-1-2", "b": "red-3-2", "bandwidth": "5mbit"}
     made = controller.api("POST", "/tenants/red/connections", json=body)
     assert made.status_code == 201, made.text
     page = new_page(browser)
