@@ -135,6 +135,10 @@ def test_provider_requests_sees_the_path_is_refused_and_releases(controller, bro
     print("topology page of the 40-end-host example, 5 visits:", *visits, sep="\n  ")
     see_the_whole_topology(page)
     shoot(page, "topology")
+    for table in ("tenants", "networks", "routers"):
+        page.get_by_role("link", name=table.capitalize()).click()
+        expect(page.locator(f"#{table}-table tbody tr").first).to_be_visible()
+        shoot(page, table)
     request_one_that_fits_and_one_that_does_not(page)
 
     page.goto(controller.console + "?connection=red/web")
@@ -147,6 +151,13 @@ def test_provider_requests_sees_the_path_is_refused_and_releases(controller, bro
     page.goto(controller.url + "/ui/connections/red/web")
     expect(page.locator("#connection-state")).to_have_text("established")
     expect(page.get_by_role("heading", name="History")).to_be_visible()
+    page.get_by_label("New bandwidth").fill("200mbit")  # make-before-break, same path
+    page.get_by_role("button", name="Modify").click()
+    change = page.locator("#change-answer")
+    expect(change).to_contain_text("established", timeout=SLOW)
+    expect(change).to_contain_text("at 200 Mbit/s")
+    page.reload()
+    expect(page.locator("#connection-history")).to_contain_text("modified")
     shoot(page, "connection")
     page.on("dialog", lambda dialog: dialog.accept())
     page.get_by_role("button", name="Release").click()
