@@ -29,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from vnet.client import ClientError, ConnectError, Endpoint
+from vnet.controller.agents.access import endpoints_of
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
 from vnet.controller.agents.group import GroupCommit
 from vnet.controller.agents.session import HostSession
@@ -42,6 +43,7 @@ from vnet.controller.agents.transaction import (
     cancel,
     nothing_pending,
 )
+from vnet.model.controller_config import ControllerConfig
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 from vnet.model.yang.guarantees import (
     connection_of,
@@ -81,6 +83,11 @@ class Agents:
         )
         self.sessions = {h: HostSession(h, ep, self._pool) for h, ep in self.endpoints.items()}
         self._groups = GroupCommit(self._run, max_group if group else 1)
+
+    @classmethod
+    def from_config(cls, config: ControllerConfig, **options: Any) -> Agents:
+        """The agents of a controller's configuration (AccessError if one is unusable)."""
+        return cls(endpoints_of(config), config.confirm_timeout, **options)
 
     # -- transactions -----------------------------------------------------------------
     async def transaction(
