@@ -11,10 +11,11 @@ confirm or cancel by the persist token instead of waiting.
 
 Concurrent requests for the same hosts are grouped (group.py): one candidate edit and one
 confirmed commit per host for the whole group, whose persist token is the request id of its
-first member. Recovery settles every in-flight request: `settle` of the group's other
-members finds nothing pending under their ids and leaves the hosts alone; the token owner's
-settle decides for the group, and its COMMITTED in the journal implies every member's
-(transaction.py, step 4). `on_committed` runs at most once per request.
+first member, a request that touches every host of the group. Recovery settles every
+in-flight request on its hosts: `settle` of the group's other members finds nothing pending
+under their ids and leaves the hosts alone; the token owner's settle decides for the whole
+group, and its COMMITTED in the journal implies every member's (transaction.py, step 4).
+`on_committed` runs at most once per request.
 
 Everything goes through vnet.client over NETCONF (session.py: one session per host, RPCs on
 worker threads); the steps are in transaction.py, the edit in edits.py.
