@@ -201,7 +201,7 @@ class Transaction:
         if failed:
             first = failed[0]
             if isinstance(first, AgentError):
-                raise ConfirmError(first.host, first.reason, first.tag) from first
+                raise ConfirmError(first.host, first.reason, first.tag, first.path) from first
             raise first
 
     async def _confirm(self, host: str, deadline: float) -> None:
