@@ -1,10 +1,11 @@
-"""Typed clients of a vnet agent: NETCONF (ncclient) and RESTCONF (httpx).
+"""Typed clients of a vnet agent: NETCONF (ncclient) and RESTCONF (httpx), and of the
+controller's API (`ControllerClient`, httpx).
 
 Everything that talks to an agent (the CLI, the lab, benchmarks, tests)
 uses these; nothing outside vnet.agent imports server code. Both return
 vnet.model objects (VirtualRouter, VirtualNetwork) or `RouterState`, and
 raise ClientError (the agent's tag, path and message), ConnectError or
-AuthError.
+AuthError. The controller's client raises ControllerError (its ErrorBody) or ConnectError.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from vnet.client.controller import ControllerClient, read_token
 from vnet.client.endpoint import DEFAULT_PORTS, Endpoint
-from vnet.client.errors import AuthError, ClientError, ConnectError
+from vnet.client.errors import AuthError, ClientError, ConnectError, ControllerError
 from vnet.client.netconf import NetconfClient, connect_manager
 from vnet.client.restconf import RestconfClient
 from vnet.client.routers import InterfaceState, RouterState
@@ -38,6 +40,8 @@ __all__ = [
     "AuthError",
     "ClientError",
     "ConnectError",
+    "ControllerClient",
+    "ControllerError",
     "Endpoint",
     "InterfaceState",
     "NetconfClient",
@@ -45,4 +49,5 @@ __all__ = [
     "RouterState",
     "connect",
     "connect_manager",
+    "read_token",
 ]

@@ -1,0 +1,251 @@
+"""The controller's service: what the API calls (the `ControllerService` protocol).
+
+Each method checks the principal's right first, then works in short SQL transactions run in
+threads (`Database`) around at most one agent transaction at a time per request step.
+`start()` recovers the requests a previous run left in flight, reconciles every agent with
+the database and starts the background work (utilisation poller, reconcile watcher);
+`stop()` ends it. The inventory (`controller.inventory.read`) is read once and kept until
+a tenant is added.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from vnet.controller import inventory as inventory_db
+from vnet.controller.admission.admit import Policy
+from vnet.controller.agents.realise import Agents
+from vnet.controller.db import ledger
+from vnet.controller.db.models import Tenant
+from vnet.controller.errors import BadRequest, Conflict
+from vnet.controller.inventory import Inventory
+from vnet.controller.principal import Principal
+from vnet.controller.reconcile import Reconciler, Watcher
+from vnet.controller.recovery import Settled, recover
+from vnet.controller.service import store, views
+from vnet.controller.service.connections import Admitted, Flows, Replay, TryMoves
+from vnet.controller.service.database import Database, Timings
+from vnet.controller.service.moves import Moves
+from vnet.controller.service.rearrangement import make_moves
+from vnet.controller.service.utilisation import UtilisationPoller
+from vnet.model import controller_api as api
+from vnet.model.controller_config import ControllerConfig
+
+log = logging.getLogger(__name__)
+KEY_MAX = 128  # the connection table's idempotency_key column
+
+
+class Service:
+    def __init__(self, config: ControllerConfig, engine: Engine, agents: Agents):
+        self.config = config
+        self.db = Database(engine)
+        self.agents = agents
+        self.policy = Policy(margin=config.margin)
+        self.flows = Flows(self.db, agents, self.policy)
+        self.moves = Moves(self.flows)
+        self.reconciler = Reconciler(self.db, agents, self.inventory, self.policy)
+        self._inventory: Inventory | None = None
+        self._inventory_lock = asyncio.Lock()
+        self.watcher: Watcher | None = None
+        self.poller: UtilisationPoller | None = None
+        self.recovered: list[Settled] = []
+        self._repairs: set[asyncio.Task[None]] = set()
+        self.flows.repair = self.repair
+
+    # -- life ------------------------------------------------------------------------------
+    async def start(self, background: bool = True) -> None:
+        """Recovery, then reconciliation of every agent, then the background work."""
+        inv = await self.inventory()
+        hosts = [h.name for h in inv.topology.hosts]
+        await asyncio.to_thread(self.flows.liveness.hold)
+        self.recovered = await recover(self.db, self.agents, self.flows.liveness)
+        outcome = await self.reconciler.all_hosts(hosts)
+        self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
+        self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
+        links = {name: (info.a, info.b) for name, info in inv.links.items()}
+        self.poller = UtilisationPoller(self.agents, links, self.config.utilisation_interval)
+        if background:
+            self.watcher.start()
+            self.poller.start()
+
+    async def stop(self) -> None:
+        for worker in (self.watcher, self.poller):
+            if worker is not None:
+                await worker.stop()
+        for task in list(self._repairs):
+            task.cancel()
+        await asyncio.gather(*self._repairs, return_exceptions=True)
+        await asyncio.to_thread(self.flows.liveness.release)
+
+    def repair(self, hosts: list[str]) -> None:
+        """Reconcile `hosts` once a host that could not be confirmed has rolled back (its
+        confirm timeout), in the background."""
+
+        async def later() -> None:
+            await asyncio.sleep(self.config.confirm_timeout + 1)
+            await self.reconciler.all_hosts(hosts)
+
+        task = asyncio.create_task(later(), name=f"repair-{'-'.join(hosts)}")
+        self._repairs.add(task)
+        task.add_done_callback(self._repairs.discard)
+
+    async def inventory(self) -> Inventory:
+        async with self._inventory_lock:
+            if self._inventory is None:
+                self._inventory = await self.db.read(inventory_db.read)
+            return self._inventory
+
+    # -- connections -----------------------------------------------------------------------
+    async def create_connection(
+        self,
+        who: Principal,
+        tenant: str,
+        request: api.ConnectionRequest,
+        idempotency_key: str | None = None,
+        timings: Timings | None = None,
+    ) -> api.ConnectionAnswer:
+        who.require_tenant(tenant)
+        if idempotency_key is not None and not 0 < len(idempotency_key) <= KEY_MAX:
+            raise BadRequest(
+                f"an idempotency key has 1 to {KEY_MAX} characters, not {len(idempotency_key)}",
+                field=api.IDEMPOTENCY_HEADER,
+            )
+        inv = await self.inventory()
+        moved: list[api.Move] = []
+        try:
+            admitted = await self._admit(inv, tenant, request, idempotency_key, timings)
+        except TryMoves:
+            moves = await self.db.read(
+                lambda s: self.flows.choose_moves(s, inv, tenant, request), timings
+            )
+            moved = await make_moves(self, inv, moves, timings)
+            admitted = await self._admit(inv, tenant, request, idempotency_key, timings, False)
+        if isinstance(admitted, Replay):
+            return admitted.answer
+        view = await self.flows.realise_new(admitted, tenant, timings)
+        # another tenant's connection may have moved: its name is not this caller's to see
+        shown = [m for m in moved if who.may_see(m.tenant)]
+        return api.ConnectionAnswer(connection=view, moved=shown)
+
+    async def _admit(
+        self,
+        inv: Inventory,
+        tenant: str,
+        request: api.ConnectionRequest,
+        key: str | None,
+        timings: Timings | None,
+        may_move: bool = True,
+    ) -> Admitted | Replay:
+        def work(session: Session) -> Admitted | Replay:
+            return self.flows.admit(session, inv, tenant, request, key, may_move)
+
+        return await self.db.write(work, timings, retry=True)
+
+    async def modify_connection(
+        self,
+        who: Principal,
+        tenant: str,
+        name: str,
+        request: api.ModifyRequest,
+        timings: Timings | None = None,
+    ) -> api.ConnectionAnswer:
+        who.require_tenant(tenant)
+        inv = await self.inventory()
+        moving = await self.db.write(
+            lambda s: self.moves.start(s, inv, tenant, name, request), timings
+        )
+        view = await self.moves.realise(moving, tenant, timings)
+        return api.ConnectionAnswer(connection=view)
+
+    async def release_connection(
+        self, who: Principal, tenant: str, name: str, timings: Timings | None = None
+    ) -> api.ConnectionView:
+        who.require_tenant(tenant)
+        inv = await self.inventory()
+        started = await self.db.write(
+            lambda s: self.flows.start_release(s, inv, tenant, name), timings
+        )
+        return await self.flows.realise_release(started, tenant, timings)
+
+    async def connection(self, who: Principal, tenant: str, name: str) -> api.ConnectionView:
+        who.require_tenant(tenant)
+        return await self.db.read(
+            lambda s: store.view(store.latest_connection(s, tenant, name), tenant)
+        )
+
+    async def connections(
+        self, who: Principal, tenant: str | None = None, include_released: bool = False
+    ) -> list[api.ConnectionView]:
+        shown = await self._shown(who, tenant)
+        return await self.db.read(lambda s: store.connection_views(s, shown, include_released))
+
+    async def history(self, who: Principal, tenant: str, name: str) -> list[api.ConnectionEvent]:
+        who.require_tenant(tenant)
+        return await self.db.read(
+            lambda s: store.events(s, store.latest_connection(s, tenant, name))
+        )
+
+    # -- inventory -------------------------------------------------------------------------
+    async def tenants(self, who: Principal) -> list[api.TenantView]:
+        names = await self.db.read(store.tenant_names)
+        return [api.TenantView(name=n) for n in names if who.may_see(n)]
+
+    async def create_tenant(self, who: Principal, name: str) -> api.TenantView:
+        who.require_provider()
+
+        def add(session: Session) -> None:
+            if name in store.tenant_names(session):
+                raise Conflict(f"tenant {name!r} exists", field="name")
+            session.add(Tenant(name=name))
+
+        await self.db.write(add)
+        async with self._inventory_lock:
+            self._inventory = None  # read again with the new tenant
+        return api.TenantView(name=name)
+
+    async def _shown(self, who: Principal, tenant: str | None) -> str | None:
+        """The tenant a list is filtered to (None: all); an unknown one is NotFound."""
+        shown = views.visible_tenant(who, tenant)
+        if tenant is not None:
+            await self.db.read(lambda s: store.tenant_row(s, tenant))
+        return shown
+
+    async def networks(self, who: Principal, tenant: str | None = None) -> list[api.NetworkView]:
+        shown = await self._shown(who, tenant)
+        return views.networks((await self.inventory()).topology, shown)
+
+    async def routers(self, who: Principal, tenant: str | None = None) -> list[api.RouterView]:
+        shown = await self._shown(who, tenant)
+        return views.routers((await self.inventory()).topology, shown)
+
+    async def endhosts(self, who: Principal, tenant: str | None = None) -> list[api.EndHostView]:
+        shown = await self._shown(who, tenant)
+        return views.endhosts((await self.inventory()).topology, shown)
+
+    async def hosts(self, who: Principal) -> list[api.HostView]:
+        inv = await self.inventory()
+        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in self.config.agents}
+        reachable = self.watcher.reachable if self.watcher else {}
+        return views.hosts(inv.topology, endpoints, reachable)
+
+    async def links(self, who: Principal) -> list[api.LinkView]:
+        inv = await self.inventory()
+        held = await self.db.read(ledger.held_by_direction)
+        rates = self.poller.rates if self.poller else {}
+        return views.links(inv.links, held, rates)
+
+    async def topology(self, who: Principal) -> api.TopologyView:
+        shown = None if who.is_provider else who.tenant
+        return api.TopologyView(
+            hosts=await self.hosts(who),
+            links=await self.links(who),
+            tenants=await self.tenants(who),
+            networks=await self.networks(who, shown),
+            routers=await self.routers(who, shown),
+            endhosts=await self.endhosts(who, shown),
+            connections=await self.connections(who, shown),
+        )

@@ -1,0 +1,188 @@
+"""Modify make-before-break: a new bandwidth and/or path without a gap in the traffic.
+
+One DB transaction plans the new generation g+1 and reserves it as NEXT while g still
+counts (both paths carry traffic during the switch); then the agents take the three steps of
+`steps.make_before_break` (new transit/egress, switch the ingress, remove what only the old
+path used), each one agent transaction; then one DB transaction switches the ledger (g
+released once, g+1 current). An agent that refuses puts every host back on generation g (an
+agent transaction of its own when a step had already been confirmed) and releases g+1.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from vnet.controller import planner
+from vnet.controller.agents.realise import AgentError, HostChange
+from vnet.controller.db import ledger
+from vnet.controller.db.models import Connection, ConnectionState, ReservationRole
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict
+from vnet.controller.inventory import Held, Inventory, held_connections, usable_bps
+from vnet.controller.service import planning, steps, store
+from vnet.controller.service.connections import Flows
+from vnet.controller.service.database import Timings
+from vnet.model.controller_api import ConnectionView, ModifyRequest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Moving:
+    connection_id: int
+    request_id: str
+    generation: int  # the new one
+    old: planning.HostPieces
+    new: planning.HostPieces
+    plan: planning.Plan
+    bandwidth: int
+    explicit_path: list[str] | None
+    kind: str  # "modified" (bandwidth) or "moved" (path only)
+
+
+class Moves:
+    def __init__(self, flows: Flows):
+        self.flows = flows
+
+    def start(
+        self, session: Session, inv: Inventory, tenant: str, name: str, request: ModifyRequest
+    ) -> Moving:
+        """A tenant's modify: plan generation g+1 (the planner keeps a controller-chosen
+        path when the new bandwidth fits there) and reserve it; a path given becomes the
+        connection's explicit path."""
+        if request.bandwidth is None and request.path is None:
+            raise BadRequest(
+                "a modify changes the bandwidth, the path or both; it gave neither",
+                field="bandwidth",
+            )
+        conn = store.live_connection(session, tenant, name, lock=True)
+        store.require_changeable(conn)
+        current = held_one(session, conn.id)
+
+        def make(held):  # type: ignore[no-untyped-def]
+            return planner.plan_move(inv, held, current, request, self.flows.policy)
+
+        plan = planning.reserve_planned(
+            session,
+            inv,
+            conn,
+            make,
+            generation=conn.generation + 1,
+            role=ReservationRole.NEXT,
+            replacing=conn.generation,
+        )
+        explicit = request.path if request.path is not None else conn.path
+        kind = "modified" if request.bandwidth is not None else "moved"
+        bandwidth = request.bandwidth or conn.bandwidth_bps
+        return self._moving(session, inv, tenant, conn, plan, bandwidth, explicit, kind)
+
+    def start_planned(self, session: Session, inv: Inventory, moved: planner.Moved) -> Moving:
+        """A rearrangement's move, as the planner chose it: reserved as planned (a refusal
+        under the row locks means another request took the room: Rejected); the path stays
+        the controller's choice."""
+        mover = moved.held
+        conn = store.live_connection(session, mover.tenant, mover.request.name, lock=True)
+        store.require_changeable(conn)
+        if conn.id != mover.connection_id or conn.generation != mover.generation:
+            raise Conflict(f"connection {conn.name!r} changed while a move was planned")
+        try:
+            ledger.reserve(
+                session,
+                conn,
+                moved.plan.demands,
+                usable_bps,
+                generation=conn.generation + 1,
+                role=ReservationRole.NEXT,
+                replacing=conn.generation,
+            )
+        except ledger.Refused as refused:
+            raise planning.rejection(refused) from None
+        return self._moving(
+            session, inv, mover.tenant, conn, moved.plan, conn.bandwidth_bps, conn.path, "moved"
+        )
+
+    def _moving(
+        self,
+        session: Session,
+        inv: Inventory,
+        tenant: str,
+        conn: Connection,
+        plan: planning.Plan,
+        bandwidth: int,
+        explicit: list[str] | None,
+        kind: str,
+    ) -> Moving:
+        old = planning.current_pieces(inv, tenant, conn, self.flows.policy)
+        new = planning.HostPieces.of(plan.changes)
+        conn.state = ConnectionState.MODIFYING
+        entry = store.open_journal(
+            session, self.flows.liveness.request_id(), "modify", conn, [*old.pieces, *new.pieces]
+        )
+        generation = conn.generation + 1
+        return Moving(
+            conn.id, entry.request_id, generation, old, new, plan, bandwidth, explicit, kind
+        )
+
+    async def realise(self, moving: Moving, tenant: str, timings: Timings | None) -> ConnectionView:
+        locators = {**moving.old.locators, **moving.new.locators}
+        todo = steps.make_before_break(moving.old.pieces, moving.new.pieces, locators)
+        done = 0
+        try:
+            for done, step in enumerate(todo):
+                await self.flows.run_agents(
+                    f"{moving.request_id}.{done}", step, timings, journal_commit=done == 0
+                )
+        except AgentError as e:
+            if done > 0:  # steps before this one were confirmed: put generation g back
+                await self._restore(moving, timings)
+            error = str(e)
+            await self.flows.db.write(lambda s: undo(s, moving, error), timings)
+            raise AgentRefused(e.host, e.reason) from None
+        return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
+
+    async def _restore(self, moving: Moving, timings: Timings | None) -> None:
+        back = restore_changes(moving.old, set(moving.new.pieces))
+        try:
+            await self.flows.run_agents(
+                f"{moving.request_id}.undo", back, timings, journal_commit=False
+            )
+        except AgentError as e:  # reconciliation puts the hosts right when the agent is back
+            log.warning("request %s: could not put generation back: %s", moving.request_id, e)
+
+
+def held_one(session: Session, connection_id: int) -> Held:
+    """The connection as planning sees it (its request, path and demands)."""
+    return next(h for h in held_connections(session) if h.connection_id == connection_id)
+
+
+def restore_changes(old: planning.HostPieces, touched: set[str]) -> list[HostChange]:
+    """Every host back to the old generation's pieces (hosts only the new path had: none)."""
+    back = steps.install(old.pieces, old.locators)
+    name = next(iter(old.pieces.values())).name if old.pieces else None
+    extra = [HostChange(host=h, delete=(name,)) for h in sorted(touched - set(old.pieces)) if name]
+    return [*back, *extra]
+
+
+def undo(session: Session, moving: Moving, error: str) -> None:
+    conn = session.get_one(Connection, moving.connection_id)
+    ledger.release(session, conn, moving.generation)
+    conn.state = ConnectionState.ESTABLISHED
+    store.add_event(session, conn, "failed", f"modify refused: {error}")
+    store.finish_journal(session, moving.request_id, error=error)
+
+
+def switch(session: Session, moving: Moving, tenant: str) -> ConnectionView:
+    conn = session.get_one(Connection, moving.connection_id)
+    old_path = [h["host"] for h in conn.hops]
+    ledger.switch(session, conn, moving.generation)
+    conn.bandwidth_bps = moving.bandwidth
+    conn.path = moving.explicit_path
+    planning.record_plan(conn, moving.plan)
+    conn.state = ConnectionState.ESTABLISHED
+    new_path = [h["host"] for h in conn.hops]
+    detail = f"bandwidth {conn.bandwidth_bps} bit/s, path {' -> '.join(old_path)}"
+    store.add_event(session, conn, moving.kind, f"{detail} => {' -> '.join(new_path)}")
+    store.finish_journal(session, moving.request_id)
+    return store.view(conn, tenant)
