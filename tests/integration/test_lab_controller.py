@@ -156,6 +156,10 @@ def test_a_requested_connection_shapes_its_flow_and_only_it(lab: tuple[str, Path
         assert 12e6 < _udp_received_bps(name, 5060, "40M") < 24e6
         assert _udp_received_bps(name, 5201, "40M") > 30e6
         vnet("lab", "exec", "--lab", name, "pc1", "--", "ping", "-c1", "-W2", "10.50.3.1")
+        # a second connection claiming the same packets is refused by the controller itself
+        again = conn(name, "request", "all", "pc1", "pc3", "--bandwidth", "5mbit", check=False)
+        assert again.returncode == 1 and "flow-in-use" in again.stderr, again.stderr
+        assert "voice" in again.stderr
     finally:
         conn(name, "release", "voice")
 
