@@ -29,13 +29,15 @@ from typing import Any
 import uvicorn
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from vnet.client import Endpoint
+from vnet.controller.agents.access import AccessError
 from vnet.controller.agents.realise import Agents
 from vnet.controller.api import make_app
 from vnet.controller.api.auth import create_token, register_token
 from vnet.controller.db import default_url, make_engine, session_factory, upgrade
+from vnet.controller.db.migrate import one_start_at_a_time
 from vnet.controller.service import ControllerService
 from vnet.model.controller_config import ControllerConfig
 from vnet.model.topology import Topology
@@ -92,8 +94,17 @@ async def serve(
 
 
 def prepare_database(config: ControllerConfig, inventory: Topology | None = None) -> Engine:
-    """Migrate, load the inventory, make sure the provider token exists; the engine."""
+    """Migrate, load the inventory, make sure the provider token exists; the engine. Done by
+    one controller at a time when several share the database."""
     url = database_url(config)
+    try:
+        with one_start_at_a_time(url):
+            return _prepare(url, config, inventory)
+    except SQLAlchemyError as err:  # unreachable, refused, a bad URL
+        raise StartError(f"database {shown_url(url)}: {err}") from err
+
+
+def _prepare(url: str, config: ControllerConfig, inventory: Topology | None) -> Engine:
     try:
         upgrade(url)
         engine = make_engine(url)
@@ -146,25 +157,10 @@ def ensure_provider_token(sessions: sessionmaker[Session], path: Path) -> bool:
 
 def make_agents(config: ControllerConfig) -> Agents:
     """The agents of config.agents; passwords are read from their files here, once."""
-    endpoints = {}
-    for access in config.agents:
-        password = None
-        if access.password_file is not None:
-            try:
-                password = access.password_file.read_text().strip()
-            except OSError as err:
-                raise StartError(f"agent {access.host}: password file: {err}") from err
-        endpoints[access.host] = Endpoint(
-            address=access.address,
-            port=access.netconf_port,
-            user=access.user,
-            password=password,
-            namespace=access.namespace,
-            hostkey=access.hostkey,
-            key_file=str(access.key_file) if access.key_file else None,
-            host=access.host,
-        )
-    return Agents(endpoints, confirm_timeout=config.confirm_timeout)
+    try:
+        return Agents.from_config(config)
+    except AccessError as err:
+        raise StartError(str(err)) from err
 
 
 async def start_service(

@@ -6,11 +6,14 @@ The revisions live in migrations/versions (the first one generated from models.p
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+from collections.abc import Iterator
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine
+from sqlalchemy import Engine, make_url, text
 
 from vnet.controller.db.engine import make_engine
 
@@ -42,5 +45,37 @@ def revision(url: str, message: str, rev_id: str) -> None:
     try:
         with engine.begin() as connection:
             command.revision(config(connection), message, autogenerate=True, rev_id=rev_id)
+    finally:
+        engine.dispose()
+
+
+# A fixed advisory lock key for start-up; the controllers' liveness locks use positive keys.
+START_LOCK_KEY = -0x766E6574  # "vnet"
+
+
+@contextlib.contextmanager
+def one_start_at_a_time(url: str) -> Iterator[None]:
+    """Controllers sharing a database migrate it and load their inventory one at a time
+    (two first starts at once would both create the tables): a PostgreSQL advisory lock
+    held by a connection of its own, or an flock beside a SQLite file."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if not parsed.database or parsed.database == ":memory:":
+            yield
+            return
+        with open(f"{parsed.database}.start-lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+            yield
+        return
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(:k)"), {"k": START_LOCK_KEY})
+            conn.commit()
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": START_LOCK_KEY})
+                conn.commit()
     finally:
         engine.dispose()
