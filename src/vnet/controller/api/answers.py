@@ -1,0 +1,138 @@
+"""How the API answers: the body in the format the client accepts, errors as ErrorBody, and
+the time per phase in a `Server-Timing` header.
+
+Every answer that is not 2xx is an ErrorBody (status, code, reason, field): a ServiceError
+from the service, a malformed or invalid body, an unknown route, and also an unexpected
+failure, which is logged here with its traceback and answered 500 without it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException
+
+from vnet.controller.api import codec
+from vnet.controller.errors import ServiceError
+from vnet.model.controller_api import ErrorBody
+
+log = logging.getLogger("vnet.controller.api")
+PHASES = ("db", "path", "devices")  # what the service measures; the API adds "api"
+_LOCATIONS = {"body", "query", "path", "header", "cookie"}
+
+
+class Invalid(ServiceError):
+    """A well-formed body or parameter that does not satisfy the API's types."""
+
+    status = 422
+    code = "invalid"
+
+
+def answer(
+    request: Request,
+    value: BaseModel | Sequence[BaseModel],
+    item: type[BaseModel] | None = None,
+    status: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    """`value` (a body, or a list of `item` bodies) as JSON, or XML if the client prefers it."""
+    if codec.answer_format(request.headers.get("accept")) == "xml":
+        return Response(
+            codec.to_xml(list(value) if isinstance(value, Sequence) else value, item),
+            status,
+            headers,
+            media_type=codec.XML,
+        )
+    if isinstance(value, BaseModel):
+        content = value.model_dump_json()
+    else:
+        content = "[" + ",".join(entry.model_dump_json() for entry in value) + "]"
+    return Response(content, status, headers, media_type=codec.JSON)
+
+
+def error_answer(request: Request, body: ErrorBody) -> Response:
+    headers = {}
+    if body.status == 401:  # RFC 6750: say which scheme, and that the token was the problem
+        headers["WWW-Authenticate"] = 'Bearer realm="vnet", error="invalid_token"'
+    try:
+        xml = codec.answer_format(request.headers.get("accept")) == "xml"
+    except codec.NotAcceptable:
+        xml = False  # an error must reach the client in some form
+    if xml:
+        return Response(codec.to_xml(body), body.status, headers, media_type=codec.XML)
+    return Response(body.model_dump_json(), body.status, headers, media_type=codec.JSON)
+
+
+# -- timing ------------------------------------------------------------------------------------
+def started(request: Request) -> float:
+    """When the request reached the app (set by TimingStart), or now."""
+    return request.scope.get("vnet.started") or time.perf_counter()
+
+
+def server_timing(request: Request, timings: Mapping[str, float]) -> dict[str, str]:
+    """The Server-Timing header: the service's phases and the API's own share (the rest of
+    the time since the request arrived), in milliseconds."""
+    total = time.perf_counter() - started(request)
+    spent = {phase: timings.get(phase, 0.0) for phase in PHASES}
+    spent["api"] = max(0.0, total - sum(spent.values()))
+    value = ", ".join(f"{phase};dur={seconds * 1000:.2f}" for phase, seconds in spent.items())
+    return {"Server-Timing": value}
+
+
+class TimingStart:
+    """Pure ASGI middleware (no per-request task, unlike BaseHTTPMiddleware): stamps the
+    moment a request arrives, so the API's share includes routing, auth and decoding."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            scope["vnet.started"] = time.perf_counter()
+        await self.app(scope, receive, send)
+
+
+# -- errors ------------------------------------------------------------------------------------
+def invalid(errors: Sequence[Mapping[str, Any]]) -> Invalid:
+    """Pydantic's errors as one Invalid naming the (first) field and every problem."""
+    problems, fields = [], []
+    for error in errors:
+        loc = [str(part) for part in error.get("loc", ()) if part not in _LOCATIONS]
+        where = ".".join(loc) or "body"
+        fields.append(where)
+        problems.append(f"{where}: {error.get('msg', 'invalid')}")
+    return Invalid("; ".join(problems), field=fields[0] if fields else None)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def service_error(request: Request, err: Exception) -> Response:
+        assert isinstance(err, ServiceError)
+        return error_answer(request, err.body())
+
+    async def validation_error(request: Request, err: Exception) -> Response:
+        assert isinstance(err, RequestValidationError | ValidationError)
+        return error_answer(request, invalid(err.errors()).body())
+
+    async def http_error(request: Request, err: Exception) -> Response:
+        assert isinstance(err, HTTPException)
+        code = {404: "not-found", 405: "method-not-allowed"}.get(err.status_code, "http-error")
+        reason = f"{request.method} {request.url.path}: {err.detail}"
+        return error_answer(request, ErrorBody(status=err.status_code, code=code, reason=reason))
+
+    async def unexpected(request: Request, err: Exception) -> Response:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=err)
+        reason = f"internal error ({type(err).__name__}); the controller's log has the details"
+        return error_answer(request, ErrorBody(status=500, code="internal-error", reason=reason))
+
+    app.add_exception_handler(ServiceError, service_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(ValidationError, validation_error)
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)

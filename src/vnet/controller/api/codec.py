@@ -1,0 +1,219 @@
+"""The API's bodies as JSON or XML, and which one a request speaks (issue 12, part 4).
+
+Paper 001's applications send XML, so every body the API takes or gives also has an XML
+form. The rule is OpenAPI's default XML mapping, so the served OpenAPI description states it
+exactly: the root element is the body type's name (`<ConnectionRequest>`), each field is an
+element named like its JSON field, a list is its element repeated (`<path>h1</path>
+<path>h2</path>`), a list answer is wrapped (`<ConnectionViewList><ConnectionView>...`), a
+null field is left out (an empty element reads as null), a map is its element repeated with
+the key as attribute (`<guarantees key="l1">100</guarantees>`). Values are the JSON form's
+text (`true`, ISO 8601 times).
+
+Parsing uses lxml (already vnet's XML library, for NETCONF): libxml2 is maintained, fast, and
+lxml's parser can be told to refuse what makes XML dangerous. Hardened here: no entity
+expansion, no network, no huge trees, a document type declaration (the place where entities
+are declared: billion laughs, external entities) is refused outright, and a body is refused
+above MAX_BODY bytes before it is parsed. The decoded dict then goes through the same pydantic
+validation as JSON, so both forms fail with the same precise error.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from typing import Any
+
+from lxml import etree
+from pydantic import BaseModel
+
+from vnet.controller.errors import BadRequest, ServiceError
+
+JSON = "application/json"
+XML = "application/xml"
+_XML_TYPES = {XML, "text/xml"}
+MAX_BODY = 1 << 20  # no request body of this API comes near 1 MiB
+_PARSER = etree.XMLParser(
+    resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False, dtd_validation=False
+)
+
+
+class UnsupportedMedia(ServiceError):
+    status = 415
+    code = "unsupported-media-type"
+
+
+class NotAcceptable(ServiceError):
+    status = 406
+    code = "not-acceptable"
+
+
+# -- which format ----------------------------------------------------------------------------
+def request_format(content_type: str | None) -> str:
+    """'json' or 'xml' for a body's Content-Type (none given: JSON); 415 otherwise."""
+    media = (content_type or JSON).split(";")[0].strip().lower()
+    if media == JSON or media.endswith("+json"):
+        return "json"
+    if media in _XML_TYPES or media.endswith("+xml"):
+        return "xml"
+    raise UnsupportedMedia(
+        f"request bodies are {JSON} or {XML}, not {media!r}", field="Content-Type"
+    )
+
+
+def _ranges(accept: str) -> list[tuple[str, float]]:
+    ranges = []
+    for part in accept.split(","):
+        media, *params = (p.strip() for p in part.split(";"))
+        quality = 1.0
+        for param in params:
+            if param.startswith("q="):
+                try:
+                    quality = float(param[2:])
+                except ValueError:
+                    quality = 0.0
+        if media:
+            ranges.append((media.lower(), quality))
+    return ranges
+
+
+def answer_format(accept: str | None) -> str:
+    """'json' unless the client prefers XML (Accept: application/xml); 406 if neither."""
+    if not accept:
+        return "json"
+    best, best_quality = None, 0.0
+    for media, quality in _ranges(accept):
+        if media in (JSON, "*/*", "application/*"):
+            kind = "json"
+        elif media in _XML_TYPES:
+            kind = "xml"
+        else:
+            continue
+        if quality > best_quality:
+            best, best_quality = kind, quality
+    if best is None:
+        raise NotAcceptable(f"answers are {JSON} or {XML}, not {accept!r}", field="Accept")
+    return best
+
+
+# -- decoding requests -----------------------------------------------------------------------
+def parse_body(raw: bytes, fmt: str, model: type[BaseModel]) -> dict[str, Any]:
+    """The body as plain data for `model`'s validation; BadRequest if it is not well formed."""
+    if len(raw) > MAX_BODY:
+        raise BadRequest(f"the body has {len(raw)} bytes; at most {MAX_BODY} are accepted")
+    if fmt == "xml":
+        return _xml_body(raw, model)
+    try:
+        data = json.loads(raw or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise BadRequest(f"the body is not valid JSON: {err}") from None
+    if not isinstance(data, dict):
+        raise BadRequest(f"the body must be a JSON object ({model.__name__})")
+    return data
+
+
+_NO_DOCTYPE = "XML bodies may not carry a document type declaration (<!DOCTYPE>)"
+
+
+def _xml_body(raw: bytes, model: type[BaseModel]) -> dict[str, Any]:
+    if b"<!DOCTYPE" in raw:  # refused before libxml2 reads it (its declarations)
+        raise BadRequest(_NO_DOCTYPE)
+    try:
+        root = etree.fromstring(raw, _PARSER)
+    except etree.XMLSyntaxError as err:
+        raise BadRequest(f"the body is not well-formed XML: {err}") from None
+    if root.getroottree().docinfo.doctype:  # spelled in another encoding (UTF-16...)
+        raise BadRequest(_NO_DOCTYPE)
+    name = etree.QName(root).localname
+    if name != model.__name__:
+        raise BadRequest(f"the XML body's root element is <{name}>; expected <{model.__name__}>")
+    return _element_fields(root, model, model.__name__)
+
+
+def _element_fields(element: Any, model: type[BaseModel], where: str) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for child in element:
+        if not isinstance(child.tag, str):  # comments, processing instructions
+            continue
+        name = etree.QName(child).localname
+        info = model.model_fields.get(name)
+        kind, inner = _shape(info.annotation if info else str)
+        if kind == "list":
+            items = data.setdefault(name, [])
+            if not _is_empty(child):
+                items.append(_value(child, inner, f"{where}/{name}"))
+        elif kind == "map":
+            data.setdefault(name, {})[child.get("key", "")] = child.text
+        elif name in data:
+            raise BadRequest(f"<{name}> appears twice in <{where}>", field=name)
+        else:
+            data[name] = None if _is_empty(child) else _value(child, inner, f"{where}/{name}")
+    return data
+
+
+def _is_empty(element: Any) -> bool:
+    return len(element) == 0 and not (element.text or "").strip()
+
+
+def _value(element: Any, annotation: Any, where: str) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return _element_fields(element, annotation, where)
+    if len(element):
+        raise BadRequest(f"<{where}> holds elements; it takes a value", field=where)
+    return element.text.strip() if element.text else element.text
+
+
+def _shape(annotation: Any) -> tuple[str, Any]:
+    """('list', item type), ('map', value type) or ('one', type), optional stripped."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType) and len(args) == 1:
+        return _shape(args[0])
+    if origin is list:
+        return "list", args[0] if args else str
+    if origin is dict:
+        return "map", args[-1] if args else str
+    return "one", annotation
+
+
+# -- encoding answers ------------------------------------------------------------------------
+def to_xml(value: BaseModel | list[BaseModel], item: type[BaseModel] | None = None) -> bytes:
+    """An answer (one body, or a list of `item` bodies) in the XML form described above."""
+    if isinstance(value, list):
+        name = (item or (type(value[0]) if value else BaseModel)).__name__
+        root = etree.Element(f"{name}List")
+        for entry in value:
+            _fill(etree.SubElement(root, name), entry)
+    else:
+        root = etree.Element(type(value).__name__)
+        _fill(root, value)
+    return etree.tostring(root, xml_declaration=True, encoding="utf-8")
+
+
+def _fill(parent: Any, body: BaseModel) -> None:
+    """The body's fields as elements; the instance tells nested bodies from maps, its
+    JSON dump gives each value's text (times in ISO 8601, rates in bit/s)."""
+    dumped = body.model_dump(mode="json")
+    for name in type(body).model_fields:
+        _add(parent, name, getattr(body, name), dumped[name])
+
+
+def _add(parent: Any, name: str, value: Any, dumped: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, BaseModel):
+        _fill(etree.SubElement(parent, name), value)
+    elif isinstance(value, list):
+        for entry, entry_dumped in zip(value, dumped, strict=True):
+            _add(parent, name, entry, entry_dumped)
+    elif isinstance(value, dict):
+        for key, entry in dumped.items():
+            etree.SubElement(parent, name, key=str(key)).text = _text(entry)
+    else:
+        etree.SubElement(parent, name).text = _text(dumped)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

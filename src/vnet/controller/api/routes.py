@@ -1,0 +1,299 @@
+"""The API's routes (/api/v1/...): each checks who asks, reads its body (JSON or XML), calls
+the service and answers in the format the client accepts (docs/controller.md lists them)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Annotated, Any, TypeVar
+
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import Response, StreamingResponse
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.orm import Session, sessionmaker
+
+from vnet.controller.api import codec
+from vnet.controller.api.answers import answer, error_answer, invalid, server_timing
+from vnet.controller.api.auth import Authenticator, create_token
+from vnet.controller.api.openapi import doc
+from vnet.controller.errors import BadRequest, ServiceError
+from vnet.controller.principal import Principal
+from vnet.controller.service import ControllerService, Timings
+from vnet.model.controller_api import (
+    API_PREFIX,
+    IDEMPOTENCY_HEADER,
+    ConnectionAnswer,
+    ConnectionEvent,
+    ConnectionRequest,
+    ConnectionView,
+    EndHostView,
+    HostView,
+    LinkView,
+    ModifyRequest,
+    NetworkView,
+    RouterView,
+    TenantRequest,
+    TenantView,
+    TokenRequest,
+    TokenView,
+    TopologyView,
+    WhoAmI,
+)
+
+Body = TypeVar("Body", bound=BaseModel)
+router = APIRouter(prefix=API_PREFIX)
+
+
+class TooLarge(ServiceError):
+    status = 413
+    code = "too-large"
+
+
+# -- dependencies ------------------------------------------------------------------------------
+async def who(request: Request) -> Principal:
+    """The principal behind the request's `Authorization: Bearer` token."""
+    authenticator: Authenticator = request.app.state.authenticator
+    return await authenticator.principal(request.headers.get("authorization"))
+
+
+Who = Annotated[Principal, Depends(who)]
+
+
+def service_of(request: Request) -> ControllerService:
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
+async def _read_limited(request: Request) -> bytes:
+    """The body, refused (413) as soon as it exceeds codec.MAX_BODY, before it is all read."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > codec.MAX_BODY:
+        raise TooLarge(f"the body has {declared} bytes; at most {codec.MAX_BODY} are accepted")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > codec.MAX_BODY:
+            raise TooLarge(f"the body exceeds {codec.MAX_BODY} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def body(model: type[Body]) -> Any:
+    """A dependency: the request's body (JSON or XML by Content-Type) as a valid `model`."""
+
+    async def read(request: Request) -> Body:
+        fmt = codec.request_format(request.headers.get("content-type"))
+        data = codec.parse_body(await _read_limited(request), fmt, model)
+        try:
+            return model.model_validate(data)
+        except ValidationError as err:
+            raise invalid(err.errors()) from None
+
+    return Depends(read)
+
+
+async def timed(
+    request: Request,
+    call: Callable[[Timings], Awaitable[BaseModel]],
+    status: int = 200,
+) -> Response:
+    """Run a changing call with a timings dict; answer (or refuse) with Server-Timing."""
+    timings: Timings = {}
+    try:
+        result = await call(timings)
+    except ServiceError as err:
+        response = error_answer(request, err.body())
+        response.headers.update(server_timing(request, timings))
+        return response
+    return answer(request, result, status=status, headers=server_timing(request, timings))
+
+
+def _visible(who: Principal, tenant: str | None) -> None:
+    if tenant is not None:
+        who.require_tenant(tenant)
+
+
+# -- who, tokens, tenants ----------------------------------------------------------------------
+@router.get("/whoami", **doc(WhoAmI))
+async def whoami(request: Request, me: Who) -> Response:
+    return answer(request, WhoAmI(role=me.role, tenant=me.tenant))
+
+
+@router.post("/tokens", **doc(TokenView, body=TokenRequest, status=201))
+async def post_token(
+    request: Request, me: Who, ask: Annotated[TokenRequest, body(TokenRequest)]
+) -> Response:
+    me.require_provider()
+    sessions: sessionmaker[Session] = request.app.state.sessions
+
+    def create() -> TokenView:
+        with sessions.begin() as session:
+            return create_token(session, ask.role, ask.tenant, ask.expires_in)
+
+    return answer(request, await asyncio.to_thread(create), status=201)
+
+
+@router.get("/tenants", **doc(TenantView, many=True))
+async def get_tenants(request: Request, me: Who) -> Response:
+    return answer(request, await service_of(request).tenants(me), TenantView)
+
+
+@router.post("/tenants", **doc(TenantView, body=TenantRequest, status=201))
+async def post_tenant(
+    request: Request, me: Who, ask: Annotated[TenantRequest, body(TenantRequest)]
+) -> Response:
+    me.require_provider()
+    return answer(request, await service_of(request).create_tenant(me, ask.name), status=201)
+
+
+# -- the inventory -----------------------------------------------------------------------------
+@router.get("/topology", **doc(TopologyView))
+async def get_topology(request: Request, me: Who) -> Response:
+    return answer(request, await service_of(request).topology(me))
+
+
+@router.get("/hosts", **doc(HostView, many=True))
+async def get_hosts(request: Request, me: Who) -> Response:
+    return answer(request, await service_of(request).hosts(me), HostView)
+
+
+@router.get("/links", **doc(LinkView, many=True))
+async def get_links(request: Request, me: Who) -> Response:
+    return answer(request, await service_of(request).links(me), LinkView)
+
+
+TenantFilter = Annotated[str | None, Query(description="only this tenant's")]
+
+
+@router.get("/networks", **doc(NetworkView, many=True))
+async def get_networks(request: Request, me: Who, tenant: TenantFilter = None) -> Response:
+    _visible(me, tenant)
+    return answer(request, await service_of(request).networks(me, tenant), NetworkView)
+
+
+@router.get("/routers", **doc(RouterView, many=True))
+async def get_routers(request: Request, me: Who, tenant: TenantFilter = None) -> Response:
+    _visible(me, tenant)
+    return answer(request, await service_of(request).routers(me, tenant), RouterView)
+
+
+@router.get("/endhosts", **doc(EndHostView, many=True))
+async def get_endhosts(request: Request, me: Who, tenant: TenantFilter = None) -> Response:
+    _visible(me, tenant)
+    return answer(request, await service_of(request).endhosts(me, tenant), EndHostView)
+
+
+# -- connections -------------------------------------------------------------------------------
+@router.get("/connections", **doc(ConnectionView, many=True))
+async def get_connections(
+    request: Request,
+    me: Who,
+    tenant: TenantFilter = None,
+    released: Annotated[bool, Query(description="include released connections")] = False,
+) -> Response:
+    _visible(me, tenant)
+    views = await service_of(request).connections(me, tenant, include_released=released)
+    return answer(request, views, ConnectionView)
+
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias=IDEMPOTENCY_HEADER,
+        max_length=128,
+        description="a retried request with the same key answers with the first one's connection",
+    ),
+]
+
+
+@router.post(
+    "/tenants/{tenant}/connections", **doc(ConnectionAnswer, body=ConnectionRequest, status=201)
+)
+async def post_connection(
+    request: Request,
+    tenant: str,
+    me: Who,
+    ask: Annotated[ConnectionRequest, body(ConnectionRequest)],
+    key: IdempotencyKey = None,
+) -> Response:
+    me.require_tenant(tenant)
+    if key is not None and not key.strip():
+        raise BadRequest("the Idempotency-Key header is empty", field=IDEMPOTENCY_HEADER)
+    service = service_of(request)
+    return await timed(
+        request, lambda t: service.create_connection(me, tenant, ask, key, t), status=201
+    )
+
+
+CONNECTION = "/tenants/{tenant}/connections/{name}"
+
+
+@router.get(CONNECTION, **doc(ConnectionView))
+async def get_connection(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return answer(request, await service_of(request).connection(me, tenant, name))
+
+
+@router.get(CONNECTION + "/history", **doc(ConnectionEvent, many=True))
+async def get_history(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return answer(request, await service_of(request).history(me, tenant, name), ConnectionEvent)
+
+
+@router.patch(CONNECTION, **doc(ConnectionAnswer, body=ModifyRequest))
+async def patch_connection(
+    request: Request,
+    tenant: str,
+    name: str,
+    me: Who,
+    ask: Annotated[ModifyRequest, body(ModifyRequest)],
+) -> Response:
+    me.require_tenant(tenant)
+    if ask.bandwidth is None and ask.path is None:
+        raise BadRequest("a modify names a new bandwidth, a new path, or both", field="bandwidth")
+    service = service_of(request)
+    return await timed(request, lambda t: service.modify_connection(me, tenant, name, ask, t))
+
+
+@router.delete(CONNECTION, **doc(ConnectionView))
+async def delete_connection(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    service = service_of(request)
+    return await timed(request, lambda t: service.release_connection(me, tenant, name, t))
+
+
+# -- live utilisation --------------------------------------------------------------------------
+EVENTS_DOC = {
+    200: {
+        "description": "Server-sent events: `event: links` with the LinkView list as `data`, "
+        "every utilisation_interval seconds (`limit` ends the stream after that many)",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
+
+
+@router.get("/events", response_class=StreamingResponse, responses=EVENTS_DOC)  # type: ignore[arg-type]
+async def get_events(
+    request: Request, me: Who, limit: Annotated[int | None, Query(ge=1)] = None
+) -> Response:
+    service, interval = service_of(request), request.app.state.utilisation_interval
+    return StreamingResponse(
+        _link_events(service, me, interval, limit),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _link_events(
+    service: ControllerService, me: Principal, interval: float, limit: int | None
+) -> AsyncIterator[str]:
+    sent = 0
+    while limit is None or sent < limit:
+        if sent:
+            await asyncio.sleep(interval)
+        try:
+            links = await service.links(me)
+        except ServiceError as err:  # said in the stream, which then ends
+            yield f"event: error\ndata: {err.body().model_dump_json()}\n\n"
+            return
+        yield "event: links\ndata: [" + ",".join(v.model_dump_json() for v in links) + "]\n\n"
+        sent += 1
