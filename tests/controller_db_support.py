@@ -16,22 +16,21 @@ from sqlalchemy.orm import Session
 from vnet.controller.db import (
     Base,
     Connection,
+    ConnectionState,
     Host,
     Link,
     Refused,
     Reservation,
     Tenant,
-    VirtualRouter,
     make_engine,
     reserve,
 )
+from vnet.controller.db.numbers import add_connection
 
 
 @dataclass
 class Net:
     tenant_id: int
-    src_vr_id: int
-    dst_vr_id: int
 
 
 def schema_diff(engine: Engine) -> list[object]:
@@ -42,7 +41,7 @@ def schema_diff(engine: Engine) -> list[object]:
 
 
 def populate(session: Session, links: dict[str, int]) -> Net:
-    """A tenant, two hosts joined by `links` ({name: capacity bit/s}) and a VR on each."""
+    """A tenant and two hosts, h1 and h2, joined by `links` ({name: capacity bit/s})."""
     tenant = Tenant(name="acme")
     h1 = Host(name="h1", agent_endpoint="10.0.0.1:830", credentials_ref="file:/etc/vnet/h1.key")
     h2 = Host(name="h2", agent_endpoint="10.0.0.2:830", credentials_ref="file:/etc/vnet/h2.key")
@@ -50,21 +49,27 @@ def populate(session: Session, links: dict[str, int]) -> Net:
     session.flush()
     for name, capacity in links.items():
         session.add(Link(name=name, a_host_id=h1.id, b_host_id=h2.id, capacity_bps=capacity))
-    vr1 = VirtualRouter(tenant_id=tenant.id, host_id=h1.id, name="vr1")
-    vr2 = VirtualRouter(tenant_id=tenant.id, host_id=h2.id, name="vr2")
-    session.add_all([vr1, vr2])
     session.flush()
-    return Net(tenant.id, vr1.id, vr2.id)
+    return Net(tenant.id)
 
 
-def connection(net: Net, bps: int, key: str | None = None) -> Connection:
+def connection(net: Net, bps: int, key: str | None = None, name: str | None = None) -> Connection:
+    """A connection from e1 to e2, not yet added (`numbers.add_connection` numbers it)."""
     return Connection(
         tenant_id=net.tenant_id,
-        src_vr_id=net.src_vr_id,
-        dst_vr_id=net.dst_vr_id,
+        name=name or f"c{uuid.uuid4().hex[:12]}",
+        a="e1",
+        b="e2",
         bandwidth_bps=bps,
         idempotency_key=key,
     )
+
+
+def add(session: Session, net: Net, bps: int, key: str | None = None, **kw: str) -> Connection:
+    """A new connection, numbered and flushed."""
+    conn = connection(net, bps, key, **kw)
+    add_connection(session, conn)
+    return conn
 
 
 @dataclass
@@ -82,9 +87,8 @@ def race(urls: list[str], net: Net, link: str, bps: int, requests: int, threads:
     def one(index: int) -> Refused | None:
         try:
             with Session(engines[index % len(engines)]) as session, session.begin():
-                conn = connection(net, bps, key=str(uuid.uuid4()))
-                session.add(conn)
-                reserve(session, conn, {link: bps})  # a refusal rolls the whole request back
+                conn = add(session, net, bps, key=str(uuid.uuid4()))
+                reserve(session, conn, {(link, True): bps})  # a refusal rolls it all back
         except Refused as refused:
             return refused
         return None
@@ -112,6 +116,15 @@ def committed_bps(engine: Engine, link: str) -> int:
         return int(session.scalar(query) or 0)
 
 
+def live_numbers_are_distinct(engine: Engine) -> int:
+    """How many connections are live; fails if two of them share a number."""
+    with Session(engine) as session:
+        query = select(Connection.number).where(Connection.state != ConnectionState.RELEASED)
+        numbers = list(session.scalars(query))
+    assert len(set(numbers)) == len(numbers), f"a number is used twice: {sorted(numbers)}"
+    return len(numbers)
+
+
 def race_in_process() -> None:
     """A controller process's share of a race (`python -m tests.controller_db_support JSON`):
     says `ready` once imported, races when its stdin says go, prints the outcome as JSON."""
@@ -119,7 +132,7 @@ def race_in_process() -> None:
     print("ready", flush=True)
     sys.stdin.readline()
     outcome = race([ask["url"]], Net(**ask["net"]), ask["link"], ask["bps"], ask["requests"], 10)
-    refusals = [(s.link, s.missing_bps) for r in outcome.refusals for s in r.shortfalls]
+    refusals = [(s.link, s.forward, s.missing_bps) for r in outcome.refusals for s in r.shortfalls]
     print(json.dumps({"admitted": outcome.admitted, "refusals": refusals}), flush=True)
 
 

@@ -18,13 +18,22 @@ from sqlalchemy import Engine, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from tests.controller_db_support import committed_bps, connection, populate
+from tests.controller_db_support import (
+    add,
+    committed_bps,
+    connection,
+    live_numbers_are_distinct,
+    populate,
+)
 from tests.unit.test_controller_db import (  # noqa: F401  (collected again, on PostgreSQL)
     GBIT,
+    test_a_name_is_unique_per_tenant_among_live_connections,
+    test_each_direction_of_a_link_has_its_own_capacity,
     test_idempotency_key_is_unique_per_tenant,
     test_make_before_break_counts_both_paths_and_releases_once,
     test_migrations_produce_exactly_the_models,
-    test_reserve_release_and_refusal_naming_the_link,
+    test_numbers_are_the_smallest_free_among_live_connections,
+    test_reserve_release_and_refusal_naming_the_link_direction,
     test_the_journal_finds_what_was_in_flight,
     test_the_same_idempotency_key_in_another_tenant_is_another_request,
     test_two_engines_never_over_admit_a_link,
@@ -66,16 +75,16 @@ def test_a_reservation_locks_its_links_and_only_those(engine: Engine) -> None:
     with Session(engine) as session, session.begin():
         net = populate(session, {"l1": GBIT, "l2": GBIT})
     with Session(engine) as holder, holder.begin():
-        first = connection(net, 1000)
-        holder.add(first)
-        reserve(holder, first, {"l1": 1000})  # l1's row stays locked until commit
+        first = add(holder, net, 1000)
+        reserve(holder, first, {("l1", True): 1000})  # l1's row stays locked until commit
         with Session(engine) as other, other.begin():
             other.execute(text("SET LOCAL lock_timeout = '100ms'"))
             second = connection(net, 1000)
+            second.number = 2  # add_connection would wait on the holder's new number row
             other.add(second)
-            reserve(other, second, {"l2": 1000})  # a disjoint link: no waiting
+            reserve(other, second, {("l2", True): 1000})  # a disjoint link: no waiting
             with pytest.raises(OperationalError) as waited:
-                reserve(other, second, {"l1": 1000})
+                reserve(other, second, {("l1", False): 1000})  # l1's other direction: same row
             assert isinstance(waited.value.orig, psycopg.errors.LockNotAvailable)
             other.rollback()
 
@@ -100,7 +109,8 @@ def test_two_controller_processes_never_over_admit_a_link(engine: Engine, url: s
     assert committed_bps(engine, "hot") == 30 * bps <= capacity
     refusals = [refusal for outcome in outcomes for refusal in outcome["refusals"]]
     assert len(refusals) == 70
-    assert all(link == "hot" and missing > 0 for link, missing in refusals)
+    assert all(link == "hot" and fwd and missing > 0 for link, fwd, missing in refusals)
+    assert live_numbers_are_distinct(engine) == 30
 
 
 def test_the_server_runs_unprivileged_on_a_private_socket(server: postgres.Postgres) -> None:

@@ -6,13 +6,24 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, inspect, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from tests.controller_db_support import committed_bps, connection, populate, race, schema_diff
+from tests.controller_db_support import (
+    Net,
+    add,
+    committed_bps,
+    live_numbers_are_distinct,
+    populate,
+    race,
+    schema_diff,
+)
 from vnet.controller.db import (
     Base,
+    Connection,
+    ConnectionEvent,
+    ConnectionState,
     Host,
     Refused,
     RequestPhase,
@@ -27,7 +38,8 @@ from vnet.controller.db import (
     reserve,
     upgrade,
 )
-from vnet.controller.db.ledger import held_bps, switch
+from vnet.controller.db.ledger import held_bps, held_by_direction, switch
+from vnet.controller.db.numbers import NumbersExhausted, smallest_free
 
 GBIT = 1_000_000_000
 
@@ -76,24 +88,23 @@ def test_a_host_shows_no_credentials() -> None:
     assert "secret" not in repr(host)
 
 
-def test_reserve_release_and_refusal_naming_the_link(engine: Engine) -> None:
+def test_reserve_release_and_refusal_naming_the_link_direction(engine: Engine) -> None:
     with Session(engine) as session, session.begin():
         net = populate(session, {"l1": GBIT, "l2": GBIT})
-        first = connection(net, 600_000_000)
-        session.add(first)
-        reserve(session, first, {"l1": 600_000_000, "l2": 600_000_000})
+        first = add(session, net, 600_000_000)
+        reserve(session, first, {("l1", True): 600_000_000, ("l2", True): 600_000_000})
     with Session(engine) as session, session.begin():
-        second = connection(net, 500_000_000)
-        session.add(second)
+        second = add(session, net, 500_000_000)
         with pytest.raises(Refused) as refused:
-            reserve(session, second, {"l1": 500_000_000, "l2": 300_000_000})
-        assert [s.link for s in refused.value.shortfalls] == ["l1"]
-        assert refused.value.shortfalls[0].missing_bps == 100_000_000
-        assert "link l1 lacks 100000000 bit/s" in str(refused.value)
+            reserve(session, second, {("l1", True): 500_000_000, ("l2", True): 300_000_000})
+        (shortfall,) = refused.value.shortfalls
+        assert (shortfall.link, shortfall.forward, shortfall.direction) == ("l1", True, "h1 -> h2")
+        assert shortfall.missing_bps == 100_000_000
+        assert "link l1 (h1 -> h2) lacks 100000000 bit/s" in str(refused.value)
         with pytest.raises(UnknownLinks, match="no such link: nowhere"):
-            reserve(session, second, {"nowhere": 1})
-        with pytest.raises(ValueError, match="positive: l2"):
-            reserve(session, second, {"l2": 0})
+            reserve(session, second, {("nowhere", True): 1})
+        with pytest.raises(ValueError, match="positive: l2 reverse"):
+            reserve(session, second, {("l2", False): 0})
     assert committed_bps(engine, "l1") == 600_000_000
     with Session(engine) as session, session.begin():
         assert release(session, session.merge(first)) == 2
@@ -101,25 +112,42 @@ def test_reserve_release_and_refusal_naming_the_link(engine: Engine) -> None:
     assert committed_bps(engine, "l1") == 0
 
 
+def test_each_direction_of_a_link_has_its_own_capacity(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        there = add(session, net, GBIT)
+        reserve(session, there, {("l1", True): GBIT})
+        back = add(session, net, GBIT)
+        both = reserve(session, back, {("l1", False): GBIT})  # the other direction is free
+        assert [(r.forward, r.bps) for r in both] == [(False, GBIT)]
+        assert held_bps(session, "l1", True) == held_bps(session, "l1", False) == GBIT
+        assert held_by_direction(session) == {("l1", True): GBIT, ("l1", False): GBIT}
+        third = add(session, net, 1)
+        with pytest.raises(Refused) as refused:
+            reserve(session, third, {("l1", True): 1, ("l1", False): 1})
+        assert [(s.forward, s.direction, s.missing_bps) for s in refused.value.shortfalls] == [
+            (True, "h1 -> h2", 1),
+            (False, "h2 -> h1", 1),
+        ]
+
+
 def test_usable_capacity_is_the_callers_rule(engine: Engine) -> None:
     with Session(engine) as session, session.begin():
         net = populate(session, {"l1": GBIT})
-        conn = connection(net, GBIT)
-        session.add(conn)
+        conn = add(session, net, GBIT)
         with pytest.raises(Refused, match="free 950000000 of 950000000"):
-            reserve(session, conn, {"l1": GBIT}, lambda link: link.capacity_bps * 95 // 100)
+            reserve(session, conn, {("l1", True): GBIT}, lambda link: link.capacity_bps * 95 // 100)
 
 
 def test_make_before_break_counts_both_paths_and_releases_once(engine: Engine) -> None:
     with Session(engine) as session, session.begin():
         net = populate(session, {"old": GBIT, "new": GBIT})
-        conn = connection(net, 400_000_000)
-        session.add(conn)
-        (before,) = reserve(session, conn, {"old": 400_000_000})
+        conn = add(session, net, 400_000_000)
+        (before,) = reserve(session, conn, {("old", True): 400_000_000})
         after = reserve(
             session,
             conn,
-            {"old": 400_000_000, "new": 400_000_000},
+            {("old", True): 400_000_000, ("new", True): 400_000_000},
             generation=1,
             role=ReservationRole.NEXT,
         )
@@ -136,11 +164,60 @@ def test_make_before_break_counts_both_paths_and_releases_once(engine: Engine) -
 def test_idempotency_key_is_unique_per_tenant(engine: Engine) -> None:
     with Session(engine) as session, session.begin():
         net = populate(session, {"l1": GBIT})
-        session.add_all([connection(net, 1, key=None), connection(net, 1, key=None)])
-        session.add(connection(net, 1, key="retry-me"))
+        add(session, net, 1, key=None)
+        add(session, net, 1, key=None)
+        add(session, net, 1, key="retry-me")
     with Session(engine) as session, pytest.raises(IntegrityError):
-        session.add(connection(net, 1, key="retry-me"))
+        add(session, net, 1, key="retry-me")
         session.commit()
+
+
+def test_numbers_are_the_smallest_free_among_live_connections(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        first, second, third = (add(session, net, 1) for _ in range(3))
+        assert [first.number, second.number, third.number] == [1, 2, 3]
+        second.state = ConnectionState.RELEASED
+        assert add(session, net, 1).number == 2  # a released connection's number is free
+        assert add(session, net, 1).number == 4
+    with Session(engine) as session, session.begin():
+        session.add(
+            Connection(tenant_id=net.tenant_id, name="x", number=1, a="e1", b="e2", bandwidth_bps=1)
+        )
+        with pytest.raises(IntegrityError, match="number"):
+            session.flush()  # the database refuses a live number twice, whoever inserts it
+    with Session(engine) as session, session.begin(), pytest.raises(IntegrityError):
+        session.add(
+            Connection(
+                tenant_id=net.tenant_id, name="x", number=4096, a="e1", b="e2", bandwidth_bps=1
+            )
+        )
+        session.flush()
+
+
+def test_a_name_is_unique_per_tenant_among_live_connections(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT})
+        old = add(session, net, 1, name="video")
+        with pytest.raises(IntegrityError):
+            add(session, net, 1, name="video")  # the savepoint only: the session goes on
+        old.state = ConnectionState.RELEASED
+        again = add(session, net, 1, name="video")  # once released, the name is free again
+        assert again.number == 1
+        other = Tenant(name="other")
+        session.add(other)
+        session.flush()
+        theirs = add(session, Net(other.id), 1, name="video")
+        session.add(ConnectionEvent(connection_id=theirs.id, kind="created", detail="h1 -> h2"))
+        session.flush()
+        assert [e.kind for e in session.scalars(select(ConnectionEvent))] == ["created"]
+
+
+def test_numbers_run_out_with_a_precise_error() -> None:
+    with pytest.raises(NumbersExhausted, match="all 4095 connection numbers"):
+        smallest_free(set(range(1, 4096)))
+    assert smallest_free({1, 2, 4}) == 3
+    assert smallest_free({1, 2, 4}, among=3) in {3, 5, 6}
 
 
 def test_two_engines_never_over_admit_a_link(engine: Engine, url: str) -> None:
@@ -153,7 +230,8 @@ def test_two_engines_never_over_admit_a_link(engine: Engine, url: str) -> None:
     assert len(outcome.refusals) == 70
     for refused in outcome.refusals:
         (shortfall,) = refused.shortfalls
-        assert shortfall.link == "hot" and shortfall.missing_bps > 0
+        assert shortfall.link == "hot" and shortfall.forward and shortfall.missing_bps > 0
+    assert live_numbers_are_distinct(engine) == 30
 
 
 def test_begin_immediate_takes_the_write_lock_at_the_start(engine: Engine) -> None:
@@ -199,7 +277,5 @@ def test_the_same_idempotency_key_in_another_tenant_is_another_request(engine: E
         other = Tenant(name="other")
         session.add(other)
         session.flush()
-        session.add(connection(net, 1, key="k"))
-        theirs = connection(net, 1, key="k")
-        theirs.tenant_id = other.id
-        session.add(theirs)
+        add(session, net, 1, key="k")
+        add(session, Net(other.id), 1, key="k")

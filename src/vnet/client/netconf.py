@@ -177,6 +177,11 @@ class NetconfClient:
         with self._errors():
             self.m.cancel_commit(persist_id=persist_id)
 
+    def validate(self, source: str = CANDIDATE) -> None:
+        """<validate> of `source`: the agent checks it as a commit would, changing nothing."""
+        with self._errors():
+            self.m.validate(source=source)
+
     def discard(self) -> None:
         with self._errors():
             self.m.discard_changes()

@@ -1,12 +1,23 @@
 """The controller's state in SQL: models, engines, migrations and the reservation ledger."""
 
 from vnet.controller.db.engine import default_url, make_engine, session_factory
-from vnet.controller.db.ledger import LinkShortfall, Refused, UnknownLinks, release, reserve
+from vnet.controller.db.ledger import (
+    Direction,
+    LinkShortfall,
+    Refused,
+    UnknownLinks,
+    held_by_direction,
+    release,
+    reserve,
+    switch,
+)
 from vnet.controller.db.migrate import upgrade
 from vnet.controller.db.models import (
     Base,
     Connection,
+    ConnectionEvent,
     ConnectionState,
+    EndHost,
     GuaranteedLink,
     Host,
     Link,
@@ -15,31 +26,41 @@ from vnet.controller.db.models import (
     Reservation,
     ReservationRole,
     Tenant,
+    TopologySettings,
     VirtualNetwork,
     VirtualRouter,
 )
+from vnet.controller.db.numbers import NumbersExhausted, add_connection
 
 __all__ = [
     "Base",
     "Connection",
+    "ConnectionEvent",
     "ConnectionState",
+    "Direction",
+    "EndHost",
     "GuaranteedLink",
     "Host",
     "Link",
     "LinkShortfall",
+    "NumbersExhausted",
     "Refused",
     "RequestJournal",
     "RequestPhase",
     "Reservation",
     "ReservationRole",
     "Tenant",
+    "TopologySettings",
     "UnknownLinks",
     "VirtualNetwork",
     "VirtualRouter",
+    "add_connection",
     "default_url",
+    "held_by_direction",
     "make_engine",
     "release",
     "reserve",
     "session_factory",
+    "switch",
     "upgrade",
 ]

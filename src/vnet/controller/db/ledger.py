@@ -1,13 +1,18 @@
-"""The reservation ledger: bit/s held per link, admitted without ever over-admitting.
+"""The reservation ledger: bit/s held per link direction, admitted without ever over-admitting.
+
+A link is full duplex: a demand names (link name, forward) with forward meaning from the
+link's a to its b (`admission.network.Arc`), and each direction has the link's usable
+capacity for itself.
 
 Two controller processes may share one PostgreSQL database. `reserve` locks the rows of the
-links it needs with SELECT ... FOR UPDATE, always in ascending link id (so two requests that
-need the same links queue instead of deadlocking), then sums what is held on them and inserts
-the new rows before the caller commits. Under READ COMMITTED the sum is a new statement run
-after the lock was granted, so it sees everything the previous holder committed. Requests on
-disjoint links never wait for each other. On SQLite the FOR UPDATE is dropped (SQLAlchemy does
-not emit it) and BEGIN IMMEDIATE (engine.py) serialises writers instead. docs/controller.md
-explains the choice against SERIALIZABLE and advisory locks.
+links it needs with SELECT ... FOR UPDATE (one lock per link, whichever directions it needs),
+always in ascending link id (so two requests that need the same links queue instead of
+deadlocking), then sums what is held on them per direction and inserts the new rows before the
+caller commits. Under READ COMMITTED the sum is a new statement run after the lock was
+granted, so it sees everything the previous holder committed. Requests on disjoint links never
+wait for each other. On SQLite the FOR UPDATE is dropped (SQLAlchemy does not emit it) and
+BEGIN IMMEDIATE (engine.py) serialises writers instead. docs/controller.md explains the choice
+against SERIALIZABLE and advisory locks.
 
 Everything here runs inside the caller's transaction: the caller commits (or rolls back, which
 also releases the locks); a refusal writes nothing.
@@ -25,10 +30,14 @@ from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
 
+Direction = tuple[str, bool]  # (link name, forward: from the link's a to its b)
+
 
 @dataclass(frozen=True)
 class LinkShortfall:
     link: str
+    forward: bool
+    direction: str  # "h1 -> h2"
     requested_bps: int
     free_bps: int
     usable_bps: int
@@ -39,7 +48,7 @@ class LinkShortfall:
 
     def __str__(self) -> str:
         return (
-            f"link {self.link} lacks {self.missing_bps} bit/s "
+            f"link {self.link} ({self.direction}) lacks {self.missing_bps} bit/s "
             f"(requested {self.requested_bps}, free {self.free_bps} of {self.usable_bps})"
         )
 
@@ -62,44 +71,64 @@ def full_capacity(link: Link) -> int:
     return link.capacity_bps
 
 
+def direction(link: Link, forward: bool) -> str:
+    """ "a -> b" in the direction of travel, as answers name it."""
+    ends = (link.a_host.name, link.b_host.name)
+    return f"{ends[0]} -> {ends[1]}" if forward else f"{ends[1]} -> {ends[0]}"
+
+
 def reserve(
     session: Session,
     connection: Connection,
-    demands: Mapping[str, int],
+    demands: Mapping[Direction, int],
     usable_bps: Callable[[Link], int] = full_capacity,
     *,
     generation: int | None = None,
     role: ReservationRole = ReservationRole.CURRENT,
 ) -> list[Reservation]:
-    """Hold `demands` ({link name: bit/s}) for `connection`, or raise Refused naming every
-    link that lacks capacity and by how much. `usable_bps(link)` is what admission may hand
-    out on a link (its capacity less a shaper margin, say). The generation defaults to the
-    connection's current one; a make-before-break reserves generation + 1 as NEXT.
+    """Hold `demands` ({(link name, forward): bit/s}) for `connection`, or raise Refused
+    naming every link direction that lacks capacity and by how much. `usable_bps(link)` is
+    what admission may hand out in each direction of a link (its rate less the management
+    share, say). The generation defaults to the connection's current one; a make-before-break
+    reserves generation + 1 as NEXT.
     """
-    bad = sorted(name for name, bps in demands.items() if bps <= 0)
+    bad = sorted(
+        f"{name} {'forward' if fwd else 'reverse'}"
+        for (name, fwd), bps in demands.items()
+        if bps <= 0
+    )
     if bad:
         raise ValueError(f"bandwidth must be positive: {', '.join(bad)}")
     session.flush()  # the connection needs its id
-    links = _lock_links(session, sorted(demands))
+    links = _lock_links(session, sorted({name for name, _ in demands}))
     held = _held_bps(session, [link.id for link in links])
+    wanted = [
+        (link, fwd, demands[link.name, fwd])
+        for link in links
+        for fwd in (True, False)
+        if (link.name, fwd) in demands
+    ]
     shortfalls = []
-    for link in links:
+    for link, fwd, bps in wanted:
         usable = usable_bps(link)
-        free = usable - held.get(link.id, 0)
-        if demands[link.name] > free:
-            shortfalls.append(LinkShortfall(link.name, demands[link.name], free, usable))
+        free = usable - held.get((link.id, fwd), 0)
+        if bps > free:
+            shortfalls.append(
+                LinkShortfall(link.name, fwd, direction(link, fwd), bps, free, usable)
+            )
     if shortfalls:
         raise Refused(shortfalls)
     rows = [
         Reservation(
             connection_id=connection.id,
             link_id=link.id,
-            bps=demands[link.name],
+            forward=fwd,
+            bps=bps,
             generation=connection.generation if generation is None else generation,
             role=role,
             released=None,  # set, so the session's UPDATEs below keep this object in step
         )
-        for link in links
+        for link, fwd, bps in wanted
     ]
     session.add_all(rows)
     session.flush()
@@ -138,14 +167,27 @@ def switch(session: Session, connection: Connection, generation: int) -> int:
     return freed
 
 
-def held_bps(session: Session, link_name: str) -> int:
-    """What is held on one link now (all generations, all roles)."""
+def held_bps(session: Session, link_name: str, forward: bool | None = None) -> int:
+    """What is held on one link now (all generations, all roles), in one direction or both."""
     query = (
         select(func.coalesce(func.sum(Reservation.bps), 0))
         .join(Link, Link.id == Reservation.link_id)
         .where(Link.name == link_name, Reservation.released.is_(None))
     )
+    if forward is not None:
+        query = query.where(Reservation.forward == forward)
     return int(session.scalar(query) or 0)
+
+
+def held_by_direction(session: Session) -> dict[Direction, int]:
+    """Everything held now, per link direction (what the planning ledger starts from)."""
+    query = (
+        select(Link.name, Reservation.forward, func.sum(Reservation.bps))
+        .join(Link, Link.id == Reservation.link_id)
+        .where(Reservation.released.is_(None))
+        .group_by(Link.name, Reservation.forward)
+    )
+    return {(name, fwd): int(total) for name, fwd, total in session.execute(query)}
 
 
 def _lock_links(session: Session, names: list[str]) -> list[Link]:
@@ -159,10 +201,10 @@ def _lock_links(session: Session, names: list[str]) -> list[Link]:
     return links
 
 
-def _held_bps(session: Session, link_ids: list[int]) -> dict[int, int]:
+def _held_bps(session: Session, link_ids: list[int]) -> dict[tuple[int, bool], int]:
     query = (
-        select(Reservation.link_id, func.sum(Reservation.bps))
+        select(Reservation.link_id, Reservation.forward, func.sum(Reservation.bps))
         .where(Reservation.link_id.in_(link_ids), Reservation.released.is_(None))
-        .group_by(Reservation.link_id)
+        .group_by(Reservation.link_id, Reservation.forward)
     )
-    return {link_id: int(total) for link_id, total in session.execute(query)}
+    return {(link_id, fwd): int(total) for link_id, fwd, total in session.execute(query)}

@@ -1,5 +1,11 @@
-"""The controller's tables: the inventory (tenants, hosts, links, networks, VRs) and the
-ledger (connections, their reservations per link, and the journal of requests in flight).
+"""The controller's tables: the inventory (tenants, hosts, links, networks, VRs, end hosts) and
+the ledger (connections, their reservations per link direction, their history, and the journal
+of requests in flight).
+
+The inventory rows carry the model object they were loaded from (`spec`, JSON of the
+`vnet.model.topology` class) and are numbered in the file's order, so `controller.inventory`
+rebuilds exactly the Topology that was loaded: the SRv6 locators and SIDs derive from the order
+of tenants and routers (`vnet.model.srv6`), and must be the ones the lab computes.
 
 Bandwidths are integers in bit/s (BigInteger: 400 Gbit/s does not fit 32 bits). Enums are
 stored as strings with a CHECK constraint, not as PostgreSQL enum types, so one schema and one
@@ -10,10 +16,12 @@ from __future__ import annotations
 
 import enum
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     CheckConstraint,
     DateTime,
     Enum,
@@ -23,6 +31,7 @@ from sqlalchemy import (
     MetaData,
     String,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -36,6 +45,9 @@ NAMING = {
 }
 
 NAME = 64  # names of tenants, hosts, links, VRs: the model's identifiers are shorter
+CONNECTION_NAME = 32  # ConnectionRequest.name's limit
+NUMBER_MAX = 4095  # vnet.model.connection.CONNECTION_ID_MAX: a SID field and a tc class minor
+LIVE = "state != 'released'"  # the connections that hold a name and a number
 
 
 def _now() -> datetime:
@@ -86,6 +98,18 @@ class Tenant(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(NAME), unique=True)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    # the topology's Tenant as loaded; None: not declared in the file (named by its networks
+    # only, or created through the API), which vnet.model.srv6 numbers differently
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+
+
+class TopologySettings(Base):
+    """The loaded topology's own fields (its name, the underlay): one row, id 1."""
+
+    __tablename__ = "topology_settings"
+    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
 
 
 class Host(Base):
@@ -104,7 +128,10 @@ class Host(Base):
 
 
 class Link(Base):
-    """An underlay link between two hosts; its rows are what concurrent admissions lock."""
+    """An underlay link between two hosts; its rows are what concurrent admissions lock.
+
+    `name` is "a-b" as `vnet.model.qos` names it; `capacity_bps` is its rate, `spec` the
+    topology's UnderlayLink (what is kept for management is derived from it)."""
 
     __tablename__ = "link"
     __table_args__ = (CheckConstraint("capacity_bps > 0", name="capacity_positive"),)
@@ -113,20 +140,21 @@ class Link(Base):
     a_host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
     b_host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
     capacity_bps: Mapped[int] = mapped_column(BigInteger)
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     a_host: Mapped[Host] = relationship(foreign_keys=[a_host_id])
     b_host: Mapped[Host] = relationship(foreign_keys=[b_host_id])
 
 
 class VirtualNetwork(Base):
+    """A tenant's virtual network; names are global, as in the topology."""
+
     __tablename__ = "virtual_network"
-    __table_args__ = (
-        UniqueConstraint("tenant_id", "name"),
-        CheckConstraint("vni >= 1 AND vni <= 16777215", name="vni_range"),
-    )
+    __table_args__ = (CheckConstraint("vni >= 1 AND vni <= 16777215", name="vni_range"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenant.id"))
-    name: Mapped[str] = mapped_column(String(NAME))
+    name: Mapped[str] = mapped_column(String(NAME), unique=True)
     vni: Mapped[int] = mapped_column(Integer, unique=True)
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
     tenant: Mapped[Tenant] = relationship()
     guarantees: Mapped[list[GuaranteedLink]] = relationship(
         back_populates="network", cascade="all, delete-orphan"
@@ -146,59 +174,115 @@ class GuaranteedLink(Base):
 
 
 class VirtualRouter(Base):
+    """A VR placed on a host; its tenant is its networks' (None: no tenant network)."""
+
     __tablename__ = "virtual_router"
-    __table_args__ = (UniqueConstraint("tenant_id", "name"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenant.id"))
+    tenant_id: Mapped[int | None] = mapped_column(ForeignKey("tenant.id"))
     network_id: Mapped[int | None] = mapped_column(ForeignKey("virtual_network.id"))
     host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
-    name: Mapped[str] = mapped_column(String(NAME))
+    name: Mapped[str] = mapped_column(String(NAME), unique=True)
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    tenant: Mapped[Tenant | None] = relationship()
+    host: Mapped[Host] = relationship()
+
+
+class EndHost(Base):
+    """A tenant machine in one virtual network on one host: what connections join."""
+
+    __tablename__ = "end_host"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tenant_id: Mapped[int] = mapped_column(ForeignKey("tenant.id"))
+    network_id: Mapped[int] = mapped_column(ForeignKey("virtual_network.id"))
+    host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
+    name: Mapped[str] = mapped_column(String(NAME), unique=True)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
     tenant: Mapped[Tenant] = relationship()
     host: Mapped[Host] = relationship()
 
 
 class Connection(Base):
-    """A tenant's guaranteed connection between two VRs, optionally only one 5-tuple.
+    """A tenant's guaranteed connection between two of its end hosts (`a`, `b`), optionally
+    only one 5-tuple, one way or both (`bidirectional`).
 
-    `idempotency_key` is unique per tenant: a retried request finds the connection the first
-    attempt made instead of creating a second one. `path` is the explicit path asked for (link
-    names), None when the controller chooses. `generation` numbers the paths the connection
-    has had; its reservations carry the generation they were made for.
+    `name` is unique per tenant among live connections (not released), and so is `number`
+    among all live connections: the piece id on the agents (SID field, tc class minor,
+    1..4095), handed out smallest first by `db.numbers.add_connection`; a released
+    connection's name and number may be used again. `idempotency_key` is unique per tenant:
+    a retried request finds the connection the first attempt made instead of creating a
+    second one. `path` is the explicit path of physical hosts asked for, None when the
+    controller chooses (and so may move it); `hops` ({host, router, sid} per host, a -> b) and
+    `segments` (the ingress's segment list) describe where it runs now. `generation`
+    numbers the paths the connection has had; its reservations carry the generation they
+    were made for.
     """
 
     __tablename__ = "connection"
     __table_args__ = (
         UniqueConstraint("tenant_id", "idempotency_key"),
         CheckConstraint("bandwidth_bps > 0", name="bandwidth_positive"),
+        CheckConstraint(f"number >= 1 AND number <= {NUMBER_MAX}", name="number_range"),
+        CheckConstraint("packet_size > 0", name="packet_size_positive"),
         Index(None, "state"),
+        Index(
+            "uq_connection_live_number",
+            "number",
+            unique=True,
+            sqlite_where=text(LIVE),
+            postgresql_where=text(LIVE),
+        ),
+        Index(
+            "uq_connection_live_name",
+            "tenant_id",
+            "name",
+            unique=True,
+            sqlite_where=text(LIVE),
+            postgresql_where=text(LIVE),
+        ),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenant.id"))
+    name: Mapped[str] = mapped_column(String(CONNECTION_NAME))
+    number: Mapped[int] = mapped_column(Integer)
     idempotency_key: Mapped[str | None] = mapped_column(String(128))
-    src_vr_id: Mapped[int] = mapped_column(ForeignKey("virtual_router.id"))
-    dst_vr_id: Mapped[int] = mapped_column(ForeignKey("virtual_router.id"))
-    # the optional 5-tuple; None fields match anything
+    a: Mapped[str] = mapped_column(String(NAME))  # end host names
+    b: Mapped[str] = mapped_column(String(NAME))
+    # the optional 5-tuple (addresses are a's and b's); None fields match anything
     protocol: Mapped[str | None] = mapped_column(String(8))
-    src_prefix: Mapped[str | None] = mapped_column(String(64))
-    dst_prefix: Mapped[str | None] = mapped_column(String(64))
     src_port: Mapped[int | None] = mapped_column(Integer)
     dst_port: Mapped[int | None] = mapped_column(Integer)
     bandwidth_bps: Mapped[int] = mapped_column(BigInteger)
+    bidirectional: Mapped[bool] = mapped_column(Boolean, default=False)
+    packet_size: Mapped[int] = mapped_column(Integer, default=1500)
     path: Mapped[list[str] | None] = mapped_column(JSON)
+    hops: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    segments: Mapped[list[str]] = mapped_column(JSON, default=list)
     state: Mapped[ConnectionState] = mapped_column(
         _enum(ConnectionState, "state"), default=ConnectionState.REQUESTED
     )
     generation: Mapped[int] = mapped_column(Integer, default=0)
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     tenant: Mapped[Tenant] = relationship()
-    src_vr: Mapped[VirtualRouter] = relationship(foreign_keys=[src_vr_id])
-    dst_vr: Mapped[VirtualRouter] = relationship(foreign_keys=[dst_vr_id])
+
+
+class ConnectionEvent(Base):
+    """One line of a connection's history: created, modified, moved, released, failed,
+    repaired (`controller_api.ConnectionEvent`)."""
+
+    __tablename__ = "connection_event"
+    __table_args__ = (Index(None, "connection_id", "at"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    connection_id: Mapped[int] = mapped_column(ForeignKey("connection.id"))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    kind: Mapped[str] = mapped_column(String(16))
+    detail: Mapped[str] = mapped_column(String(1024), default="")
 
 
 class Reservation(Base):
-    """bit/s held on one link for one generation of a connection's path.
+    """bit/s held in one direction of one link (`forward`: from the link's a to its b) for
+    one generation of a connection's path.
 
-    A reservation counts against its link until `released` is set; setting it is a
+    A reservation counts against its link direction until `released` is set; setting it is a
     conditional UPDATE (`WHERE released IS NULL`), so a release that runs twice (a retry,
     recovery after a crash) frees the bandwidth exactly once. During make-before-break the
     old generation (CURRENT) and the new one (NEXT) both count, as both carry traffic.
@@ -206,13 +290,14 @@ class Reservation(Base):
 
     __tablename__ = "reservation"
     __table_args__ = (
-        UniqueConstraint("connection_id", "link_id", "generation"),
+        UniqueConstraint("connection_id", "link_id", "generation", "forward"),
         CheckConstraint("bps > 0", name="bps_positive"),
         Index(None, "link_id", "released"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     connection_id: Mapped[int] = mapped_column(ForeignKey("connection.id"))
     link_id: Mapped[int] = mapped_column(ForeignKey("link.id"))
+    forward: Mapped[bool] = mapped_column(Boolean)
     bps: Mapped[int] = mapped_column(BigInteger)
     generation: Mapped[int] = mapped_column(Integer)
     role: Mapped[ReservationRole] = mapped_column(_enum(ReservationRole, "role"))

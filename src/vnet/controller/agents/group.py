@@ -1,0 +1,155 @@
+"""Group commit: requests waiting for the same hosts share one transaction.
+
+Inside one controller a host takes part in one transaction at a time (an agent holds one
+pending confirmed commit, and the candidate is one per agent). Requests that arrive while
+their hosts are busy queue; when hosts come free, every queued request whose hosts are
+all free joins one group (in arrival order, up to `max_group`): one candidate edit and one
+confirmed commit per host for all of them. A request that must wait for a busy host keeps
+its hosts for itself (later requests touching them wait behind it), so nobody starves.
+Two requests touching the same connection on a host never share a group.
+
+A group an agent refused is split: the requests that do not touch the refusing host are
+tried again as a group, those that touch it one by one, so only the refusing request
+fails. A host that could not be reached fails every request that touches it (trying each
+alone would wait for the same timeout again and again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from vnet.controller.agents.changes import AgentError, ConfirmError
+from vnet.controller.agents.edits import touched
+from vnet.controller.agents.transaction import JournalFailed, Member
+
+log = logging.getLogger("vnet.controller.agents")
+RunMembers = Callable[[list[Member]], Awaitable[None]]
+
+
+class _Queued:
+    def __init__(self, member: Member, done: asyncio.Future[None]):
+        self.member = member
+        self.done = done
+        self.hosts = set(member.changes)
+
+
+def _conflicts(item: _Queued, group: list[_Queued]) -> bool:
+    """Does `item` touch a connection some member of `group` touches on the same host?"""
+    for other in group:
+        for host in item.hosts & other.hosts:
+            if touched(item.member.changes[host]) & touched(other.member.changes[host]):
+                return True
+    return False
+
+
+class GroupCommit:
+    def __init__(self, run: RunMembers, max_group: int = 64):
+        self._run = run  # one transaction for these members; raises as Transaction.run
+        self.max_group = max_group
+        self._queue: list[_Queued] = []
+        self._busy: set[str] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.groups = 0  # transactions run (for tests and benchmarks)
+
+    async def submit(self, member: Member) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Queued(member, done))
+        self._dispatch()
+        # the group goes on if the caller goes away: its other members need it
+        await asyncio.shield(done)
+
+    def _dispatch(self) -> None:
+        blocked = set(self._busy)
+        group: list[_Queued] = []
+        for item in self._queue:
+            if len(group) >= self.max_group:
+                break
+            if item.hosts & blocked or _conflicts(item, group):
+                blocked |= item.hosts  # reserved for it: later requests wait behind it
+                continue
+            group.append(item)
+        if not group:
+            return
+        for item in group:
+            self._queue.remove(item)
+        hosts = set().union(*(i.hosts for i in group))
+        self._busy |= hosts
+        task = asyncio.get_running_loop().create_task(self._settle(group, hosts))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _settle(self, group: list[_Queued], hosts: set[str]) -> None:
+        try:
+            await self._try(group)
+        except BaseException as err:  # a bug: the callers hear of it, the queue goes on
+            for item in group:
+                _finish(item, err)
+        finally:
+            self._busy -= hosts
+            self._dispatch()
+
+    async def _try(self, group: list[_Queued]) -> None:
+        self.groups += 1
+        try:
+            await self._run([i.member for i in group])
+        except (ConfirmError, JournalFailed) as err:
+            for item in group:
+                _finish(item, _own_error(err, item))
+            return
+        except AgentError as err:
+            if len(group) == 1:
+                _finish(group[0], err)
+                return
+            await self._split(group, err)
+            return
+        except Exception as err:  # on_committed of a lone request raised: its own error
+            for item in group:
+                _finish(item, err)
+            return
+        for item in group:
+            _finish(item, None)
+
+    async def _split(self, group: list[_Queued], err: AgentError) -> None:
+        hit = [i for i in group if err.host in i.hosts]
+        rest = [i for i in group if err.host not in i.hosts]
+        log.info(
+            "group of %d refused by %s (%s): %d retried alone",
+            len(group),
+            err.host,
+            err.reason,
+            len(hit),
+        )
+        if rest:
+            await self._try(rest)
+        for item in hit:
+            if err.tag is None:  # unreachable, not a refusal: do not wait for it again
+                _finish(item, err)
+            else:
+                await self._try([item])
+
+    async def close(self) -> None:
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _own_error(err: Exception, item: _Queued) -> BaseException:
+    if isinstance(err, JournalFailed):
+        mine = err.errors.get(item.member.request_id)
+        if mine is not None:
+            return mine
+        host = min(item.hosts)
+        return AgentError(
+            host, f"rolled back with its group: on_committed of another request failed ({err})"
+        )
+    return err
+
+
+def _finish(item: _Queued, err: BaseException | None) -> None:
+    if item.done.done():
+        return
+    if err is None:
+        item.done.set_result(None)
+    else:
+        item.done.set_exception(err)

@@ -1,0 +1,79 @@
+"""One persistent NETCONF session per agent, driven from worker threads.
+
+ncclient is synchronous, so every RPC runs on a thread of a pool the controller owns;
+the asyncio side awaits it. One session per host is kept open between requests (an
+SSH login costs far more than an RPC) and opened again on the next call after it broke.
+Calls on one session are serialised: a session carries one conversation at a time.
+
+A transaction that holds the agent's candidate lock must not carry on over a *new*
+session (the agent released the lock and discarded the candidate when the old one
+ended): it pins the session's `generation` and a call on another generation fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import TypeVar
+
+from vnet.client import ClientError, ConnectError, Endpoint, NetconfClient
+
+log = logging.getLogger("vnet.controller.agents")
+T = TypeVar("T")
+
+
+class SessionLost(ConnectError):
+    """The session a transaction pinned ended; what it held on the agent is gone."""
+
+
+class HostSession:
+    def __init__(self, host: str, endpoint: Endpoint, pool: Executor):
+        self.host = host
+        self.endpoint = endpoint
+        self._pool = pool
+        self._client: NetconfClient | None = None
+        self.generation = 0  # counts the sessions opened; 0: none yet
+        self._rpc = asyncio.Lock()
+
+    async def call(self, fn: Callable[[NetconfClient], T], generation: int | None = None) -> T:
+        """`fn(client)` on a worker thread. `generation`: only on that session (SessionLost
+        if it ended); None: on the open session, or a new one."""
+        async with self._rpc:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool, self._call, fn, generation)
+
+    async def open(self) -> int:
+        """Make sure a session is open; its generation."""
+        return await self.call(lambda _client: self.generation)
+
+    def _call(self, fn: Callable[[NetconfClient], T], generation: int | None) -> T:
+        if generation is not None and (self._client is None or generation != self.generation):
+            raise SessionLost(f"the NETCONF session to {self.host}'s agent ended")
+        client = self._client or self._connect()
+        try:
+            return fn(client)
+        except ClientError:
+            raise  # the agent answered: the session is fine
+        except ConnectError:
+            self._drop()
+            raise
+        except Exception as err:  # anything else from the transport: the session is unusable
+            self._drop()
+            raise ConnectError(f"the NETCONF session to {self.host}'s agent broke: {err}") from err
+
+    def _connect(self) -> NetconfClient:
+        self._client = NetconfClient(self.endpoint)
+        self.generation += 1
+        log.debug("NETCONF session %d to %s opened", self.generation, self.host)
+        return self._client
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    async def close(self) -> None:
+        async with self._rpc:
+            await asyncio.get_running_loop().run_in_executor(self._pool, self._drop)

@@ -1,0 +1,227 @@
+"""One transaction across agents: one candidate edit and one confirmed commit per host,
+for one request or a group of them (group.py decides which).
+
+1. Lock every host's candidate (NETCONF <lock>), in host-name order: two controllers
+   that want the same hosts then never hold one each and wait for the other. A lock
+   held elsewhere is retried with backoff for at most `lock_wait` seconds.
+2. On every host in parallel: <edit-config> of the members' changes into the candidate
+   and <validate>.
+3. On every host in parallel: <commit><confirmed/> with the persist token (the first
+   member's request id) and the confirm timeout.
+4. `on_committed` of every member (the service journals COMMITTED there): the others'
+   first, the token owner's last, so a journal that has the token owner COMMITTED has
+   every member COMMITTED (recovery settles the group by the token owner's phase).
+5. Confirm everywhere (<commit><persist-id>), unlock.
+
+A failure in 1-4 backs every host out: discard-changes where nothing was committed,
+cancel-commit where a confirmed commit may be pending (cancel is harmless where none is),
+then unlock. The agents' own timeout is the last resort when the controller dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from vnet.client import ClientError, ConnectError, NetconfClient
+from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
+from vnet.controller.agents.edits import edit_xml
+from vnet.controller.agents.session import HostSession
+
+log = logging.getLogger("vnet.controller.agents")
+CANDIDATE = "candidate"
+BUSY = ("lock-denied", "in-use")  # another session holds the lock: try again shortly
+FIRST_BACKOFF, MAX_BACKOFF = 0.005, 0.25  # seconds
+
+
+@dataclass
+class Member:
+    """One request of a transaction."""
+
+    request_id: str
+    changes: dict[str, HostChange]  # host -> its change
+    on_committed: Callable[[], Awaitable[None]] | None = None
+
+
+class JournalFailed(Exception):
+    """`on_committed` raised for some members; every host is back where it was."""
+
+    def __init__(self, errors: dict[str, BaseException]):
+        super().__init__("; ".join(f"{rid}: {err}" for rid, err in errors.items()))
+        self.errors = errors
+
+
+def agent_error(host: str, err: Exception) -> AgentError:
+    """The agent's own words (ClientError), or why it could not be reached."""
+    if isinstance(err, AgentError):
+        return err
+    if isinstance(err, ClientError):
+        return AgentError(host, err.message, err.tag)
+    return AgentError(host, str(err))
+
+
+def nothing_pending(err: ClientError) -> bool:
+    """The agent has no confirmed commit pending under the token given (none at all, or
+    one under another token): the wording of the agent's confirm.py/store.py refusals."""
+    return "confirmed commit" in err.message and "pending" in err.message
+
+
+async def backoff(delay: float) -> float:
+    await asyncio.sleep(delay * random.uniform(0.5, 1.5))  # jitter: competitors part ways
+    return min(delay * 2, MAX_BACKOFF)
+
+
+class Transaction:
+    def __init__(
+        self,
+        sessions: Mapping[str, HostSession],
+        members: Sequence[Member],
+        confirm_timeout: int,
+        lock_wait: float,
+    ):
+        self.members = list(members)
+        self.token = self.members[0].request_id
+        self.hosts = sorted({h for m in self.members for h in m.changes})
+        self.sessions = {h: sessions[h] for h in self.hosts}
+        self.confirm_timeout = confirm_timeout
+        self.lock_wait = lock_wait
+        self.pinned: dict[str, int] = {}  # host -> generation of the session holding its lock
+        self.commit_sent: set[str] = set()
+
+    async def run(self) -> None:
+        try:
+            for host in self.hosts:  # in name order: see the module's docstring
+                self.pinned[host] = await self._lock(host)
+            await self._everywhere(self._edit_and_validate)
+            await self._everywhere(self._commit)
+            committed_at = time.monotonic()
+            await self._journal()
+        except BaseException:
+            await self._back_out()
+            raise
+        await self._confirm_all(committed_at + self.confirm_timeout * 0.9)
+
+    # -- the steps ----------------------------------------------------------------------
+    async def _lock(self, host: str) -> int:
+        session, delay = self.sessions[host], FIRST_BACKOFF
+        deadline = time.monotonic() + self.lock_wait
+        while True:
+            try:
+                generation = await session.open()
+                await session.call(lambda c: c.lock(CANDIDATE), generation)
+                return generation
+            except ClientError as err:
+                if err.tag not in BUSY or time.monotonic() > deadline:
+                    raise agent_error(host, err) from None
+            except ConnectError as err:
+                raise agent_error(host, err) from None
+            delay = await backoff(delay)
+
+    async def _edit_and_validate(self, host: str) -> None:
+        xml = edit_xml(m.changes[host] for m in self.members if host in m.changes)
+
+        def edit_and_validate(client: NetconfClient) -> None:
+            client.edit(xml, CANDIDATE)
+            client.validate(CANDIDATE)
+
+        await self.sessions[host].call(edit_and_validate, self.pinned[host])
+
+    async def _commit(self, host: str) -> None:
+        self.commit_sent.add(host)
+        await self.sessions[host].call(
+            lambda c: c.commit(confirmed=True, timeout=self.confirm_timeout, persist=self.token),
+            self.pinned[host],
+        )
+
+    async def _journal(self) -> None:
+        errors: dict[str, BaseException] = {}
+
+        async def journal(member: Member) -> None:
+            if member.on_committed is not None:
+                try:
+                    await member.on_committed()
+                except Exception as err:
+                    errors[member.request_id] = err
+
+        await asyncio.gather(*(journal(m) for m in self.members[1:]))
+        if not errors:  # the token owner last: its COMMITTED implies everyone's
+            await journal(self.members[0])
+        if errors:
+            if len(self.members) == 1:
+                raise errors[self.token]
+            raise JournalFailed(errors)
+
+    async def _confirm_all(self, deadline: float) -> None:
+        results = await asyncio.gather(
+            *(self._confirm(h, deadline) for h in self.hosts), return_exceptions=True
+        )
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            first = failed[0]
+            if isinstance(first, AgentError):
+                raise ConfirmError(first.host, first.reason, first.tag) from first
+            raise first
+
+    async def _confirm(self, host: str, deadline: float) -> None:
+        session, delay = self.sessions[host], FIRST_BACKOFF
+        while True:
+            try:  # any session may confirm with the token; a new one if ours broke
+                await session.call(lambda c: c.commit(persist_id=self.token))
+                break
+            except ClientError as err:
+                if err.tag not in BUSY or time.monotonic() > deadline:
+                    raise agent_error(host, err) from None
+            except ConnectError as err:
+                if time.monotonic() > deadline:
+                    raise agent_error(host, err) from None
+            delay = await backoff(delay)
+        await self._unlock(host)
+
+    # -- backing out -----------------------------------------------------------------------
+    async def _back_out(self) -> None:
+        await asyncio.gather(*(self._back_out_host(h) for h in self.pinned))
+
+    async def _back_out_host(self, host: str) -> None:
+        session = self.sessions[host]
+        if host in self.commit_sent:
+            await cancel(session, self.token)
+        with contextlib.suppress(ClientError, ConnectError):
+            # a lost session: the agent discarded the candidate and dropped the lock itself
+            await session.call(lambda c: c.discard(), self.pinned[host])
+        await self._unlock(host)
+
+    async def _unlock(self, host: str) -> None:
+        with contextlib.suppress(ClientError, ConnectError):
+            await self.sessions[host].call(lambda c: c.unlock(CANDIDATE), self.pinned[host])
+
+    async def _everywhere(self, step: Callable[[str], Awaitable[None]]) -> None:
+        """`step` on every host at once; all of them finish before the first error (in
+        host order) is raised, so backing out sees every host at rest."""
+        results = await asyncio.gather(*(step(h) for h in self.hosts), return_exceptions=True)
+        for host, result in zip(self.hosts, results, strict=True):
+            if isinstance(result, (ClientError, ConnectError)):
+                raise agent_error(host, result)
+            if isinstance(result, BaseException):
+                raise result
+
+
+async def cancel(session: HostSession, token: str, attempts: int = 3) -> bool:
+    """Cancel the confirmed commit pending under `token`: True if one was; False if none
+    was (or the agent could not be reached: its timeout rolls it back)."""
+    for _ in range(attempts):
+        try:
+            await session.call(lambda c: c.cancel_commit(persist_id=token))
+            return True
+        except ClientError as err:
+            if nothing_pending(err):
+                return False
+            log.warning("cancel-commit %s on %s refused: %s", token, session.host, err)
+            return False
+        except ConnectError as err:
+            log.warning("cancel-commit %s on %s: %s", token, session.host, err)
+    return False

@@ -1,0 +1,189 @@
+"""Reconciliation: what the database says is the truth; each agent is made to hold exactly it.
+
+Per host, the connection pieces the agent holds whose names mark them as the controller's
+("vc<connection id>") are compared with what the database's established connections put on
+that host (derived again by the planner from their stored path and number): pieces nobody
+should have are removed, missing or different ones are put back, in one agent transaction
+per host. Each difference is drift: logged and written to the connection's history as
+"repaired". Connections in the middle of a request (requested, modifying) are left alone;
+their request settles them. Pieces with other names are not the controller's: never touched.
+
+Runs after recovery at start, and whenever an agent becomes reachable again (`Watcher`,
+checking every `reconcile_interval` seconds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy.orm import Session
+
+from vnet.controller.agents.realise import AgentError, Agents, HostChange
+from vnet.controller.db.models import Connection, ConnectionState
+from vnet.controller.inventory import Inventory
+from vnet.controller.service import planning, store
+from vnet.controller.service.database import Database
+from vnet.model.host_guarantees import ConnectionPieces, Locator
+
+log = logging.getLogger(__name__)
+
+PREFIX = "vc"  # the controller's pieces: "vc<connection id>"
+
+
+@dataclass
+class Expected:
+    """What the database says one host holds of the controller's connections."""
+
+    pieces: dict[str, ConnectionPieces] = field(default_factory=dict)
+    locators: list[Locator] = field(default_factory=list)
+    busy: set[str] = field(default_factory=set)  # names of connections in flight: hands off
+    ids: dict[str, int] = field(default_factory=dict)  # name -> connection id
+
+
+@dataclass(frozen=True)
+class Drift:
+    host: str
+    connection: str
+    what: str  # "extra", "missing", "different"
+
+
+def controllers(name: str) -> bool:
+    return name.startswith(PREFIX) and name[len(PREFIX) :].isdigit()
+
+
+def expected_on(session: Session, inv: Inventory, host: str, policy: object) -> Expected:
+    out = Expected()
+    for conn, tenant in store.live_connections(session):
+        name = f"{PREFIX}{conn.id}"
+        out.ids[name] = conn.id
+        if conn.state != ConnectionState.ESTABLISHED:
+            out.busy.add(name)
+            continue
+        hosts = {h["host"] for h in conn.hops}
+        if host not in hosts:
+            continue
+        share = planning.current_pieces(inv, tenant, conn, policy)
+        if host in share.pieces:
+            out.pieces[share.pieces[host].name] = share.pieces[host]
+            out.locators.extend(x for x in share.locators.get(host, ()) if x not in out.locators)
+    return out
+
+
+def differences(
+    host: str, held: list[ConnectionPieces], expected: Expected
+) -> tuple[HostChange | None, list[Drift]]:
+    """The one change that makes `held` what is `expected`, and the drift it repairs."""
+    mine = {p.name: p for p in held if controllers(p.name) and p.name not in expected.busy}
+    drift, put, delete = [], [], []
+    for name in sorted(set(mine) - set(expected.pieces)):
+        drift.append(Drift(host, name, "extra"))
+        delete.append(name)
+    for name, pieces in sorted(expected.pieces.items()):
+        if name not in mine:
+            drift.append(Drift(host, name, "missing"))
+            put.append(pieces)
+        elif mine[name] != pieces:
+            drift.append(Drift(host, name, "different"))
+            put.append(pieces)
+    if not drift:
+        return None, []
+    change = HostChange(
+        host=host, put=tuple(put), delete=tuple(delete), locators=tuple(expected.locators)
+    )
+    return change, drift
+
+
+class Reconciler:
+    def __init__(
+        self,
+        db: Database,
+        agents: Agents,
+        inventory: Callable[[], asyncio.Future[Inventory]] | Callable[[], object],
+        policy: object,
+    ):
+        self.db = db
+        self.agents = agents
+        self.inventory = inventory
+        self.policy = policy
+
+    async def host(self, host: str) -> list[Drift]:
+        """Reconcile one host; the drift repaired (AgentError if the agent fails)."""
+        inv = await self.inventory()  # type: ignore[misc]
+        held = await self.agents.connections(host)
+        expected = await self.db.read(lambda s: expected_on(s, inv, host, self.policy))
+        change, drift = differences(host, held, expected)
+        if change is None:
+            return []
+        await self.agents.transaction(f"reconcile-{uuid.uuid4().hex[:16]}", [change])
+        await self.db.write(lambda s: record(s, drift, expected.ids))
+        for d in drift:
+            log.warning("drift on host %s: connection %s was %s; repaired", d.host, d.connection, d.what)
+        return drift
+
+    async def all_hosts(self, hosts: list[str]) -> dict[str, list[Drift] | Exception]:
+        answers = await asyncio.gather(*(self.host(h) for h in hosts), return_exceptions=True)
+        out: dict[str, list[Drift] | Exception] = {}
+        for host, answer in zip(hosts, answers, strict=True):
+            if isinstance(answer, BaseException) and not isinstance(answer, Exception):
+                raise answer
+            out[host] = answer
+            if isinstance(answer, Exception):
+                log.warning("reconcile host %s: %s", host, answer)
+        return out
+
+
+def record(session: Session, drift: list[Drift], ids: dict[str, int]) -> None:
+    for d in drift:
+        conn_id = ids.get(d.connection)
+        conn = session.get(Connection, conn_id) if conn_id is not None else None
+        if conn is not None:
+            store.add_event(session, conn, "repaired", f"host {d.host}: pieces were {d.what}")
+
+
+class Watcher:
+    """Every `interval` seconds, asks each agent whether it answers; one that answers again
+    after it did not (or for the first time) is reconciled. `reachable` is what was seen."""
+
+    def __init__(self, reconciler: Reconciler, hosts: list[str], interval: float):
+        self.reconciler = reconciler
+        self.hosts = hosts
+        self.interval = interval
+        self.reachable: dict[str, bool] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="reconcile-watcher")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            await self.check()
+
+    async def check(self) -> None:
+        answers = await asyncio.gather(
+            *(self.reconciler.agents.reachable(h) for h in self.hosts), return_exceptions=True
+        )
+        back = []
+        for host, answer in zip(self.hosts, answers, strict=True):
+            now = answer is True
+            if now and self.reachable.get(host) is not True:
+                back.append(host)
+            self.reachable[host] = now
+        if back:
+            result = await self.reconciler.all_hosts(back)
+            for host, outcome in result.items():
+                if isinstance(outcome, (AgentError, Exception)):
+                    self.reachable[host] = False  # try again at the next check

@@ -1,0 +1,212 @@
+"""Create and release: a connection's life as SQL transactions around one agent transaction.
+
+Create: one DB transaction inserts the connection (state requested, a free number), plans
+it, reserves per link direction under row locks and opens its journal entry (phase
+reserved); then `Agents.transaction` puts the pieces on every host of the path (the journal
+says COMMITTED before the confirms); then one DB transaction makes it established. An agent
+that refuses leaves every host as it was (the transaction's promise); the service then
+releases the reservation (once), retires the row and fails the journal entry, so nothing of
+the request remains but its history.
+
+Release: the pieces leave every host in one agent transaction; then the reservations are
+released (once) and the connection is released.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from vnet.controller.agents.realise import AgentError, Agents, HostChange
+from vnet.controller.db import journal, ledger
+from vnet.controller.db.models import (
+    Connection,
+    ConnectionState,
+    RequestJournal,
+    RequestPhase,
+    ReservationRole,
+)
+from vnet.controller.db.numbers import add_connection
+from vnet.controller.errors import AgentRefused, Conflict
+from vnet.controller.inventory import Inventory
+from vnet.controller.service import planning, steps, store
+from vnet.controller.service.database import Database, Timings, add_time
+from vnet.model.controller_api import ConnectionAnswer, ConnectionRequest, ConnectionView
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A connection reserved and journaled, ready for the agents."""
+
+    connection_id: int
+    request_id: str
+    changes: tuple[HostChange, ...]
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A retried request (same idempotency key): the first attempt's answer."""
+
+    answer: ConnectionAnswer
+
+
+class Flows:
+    """The connection transactions; `Service` checks rights and calls these."""
+
+    def __init__(self, db: Database, agents: Agents, policy: object):
+        self.db = db
+        self.agents = agents
+        self.policy = policy
+
+    # -- create ----------------------------------------------------------------------------
+    def admit(
+        self,
+        session: Session,
+        inv: Inventory,
+        tenant: str,
+        request: ConnectionRequest,
+        key: str | None,
+    ) -> Admitted | Replay:
+        owner = store.tenant_row(session, tenant)
+        if key is not None:
+            earlier = store.by_idempotency_key(session, owner.id, key)
+            if earlier is not None:
+                return Replay(replay(earlier, tenant, request, key))
+        store.require_free_name(session, owner.id, tenant, request.name)
+        conn = new_connection(owner.id, request, key)
+        add_connection(session, conn)  # a race on the name: IntegrityError, the write retries
+        plan = planning.reserve_planned(
+            session,
+            inv,
+            conn,
+            planning.plan_new(inv, tenant, request, conn, self.policy),
+            generation=conn.generation,
+            role=ReservationRole.CURRENT,
+        )
+        planning.record_plan(conn, plan)
+        entry = store.open_journal(session, "create", conn, [c.host for c in plan.changes])
+        return Admitted(conn.id, entry.request_id, tuple(plan.changes))
+
+    async def realise_new(
+        self, admitted: Admitted, tenant: str, timings: Timings | None
+    ) -> ConnectionView:
+        try:
+            await self.run_agents(admitted.request_id, admitted.changes, timings)
+        except AgentError as e:
+            await self.db.write(lambda s: fail_new(s, admitted, str(e)), timings)
+            raise AgentRefused(e.host, e.reason) from None
+        except BaseException as e:  # cancelled, or a bug: nothing half done may stay
+            await self.db.write(lambda s: fail_new(s, admitted, repr(e)), timings)
+            raise
+        return await self.db.write(lambda s: establish(s, admitted, tenant), timings)
+
+    async def run_agents(
+        self, request_id: str, changes: tuple[HostChange, ...] | list[HostChange], timings: Timings | None
+    ) -> None:
+        """One agent transaction, the journal at COMMITTED before the confirms."""
+
+        async def committed() -> None:
+            await self.db.write(lambda s: mark_committed(s, request_id), timings)
+
+        started = time.perf_counter()
+        try:
+            await self.agents.transaction(request_id, list(changes), on_committed=committed)
+        finally:
+            add_time(timings, "devices", time.perf_counter() - started)
+
+    # -- release ---------------------------------------------------------------------------
+    def start_release(self, session: Session, inv: Inventory, tenant: str, name: str) -> Admitted:
+        conn = store.live_connection(session, tenant, name, lock=True)
+        store.require_changeable(conn)
+        pieces = planning.current_pieces(inv, tenant, conn, self.policy)
+        changes = tuple(steps.remove(pieces.pieces))
+        conn.state = ConnectionState.MODIFYING
+        entry = store.open_journal(session, "release", conn, [c.host for c in changes])
+        return Admitted(conn.id, entry.request_id, changes)
+
+    async def realise_release(
+        self, started: Admitted, tenant: str, timings: Timings | None
+    ) -> ConnectionView:
+        try:
+            await self.run_agents(started.request_id, started.changes, timings)
+        except AgentError as e:
+            await self.db.write(lambda s: undo_release(s, started, str(e)), timings)
+            raise AgentRefused(e.host, e.reason) from None
+        return await self.db.write(lambda s: finish_release(s, started, tenant), timings)
+
+
+def new_connection(tenant_id: int, request: ConnectionRequest, key: str | None) -> Connection:
+    return Connection(
+        tenant_id=tenant_id,
+        name=request.name,
+        idempotency_key=key,
+        a=request.a,
+        b=request.b,
+        protocol=request.protocol,
+        src_port=request.src_port,
+        dst_port=request.dst_port,
+        bandwidth_bps=request.bandwidth,
+        bidirectional=request.bidirectional,
+        packet_size=request.packet_size,
+        path=request.path,
+        state=ConnectionState.REQUESTED,
+        generation=1,
+    )
+
+
+def replay(conn: Connection, tenant: str, request: ConnectionRequest, key: str) -> ConnectionAnswer:
+    if not store.same_request(conn, request):
+        raise Conflict(
+            f"idempotency key {key!r} was used for a different request"
+            f" (connection {conn.name!r})",
+            field="Idempotency-Key",
+            code="idempotency-key-reused",
+        )
+    return ConnectionAnswer(connection=store.view(conn, tenant))
+
+
+def mark_committed(session: Session, request_id: str) -> None:
+    """The journal at COMMITTED (a modify's later steps find it there already)."""
+    entry = session.get(RequestJournal, request_id.split(".")[0])
+    if entry is not None and journal.ORDER.index(entry.phase) < journal.ORDER.index(
+        RequestPhase.COMMITTED
+    ):
+        journal.advance(session, entry.request_id, RequestPhase.COMMITTED)
+
+
+def establish(session: Session, admitted: Admitted, tenant: str) -> ConnectionView:
+    conn = session.get_one(Connection, admitted.connection_id)
+    conn.state = ConnectionState.ESTABLISHED
+    store.add_event(session, conn, "created", f"path {' -> '.join(h['host'] for h in conn.hops)}")
+    store.finish_journal(session, admitted.request_id)
+    return store.view(conn, tenant)
+
+
+def retire(session: Session, conn: Connection, kind: str, detail: str) -> None:
+    """A connection that holds nothing any more: reservations released (once), the row kept
+    as history (released rows hold neither a name nor a number)."""
+    ledger.release(session, conn)
+    conn.state = ConnectionState.RELEASED
+    store.add_event(session, conn, kind, detail)
+
+
+def fail_new(session: Session, admitted: Admitted, error: str) -> None:
+    conn = session.get_one(Connection, admitted.connection_id)
+    retire(session, conn, "failed", error)
+    store.finish_journal(session, admitted.request_id, error=error)
+
+
+def undo_release(session: Session, started: Admitted, error: str) -> None:
+    conn = session.get_one(Connection, started.connection_id)
+    conn.state = ConnectionState.ESTABLISHED
+    store.add_event(session, conn, "failed", f"release refused: {error}")
+    store.finish_journal(session, started.request_id, error=error)
+
+
+def finish_release(session: Session, started: Admitted, tenant: str) -> ConnectionView:
+    conn = session.get_one(Connection, started.connection_id)
+    retire(session, conn, "released", "")
+    store.finish_journal(session, started.request_id)
+    return store.view(conn, tenant)

@@ -1,0 +1,208 @@
+"""The controller's service: what the API calls (the `ControllerService` protocol).
+
+Each method checks the principal's right first, then works in short SQL transactions run in
+threads (`Database`) around at most one agent transaction at a time per request step.
+`start()` recovers the requests a previous run left in flight, reconciles every agent with
+the database and starts the background work (utilisation poller, reconcile watcher);
+`stop()` ends it. The inventory (`controller.inventory.read`) is read once and kept until
+a tenant is added.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from vnet.controller import inventory as inventory_db
+from vnet.controller import planner
+from vnet.controller.agents.realise import Agents
+from vnet.controller.db import ledger
+from vnet.controller.db.models import Tenant
+from vnet.controller.errors import Conflict, Rejected
+from vnet.controller.inventory import Inventory
+from vnet.controller.principal import Principal
+from vnet.controller.reconcile import Reconciler, Watcher
+from vnet.controller.recovery import Settled, recover
+from vnet.controller.service import store, views
+from vnet.controller.service.connections import Admitted, Flows, Replay
+from vnet.controller.service.database import Database, Timings
+from vnet.controller.service.moves import Moves
+from vnet.controller.service.rearrangement import make_room
+from vnet.controller.service.utilisation import UtilisationPoller
+from vnet.model import controller_api as api
+from vnet.model.controller_config import ControllerConfig
+
+log = logging.getLogger(__name__)
+
+
+class Service:
+    def __init__(self, config: ControllerConfig, engine: Engine, agents: Agents):
+        self.config = config
+        self.db = Database(engine)
+        self.agents = agents
+        self.policy = planner.policy(config)
+        self.flows = Flows(self.db, agents, self.policy)
+        self.moves = Moves(self.flows)
+        self.reconciler = Reconciler(self.db, agents, self.inventory, self.policy)
+        self._inventory: Inventory | None = None
+        self._inventory_lock = asyncio.Lock()
+        self.watcher: Watcher | None = None
+        self.poller: UtilisationPoller | None = None
+        self.recovered: list[Settled] = []
+
+    # -- life ------------------------------------------------------------------------------
+    async def start(self, background: bool = True) -> None:
+        """Recovery, then reconciliation of every agent, then the background work."""
+        inv = await self.inventory()
+        hosts = [h.name for h in inv.topology.hosts]
+        self.recovered = await recover(self.db, self.agents)
+        outcome = await self.reconciler.all_hosts(hosts)
+        self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
+        self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
+        links = {name: (info.a, info.b) for name, info in inv.links.items()}
+        self.poller = UtilisationPoller(self.agents, links, self.config.utilisation_interval)
+        if background:
+            self.watcher.start()
+            self.poller.start()
+
+    async def stop(self) -> None:
+        for worker in (self.watcher, self.poller):
+            if worker is not None:
+                await worker.stop()
+
+    async def inventory(self) -> Inventory:
+        async with self._inventory_lock:
+            if self._inventory is None:
+                self._inventory = await self.db.read(inventory_db.read)
+            return self._inventory
+
+    # -- connections -----------------------------------------------------------------------
+    async def create_connection(
+        self,
+        who: Principal,
+        tenant: str,
+        request: api.ConnectionRequest,
+        idempotency_key: str | None = None,
+        timings: Timings | None = None,
+    ) -> api.ConnectionAnswer:
+        who.require_tenant(tenant)
+        inv = await self.inventory()
+        moved: list[api.Move] = []
+        try:
+            admitted = await self._admit(inv, tenant, request, idempotency_key, timings)
+        except Rejected as rejected:
+            if request.path is not None:
+                raise
+            moved = await make_room(self, inv, tenant, request, rejected, timings)
+            admitted = await self._admit(inv, tenant, request, idempotency_key, timings)
+        if isinstance(admitted, Replay):
+            return admitted.answer
+        view = await self.flows.realise_new(admitted, tenant, timings)
+        return api.ConnectionAnswer(connection=view, moved=moved)
+
+    async def _admit(
+        self,
+        inv: Inventory,
+        tenant: str,
+        request: api.ConnectionRequest,
+        key: str | None,
+        timings: Timings | None,
+    ) -> Admitted | Replay:
+        def work(session: Session) -> Admitted | Replay:
+            return self.flows.admit(session, inv, tenant, request, key)
+
+        return await self.db.write(work, timings, retry=True)
+
+    async def modify_connection(
+        self,
+        who: Principal,
+        tenant: str,
+        name: str,
+        request: api.ModifyRequest,
+        timings: Timings | None = None,
+    ) -> api.ConnectionAnswer:
+        who.require_tenant(tenant)
+        inv = await self.inventory()
+        moving = await self.db.write(
+            lambda s: self.moves.start(s, inv, tenant, name, request), timings
+        )
+        view = await self.moves.realise(moving, tenant, timings)
+        return api.ConnectionAnswer(connection=view)
+
+    async def release_connection(
+        self, who: Principal, tenant: str, name: str, timings: Timings | None = None
+    ) -> api.ConnectionView:
+        who.require_tenant(tenant)
+        inv = await self.inventory()
+        started = await self.db.write(
+            lambda s: self.flows.start_release(s, inv, tenant, name), timings
+        )
+        return await self.flows.realise_release(started, tenant, timings)
+
+    async def connection(self, who: Principal, tenant: str, name: str) -> api.ConnectionView:
+        who.require_tenant(tenant)
+        return await self.db.read(lambda s: store.view(store.latest_connection(s, tenant, name), tenant))
+
+    async def connections(
+        self, who: Principal, tenant: str | None = None, include_released: bool = False
+    ) -> list[api.ConnectionView]:
+        shown = views.visible_tenant(who, tenant)
+        return await self.db.read(lambda s: store.connection_views(s, shown, include_released))
+
+    async def history(self, who: Principal, tenant: str, name: str) -> list[api.ConnectionEvent]:
+        who.require_tenant(tenant)
+        return await self.db.read(lambda s: store.events(s, store.latest_connection(s, tenant, name)))
+
+    # -- inventory -------------------------------------------------------------------------
+    async def tenants(self, who: Principal) -> list[api.TenantView]:
+        names = await self.db.read(store.tenant_names)
+        return [api.TenantView(name=n) for n in names if who.may_see(n)]
+
+    async def create_tenant(self, who: Principal, name: str) -> api.TenantView:
+        who.require_provider()
+
+        def add(session: Session) -> None:
+            if name in store.tenant_names(session):
+                raise Conflict(f"tenant {name!r} exists", field="name")
+            session.add(Tenant(name=name))
+
+        await self.db.write(add)
+        async with self._inventory_lock:
+            self._inventory = None  # read again with the new tenant
+        return api.TenantView(name=name)
+
+    async def networks(self, who: Principal, tenant: str | None = None) -> list[api.NetworkView]:
+        return views.networks((await self.inventory()).topology, views.visible_tenant(who, tenant))
+
+    async def routers(self, who: Principal, tenant: str | None = None) -> list[api.RouterView]:
+        return views.routers((await self.inventory()).topology, views.visible_tenant(who, tenant))
+
+    async def endhosts(self, who: Principal, tenant: str | None = None) -> list[api.EndHostView]:
+        return views.endhosts((await self.inventory()).topology, views.visible_tenant(who, tenant))
+
+    async def hosts(self, who: Principal) -> list[api.HostView]:
+        inv = await self.inventory()
+        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in self.config.agents}
+        reachable = self.watcher.reachable if self.watcher else {}
+        return views.hosts(inv.topology, endpoints, reachable)
+
+    async def links(self, who: Principal) -> list[api.LinkView]:
+        inv = await self.inventory()
+        held = await self.db.read(ledger.held_by_direction)
+        rates = self.poller.rates if self.poller else {}
+        return views.links(inv.links, held, rates)
+
+    async def topology(self, who: Principal) -> api.TopologyView:
+        shown = None if who.is_provider else who.tenant
+        return api.TopologyView(
+            hosts=await self.hosts(who),
+            links=await self.links(who),
+            tenants=await self.tenants(who),
+            networks=await self.networks(who, shown),
+            routers=await self.routers(who, shown),
+            endhosts=await self.endhosts(who, shown),
+            connections=await self.connections(who, shown),
+        )

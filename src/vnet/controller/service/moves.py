@@ -1,0 +1,129 @@
+"""Modify make-before-break: a new bandwidth and/or path without a gap in the traffic.
+
+One DB transaction plans the new generation g+1 and reserves it as NEXT while g still
+counts (both paths carry traffic during the switch); then the agents take the three steps of
+`steps.make_before_break` (new transit/egress, switch the ingress, remove what only the old
+path used), each one agent transaction; then one DB transaction switches the ledger (g
+released once, g+1 current). An agent that refuses puts every host back on generation g (an
+agent transaction of its own when a step had already been confirmed) and releases g+1.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from vnet.controller import planner
+from vnet.controller.agents.realise import AgentError, HostChange
+from vnet.controller.db import ledger
+from vnet.controller.db.models import Connection, ConnectionState, ReservationRole
+from vnet.controller.errors import AgentRefused, BadRequest
+from vnet.controller.inventory import Inventory
+from vnet.controller.service import planning, steps, store
+from vnet.controller.service.connections import Flows
+from vnet.controller.service.database import Timings
+from vnet.model.controller_api import ConnectionView, ModifyRequest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Moving:
+    connection_id: int
+    request_id: str
+    generation: int  # the new one
+    old: planning.HostPieces
+    new: planning.HostPieces
+    plan: planning.Plan
+    bandwidth: int
+    explicit_path: list[str] | None
+    kind: str  # "modified" (bandwidth) or "moved" (path only)
+
+
+class Moves:
+    def __init__(self, flows: Flows):
+        self.flows = flows
+
+    def start(
+        self, session: Session, inv: Inventory, tenant: str, name: str, request: ModifyRequest
+    ) -> Moving:
+        if request.bandwidth is None and request.path is None:
+            raise BadRequest("a modify names a new bandwidth, a new path or both", field="bandwidth")
+        conn = store.live_connection(session, tenant, name, lock=True)
+        store.require_changeable(conn)
+        policy = self.flows.policy
+        old = planning.current_pieces(inv, tenant, conn, policy)
+        bandwidth = request.bandwidth or conn.bandwidth_bps
+        explicit = request.path if request.path is not None else conn.path
+        wanted = planning.request_of(conn, bandwidth=bandwidth, path=explicit)
+        generation = conn.generation + 1
+
+        def make(held):  # type: ignore[no-untyped-def]
+            return planner.plan_move(
+                inv, held, tenant, wanted, conn.id, conn.number, policy  # type: ignore[arg-type]
+            )
+
+        plan = planning.reserve_planned(
+            session, inv, conn, make, generation=generation, role=ReservationRole.NEXT
+        )
+        new = planning.HostPieces.of(plan.changes)
+        conn.state = ConnectionState.MODIFYING
+        entry = store.open_journal(session, "modify", conn, [*old.pieces, *new.pieces])
+        kind = "modified" if request.bandwidth is not None else "moved"
+        return Moving(conn.id, entry.request_id, generation, old, new, plan, bandwidth, explicit, kind)
+
+    async def realise(self, moving: Moving, tenant: str, timings: Timings | None) -> ConnectionView:
+        locators = {**moving.old.locators, **moving.new.locators}
+        todo = steps.make_before_break(moving.old.pieces, moving.new.pieces, locators)
+        done = 0
+        try:
+            for done, step in enumerate(todo):
+                await self.flows.run_agents(f"{moving.request_id}.{done}", step, timings)
+        except AgentError as e:
+            if done > 0:  # steps before this one were confirmed: put generation g back
+                await self._restore(moving, timings)
+            await self.flows.db.write(lambda s: undo(s, moving, str(e)), timings)
+            raise AgentRefused(e.host, e.reason) from None
+        return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
+
+    async def _restore(self, moving: Moving, timings: Timings | None) -> None:
+        back = restore_changes(moving.old, set(moving.new.pieces))
+        try:
+            await self.flows.run_agents(f"{moving.request_id}.undo", back, timings)
+        except AgentError as e:  # reconciliation puts the hosts right when the agent is back
+            log.warning("request %s: could not put generation back: %s", moving.request_id, e)
+
+
+def restore_changes(old: planning.HostPieces, touched: set[str]) -> list[HostChange]:
+    """Every host back to the old generation's pieces (hosts only the new path had: none)."""
+    back = steps.install(old.pieces, old.locators)
+    name = next(iter(old.pieces.values())).name if old.pieces else None
+    extra = [
+        HostChange(host=h, delete=(name,)) for h in sorted(touched - set(old.pieces)) if name
+    ]
+    return [*back, *extra]
+
+
+def undo(session: Session, moving: Moving, error: str) -> None:
+    conn = session.get_one(Connection, moving.connection_id)
+    ledger.release(session, conn, moving.generation)
+    conn.state = ConnectionState.ESTABLISHED
+    store.add_event(session, conn, "failed", f"modify refused: {error}")
+    store.finish_journal(session, moving.request_id, error=error)
+
+
+def switch(session: Session, moving: Moving, tenant: str) -> ConnectionView:
+    conn = session.get_one(Connection, moving.connection_id)
+    old_path = [h["host"] for h in conn.hops]
+    ledger.switch(session, conn, moving.generation)
+    conn.bandwidth_bps = moving.bandwidth
+    conn.path = moving.explicit_path
+    planning.record_plan(conn, moving.plan)
+    conn.state = ConnectionState.ESTABLISHED
+    new_path = [h["host"] for h in conn.hops]
+    detail = f"bandwidth {conn.bandwidth_bps} bit/s, path {' -> '.join(old_path)}"
+    store.add_event(session, conn, moving.kind, f"{detail} => {' -> '.join(new_path)}")
+    store.finish_journal(session, moving.request_id)
+    return store.view(conn, tenant)

@@ -1,0 +1,90 @@
+"""Make-before-break as host changes: from a connection's pieces on its old path and on its
+new one, the three transactions that move its traffic without a gap (paper 001, Sec. 3:
+new tunnel, redirect, remove the old).
+
+1. make:   every host of the new path gets the new transit and egress pieces next to what it
+           already holds (the old ingress keeps steering into the old path meanwhile);
+2. switch: every ingress host gets the new ingress (the traffic takes the new path);
+3. break:  every host holds exactly the new pieces; hosts only on the old path lose theirs.
+
+A step that changes nothing on any host is left out. Pieces are `ConnectionPieces` of one
+connection (one name) per host; a host's put replaces the connection's pieces there whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from vnet.controller.agents.realise import HostChange
+from vnet.model.host_guarantees import ConnectionPieces, Locator
+
+Pieces = Mapping[str, ConnectionPieces]  # host -> the connection's pieces there
+
+
+def _unique(items: list) -> list:  # type: ignore[type-arg]
+    out: list = []  # type: ignore[type-arg]
+    for item in items:
+        if item not in out:
+            out.append(item)
+    return out
+
+
+def _merged(
+    old: ConnectionPieces | None, new: ConnectionPieces, ingress: str
+) -> ConnectionPieces:
+    """new's transit/egress with old's; the ingress from `ingress` ("old" or "new")."""
+    if old is None:
+        keep = new.ingress if ingress == "new" else []
+        return new.model_copy(update={"ingress": keep})
+    return new.model_copy(
+        update={
+            "ingress": new.ingress if ingress == "new" else old.ingress,
+            "transit": _unique([*old.transit, *new.transit]),
+            "egress": _unique([*old.egress, *new.egress]),
+        }
+    )
+
+
+def _is_empty(pieces: ConnectionPieces) -> bool:
+    return not (pieces.ingress or pieces.transit or pieces.egress)
+
+
+def _put(host: str, pieces: ConnectionPieces, locators: Mapping[str, tuple[Locator, ...]]):  # type: ignore[no-untyped-def]
+    return HostChange(host=host, put=(pieces,), locators=tuple(locators.get(host, ())))
+
+
+def make_before_break(
+    old: Pieces, new: Pieces, locators: Mapping[str, tuple[Locator, ...]] | None = None
+) -> list[list[HostChange]]:
+    """The steps (each a list of host changes for one transaction) from `old` to `new`."""
+    locators = locators or {}
+    held = dict(old)  # what each host holds after the steps so far
+    steps = []
+    for ingress in ("old", "new"):
+        step = []
+        for host, pieces in new.items():
+            target = _merged(held.get(host), pieces, ingress)
+            if _is_empty(target) or target == held.get(host):
+                continue
+            step.append(_put(host, target, locators))
+            held[host] = target
+        steps.append(step)
+    final = []
+    for host in sorted(set(held) | set(new)):
+        if host not in new:
+            final.append(HostChange(host=host, delete=(held[host].name,)))
+        elif held.get(host) != new[host]:
+            final.append(_put(host, new[host], locators))
+    steps.append(final)
+    return [step for step in steps if step]
+
+
+def install(new: Pieces, locators: Mapping[str, tuple[Locator, ...]] | None = None) -> list[HostChange]:
+    """A new connection's pieces, one change per host."""
+    locators = locators or {}
+    return [_put(host, pieces, locators) for host, pieces in sorted(new.items())]
+
+
+def remove(old: Pieces) -> list[HostChange]:
+    """A connection's pieces gone from every host that holds them."""
+    return [HostChange(host=host, delete=(pieces.name,)) for host, pieces in sorted(old.items())]

@@ -1,0 +1,208 @@
+"""What the service reads and writes in SQL about connections: functions of a session, run
+inside `Database` transactions. The ledger's locking rules live in `db.ledger`; this module
+only finds rows, turns them into API views and records history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from vnet.controller.db import journal
+from vnet.controller.db.models import (
+    Connection,
+    ConnectionEvent,
+    ConnectionState,
+    RequestJournal,
+    RequestPhase,
+    Reservation,
+    Tenant,
+)
+from vnet.controller.errors import Conflict, NotFound
+from vnet.model import controller_api as api
+
+Arc = tuple[str, bool]
+GONE = (ConnectionState.RELEASED,)  # states in which a connection holds nothing
+
+
+def tenant_row(session: Session, name: str) -> Tenant:
+    row = session.scalar(select(Tenant).where(Tenant.name == name))
+    if row is None:
+        raise NotFound(f"unknown tenant {name!r}", field="tenant", code="unknown-tenant")
+    return row
+
+
+def tenant_names(session: Session) -> list[str]:
+    return list(session.scalars(select(Tenant.name).order_by(Tenant.id)))
+
+
+def live_connection(session: Session, tenant: str, name: str, *, lock: bool = False) -> Connection:
+    """The tenant's connection called `name` that is not released; NotFound names which."""
+    owner = tenant_row(session, tenant)
+    query = select(Connection).where(
+        Connection.tenant_id == owner.id,
+        Connection.name == name,
+        Connection.state.not_in(GONE),
+    )
+    if lock:
+        query = query.with_for_update()
+    row = session.scalar(query)
+    if row is None:
+        released = session.scalar(
+            select(func.count()).where(
+                Connection.tenant_id == owner.id, Connection.name == name
+            )
+        )
+        why = "is released" if released else "does not exist"
+        raise NotFound(
+            f"tenant {tenant!r}: connection {name!r} {why}",
+            field="name",
+            code="unknown-connection",
+        )
+    return row
+
+
+def latest_connection(session: Session, tenant: str, name: str) -> Connection:
+    """The live connection called `name`, or else its most recent released one."""
+    owner = tenant_row(session, tenant)
+    query = (
+        select(Connection)
+        .where(Connection.tenant_id == owner.id, Connection.name == name)
+        .order_by(Connection.state.in_(GONE), Connection.id.desc())
+    )
+    row = session.scalars(query).first()
+    if row is None:
+        raise NotFound(
+            f"tenant {tenant!r}: connection {name!r} does not exist",
+            field="name",
+            code="unknown-connection",
+        )
+    return row
+
+
+def require_free_name(session: Session, tenant_id: int, tenant: str, name: str) -> None:
+    query = select(Connection.id).where(
+        Connection.tenant_id == tenant_id,
+        Connection.name == name,
+        Connection.state.not_in(GONE),
+    )
+    if session.scalar(query) is not None:
+        raise Conflict(f"tenant {tenant!r} already has a connection named {name!r}", field="name")
+
+
+def require_changeable(conn: Connection) -> None:
+    """A connection in the middle of another change is not changed again (409)."""
+    if conn.state != ConnectionState.ESTABLISHED:
+        raise Conflict(
+            f"connection {conn.name!r} is {conn.state.value}: another request is changing it",
+            field="name",
+        )
+
+
+def by_idempotency_key(session: Session, tenant_id: int, key: str) -> Connection | None:
+    query = select(Connection).where(
+        Connection.tenant_id == tenant_id, Connection.idempotency_key == key
+    )
+    return session.scalar(query)
+
+
+def same_request(conn: Connection, request: api.ConnectionRequest) -> bool:
+    """Whether a retried request asks for what the connection was created for (its
+    bandwidth and path only while it has not been modified since)."""
+    fixed = (
+        conn.name == request.name
+        and conn.a == request.a
+        and conn.b == request.b
+        and conn.protocol == request.protocol
+        and conn.src_port == request.src_port
+        and conn.dst_port == request.dst_port
+        and conn.bidirectional == request.bidirectional
+        and conn.packet_size == request.packet_size
+    )
+    if conn.generation > 1:
+        return fixed
+    return fixed and conn.bandwidth_bps == request.bandwidth and conn.path == request.path
+
+
+def add_event(session: Session, conn: Connection, kind: str, detail: str = "") -> None:
+    session.add(ConnectionEvent(connection_id=conn.id, kind=kind, detail=detail[:1024]))
+
+
+def events(session: Session, conn: Connection) -> list[api.ConnectionEvent]:
+    query = (
+        select(ConnectionEvent)
+        .where(ConnectionEvent.connection_id == conn.id)
+        .order_by(ConnectionEvent.at, ConnectionEvent.id)
+    )
+    return [
+        api.ConnectionEvent(at=e.at, kind=e.kind, detail=e.detail) for e in session.scalars(query)
+    ]
+
+
+def view(conn: Connection, tenant: str) -> api.ConnectionView:
+    return api.ConnectionView(
+        tenant=tenant,
+        name=conn.name,
+        status=conn.state.value,  # type: ignore[arg-type]
+        a=conn.a,
+        b=conn.b,
+        protocol=conn.protocol,  # type: ignore[arg-type]
+        src_port=conn.src_port,
+        dst_port=conn.dst_port,
+        bandwidth=conn.bandwidth_bps,
+        bidirectional=conn.bidirectional,
+        path=[h["host"] for h in conn.hops],
+        hops=[api.Hop(**h) for h in conn.hops],
+        segments=list(conn.segments),
+        generation=conn.generation,
+        created=conn.created,
+    )
+
+
+def connection_views(
+    session: Session, tenant: str | None, include_released: bool
+) -> list[api.ConnectionView]:
+    query = select(Connection, Tenant.name).join(Tenant, Tenant.id == Connection.tenant_id)
+    if tenant is not None:
+        query = query.where(Tenant.name == tenant)
+    if not include_released:
+        query = query.where(Connection.state.not_in(GONE))
+    query = query.order_by(Tenant.name, Connection.name, Connection.id)
+    return [view(conn, owner) for conn, owner in session.execute(query)]
+
+
+def live_connections(session: Session) -> list[tuple[Connection, str]]:
+    query = (
+        select(Connection, Tenant.name)
+        .join(Tenant, Tenant.id == Connection.tenant_id)
+        .where(Connection.state.not_in(GONE))
+        .order_by(Connection.id)
+    )
+    return [(conn, owner) for conn, owner in session.execute(query)]
+
+
+def open_journal(
+    session: Session, operation: str, conn: Connection, hosts: Sequence[str]
+) -> RequestJournal:
+    entry = journal.open_request(
+        session,
+        operation,
+        tenant_id=conn.tenant_id,
+        connection_id=conn.id,
+        hosts=sorted(set(hosts)),
+    )
+    journal.advance(session, entry.request_id, RequestPhase.RESERVED)
+    return entry
+
+
+def finish_journal(session: Session, request_id: str, error: str | None = None) -> None:
+    """A request's last step: confirmed and done, or failed with the reason."""
+    if error is not None:
+        journal.advance(session, request_id, RequestPhase.FAILED, error=error[:1024])
+        return
+    entry = session.get(RequestJournal, request_id)
+    if entry is not None and entry.phase != RequestPhase.CONFIRMED:
+        journal.advance(session, request_id, RequestPhase.CONFIRMED)
+    journal.advance(session, request_id, RequestPhase.DONE)

@@ -1,0 +1,97 @@
+"""Measured link use: the agents' HTB class byte counters, polled, turned into bit/s.
+
+Every `interval` seconds each agent is asked for its class counters (`Agents.class_bytes`:
+(underlay interface, class) -> bytes sent); the bytes of all classes of one underlay
+interface are what the host sent into that link direction. The rate is the difference
+between two polls (bytes * 8 / seconds). Only the last rate per direction is kept, in
+memory: it is a gauge for the console and the topology view, not history.
+
+The interface of a host towards a peer is named `ul-<peer>` (the lab's and the agents'
+underlay port name); an interface the controller cannot place on a link is left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Mapping
+
+from vnet.controller.agents.realise import Agents
+
+log = logging.getLogger(__name__)
+
+Arc = tuple[str, bool]
+PORT_PREFIX = "ul-"
+
+
+def arcs_of(host: str, links: Mapping[str, tuple[str, str]]) -> dict[str, Arc]:
+    """Underlay interface name on `host` -> the link direction it sends into."""
+    out = {}
+    for name, (a, b) in links.items():
+        if host == a:
+            out[PORT_PREFIX + b] = (name, True)
+        elif host == b:
+            out[PORT_PREFIX + a] = (name, False)
+    return out
+
+
+def bytes_per_arc(
+    host: str, counters: Mapping[tuple[str, str], int], links: Mapping[str, tuple[str, str]]
+) -> dict[Arc, int]:
+    placed = arcs_of(host, links)
+    out: dict[Arc, int] = {}
+    for (interface, _class), sent in counters.items():
+        arc = placed.get(interface)
+        if arc is not None:
+            out[arc] = out.get(arc, 0) + sent
+    return out
+
+
+class UtilisationPoller:
+    """The last measured rate per link direction, kept up to date in the background."""
+
+    def __init__(self, agents: Agents, links: Mapping[str, tuple[str, str]], interval: float):
+        self.agents = agents
+        self.links = dict(links)
+        self.interval = interval
+        self.rates: dict[Arc, int] = {}
+        self._last: dict[Arc, tuple[float, int]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._loop(), name="utilisation-poller")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _loop(self) -> None:
+        while True:
+            await self.poll()
+            await asyncio.sleep(self.interval)
+
+    async def poll(self) -> None:
+        hosts = sorted({end for ends in self.links.values() for end in ends})
+        answers = await asyncio.gather(
+            *(self.agents.class_bytes(h) for h in hosts), return_exceptions=True
+        )
+        now = time.monotonic()
+        for host, counters in zip(hosts, answers, strict=True):
+            if isinstance(counters, BaseException):
+                log.debug("utilisation: host %s did not answer: %s", host, counters)
+                continue
+            for arc, sent in bytes_per_arc(host, counters, self.links).items():
+                self._update(arc, now, sent)
+
+    def _update(self, arc: Arc, now: float, sent: int) -> None:
+        before = self._last.get(arc)
+        self._last[arc] = (now, sent)
+        if before is None or now <= before[0] or sent < before[1]:
+            return  # first sample, or counters reset (the agent restarted): wait for the next
+        self.rates[arc] = int((sent - before[1]) * 8 / (now - before[0]))

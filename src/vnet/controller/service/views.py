@@ -1,0 +1,121 @@
+"""The inventory as the API shows it, filtered by who asks.
+
+Visibility: the provider sees everything; a tenant administrator sees the physical hosts and
+links (with their totals, which name no tenant) and only its own tenant's networks, VRs, end
+hosts and connections, never another tenant's. Every list here is built from the topology the
+controller loaded (`Inventory.topology`), so the views and the planner read one source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from vnet.controller.errors import NotFound
+from vnet.controller.principal import Principal
+from vnet.model.controller_api import (
+    EndHostView,
+    HostView,
+    LinkDirection,
+    LinkView,
+    NetworkView,
+    RouterView,
+)
+from vnet.model.qos import network_links
+from vnet.model.srv6 import network_tenants, router_tenant
+from vnet.model.topology import Topology
+
+Arc = tuple[str, bool]  # (link name, forward a -> b)
+
+
+def link_name(a: str, b: str) -> str:
+    """A link's name, as vnet.model.qos and the planner name it."""
+    return f"{a}-{b}"
+
+
+def visible_tenant(who: Principal, tenant: str | None) -> str | None:
+    """The tenant a list is filtered to: a tenant administrator's own, whatever it asked
+    (asking for another tenant is Forbidden), or the provider's choice (None: all)."""
+    if tenant is not None:
+        who.require_tenant(tenant)
+        return tenant
+    return None if who.is_provider else who.tenant
+
+
+def require_known_tenant(topo: Topology, tenants: Iterable[str], tenant: str) -> None:
+    if tenant not in set(tenants):
+        raise NotFound(f"unknown tenant {tenant!r}", field="tenant", code="unknown-tenant")
+
+
+def networks(topo: Topology, tenant: str | None) -> list[NetworkView]:
+    crossing = network_links(topo)
+    out = []
+    for net in topo.networks:
+        if tenant is not None and net.tenant != tenant:
+            continue
+        guarantees = {}
+        if net.bandwidth is not None:
+            for j in sorted(crossing.get(net.name, ())):
+                link = topo.links[j]
+                guarantees[link_name(link.a, link.b)] = net.bandwidth
+        out.append(NetworkView(tenant=net.tenant, name=net.name, vni=net.vni, guarantees=guarantees))
+    return out
+
+
+def routers(topo: Topology, tenant: str | None) -> list[RouterView]:
+    out = []
+    for vr in topo.routers:
+        owner = router_tenant(topo, vr)
+        if tenant is not None and owner != tenant:
+            continue
+        nets = [i.network for i in vr.interfaces]
+        out.append(RouterView(tenant=owner, name=vr.name, host=vr.host, networks=nets))
+    return out
+
+
+def endhosts(topo: Topology, tenant: str | None) -> list[EndHostView]:
+    owners = network_tenants(topo)
+    out = []
+    for eh in topo.endhosts:
+        owner = owners.get(eh.network)
+        if tenant is not None and owner != tenant:
+            continue
+        addresses = [str(a.ip) for a in (eh.ipv4, eh.ipv6) if a is not None]
+        out.append(
+            EndHostView(
+                tenant=owner, name=eh.name, host=eh.host, network=eh.network, addresses=addresses
+            )
+        )
+    return out
+
+
+def hosts(
+    topo: Topology, endpoints: Mapping[str, str], reachable: Mapping[str, bool]
+) -> list[HostView]:
+    return [
+        HostView(name=h.name, agent=endpoints.get(h.name, ""), reachable=reachable.get(h.name))
+        for h in topo.hosts
+    ]
+
+
+def links(
+    capacities: Mapping[str, tuple[str, str, int]],
+    held: Mapping[Arc, int],
+    utilisation: Mapping[Arc, int],
+) -> list[LinkView]:
+    """Every link with, per direction, what connections hold, what admission may still hand
+    out (`capacities` is what it may hand out in all) and the measured rate."""
+    out = []
+    for name, (a, b, usable) in sorted(capacities.items()):
+        directions = []
+        for forward, (src, dst) in ((True, (a, b)), (False, (b, a))):
+            reserved = held.get((name, forward), 0)
+            directions.append(
+                LinkDirection(
+                    direction=f"{src} -> {dst}",
+                    reserved_bps=reserved,
+                    free_bps=max(usable - reserved, 0),
+                    utilisation_bps=utilisation.get((name, forward)),
+                )
+            )
+        out.append(LinkView(name=name, a=a, b=b, capacity_bps=usable, directions=directions))
+    return out

@@ -1,0 +1,175 @@
+"""The controller's transaction across agents (issue 12, part 6) on a real three-host lab:
+pieces land on every host, an agent that refuses halfway leaves every host exactly as it
+was, concurrent transactions on the same hosts all land (grouped or not), and a refusing
+member of a group fails alone. Checked with independent NETCONF sessions (raw ncclient)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from ncclient.operations.rpc import RPCError
+
+from vnet.controller.agents.realise import AgentError, Agents, HostChange
+
+from .conftest import Labs
+from .controller_agents_support import HOSTS, Lab, start_lab
+
+
+@pytest.fixture(scope="module")
+def lab(module_labs: Labs) -> Iterator[Lab]:
+    yield from start_lab(module_labs)
+
+
+def with_unknown_router(change: HostChange) -> HostChange:
+    """h2's pieces, naming a VR that h2 does not have: its agent refuses them."""
+    pieces = change.put[0]
+    transit = [t.model_copy(update={"router": "nosuch"}) for t in pieces.transit]
+    return HostChange(change.host, put=(pieces.model_copy(update={"transit": transit}),))
+
+
+def refused_on_h2(changes: list[HostChange]) -> list[HostChange]:
+    return [with_unknown_router(c) if c.host == "h2" else c for c in changes]
+
+
+async def release(agents: Agents, names: list[str]) -> None:
+    await agents.transaction(
+        "release-" + "-".join(names), [HostChange(h, delete=tuple(names)) for h in HOSTS]
+    )
+
+
+def test_a_transaction_puts_pieces_on_every_host_and_confirms(lab: Lab) -> None:
+    changes = lab.changes("vc101")["vc101"]
+    assert {c.host for c in changes} == set(HOSTS)
+    journaled: list[set[str]] = []
+
+    async def on_committed() -> None:  # committed (pending) on every host at this point
+        journaled.append({h for h in HOSTS if "vc101" in lab.connection_names(h)})
+
+    async def run() -> dict[str, list[str]]:
+        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        try:
+            await agents.transaction("req-101", changes, on_committed)
+            return {h: [c.name for c in await agents.connections(h)] for h in HOSTS}
+        finally:
+            await agents.close()
+
+    seen = asyncio.run(run())
+    assert journaled == [set(HOSTS)]
+    for host in HOSTS:
+        assert "vc101" in lab.connection_names(host), host
+        assert "vc101" in seen[host]
+        with lab.connect(host) as m, pytest.raises(RPCError, match="no confirmed commit"):
+            m.cancel_commit(persist_id="req-101")  # confirmed: nothing left pending
+
+    async def delete() -> None:
+        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        try:
+            await release(agents, ["vc101"])
+        finally:
+            await agents.close()
+
+    asyncio.run(delete())
+    assert not any("vc101" in lab.connection_names(h) for h in HOSTS)
+
+
+def test_a_put_replaces_the_whole_connection_entry(lab: Lab) -> None:
+    first = lab.changes("vc102")["vc102"]
+    second = lab.changes("vc102")["vc102"]  # a new id and port: every field differs
+
+    async def run() -> dict[str, list[object]]:
+        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        try:
+            await agents.transaction("req-102a", first)
+            await agents.transaction("req-102b", second)
+            got = {h: await agents.connections(h) for h in HOSTS}
+            await release(agents, ["vc102"])
+            return got  # type: ignore[return-value]
+        finally:
+            await agents.close()
+
+    got = asyncio.run(run())
+    for change in second:
+        assert got[change.host] == [change.put[0]], change.host
+
+
+def test_a_host_refusing_halfway_leaves_every_host_as_it_was(lab: Lab) -> None:
+    changes = refused_on_h2(lab.changes("vc103")["vc103"])
+    before = lab.running()
+    called: list[bool] = []
+
+    async def on_committed() -> None:
+        called.append(True)
+
+    async def run() -> AgentError:
+        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        try:
+            with pytest.raises(AgentError) as refused:
+                await agents.transaction("req-103", changes, on_committed)
+            return refused.value
+        finally:
+            await agents.close()
+
+    err = asyncio.run(run())
+    assert err.host == "h2" and "nosuch" in err.reason, err
+    assert err.tag is not None  # the agent's own error tag
+    assert called == []
+    assert lab.running() == before
+    for host in HOSTS:  # and nobody's candidate holds a leftover or a lock
+        with lab.connect(host) as m:
+            m.lock("candidate")
+            m.unlock("candidate")
+
+
+@pytest.mark.parametrize("group", [True, False], ids=["grouped", "one-by-one"])
+def test_concurrent_transactions_on_the_same_hosts_all_land(lab: Lab, group: bool) -> None:
+    names = [f"vc2{int(group)}{i}" for i in range(6)]
+    changes = lab.changes(*names)
+
+    async def run() -> int:
+        agents = Agents(lab.endpoints(), confirm_timeout=30, group=group)
+        try:
+            await asyncio.gather(*(agents.transaction(f"req-{n}", changes[n]) for n in names))
+            groups = agents.groups
+            for host in HOSTS:
+                assert {c.name for c in await agents.connections(host)} >= set(names)
+            for host in HOSTS:
+                assert set(names) <= lab.connection_names(host), host
+            await release(agents, names)
+            return groups
+        finally:
+            await agents.close()
+
+    groups = asyncio.run(run())
+    # all six were queued together: grouped, the five behind the first share one commit
+    assert groups < len(names) if group else groups == len(names)
+
+
+def test_a_refusing_member_of_a_group_fails_alone(lab: Lab) -> None:
+    names = [f"vc3{i}" for i in range(5)]
+    changes = lab.changes(*names)
+    bad = names[3]
+    changes[bad] = refused_on_h2(changes[bad])
+
+    async def run() -> list[BaseException | None]:
+        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        try:
+            results = await asyncio.gather(
+                *(agents.transaction(f"req-{n}", changes[n]) for n in names),
+                return_exceptions=True,
+            )
+            for host in HOSTS:
+                held = lab.connection_names(host)
+                assert set(names) - {bad} <= held and bad not in held, host
+            await release(agents, names)
+            return list(results)
+        finally:
+            await agents.close()
+
+    results = asyncio.run(run())
+    for name, result in zip(names, results, strict=True):
+        if name == bad:
+            assert isinstance(result, AgentError) and result.host == "h2", result
+        else:
+            assert result is None, (name, result)

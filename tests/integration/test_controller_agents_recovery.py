@@ -1,0 +1,160 @@
+"""A controller process killed (SIGKILL) between the confirmed commit and the confirm of a
+transaction across three hosts (issue 12, part 6): the agents roll back by themselves at
+the confirm timeout; recovery's `settle` cancels at once, or confirms; settling what is not
+pending changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+from ncclient.operations.rpc import RPCError
+
+from vnet.controller.agents.realise import Agents, HostChange
+
+from .conftest import Labs
+from .controller_agents_support import HOSTS, Lab, start_lab
+
+# the controller's side, in a process of its own: it journals COMMITTED and then hangs,
+# to be killed before it confirms
+CONTROLLER = """
+import asyncio, json, sys
+from vnet.client import Endpoint
+from vnet.controller.agents.realise import Agents, HostChange
+from vnet.model.host_guarantees import ConnectionPieces, Locator
+
+spec = json.loads(sys.stdin.readline())
+endpoints = {h: Endpoint(**e) for h, e in spec["endpoints"].items()}
+changes = [
+    HostChange(
+        c["host"],
+        put=tuple(ConnectionPieces.model_validate(p) for p in c["put"]),
+        locators=tuple(Locator.model_validate(x) for x in c["locators"]),
+    )
+    for c in spec["changes"]
+]
+
+async def committed():
+    print("committed", flush=True)
+    await asyncio.sleep(3600)
+
+agents = Agents(endpoints, confirm_timeout=spec["timeout"])
+asyncio.run(agents.transaction(spec["request"], changes, committed))
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(module_labs: Labs) -> Iterator[Lab]:
+    yield from start_lab(module_labs)
+
+
+def killed_after_commit(lab: Lab, request: str, changes: list[HostChange], timeout: int) -> None:
+    """Run the controller's transaction in a child process and SIGKILL it once every host
+    committed (before any confirm)."""
+    spec = {
+        "request": request,
+        "timeout": timeout,
+        "endpoints": {h: dataclasses.asdict(ep) for h, ep in lab.endpoints().items()},
+        "changes": [
+            {
+                "host": c.host,
+                "put": [p.model_dump(mode="json") for p in c.put],
+                "locators": [x.model_dump(mode="json") for x in c.locators],
+            }
+            for c in changes
+        ],
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-c", CONTROLLER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdin is not None and child.stdout is not None
+        child.stdin.write(json.dumps(spec) + "\n")
+        child.stdin.flush()
+        line = child.stdout.readline()
+        assert line == "committed\n", f"the child said {line!r}: {child.stderr.read()}"  # type: ignore[union-attr]
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+
+
+def settle(lab: Lab, request: str, confirm: bool) -> None:
+    async def run() -> None:
+        agents = Agents(lab.endpoints())
+        try:
+            await agents.settle(request, HOSTS, confirm)
+        finally:
+            await agents.close()
+
+    asyncio.run(run())
+
+
+def holding(lab: Lab, name: str) -> set[str]:
+    return {h for h in HOSTS if name in lab.connection_names(h)}
+
+
+def test_the_agents_roll_back_at_the_timeout_by_themselves(lab: Lab) -> None:
+    before = lab.running()
+    killed_after_commit(lab, "req-401", lab.changes("vc401")["vc401"], timeout=3)
+    deadline = time.monotonic() + 60  # 3 s on an idle machine; generous under load
+    while lab.running() != before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert lab.running() == before
+
+
+def test_settle_cancels_at_once_and_again_is_a_no_op(lab: Lab) -> None:
+    before = lab.running()
+    killed_after_commit(lab, "req-402", lab.changes("vc402")["vc402"], timeout=600)
+    assert holding(lab, "vc402") == set(HOSTS)  # committed, waiting for a confirm
+    settle(lab, "req-402", confirm=False)
+    assert lab.running() == before
+    settle(lab, "req-402", confirm=False)  # nothing pending: nothing happens
+    settle(lab, "req-402", confirm=True)
+    assert lab.running() == before
+
+
+def test_settle_confirms_and_the_timeout_no_longer_rolls_back(lab: Lab) -> None:
+    killed_after_commit(lab, "req-403", lab.changes("vc403")["vc403"], timeout=4)
+    settle(lab, "req-403", confirm=True)
+    settled = lab.running()
+    assert holding(lab, "vc403") == set(HOSTS)
+    for host in HOSTS:
+        with lab.connect(host) as m, pytest.raises(RPCError, match="no confirmed commit"):
+            m.cancel_commit(persist_id="req-403")
+    time.sleep(6)  # past the timeout the commit would have had
+    assert lab.running() == settled
+
+    async def release() -> None:
+        agents = Agents(lab.endpoints())
+        try:
+            await agents.transaction(
+                "release-403", [HostChange(h, delete=("vc403",)) for h in HOSTS]
+            )
+        finally:
+            await agents.close()
+
+    asyncio.run(release())
+    assert holding(lab, "vc403") == set()
+
+
+def test_settling_another_token_leaves_a_pending_commit_alone(lab: Lab) -> None:
+    before = lab.running()
+    killed_after_commit(lab, "req-404", lab.changes("vc404")["vc404"], timeout=600)
+    pending = lab.running()
+    settle(lab, "req-other", confirm=False)
+    settle(lab, "req-other", confirm=True)
+    assert lab.running() == pending
+    settle(lab, "req-404", confirm=False)
+    assert lab.running() == before

@@ -1,0 +1,87 @@
+"""Make-before-break as host changes (service/steps.py) and reconciliation's diff
+(reconcile.differences): which host gets what, in which step."""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Address, IPv6Network
+
+from vnet.controller.reconcile import Expected, differences
+from vnet.controller.service.steps import install, make_before_break, remove
+from vnet.controller.admission.pieces import Ends, Hop, host_pieces
+
+ENDS = Ends(
+    source=IPv4Address("10.0.1.1"),
+    destination=IPv4Address("10.0.2.2"),
+    lan_network="lan1",
+    egress_network="lan2",
+    protocol="udp",
+    destination_port=5001,
+)
+
+
+def hop(host: str) -> Hop:
+    n = int(host[1:])
+    return Hop(host, f"r{n}", IPv6Network(f"fc00:0:{n}::/48"), "core")
+
+
+def pieces(path: list[str], bandwidth: int = 10_000_000):  # type: ignore[no-untyped-def]
+    return host_pieces("vc7", 7, bandwidth, [hop(h) for h in path], ENDS)
+
+
+def test_path_change_makes_transit_first_then_switches_ingress_then_breaks() -> None:
+    old, new = pieces(["h1", "h2", "h4"]), pieces(["h1", "h3", "h4"])
+    make, switch, brk = make_before_break(old, new)
+    # 1. the new transit host gets its End SID; the ingress is not touched yet
+    assert [c.host for c in make] == ["h3"]
+    assert make[0].put[0].transit == new["h3"].transit and not make[0].put[0].ingress
+    # 2. the ingress steers into the new segment list
+    assert [c.host for c in switch] == ["h1"]
+    assert switch[0].put[0].ingress == new["h1"].ingress
+    # 3. the old transit host loses the connection
+    assert [(c.host, c.delete) for c in brk] == [("h2", ("vc7",))]
+
+
+def test_bandwidth_change_on_the_same_path_is_one_ingress_switch() -> None:
+    old, new = pieces(["h1", "h2"]), pieces(["h1", "h2"], 20_000_000)
+    todo = make_before_break(old, new)
+    assert len(todo) == 1
+    assert [c.host for c in todo[0]] == ["h1"]
+    assert todo[0][0].put[0].ingress[0].bandwidth == 20_000_000
+
+
+def test_nothing_to_do_when_the_pieces_are_the_same() -> None:
+    assert make_before_break(pieces(["h1", "h2"]), pieces(["h1", "h2"])) == []
+
+
+def test_install_and_remove_touch_every_host_of_the_path() -> None:
+    new = pieces(["h1", "h2", "h3"])
+    assert [c.host for c in install(new)] == ["h1", "h2", "h3"]
+    assert [(c.host, c.delete) for c in remove(new)] == [(h, ("vc7",)) for h in ("h1", "h2", "h3")]
+
+
+def test_reconcile_removes_extra_puts_back_missing_and_leaves_others_alone() -> None:
+    want = pieces(["h1", "h2"])["h1"]
+    stray = want.model_copy(update={"name": "vc99", "id": 99})
+    foreign = want.model_copy(update={"name": "voice", "id": 5})  # not the controller's
+    busy = want.model_copy(update={"name": "vc12", "id": 12})  # a request is changing it
+    expected = Expected(pieces={"vc7": want}, busy={"vc12"})
+    change, drift = differences("h1", [stray, foreign, busy], expected)
+    assert change is not None
+    assert change.delete == ("vc99",) and change.put == (want,)
+    assert {(d.connection, d.what) for d in drift} == {("vc99", "extra"), ("vc7", "missing")}
+
+
+def test_reconcile_replaces_a_different_piece_and_is_quiet_when_equal() -> None:
+    want = pieces(["h1", "h2"])["h1"]
+    changed = want.model_copy(
+        update={"ingress": [want.ingress[0].model_copy(update={"bandwidth": 1_000_000})]}
+    )
+    change, drift = differences("h1", [changed], Expected(pieces={"vc7": want}))
+    assert change is not None and change.put == (want,)
+    assert [d.what for d in drift] == ["different"]
+    assert differences("h1", [want], Expected(pieces={"vc7": want})) == (None, [])
+
+
+def test_segment_lists_name_the_new_transit() -> None:
+    new = pieces(["h1", "h3", "h4"])
+    assert new["h1"].ingress[0].segments[0] in IPv6Network("fc00:0:3::/48")
