@@ -295,3 +295,82 @@ def test_a_leak_fails_the_run_after_the_report_is_written(tmp_path: Path) -> Non
     assert "1 over-admission/leak violation(s)" in done.output
     assert (tmp_path / "results.json").exists() and (tmp_path / "split-remove.png").exists()
     assert issubclass(IntegrityError, Exception)
+
+
+# -- the driver, against a stand-in for the controller's HTTP API ----------------------------
+class StandIn:
+    """Answers the connection routes after 20 ms, counts how many were in flight at once,
+    refuses connection 7 for lack of capacity, and forgets the Server-Timing on `bare`."""
+
+    def __init__(self) -> None:
+        self.in_flight = self.most = 0
+        self.seen: list[tuple[str, str, str | None]] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        import asyncio
+
+        if scope["type"] != "http":
+            return
+        headers = dict(scope["headers"])
+        key = headers.get(b"idempotency-key")
+        self.seen.append((scope["method"], scope["path"], key.decode() if key else None))
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        await asyncio.sleep(0.02)
+        self.in_flight -= 1
+        status = 409 if scope["path"].endswith("-7") or b"-7-" in (key or b"") else 200
+        extra = [] if "bare" in scope["path"] else [(b"server-timing", HEADER.encode())]
+        await send({"type": "http.response.start", "status": status, "headers": extra})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+@pytest.fixture
+def stand_in() -> Any:
+    import socket
+    import threading
+
+    import uvicorn
+
+    app = StandIn()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        threading.Event().wait(0.01)
+    try:
+        yield app, f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def test_the_driver_keeps_c_requests_in_flight_and_times_each(stand_in: Any) -> None:
+    from vnet.bench.controller.driver import Access, drive, span
+
+    app, url = stand_in
+    round_ = make_round(HOSTS, "t", 20, 5, 1_000_000, 2_000_000, random.Random(1))
+    found = drive(Access(url, "token", None), round_.creates, 5)
+    assert app.most == 5 and len(found) == 20
+    assert {a.name for a in found} == {c.body.name for c in round_.creates}
+    refused = [a for a in found if a.status == 409]
+    assert [a.name for a in refused] == ["bench-t-7"] and refused[0].split is None
+    ok = [a for a in found if a.split is not None]
+    assert all(a.split.end_to_end >= 20 and a.split.devices == 40 for a in ok if a.split)
+    assert 0.08 <= span(found) < 2  # 20 requests of 20 ms, 5 at a time: 4 rounds at least
+    posts = [s for s in app.seen if s[0] == "POST"]
+    tenants = {c.tenant for c in round_.creates}
+    assert {path for _, path, _ in posts} == {f"/api/v1/tenants/{t}/connections" for t in tenants}
+    assert len({key for _, _, key in posts}) == 20
+
+
+def test_the_driver_says_which_answer_had_no_timing(stand_in: Any) -> None:
+    from vnet.bench.controller.driver import Access, drive
+    from vnet.bench.controller.schedule import Remove
+
+    app, url = stand_in
+    found = drive(Access(url, "token", None), [Remove("acme", "bare")] * 3, 1)
+    assert app.most == 1 and [a.status for a in found] == [200] * 3
+    assert all(a.split is None and "lacks" in (a.error or "") for a in found)
