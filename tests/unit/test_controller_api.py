@@ -19,7 +19,7 @@ from sqlalchemy import update
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.controller_api_support import FakeService, Tokens, make_tokens
-from vnet.controller.api import make_app
+from vnet.controller.api import codec, make_app
 from vnet.controller.api.auth import digest
 from vnet.controller.db import default_url, make_engine, session_factory, upgrade
 from vnet.controller.db.models import ApiToken
@@ -61,6 +61,9 @@ def bearer(token: str, **more: str) -> dict[str, str]:
 
 
 def error(response) -> ErrorBody:  # type: ignore[no-untyped-def]
+    """The ErrorBody of an answer, JSON or XML (read back with the API's own codec)."""
+    if response.headers["content-type"].startswith(XML):
+        return ErrorBody.model_validate(codec.parse_body(response.content, "xml", ErrorBody))
     return ErrorBody.model_validate_json(response.content)
 
 
@@ -113,6 +116,24 @@ def test_json_is_the_default_and_accept_any_is_json(client: TestClient, tokens: 
         r = client.get(f"{V1}/whoami", headers=headers)
         assert r.headers["content-type"] == "application/json"
         assert r.json() == {"role": "provider", "tenant": None}
+
+
+def test_xml_sent_and_anything_accepted_is_answered_in_xml(
+    client: TestClient, tokens: Tokens
+) -> None:
+    """curl sends `Accept: */*`: an application that posts XML gets XML back, errors too."""
+    body = b"<TenantRequest><name>gamma</name></TenantRequest>"
+    for accept in ("*/*", None):
+        more = {"Content-Type": XML, **({"Accept": accept} if accept else {})}
+        r = client.post(f"{V1}/tenants", content=body, headers=bearer(tokens.provider, **more))
+        assert r.headers["content-type"].startswith(XML)
+    assert etree.fromstring(r.content).findtext("code") == "conflict"  # the second: exists
+    r = client.post(
+        f"{V1}/tenants",
+        content=body,
+        headers=bearer(tokens.provider, **{"Content-Type": XML, "Accept": "application/json"}),
+    )
+    assert r.headers["content-type"] == "application/json"
 
 
 # -- bad input ---------------------------------------------------------------------------------
@@ -224,6 +245,12 @@ def test_service_refusals_keep_their_status_and_detail(client: TestClient, token
     assert body.code == "no-capacity"
     assert [(s.link, s.missing_bps) for s in body.shortfalls] == [("l1", 1_000_000_000)]
     assert "Server-Timing" in r.headers  # refusals are timed too
+    r = client.post(
+        f"{V1}/tenants/acme/connections",
+        json={**REQUEST, "bandwidth": "2gbit"},
+        headers=bearer(tokens.acme, Accept=XML),
+    )
+    assert error(r).shortfalls == body.shortfalls  # the same, through XML and back
     r = client.get(f"{V1}/tenants/acme/connections/nope", headers=bearer(tokens.acme))
     assert (r.status_code, error(r).field) == (404, "name")
     r = client.get(f"{V1}/no/such/route", headers=bearer(tokens.acme))

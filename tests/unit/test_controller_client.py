@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -19,83 +17,13 @@ from vnet.client import ConnectError, ControllerClient, ControllerError, read_to
 from vnet.client.controller import server_timing
 from vnet.model.controller_api import ConnectionRequest, ModifyRequest
 
-VIEW = {
-    "tenant": "red",
-    "name": "c1",
-    "status": "established",
-    "a": "red-a",
-    "b": "red-b",
-    "bandwidth": 20_000_000,
-    "path": ["h1", "h2"],
-    "hops": [
-        {"host": "h1", "router": "red-r1"},
-        {"host": "h2", "router": "red-r2", "sid": "fc00::1"},
-    ],
-}
-NO_CAPACITY = {
-    "status": 409,
-    "code": "no-capacity",
-    "reason": "no path has 900mbit free",
-    "shortfalls": [
-        {
-            "link": "h1-h2",
-            "direction": "h1 -> h2",
-            "requested_bps": 900_000_000,
-            "free_bps": 100_000_000,
-            "missing_bps": 800_000_000,
-        },
-        {
-            "link": "h1-h3",
-            "direction": "h1 -> h3",
-            "requested_bps": 900_000_000,
-            "free_bps": 0,
-            "missing_bps": 900_000_000,
-        },
-    ],
-}
-
-
-class FakeController(BaseHTTPRequestHandler):
-    """Answers (status, body, headers) by "METHOD path"; records what it was sent."""
-
-    answers: ClassVar[dict[str, tuple[int, Any, dict[str, str]]]] = {}
-    seen: ClassVar[list[dict[str, Any]]] = []
-
-    def _answer(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length).decode() if length else ""
-        self.seen.append(
-            {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
-        )
-        status, payload, headers = self.answers.get(
-            f"{self.command} {self.path}",
-            (404, {"status": 404, "code": "not-found", "reason": "?"}, {}),
-        )
-        data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-        self.send_response(status)
-        ctype = "text/plain" if isinstance(payload, str) else "application/json"
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
-
-    do_GET = do_POST = do_PATCH = do_DELETE = _answer
-
-    def log_message(self, *args: Any) -> None:
-        pass
+from .fake_controller import NO_CAPACITY, VIEW, FakeController, serve
 
 
 @pytest.fixture
 def controller() -> Iterator[str]:
-    FakeController.answers, FakeController.seen = {}, []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeController)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serve() as url:
+        yield url
 
 
 def test_request_sends_token_key_and_body_and_reads_answer(controller: str) -> None:

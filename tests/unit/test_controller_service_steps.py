@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv6Network
 
+from vnet.controller.admission.pieces import Ends, Hop, host_pieces
 from vnet.controller.reconcile import Expected, differences
 from vnet.controller.service.steps import install, make_before_break, remove
-from vnet.controller.admission.pieces import Ends, Hop, host_pieces
 
 ENDS = Ends(
     source=IPv4Address("10.0.1.1"),

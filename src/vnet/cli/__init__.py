@@ -81,10 +81,28 @@ def _vr() -> click.Command:
     return vr
 
 
+def _controller() -> click.Command:
+    from vnet.cli.controller_cmds import controller
+
+    return controller
+
+
 def _conn() -> click.Command:
     from vnet.cli.conn_cmds import conn
 
     return conn
+
+
+def _tenant() -> click.Command:
+    from vnet.cli.tenant_cmds import tenant
+
+    return tenant
+
+
+def _net() -> click.Command:
+    from vnet.cli.net_cmds import net
+
+    return net
 
 
 # The subcommands of `vnet`, each imported only when used: benchmarks pull in numpy,
@@ -97,6 +115,9 @@ COMMANDS: dict[str, Loader] = {
     "agent": _agent,
     "vr": _vr,
     "conn": _conn,
+    "controller": _controller,
+    "tenant": _tenant,
+    "net": _net,
 }
 
 

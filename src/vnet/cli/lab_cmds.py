@@ -106,6 +106,12 @@ def status(name: str | None, as_json: bool) -> None:
             f"password {a['password']}  (from inside the lab: vnet vr --lab {st.name} "
             f"--host {host} ...)"
         )
+    if c := st.controller:
+        state = "running" if c["running"] else "[red]not running[/red]"
+        console.print(
+            f"controller: {state} (pid {c['pid']}), {c['url']} in namespace {c['namespace']}, "
+            f"provider token {c['token_file']}  (vnet conn list --lab {st.name})"
+        )
     if st.in_sync is True:
         console.print("kernel matches the file")
     elif st.in_sync is False:

@@ -122,7 +122,9 @@ class Reconciler:
         await self.agents.transaction(f"reconcile-{uuid.uuid4().hex[:16]}", [change])
         await self.db.write(lambda s: record(s, drift, expected.ids))
         for d in drift:
-            log.warning("drift on host %s: connection %s was %s; repaired", d.host, d.connection, d.what)
+            log.warning(
+                "drift on host %s: connection %s was %s; repaired", d.host, d.connection, d.what
+            )
         return drift
 
     async def all_hosts(self, hosts: list[str]) -> dict[str, list[Drift] | Exception]:

@@ -192,10 +192,11 @@ def prepare(
     return True
 
 
-# The agent runs only once `release` says its PID is recorded: the shell waits for a line
-# on its stdin, then execs the agent (same PID, same start time). If `vnet lab up` dies
-# before that, the pipe closes, `read` fails and the shell exits: no agent runs unrecorded.
-_GATE = ["/bin/sh", "-c", 'read -r _ && exec "$0" "$@" </dev/null']
+# The agent (and the lab's controller) runs only once `release` says its PID is recorded:
+# the shell waits for a line on its stdin, then execs the agent (same PID, same start time).
+# If `vnet lab up` dies before that, the pipe closes, `read` fails and the shell exits: no
+# agent runs unrecorded.
+GATE = ["/bin/sh", "-c", 'read -r _ && exec "$0" "$@" </dev/null']
 
 
 def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]:
@@ -206,7 +207,7 @@ def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]
     return processes.spawn(
         f"vnet-{topo.name}-{host}",
         [
-            *_GATE,
+            *GATE,
             *(sys.executable, "-m", "vnet", "agent", "run"),
             *("--config", str(directory / CONFIG), "--startup", str(directory / STARTUP)),
         ],

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from vnet.lab import agents
-from vnet.lab.record import AgentRecord, LabRecord
+from vnet.lab import controller as lab_controller
+from vnet.lab.record import AgentRecord, ControllerRecord, LabRecord
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
 from vnet.model.management import host_address
@@ -141,10 +142,14 @@ def up(
         file=str(Path(path).resolve()) if path else None,
         updated=time.time(),
         processes=list(old.processes),
+        controller=old.controller,
     )
     if with_agents:
         _start_agents(topo, old, record)
-        timings.time("agents", t)
+        t = timings.time("agents", t)
+    _run_controller(topo, record)
+    if topo.controller is not None:
+        timings.time("controller", t)
     write_record(record)
     return UpResult(topo, ops, timings, desired)
 
@@ -179,6 +184,20 @@ def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
     write_record(record)
     try:
         agents.wait_ready(started)
+    except RuntimeError as err:
+        raise LabError(str(err)) from None
+
+
+def _run_controller(topo: Topology, record: LabRecord) -> None:
+    """Start (or restart, or leave) the controller of the file's `controller:` section; stop
+    and forget the lab's controller when the section is gone."""
+    directory = lab_controller.controller_dir(RECORD_DIR, topo.name)
+    if topo.controller is None:
+        if record.controller is not None:
+            lab_controller.remove(record, directory)
+        return
+    try:
+        lab_controller.ensure(topo, record, directory, write_record)
     except RuntimeError as err:
         raise LabError(str(err)) from None
 
@@ -269,6 +288,16 @@ def agent_endpoint(lab: str, host: str) -> agents.AgentEndpoint:
         raise LabError(f"lab {lab!r} has no agent on host {host!r} (agents: {known})") from None
 
 
+def controller_access(lab: str) -> ControllerRecord:
+    """Where the lab's controller serves and its provider token (for `vnet conn --lab L`)."""
+    rec = read_record(lab)
+    if rec is None:
+        raise LabError(f"lab {lab!r} is not up")
+    if rec.controller is None:
+        raise LabError(f"lab {lab!r} has no controller (its file has no `controller:` section)")
+    return rec.controller
+
+
 def add_process(name: str, rec: processes.ProcessRecord) -> None:
     record = read_record(name) or LabRecord(name)
     record.processes.append(rec)
@@ -293,6 +322,7 @@ class LabStatus:
     pending: list[str]
     counts: dict[str, int]
     agents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    controller: dict[str, Any] | None = None  # the lab's controller, if it has one
 
 
 def status(name: str) -> LabStatus:
@@ -307,7 +337,16 @@ def status(name: str) -> LabStatus:
             shown.merge(observe(kernel, agents.agent_scope(name, host), where.prefix).state)
     nodes = [_node_status(shown, ns_name) for ns_name in sorted(shown.namespaces)]
     in_sync, pending = _sync_state(rec.file, where, state)
-    return LabStatus(name, rec.file, nodes, in_sync, pending, shown.summary(), _agent_status(rec))
+    return LabStatus(
+        name,
+        rec.file,
+        nodes,
+        in_sync,
+        pending,
+        shown.summary(),
+        _agent_status(rec),
+        lab_controller.status(rec),
+    )
 
 
 def _node_status(shown: KernelState, ns_name: str) -> NodeStatus:

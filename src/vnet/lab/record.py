@@ -29,6 +29,18 @@ class AgentRecord:
 
 
 @dataclass
+class ControllerRecord:
+    """The lab's controller (a `controller:` section): where it serves and how to log in.
+    Its PID is among the record's processes, as "controller"."""
+
+    url: str  # reached from inside `namespace`
+    namespace: str  # the lab's management namespace
+    token_file: str  # the provider administrator's API token (0600)
+    state_dir: str
+    config: str  # the ControllerConfig file it was started with
+
+
+@dataclass
 class LabRecord:
     name: str
     file: str | None = None
@@ -37,6 +49,7 @@ class LabRecord:
     agent_user: str | None = None
     agent_password: str | None = None
     agents: dict[str, AgentRecord] = field(default_factory=dict)
+    controller: ControllerRecord | None = None
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> LabRecord:
@@ -48,6 +61,7 @@ class LabRecord:
             agent_user=data.get("agent_user"),
             agent_password=data.get("agent_password"),
             agents={h: AgentRecord(**a) for h, a in data.get("agents", {}).items()},
+            controller=ControllerRecord(**data["controller"]) if data.get("controller") else None,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -106,6 +106,7 @@ class _Checker:
         self.check_endhosts()
         self.check_bridge_ports()
         self.check_bandwidth()
+        self.check_controller()
 
     def check_bridge_ports(self) -> None:
         """Each network's bridge on each host within the kernel's port limit."""
@@ -120,6 +121,25 @@ class _Checker:
             return
         self.problems += qos_problems(self.t)
         self.problems += connection_problems(self.t)
+
+    def check_controller(self) -> None:
+        """A lab's controller reaches the hosts' agents and admits against the links' rates."""
+        if self.t.controller is None:
+            return
+        if self.t.management is None or not self.t.management.agents:
+            self.add(
+                ("controller",),
+                "a controller configures the hosts through their agents: add a `management:` "
+                "section with agents (the default)",
+            )
+        for i, link in enumerate(self.t.links):
+            if link.rate is None:
+                self.add(
+                    ("links", i),
+                    "the controller admits connections against each link's capacity: give "
+                    "this link a rate",
+                    f"link {link.a}-{link.b}",
+                )
 
     # -- substrate ---------------------------------------------------------
     def check_hosts(self) -> None:

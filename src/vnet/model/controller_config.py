@@ -58,3 +58,9 @@ class ControllerConfig(_Strict):
     @property
     def provider_token_path(self) -> Path:
         return self.provider_token_file or self.state_dir / "provider.token"
+
+    @property
+    def ready_path(self) -> Path:
+        """Written by `vnet controller run` once the API answers ({"pid", "url", ...} JSON),
+        removed when it stops: what a lab or a test waits for."""
+        return self.state_dir / "controller.ready"

@@ -8,6 +8,7 @@ relate objects to each other (names, subnets, next hops) live in
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fractions import Fraction
 from ipaddress import (
     IPv4Address,
     IPv4Interface,
@@ -24,6 +25,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from vnet.model.connection import Connection
+from vnet.model.controller_config import DEFAULT_PORT
 from vnet.model.rate import parse_rate
 from vnet.model.resources import Resources
 
@@ -199,6 +201,39 @@ class Management(_Strict):
     password: str | None = None  # None: a random one per lab, kept in the lab's record
 
 
+def _share(value: Any) -> Fraction:
+    """0.05, "0.05", "5%" or "1/20" -> exactly 1/20 (a float's binary value is not what was
+    written)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError(f"expected a share such as 0.05 or 5%, got {type(value).__name__}")
+    text = str(value).strip()
+    try:
+        share = Fraction(text[:-1]) / 100 if text.endswith("%") else Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{value!r} is not a share such as 0.05 or 5%") from None
+    if not 0 <= share < 1:
+        raise ValueError(f"{value!r} is not a share from 0 up to (not including) 1")
+    return share
+
+
+Share = Annotated[Fraction, BeforeValidator(_share)]
+
+
+class ControllerSection(_Strict):
+    """A `vnet controller` the lab runs in its management network, wired to its agents: it
+    admits connections (`vnet conn request`) on the file's hosts, links and networks."""
+
+    # SQLAlchemy URL (postgresql+psycopg://...); None: SQLite in the lab's state directory
+    database: str | None = None
+    port: int = Field(DEFAULT_PORT, ge=1, le=65535)
+    # share of each link kept back from admission for the shapers' inaccuracy (paper: 5 %)
+    margin: Share = Fraction(5, 100)
+    # seconds an agent keeps an unconfirmed commit before it rolls back by itself
+    confirm_timeout: int = Field(60, ge=1, le=3600)
+
+
 class Topology(_Strict):
     """Everything one lab (or one physical host's agent) should realise."""
 
@@ -211,6 +246,7 @@ class Topology(_Strict):
     routers: list[VirtualRouter] = Field(default_factory=list)
     endhosts: list[EndHost] = Field(default_factory=list)
     management: Management | None = None
+    controller: ControllerSection | None = None
     connections: list[Connection] = Field(default_factory=list)
 
     def network(self, name: str) -> VirtualNetwork:

@@ -43,7 +43,7 @@ def answer(
     headers: Mapping[str, str] | None = None,
 ) -> Response:
     """`value` (a body, or a list of `item` bodies) as JSON, or XML if the client prefers it."""
-    if codec.answer_format(request.headers.get("accept")) == "xml":
+    if _format(request) == "xml":
         return Response(
             codec.to_xml(list(value) if isinstance(value, Sequence) else value, item),
             status,
@@ -57,12 +57,16 @@ def answer(
     return Response(content, status, headers, media_type=codec.JSON)
 
 
+def _format(request: Request) -> str:
+    return codec.answer_format(request.headers.get("accept"), request.headers.get("content-type"))
+
+
 def error_answer(request: Request, body: ErrorBody) -> Response:
     headers = {}
     if body.status == 401:  # RFC 6750: say which scheme, and that the token was the problem
         headers["WWW-Authenticate"] = 'Bearer realm="vnet", error="invalid_token"'
     try:
-        xml = codec.answer_format(request.headers.get("accept")) == "xml"
+        xml = _format(request) == "xml"
     except codec.NotAcceptable:
         xml = False  # an error must reach the client in some form
     if xml:

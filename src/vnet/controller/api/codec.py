@@ -77,13 +77,17 @@ def _ranges(accept: str) -> list[tuple[str, float]]:
     return ranges
 
 
-def answer_format(accept: str | None) -> str:
-    """'json' unless the client prefers XML (Accept: application/xml); 406 if neither."""
+def answer_format(accept: str | None, content_type: str | None = None) -> str:
+    """'xml' if the client prefers XML (Accept: application/xml), or sent XML and accepts
+    anything (curl's `*/*`, no Accept); else 'json'. 406 if it accepts neither."""
+    sent = "xml" if _is_xml(content_type) else "json"
     if not accept:
-        return "json"
+        return sent
     best, best_quality = None, 0.0
     for media, quality in _ranges(accept):
-        if media in (JSON, "*/*", "application/*"):
+        if media in ("*/*", "application/*"):
+            kind = sent
+        elif media == JSON:
             kind = "json"
         elif media in _XML_TYPES:
             kind = "xml"
@@ -94,6 +98,11 @@ def answer_format(accept: str | None) -> str:
     if best is None:
         raise NotAcceptable(f"answers are {JSON} or {XML}, not {accept!r}", field="Accept")
     return best
+
+
+def _is_xml(content_type: str | None) -> bool:
+    media = (content_type or "").split(";")[0].strip().lower()
+    return media in _XML_TYPES or media.endswith("+xml")
 
 
 # -- decoding requests -----------------------------------------------------------------------

@@ -100,7 +100,7 @@ class Tenant(Base):
     created: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
     # the topology's Tenant as loaded; None: not declared in the file (named by its networks
     # only, or created through the API), which vnet.model.srv6 numbers differently
-    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
 
 
 class TopologySettings(Base):
@@ -140,7 +140,7 @@ class Link(Base):
     a_host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
     b_host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
     capacity_bps: Mapped[int] = mapped_column(BigInteger)
-    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     a_host: Mapped[Host] = relationship(foreign_keys=[a_host_id])
     b_host: Mapped[Host] = relationship(foreign_keys=[b_host_id])
 
@@ -154,7 +154,7 @@ class VirtualNetwork(Base):
     tenant_id: Mapped[int] = mapped_column(ForeignKey("tenant.id"))
     name: Mapped[str] = mapped_column(String(NAME), unique=True)
     vni: Mapped[int] = mapped_column(Integer, unique=True)
-    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     tenant: Mapped[Tenant] = relationship()
     guarantees: Mapped[list[GuaranteedLink]] = relationship(
         back_populates="network", cascade="all, delete-orphan"
@@ -182,7 +182,7 @@ class VirtualRouter(Base):
     network_id: Mapped[int | None] = mapped_column(ForeignKey("virtual_network.id"))
     host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
     name: Mapped[str] = mapped_column(String(NAME), unique=True)
-    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    spec: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     tenant: Mapped[Tenant | None] = relationship()
     host: Mapped[Host] = relationship()
 

@@ -95,15 +95,20 @@ class Flows:
         try:
             await self.run_agents(admitted.request_id, admitted.changes, timings)
         except AgentError as e:
-            await self.db.write(lambda s: fail_new(s, admitted, str(e)), timings)
+            error = str(e)
+            await self.db.write(lambda s: fail_new(s, admitted, error), timings)
             raise AgentRefused(e.host, e.reason) from None
         except BaseException as e:  # cancelled, or a bug: nothing half done may stay
-            await self.db.write(lambda s: fail_new(s, admitted, repr(e)), timings)
+            error = repr(e)
+            await self.db.write(lambda s: fail_new(s, admitted, error), timings)
             raise
         return await self.db.write(lambda s: establish(s, admitted, tenant), timings)
 
     async def run_agents(
-        self, request_id: str, changes: tuple[HostChange, ...] | list[HostChange], timings: Timings | None
+        self,
+        request_id: str,
+        changes: tuple[HostChange, ...] | list[HostChange],
+        timings: Timings | None,
     ) -> None:
         """One agent transaction, the journal at COMMITTED before the confirms."""
 
@@ -132,7 +137,8 @@ class Flows:
         try:
             await self.run_agents(started.request_id, started.changes, timings)
         except AgentError as e:
-            await self.db.write(lambda s: undo_release(s, started, str(e)), timings)
+            error = str(e)
+            await self.db.write(lambda s: undo_release(s, started, error), timings)
             raise AgentRefused(e.host, e.reason) from None
         return await self.db.write(lambda s: finish_release(s, started, tenant), timings)
 
@@ -159,8 +165,7 @@ def new_connection(tenant_id: int, request: ConnectionRequest, key: str | None) 
 def replay(conn: Connection, tenant: str, request: ConnectionRequest, key: str) -> ConnectionAnswer:
     if not store.same_request(conn, request):
         raise Conflict(
-            f"idempotency key {key!r} was used for a different request"
-            f" (connection {conn.name!r})",
+            f"idempotency key {key!r} was used for a different request (connection {conn.name!r})",
             field="Idempotency-Key",
             code="idempotency-key-reused",
         )

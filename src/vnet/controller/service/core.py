@@ -101,7 +101,9 @@ class Service:
         if isinstance(admitted, Replay):
             return admitted.answer
         view = await self.flows.realise_new(admitted, tenant, timings)
-        return api.ConnectionAnswer(connection=view, moved=moved)
+        # another tenant's connection may have moved: its name is not this caller's to see
+        shown = [m for m in moved if who.may_see(m.tenant)]
+        return api.ConnectionAnswer(connection=view, moved=shown)
 
     async def _admit(
         self,
@@ -144,17 +146,21 @@ class Service:
 
     async def connection(self, who: Principal, tenant: str, name: str) -> api.ConnectionView:
         who.require_tenant(tenant)
-        return await self.db.read(lambda s: store.view(store.latest_connection(s, tenant, name), tenant))
+        return await self.db.read(
+            lambda s: store.view(store.latest_connection(s, tenant, name), tenant)
+        )
 
     async def connections(
         self, who: Principal, tenant: str | None = None, include_released: bool = False
     ) -> list[api.ConnectionView]:
-        shown = views.visible_tenant(who, tenant)
+        shown = await self._shown(who, tenant)
         return await self.db.read(lambda s: store.connection_views(s, shown, include_released))
 
     async def history(self, who: Principal, tenant: str, name: str) -> list[api.ConnectionEvent]:
         who.require_tenant(tenant)
-        return await self.db.read(lambda s: store.events(s, store.latest_connection(s, tenant, name)))
+        return await self.db.read(
+            lambda s: store.events(s, store.latest_connection(s, tenant, name))
+        )
 
     # -- inventory -------------------------------------------------------------------------
     async def tenants(self, who: Principal) -> list[api.TenantView]:
@@ -174,14 +180,24 @@ class Service:
             self._inventory = None  # read again with the new tenant
         return api.TenantView(name=name)
 
+    async def _shown(self, who: Principal, tenant: str | None) -> str | None:
+        """The tenant a list is filtered to (None: all); an unknown one is NotFound."""
+        shown = views.visible_tenant(who, tenant)
+        if tenant is not None:
+            await self.db.read(lambda s: store.tenant_row(s, tenant))
+        return shown
+
     async def networks(self, who: Principal, tenant: str | None = None) -> list[api.NetworkView]:
-        return views.networks((await self.inventory()).topology, views.visible_tenant(who, tenant))
+        shown = await self._shown(who, tenant)
+        return views.networks((await self.inventory()).topology, shown)
 
     async def routers(self, who: Principal, tenant: str | None = None) -> list[api.RouterView]:
-        return views.routers((await self.inventory()).topology, views.visible_tenant(who, tenant))
+        shown = await self._shown(who, tenant)
+        return views.routers((await self.inventory()).topology, shown)
 
     async def endhosts(self, who: Principal, tenant: str | None = None) -> list[api.EndHostView]:
-        return views.endhosts((await self.inventory()).topology, views.visible_tenant(who, tenant))
+        shown = await self._shown(who, tenant)
+        return views.endhosts((await self.inventory()).topology, shown)
 
     async def hosts(self, who: Principal) -> list[api.HostView]:
         inv = await self.inventory()

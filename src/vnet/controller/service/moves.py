@@ -47,22 +47,40 @@ class Moves:
         self.flows = flows
 
     def start(
-        self, session: Session, inv: Inventory, tenant: str, name: str, request: ModifyRequest
+        self,
+        session: Session,
+        inv: Inventory,
+        tenant: str,
+        name: str,
+        request: ModifyRequest,
+        *,
+        pin: bool = True,
     ) -> Moving:
+        """Plan and reserve generation g+1. `pin`: a path given here becomes the connection's
+        explicit path (a tenant's modify); a rearrangement's move leaves the choice to the
+        controller, as before."""
         if request.bandwidth is None and request.path is None:
-            raise BadRequest("a modify names a new bandwidth, a new path or both", field="bandwidth")
+            raise BadRequest(
+                "a modify names a new bandwidth, a new path or both", field="bandwidth"
+            )
         conn = store.live_connection(session, tenant, name, lock=True)
         store.require_changeable(conn)
         policy = self.flows.policy
         old = planning.current_pieces(inv, tenant, conn, policy)
         bandwidth = request.bandwidth or conn.bandwidth_bps
-        explicit = request.path if request.path is not None else conn.path
-        wanted = planning.request_of(conn, bandwidth=bandwidth, path=explicit)
+        explicit = request.path if request.path is not None and pin else conn.path
+        wanted = planning.request_of(conn, bandwidth=bandwidth, path=request.path or explicit)
         generation = conn.generation + 1
 
         def make(held):  # type: ignore[no-untyped-def]
             return planner.plan_move(
-                inv, held, tenant, wanted, conn.id, conn.number, policy  # type: ignore[arg-type]
+                inv,
+                held,
+                tenant,
+                wanted,
+                conn.id,
+                conn.number,
+                policy,  # type: ignore[arg-type]
             )
 
         plan = planning.reserve_planned(
@@ -72,7 +90,9 @@ class Moves:
         conn.state = ConnectionState.MODIFYING
         entry = store.open_journal(session, "modify", conn, [*old.pieces, *new.pieces])
         kind = "modified" if request.bandwidth is not None else "moved"
-        return Moving(conn.id, entry.request_id, generation, old, new, plan, bandwidth, explicit, kind)
+        return Moving(
+            conn.id, entry.request_id, generation, old, new, plan, bandwidth, explicit, kind
+        )
 
     async def realise(self, moving: Moving, tenant: str, timings: Timings | None) -> ConnectionView:
         locators = {**moving.old.locators, **moving.new.locators}
@@ -84,7 +104,8 @@ class Moves:
         except AgentError as e:
             if done > 0:  # steps before this one were confirmed: put generation g back
                 await self._restore(moving, timings)
-            await self.flows.db.write(lambda s: undo(s, moving, str(e)), timings)
+            error = str(e)
+            await self.flows.db.write(lambda s: undo(s, moving, error), timings)
             raise AgentRefused(e.host, e.reason) from None
         return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
 
@@ -100,9 +121,7 @@ def restore_changes(old: planning.HostPieces, touched: set[str]) -> list[HostCha
     """Every host back to the old generation's pieces (hosts only the new path had: none)."""
     back = steps.install(old.pieces, old.locators)
     name = next(iter(old.pieces.values())).name if old.pieces else None
-    extra = [
-        HostChange(host=h, delete=(name,)) for h in sorted(touched - set(old.pieces)) if name
-    ]
+    extra = [HostChange(host=h, delete=(name,)) for h in sorted(touched - set(old.pieces)) if name]
     return [*back, *extra]
 
 

@@ -103,7 +103,13 @@ def plan_new(
 ) -> Callable[[Mapping[tuple[str, bool], int]], Plan]:
     def make(held: Mapping[tuple[str, bool], int]) -> Plan:
         return planner.plan_connection(
-            inv, held, tenant, request, conn.id, conn.number, policy  # type: ignore[arg-type]
+            inv,
+            held,
+            tenant,
+            request,
+            conn.id,
+            conn.number,
+            policy,  # type: ignore[arg-type]
         )
 
     return make
@@ -131,7 +137,13 @@ def current_pieces(inv: Inventory, tenant: str, conn: Connection, policy: object
     should hold), derived again by the planner from its stored path; nothing is checked
     against capacity (the connection already holds it)."""
     plan = planner.plan_connection(
-        inv, {}, tenant, request_of(conn), conn.id, conn.number, policy  # type: ignore[arg-type]
+        inv,
+        {},
+        tenant,
+        request_of(conn),
+        conn.id,
+        conn.number,
+        policy,  # type: ignore[arg-type]
     )
     return HostPieces.of(plan.changes)
 

@@ -29,9 +29,7 @@ def _unique(items: list) -> list:  # type: ignore[type-arg]
     return out
 
 
-def _merged(
-    old: ConnectionPieces | None, new: ConnectionPieces, ingress: str
-) -> ConnectionPieces:
+def _merged(old: ConnectionPieces | None, new: ConnectionPieces, ingress: str) -> ConnectionPieces:
     """new's transit/egress with old's; the ingress from `ingress` ("old" or "new")."""
     if old is None:
         keep = new.ingress if ingress == "new" else []
@@ -79,7 +77,9 @@ def make_before_break(
     return [step for step in steps if step]
 
 
-def install(new: Pieces, locators: Mapping[str, tuple[Locator, ...]] | None = None) -> list[HostChange]:
+def install(
+    new: Pieces, locators: Mapping[str, tuple[Locator, ...]] | None = None
+) -> list[HostChange]:
     """A new connection's pieces, one change per host."""
     locators = locators or {}
     return [_put(host, pieces, locators) for host, pieces in sorted(new.items())]

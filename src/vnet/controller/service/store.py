@@ -17,7 +17,6 @@ from vnet.controller.db.models import (
     ConnectionState,
     RequestJournal,
     RequestPhase,
-    Reservation,
     Tenant,
 )
 from vnet.controller.errors import Conflict, NotFound
@@ -51,9 +50,7 @@ def live_connection(session: Session, tenant: str, name: str, *, lock: bool = Fa
     row = session.scalar(query)
     if row is None:
         released = session.scalar(
-            select(func.count()).where(
-                Connection.tenant_id == owner.id, Connection.name == name
-            )
+            select(func.count()).where(Connection.tenant_id == owner.id, Connection.name == name)
         )
         why = "is released" if released else "does not exist"
         raise NotFound(

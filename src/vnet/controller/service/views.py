@@ -8,9 +8,9 @@ controller loaded (`Inventory.topology`), so the views and the planner read one 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-from vnet.controller.errors import NotFound
+from vnet.controller.inventory import LinkInfo, link_name
 from vnet.controller.principal import Principal
 from vnet.model.controller_api import (
     EndHostView,
@@ -27,11 +27,6 @@ from vnet.model.topology import Topology
 Arc = tuple[str, bool]  # (link name, forward a -> b)
 
 
-def link_name(a: str, b: str) -> str:
-    """A link's name, as vnet.model.qos and the planner name it."""
-    return f"{a}-{b}"
-
-
 def visible_tenant(who: Principal, tenant: str | None) -> str | None:
     """The tenant a list is filtered to: a tenant administrator's own, whatever it asked
     (asking for another tenant is Forbidden), or the provider's choice (None: all)."""
@@ -39,11 +34,6 @@ def visible_tenant(who: Principal, tenant: str | None) -> str | None:
         who.require_tenant(tenant)
         return tenant
     return None if who.is_provider else who.tenant
-
-
-def require_known_tenant(topo: Topology, tenants: Iterable[str], tenant: str) -> None:
-    if tenant not in set(tenants):
-        raise NotFound(f"unknown tenant {tenant!r}", field="tenant", code="unknown-tenant")
 
 
 def networks(topo: Topology, tenant: str | None) -> list[NetworkView]:
@@ -56,8 +46,10 @@ def networks(topo: Topology, tenant: str | None) -> list[NetworkView]:
         if net.bandwidth is not None:
             for j in sorted(crossing.get(net.name, ())):
                 link = topo.links[j]
-                guarantees[link_name(link.a, link.b)] = net.bandwidth
-        out.append(NetworkView(tenant=net.tenant, name=net.name, vni=net.vni, guarantees=guarantees))
+                guarantees[link_name(link)] = net.bandwidth
+        out.append(
+            NetworkView(tenant=net.tenant, name=net.name, vni=net.vni, guarantees=guarantees)
+        )
     return out
 
 
@@ -98,24 +90,29 @@ def hosts(
 
 
 def links(
-    capacities: Mapping[str, tuple[str, str, int]],
+    infos: Mapping[str, LinkInfo],
     held: Mapping[Arc, int],
     utilisation: Mapping[Arc, int],
 ) -> list[LinkView]:
     """Every link with, per direction, what connections hold, what admission may still hand
-    out (`capacities` is what it may hand out in all) and the measured rate."""
+    out (`capacity_bps` is what connections may have in all, the rate less the management
+    share) and the rate measured from the agents' counters."""
     out = []
-    for name, (a, b, usable) in sorted(capacities.items()):
+    for name, info in sorted(infos.items()):
         directions = []
-        for forward, (src, dst) in ((True, (a, b)), (False, (b, a))):
+        for forward, (src, dst) in ((True, (info.a, info.b)), (False, (info.b, info.a))):
             reserved = held.get((name, forward), 0)
             directions.append(
                 LinkDirection(
                     direction=f"{src} -> {dst}",
                     reserved_bps=reserved,
-                    free_bps=max(usable - reserved, 0),
+                    free_bps=max(info.capacity - reserved, 0),
                     utilisation_bps=utilisation.get((name, forward)),
                 )
             )
-        out.append(LinkView(name=name, a=a, b=b, capacity_bps=usable, directions=directions))
+        out.append(
+            LinkView(
+                name=name, a=info.a, b=info.b, capacity_bps=info.capacity, directions=directions
+            )
+        )
     return out

@@ -1,0 +1,331 @@
+"""The controller's inventory: the lab's topology format, kept in the database.
+
+`load(session, topology, agents)` writes a Topology (hosts, rated links, tenants, networks,
+VRs, end hosts; not the lab's own `connections:` nor its `management:`) and the agents' access
+into the database; `read(session)` rebuilds exactly that Topology, with the capacity each link
+direction offers connections. The Topology must come back exactly (same objects, same order),
+because the SRv6 locators and SIDs derive from the order of tenants and routers
+(`vnet.model.srv6`): the controller's pieces must carry the addresses the lab gave the VRs.
+
+Loading is idempotent and append-only: per kind of object, what the database holds must be
+the file's first objects, unchanged and in the same order; the file's further objects are
+added at the end. Anything else (an object changed, dropped or moved) is an
+`InventoryConflict` naming it, and nothing is written (the caller's transaction is left
+untouched: every check runs before the first write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from vnet.controller.admission.network import Link as ViewLink
+from vnet.controller.admission.network import NetworkView
+from vnet.controller.db.models import (
+    EndHost,
+    GuaranteedLink,
+    Host,
+    Link,
+    Tenant,
+    TopologySettings,
+    VirtualNetwork,
+    VirtualRouter,
+)
+from vnet.model import topology as model
+from vnet.model.check import check
+from vnet.model.controller_config import AgentAccess
+from vnet.model.qos import management_rate, network_links
+from vnet.model.srv6 import router_tenant
+
+SETTINGS_ID = 1
+
+
+class InventoryError(ValueError):
+    """A topology or agent list the controller cannot hold (what, where, why)."""
+
+
+class InventoryConflict(InventoryError):
+    """The file disagrees with what the database already holds; nothing was written."""
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    """An underlay link as admission sees it: `capacity` bit/s for connections in each
+    direction (the rate less the management share, `vnet.model.qos.management_rate`)."""
+
+    name: str  # "a-b", as vnet.model.qos names links
+    a: str
+    b: str
+    rate: int
+    capacity: int
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What the controller manages, rebuilt from the database (cheap; the service caches it
+    until the inventory changes)."""
+
+    topology: model.Topology
+    links: dict[str, LinkInfo]
+
+    @cached_property
+    def view(self) -> NetworkView:
+        """Hosts and links with their capacity per direction, for admission."""
+        links = [ViewLink(x.name, x.a, x.b, x.capacity) for x in self.links.values()]
+        return NetworkView([h.name for h in self.topology.hosts], links)
+
+    @cached_property
+    def endhosts(self) -> dict[str, model.EndHost]:
+        return {e.name: e for e in self.topology.endhosts}
+
+    def tenant_of(self, endhost: model.EndHost) -> str:
+        return self.topology.network(endhost.network).tenant
+
+
+def link_name(link: model.UnderlayLink) -> str:
+    return f"{link.a}-{link.b}"
+
+
+def link_info(link: model.UnderlayLink) -> LinkInfo:
+    rate = link.rate or 0
+    return LinkInfo(link_name(link), link.a, link.b, rate, rate - (management_rate(link) or 0))
+
+
+# -- read ------------------------------------------------------------------------------------
+
+
+def read(session: Session) -> Inventory:
+    """The loaded Topology and its links' capacities (an empty one before the first load)."""
+    topo = _read_topology(session)
+    return Inventory(topo, {link_name(x): link_info(x) for x in topo.links})
+
+
+def _rows(session: Session, table: type[Any]) -> list[Any]:
+    return list(session.scalars(select(table).order_by(table.id)))
+
+
+def _read_topology(session: Session) -> model.Topology:
+    settings = session.get(TopologySettings, SETTINGS_ID)
+    fields: dict[str, Any] = dict(settings.spec) if settings else {}
+    fields["hosts"] = [{"name": h.name} for h in _rows(session, Host)]
+    fields["links"] = [x.spec for x in _rows(session, Link) if x.spec is not None]
+    fields["tenants"] = [t.spec for t in _rows(session, Tenant) if t.spec is not None]
+    fields["networks"] = [n.spec for n in _rows(session, VirtualNetwork) if n.spec is not None]
+    fields["routers"] = [r.spec for r in _rows(session, VirtualRouter) if r.spec is not None]
+    fields["endhosts"] = [e.spec for e in _rows(session, EndHost)]
+    return model.Topology.model_validate(fields)
+
+
+# -- load ------------------------------------------------------------------------------------
+
+
+def load(session: Session, topology: model.Topology, agents: Sequence[AgentAccess]) -> int:
+    """Hold `topology` and the agents' access in the database; the number of objects added
+    (0 when it was loaded already). Raises InventoryError / InventoryConflict, writing nothing.
+    Runs in the caller's transaction; the caller commits."""
+    topo = topology.model_copy(update={"connections": [], "management": None})
+    _check(topo, agents)
+    held = _read_topology(session)
+    _check_settings(session, held, topo)
+    new = {kind: _appended(kind, getattr(held, kind), getattr(topo, kind)) for kind in KINDS}
+    _check_undeclared(session, topo)
+    added = _write(session, topo, new)
+    _update_agents(session, agents)
+    session.flush()
+    return added
+
+
+KINDS = ("hosts", "links", "tenants", "networks", "routers", "endhosts")
+
+
+def _check(topo: model.Topology, agents: Sequence[AgentAccess]) -> None:
+    problems = [str(p) for p in check(topo)]
+    for i, link in enumerate(topo.links):
+        if link.rate is None:
+            problems.append(
+                f"links[{i}] ({link_name(link)}): no rate; the controller admits guarantees"
+                " only over links with a rate"
+            )
+    hosts = {h.name for h in topo.hosts}
+    seen: set[str] = set()
+    for i, agent in enumerate(agents):
+        if agent.host not in hosts:
+            problems.append(f"agents[{i}]: unknown host {agent.host!r}")
+        if agent.host in seen:
+            problems.append(f"agents[{i}]: a second agent for host {agent.host!r}")
+        seen.add(agent.host)
+    if problems:
+        raise InventoryError("inventory: " + "; ".join(problems))
+
+
+def _check_settings(session: Session, held: model.Topology, topo: model.Topology) -> None:
+    if session.get(TopologySettings, SETTINGS_ID) is None:
+        return
+    for name in ("name", "underlay"):
+        if getattr(held, name) != getattr(topo, name):
+            raise InventoryConflict(
+                f"inventory: {name} is {_shown(getattr(topo, name))} in the file but"
+                f" {_shown(getattr(held, name))} in the database"
+            )
+
+
+def _appended(kind: str, held: Sequence[BaseModel], wanted: Sequence[BaseModel]) -> list[Any]:
+    """The objects of `wanted` after `held`, which must be its unchanged first objects."""
+    for i, old in enumerate(held):
+        name = getattr(old, "name", None) or link_name(old)  # type: ignore[arg-type]
+        if i >= len(wanted):
+            raise InventoryConflict(
+                f"inventory: {kind}[{i}] {name!r} is in the database but not in the file"
+                " (objects are only ever added, at the end)"
+            )
+        if wanted[i] != old:
+            new_name = getattr(wanted[i], "name", None) or link_name(wanted[i])  # type: ignore[arg-type]
+            what = "differs" if new_name == name else f"is {new_name!r} in the file"
+            raise InventoryConflict(
+                f"inventory: {kind}[{i}] {name!r} {what}: database {_shown(old)},"
+                f" file {_shown(wanted[i])}"
+            )
+    return list(wanted[len(held) :])
+
+
+def _check_undeclared(session: Session, topo: model.Topology) -> None:
+    """A tenant the database holds as undeclared (named by networks, or made through the
+    API) cannot become declared: the locators of vnet.model.srv6 number the two kinds apart."""
+    declared = {t.name for t in topo.tenants}
+    rows = session.scalars(
+        select(Tenant).where(Tenant.name.in_(declared), Tenant.spec.is_(None)).order_by(Tenant.id)
+    )
+    for row in rows:
+        raise InventoryConflict(
+            f"inventory: tenant {row.name!r} exists undeclared in the database; the file"
+            " declares it under tenants, which would renumber its SRv6 locators"
+        )
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, BaseModel):
+        return str(value.model_dump(mode="json", exclude_defaults=True))
+    return repr(value)
+
+
+def _spec(obj: BaseModel) -> dict[str, Any]:
+    return obj.model_dump(mode="json")
+
+
+def _write(session: Session, topo: model.Topology, new: dict[str, list[Any]]) -> int:
+    if session.get(TopologySettings, SETTINGS_ID) is None:
+        spec = {"name": topo.name, "underlay": _spec(topo.underlay)}
+        session.add(TopologySettings(id=SETTINGS_ID, spec=spec))
+    ids = _Ids(session)
+    rated = any(n.bandwidth is not None for n in new["networks"])
+    crossed = network_links(topo) if rated else {}
+    writers: dict[str, Callable[[Any], Any]] = {
+        "hosts": lambda h: Host(name=h.name, agent_endpoint="", credentials_ref=""),
+        "links": lambda x: Link(
+            name=link_name(x),
+            a_host_id=ids.host(x.a),
+            b_host_id=ids.host(x.b),
+            capacity_bps=x.rate,
+            spec=_spec(x),
+        ),
+        # a tenant the API made before (spec None) was refused by _check_undeclared
+        "tenants": lambda t: Tenant(name=t.name, spec=_spec(t)),
+        "networks": lambda n: _network(session, ids, n, crossed.get(n.name, set())),
+        "routers": lambda r: _router(topo, ids, r),
+        "endhosts": lambda e: EndHost(
+            tenant_id=ids.tenant(topo.network(e.network).tenant),
+            network_id=ids.network(e.network),
+            host_id=ids.host(e.host),
+            name=e.name,
+            spec=_spec(e),
+        ),
+    }
+    added = 0
+    for kind in KINDS:
+        if kind == "networks":  # undeclared tenants first: networks refer to them
+            for name in _undeclared(topo):
+                if ids.tenant_or_none(name) is None:
+                    session.add(Tenant(name=name, spec=None))
+                    session.flush()
+        for obj in new[kind]:
+            session.add(writers[kind](obj))
+            session.flush()  # later objects refer to this one's id
+            added += 1
+    return added
+
+
+def _undeclared(topo: model.Topology) -> list[str]:
+    declared = {t.name for t in topo.tenants}
+    return sorted({n.tenant for n in topo.networks} - declared)
+
+
+class _Ids:
+    """Row ids by name, looked up when a new row refers to an older one."""
+
+    def __init__(self, session: Session):
+        self.session = session
+
+    def _id(self, table: type[Any], name: str) -> int | None:
+        return self.session.scalar(select(table.id).where(table.name == name))
+
+    def host(self, name: str) -> int:
+        found = self._id(Host, name)
+        assert found is not None, "checked: links, VRs and end hosts name known hosts"
+        return found
+
+    def tenant_or_none(self, name: str) -> int | None:
+        return self._id(Tenant, name)
+
+    def tenant(self, name: str) -> int:
+        found = self._id(Tenant, name)
+        assert found is not None, "written before the networks that name it"
+        return found
+
+    def network(self, name: str) -> int:
+        found = self._id(VirtualNetwork, name)
+        assert found is not None, "checked: VRs and end hosts name known networks"
+        return found
+
+
+def _network(
+    session: Session, ids: _Ids, net: model.VirtualNetwork, links: set[int]
+) -> VirtualNetwork:
+    """The network's row, with its guarantee on each link its VXLAN crosses (`links`: their
+    indexes in the topology, which are the links' row order)."""
+    row = VirtualNetwork(
+        tenant_id=ids.tenant(net.tenant), name=net.name, vni=net.vni, spec=_spec(net)
+    )
+    if net.bandwidth is not None and links:
+        link_ids = [x.id for x in _rows(session, Link) if x.spec is not None]
+        for j in sorted(links):
+            row.guarantees.append(GuaranteedLink(link_id=link_ids[j], bps=net.bandwidth))
+    return row
+
+
+def _router(topo: model.Topology, ids: _Ids, vr: model.VirtualRouter) -> VirtualRouter:
+    tenant = router_tenant(topo, vr)
+    return VirtualRouter(
+        tenant_id=ids.tenant(tenant) if tenant is not None else None,
+        network_id=ids.network(vr.interfaces[0].network) if vr.interfaces else None,
+        host_id=ids.host(vr.host),
+        name=vr.name,
+        spec=_spec(vr),
+    )
+
+
+def _update_agents(session: Session, agents: Sequence[AgentAccess]) -> None:
+    """Each host's agent endpoint and where its secret lives (never the secret)."""
+    for agent in agents:
+        host = session.scalar(select(Host).where(Host.name == agent.host))
+        assert host is not None, "checked: agents name known hosts"
+        endpoint = f"{agent.address}:{agent.netconf_port}"
+        secret = agent.key_file or agent.password_file
+        ref = f"file:{secret}" if secret else ""
+        if (host.agent_endpoint, host.credentials_ref) != (endpoint, ref):
+            host.agent_endpoint, host.credentials_ref = endpoint, ref

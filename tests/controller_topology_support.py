@@ -1,0 +1,93 @@
+"""A small inventory for the controller's tests: three hosts in a triangle, two tenants.
+
+    h1 ---- h2 ---- h3        links h1-h2 and h2-h3 at 1 Gbit/s, h1-h3 at 100 Mbit/s
+     \\_____________/
+
+Tenant acme has a VR on each host (r1, r2, r3), all in network "core" (IPv6 and IPv4), and
+end hosts pc1 (h1, behind r1), pc2 (h2, behind r2) and pc3 (h3, behind r3). Tenant other
+has one VR and one end host on h1, and a VR on h3 (o3) that shares no network with acme's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vnet.model import build_topology
+from vnet.model.controller_config import AgentAccess
+from vnet.model.topology import Topology
+
+GBIT = 1_000_000_000
+MBIT = 1_000_000
+
+
+def data() -> dict[str, Any]:
+    def lan(name: str, tenant: str, k: int) -> dict[str, Any]:
+        return {
+            "name": name,
+            "tenant": tenant,
+            "vni": 100 + k,
+            "ipv4": f"10.{k}.0.0/24",
+            "ipv6": f"fd00:{k}::/64",
+        }
+
+    def vr(name: str, host: str, nets: list[tuple[str, int]], index: int) -> dict[str, Any]:
+        return {
+            "name": name,
+            "host": host,
+            "interfaces": [
+                {"network": n, "ipv4": f"10.{k}.0.{index}/24", "ipv6": f"fd00:{k}::{index:x}/64"}
+                for n, k in nets
+            ],
+        }
+
+    def pc(name: str, host: str, net: str, k: int) -> dict[str, Any]:
+        return {
+            "name": name,
+            "host": host,
+            "network": net,
+            "ipv4": f"10.{k}.0.100/24",
+            "ipv6": f"fd00:{k}::100/64",
+        }
+
+    return {
+        "name": "ctl",
+        "hosts": [{"name": "h1"}, {"name": "h2"}, {"name": "h3"}],
+        "links": [
+            {"a": "h1", "b": "h2", "rate": "1gbit"},
+            {"a": "h2", "b": "h3", "rate": "1gbit"},
+            {"a": "h1", "b": "h3", "rate": "100mbit"},
+        ],
+        "tenants": [{"name": "acme", "routing": "auto"}, {"name": "other"}],
+        "networks": [
+            lan("core", "acme", 10),
+            lan("lan1", "acme", 1),
+            lan("lan2", "acme", 2),
+            lan("lan3", "acme", 3),
+            lan("olan", "other", 20),
+            lan("ocore", "other", 21),
+        ],
+        "routers": [
+            vr("r1", "h1", [("lan1", 1), ("core", 10)], 1),
+            vr("r2", "h2", [("core", 10), ("lan2", 2)], 2),
+            vr("r3", "h3", [("core", 10), ("lan3", 3)], 3),
+            vr("o1", "h1", [("olan", 20), ("ocore", 21)], 1),
+            vr("o3", "h3", [("ocore", 21)], 3),
+        ],
+        "endhosts": [
+            pc("pc1", "h1", "lan1", 1),
+            pc("pc2", "h2", "lan2", 2),
+            pc("pc3", "h3", "lan3", 3),
+            pc("opc", "h1", "olan", 20),
+        ],
+    }
+
+
+def topology(extra: dict[str, Any] | None = None) -> Topology:
+    return build_topology({**data(), **(extra or {})})
+
+
+def agents() -> list[AgentAccess]:
+    return [
+        AgentAccess(host=h, address=f"172.30.0.{k}", password_file=f"/etc/vnet/{h}.pw")
+        for k, h in enumerate(("h1", "h2", "h3"), start=1)
+    ]

@@ -1,0 +1,16 @@
+"""The controller's inventory on a real PostgreSQL: the SQLite suite's tests again."""
+
+from __future__ import annotations
+
+from tests.integration.test_controller_db_postgres import engine, server, url  # noqa: F401
+from tests.unit.test_controller_inventory import (  # noqa: F401  (collected again, on PostgreSQL)
+    test_a_conflicting_file_is_refused_and_changes_nothing,
+    test_a_loaded_topology_comes_back_exactly,
+    test_a_longer_file_adds_at_the_end,
+    test_a_second_load_of_the_same_file_changes_nothing,
+    test_agents_may_move_without_a_conflict,
+    test_an_undeclared_tenant_keeps_its_place,
+    test_bad_inventories_are_refused_precisely,
+    test_network_guarantees_are_recorded_per_link,
+    test_the_pieces_from_the_database_are_the_labs,
+)

