@@ -1,15 +1,16 @@
-"""A three-host managed lab for the controller's agents layer (issue 12, part 6), the pieces
+"""A managed lab of hosts in a line for the controller's agents layer (issue 12, part 6), the pieces
 a connection leaves on each host (computed by vnet's model, as the controller does), and an
 independent view of the agents (raw ncclient over the lab's management network)."""
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ncclient import manager
-from ruamel.yaml import YAML
 
 from vnet.client import Endpoint
 from vnet.controller.agents.realise import HostChange
@@ -21,52 +22,70 @@ from .agent_support import netconf_connect
 from .conftest import Labs, unique_lab
 
 HOSTS = ("h1", "h2", "h3")
-_ids = itertools.count(1)  # connection ids (SIDs) unique across the module's tests
-LAB = """\
-name: {name}
-hosts: [{{name: h1}}, {{name: h2}}, {{name: h3}}]
-links:
-  - {{a: h1, b: h2, rate: 1gbit}}
-  - {{a: h2, b: h3, rate: 1gbit}}
-management:
-  user: admin
-tenants:
-  - {{name: acme, routing: auto}}
-networks:
-  - {{name: lan1, tenant: acme, vni: 501, ipv4: 10.51.1.0/24, ipv6: "fd00:51:1::/64"}}
-  - {{name: c12, tenant: acme, vni: 502, ipv4: 10.51.2.0/24, ipv6: "fd00:51:2::/64"}}
-  - {{name: c23, tenant: acme, vni: 503, ipv4: 10.51.3.0/24, ipv6: "fd00:51:3::/64"}}
-  - {{name: lan3, tenant: acme, vni: 504, ipv4: 10.51.4.0/24, ipv6: "fd00:51:4::/64"}}
-routers:
-  - name: r1
-    host: h1
-    interfaces:
-      - {{network: lan1, ipv4: 10.51.1.254/24, ipv6: "fd00:51:1::fe/64"}}
-      - {{network: c12, ipv4: 10.51.2.1/24, ipv6: "fd00:51:2::1/64"}}
-  - name: r2
-    host: h2
-    interfaces:
-      - {{network: c12, ipv4: 10.51.2.2/24, ipv6: "fd00:51:2::2/64"}}
-      - {{network: c23, ipv4: 10.51.3.2/24, ipv6: "fd00:51:3::2/64"}}
-  - name: r3
-    host: h3
-    interfaces:
-      - {{network: c23, ipv4: 10.51.3.3/24, ipv6: "fd00:51:3::3/64"}}
-      - {{network: lan3, ipv4: 10.51.4.254/24, ipv6: "fd00:51:4::fe/64"}}
-endhosts:
-  - {{name: pc1, host: h1, network: lan1, ipv4: 10.51.1.1/24, ipv6: "fd00:51:1::1/64"}}
-  - {{name: pc3, host: h3, network: lan3, ipv4: 10.51.4.3/24, ipv6: "fd00:51:4::3/64"}}
-"""
+_ids = itertools.count(1)  # connection ids (SIDs) unique across a lab's uses
+
+
+def line_lab(name: str, hosts: int) -> dict[str, Any]:
+    """Hosts h1..hN in a line; tenant acme's VR r<i> on h<i>, consecutive VRs sharing a
+    network; end host pc1 behind r1, pc<N> behind r<N>."""
+    nets = ["lan1"] + [f"c{i}{i + 1}" for i in range(1, hosts)] + [f"lan{hosts}"]
+
+    def net(k: int) -> dict[str, Any]:
+        return {
+            "name": nets[k],
+            "tenant": "acme",
+            "vni": 501 + k,
+            "ipv4": f"10.51.{k + 1}.0/24",
+            "ipv6": f"fd00:51:{k + 1}::/64",
+        }
+
+    def itf(k: int, last: int) -> dict[str, str]:
+        return {
+            "network": nets[k],
+            "ipv4": f"10.51.{k + 1}.{last}/24",
+            "ipv6": f"fd00:51:{k + 1}::{last:x}/64",
+        }
+
+    routers = [
+        {"name": f"r{i}", "host": f"h{i}", "interfaces": [itf(i - 1, 200 + i), itf(i, i)]}
+        for i in range(1, hosts + 1)
+    ]
+    return {
+        "name": name,
+        "hosts": [{"name": f"h{i}"} for i in range(1, hosts + 1)],
+        "links": [{"a": f"h{i}", "b": f"h{i + 1}", "rate": "1gbit"} for i in range(1, hosts)],
+        "management": {"user": "admin"},
+        "tenants": [{"name": "acme", "routing": "auto"}],
+        "networks": [net(k) for k in range(len(nets))],
+        "routers": routers,
+        "endhosts": [
+            {
+                "name": "pc1",
+                "host": "h1",
+                "network": "lan1",
+                "ipv4": "10.51.1.1/24",
+                "ipv6": "fd00:51:1::1/64",
+            },
+            {
+                "name": f"pc{hosts}",
+                "host": f"h{hosts}",
+                "network": nets[-1],
+                "ipv4": f"10.51.{len(nets)}.1/24",
+                "ipv6": f"fd00:51:{len(nets)}::1/64",
+            },
+        ],
+    }
 
 
 class Lab:
-    def __init__(self, name: str, path: Path):
+    def __init__(self, name: str, path: Path, hosts: int = len(HOSTS)):
         self.name, self.path = name, path
+        self.hosts = tuple(f"h{i}" for i in range(1, hosts + 1))
 
     def endpoints(self) -> dict[str, Endpoint]:
         """The controller's view: vnet.client Endpoints built from the lab's record."""
         out = {}
-        for host in HOSTS:
+        for host in self.hosts:
             ep = labmod.agent_endpoint(self.name, host)
             out[host] = Endpoint(
                 address=ep.address,
@@ -87,7 +106,7 @@ class Lab:
     def running(self) -> dict[str, str]:
         """Every host's whole running configuration, as XML."""
         out = {}
-        for host in HOSTS:
+        for host in self.hosts:
             with self.connect(host) as m:
                 out[host] = m.get_config("running").data_xml
         return out
@@ -99,10 +118,11 @@ class Lab:
             ).data_ele
         return {el.text for el in data.iter("{urn:vnet:yang:vnet-router}name")}
 
-    def changes(self, *names: str) -> dict[str, list[HostChange]]:
-        """Per connection name: the HostChanges that realise it along r1 -> r2 -> r3, as
+    def changes(self, *names: str, bandwidth: str = "10mbit") -> dict[str, list[HostChange]]:
+        """Per connection name: the HostChanges that realise it along r1 -> ... -> rN, as
         vnet's model computes them (each with an id of its own)."""
-        data = YAML(typ="safe").load(self.path.read_text())
+        data = json.loads(self.path.read_text())
+        last = len(self.hosts)
         data["connections"] = []
         for name in names:
             number = next(_ids)
@@ -111,11 +131,11 @@ class Lab:
                     "name": name,
                     "id": number,
                     "a": "pc1",
-                    "b": "pc3",
+                    "b": f"pc{last}",
                     "protocol": "udp",
                     "dst_port": 5000 + number,
-                    "bandwidth": "10mbit",
-                    "path": ["r1", "r2", "r3"],
+                    "bandwidth": bandwidth,
+                    "path": [f"r{i}" for i in range(1, last + 1)],
                 }
             )
         pieces = connection_pieces(build_topology(data))
@@ -128,11 +148,11 @@ class Lab:
         }
 
 
-def start_lab(module_labs: Labs) -> Iterator[Lab]:
+def start_lab(module_labs: Labs, hosts: int = len(HOSTS)) -> Iterator[Lab]:
     """For a module fixture: the lab up for the module's tests, taken down after them."""
     name = unique_lab()
     path = module_labs.tmp / f"{name}.yaml"
-    path.write_text(LAB.format(name=name))
+    path.write_text(json.dumps(line_lab(name, hosts)))  # JSON is YAML
     module_labs.names.append(name)
     labmod.up(path)
-    yield Lab(name, path)
+    yield Lab(name, path, hosts)
