@@ -39,10 +39,7 @@ def bench_topology(path: Path, database: str | None) -> Topology:
 
 def access(name: str) -> Access:
     """Where the lab `name`'s controller listens, from the lab's record."""
-    found = lab.read_record(name)
-    if found is None or found.controller is None:
-        raise BenchError(f"lab {name} recorded no controller")
-    c = found.controller
+    c = lab.controller_access(name)
     return Access(url=c.url, token=read_token(c.token_file), namespace=c.namespace)
 
 
