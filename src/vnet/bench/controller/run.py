@@ -22,6 +22,7 @@ from vnet.bench.controller.plan import OPERATIONS, Plan
 from vnet.bench.controller.schedule import Round, make_round
 from vnet.bench.progress import BenchOptions, BenchProgress
 from vnet.bench.results import BenchResult
+from vnet.client.errors import ConnectError, ControllerError
 from vnet.model.controller_api import EndHostView
 
 Paces = dict[tuple[str, str, int], list[Pace]]
@@ -135,7 +136,14 @@ def run_controller_bench(plan: Plan, bench: BenchOptions) -> BenchResult:
         for database in plan.databases:
             try:
                 _measure(result, plan, database, progress, paces)
-            except (BenchError, OSError, RuntimeError, ValueError) as err:
+            except (
+                BenchError,
+                ConnectError,
+                ControllerError,
+                OSError,
+                RuntimeError,
+                ValueError,
+            ) as err:
                 result.note(f"{database} failed: {type(err).__name__}: {err}")
                 progress.log(f"{database} failed: {err}")
     if not any(m.samples for m in result.measurements):
