@@ -7,6 +7,11 @@ PostgreSQL, for tests/integration/test_controller_service*.py.
           \\          /
              h2                       tenant beta: its own VR and end host on h2
 
+The VRs carry static routes to each other's SRv6 locators (fc00:1:<k>::/48, as
+`vnet.model.srv6.locator` numbers them): a lab derives these only for tenants with
+connections in its own file (`srv6.locator_routes`), and the controller's connections are
+not in the file.
+
 Everything the tests check on the agents is read with independent NETCONF sessions (raw
 ncclient) or the kernel, never through the controller.
 """
@@ -71,17 +76,20 @@ routers:
       - {{network: lan1, ipv4: 10.61.1.254/24, ipv6: "fd00:61:1::fe/64"}}
       - {{network: c12, ipv4: 10.61.2.1/24, ipv6: "fd00:61:2::1/64"}}
       - {{network: c13, ipv4: 10.61.5.1/24, ipv6: "fd00:61:5::1/64"}}
+    routes: [{{to: "fc00:1:2::/48", via: "fd00:61:2::2"}}, {{to: "fc00:1:3::/48", via: "fd00:61:5::3"}}]
   - name: r2
     host: h2
     interfaces:
       - {{network: c12, ipv4: 10.61.2.2/24, ipv6: "fd00:61:2::2/64"}}
       - {{network: c23, ipv4: 10.61.3.2/24, ipv6: "fd00:61:3::2/64"}}
+    routes: [{{to: "fc00:1:1::/48", via: "fd00:61:2::1"}}, {{to: "fc00:1:3::/48", via: "fd00:61:3::3"}}]
   - name: r3
     host: h3
     interfaces:
       - {{network: c23, ipv4: 10.61.3.3/24, ipv6: "fd00:61:3::3/64"}}
       - {{network: lan3, ipv4: 10.61.4.254/24, ipv6: "fd00:61:4::fe/64"}}
       - {{network: c13, ipv4: 10.61.5.3/24, ipv6: "fd00:61:5::3/64"}}
+    routes: [{{to: "fc00:1:1::/48", via: "fd00:61:5::1"}}, {{to: "fc00:1:2::/48", via: "fd00:61:3::2"}}]
   - name: rb
     host: h2
     interfaces:

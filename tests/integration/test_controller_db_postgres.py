@@ -27,6 +27,7 @@ from tests.controller_db_support import (
 )
 from tests.unit.test_controller_db import (  # noqa: F401  (collected again, on PostgreSQL)
     GBIT,
+    test_a_move_is_not_counted_twice_where_both_paths_run,
     test_a_name_is_unique_per_tenant_among_live_connections,
     test_each_direction_of_a_link_has_its_own_capacity,
     test_idempotency_key_is_unique_per_tenant,

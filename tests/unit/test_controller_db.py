@@ -161,6 +161,22 @@ def test_make_before_break_counts_both_paths_and_releases_once(engine: Engine) -
         assert [(r.role, r.released) for r in after] == [(ReservationRole.CURRENT, None)] * 2
 
 
+def test_a_move_is_not_counted_twice_where_both_paths_run(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"shared": GBIT, "new": GBIT})
+        conn = add(session, net, 600_000_000)
+        reserve(session, conn, {("shared", True): 600_000_000})
+        grown = {("shared", True): 700_000_000, ("new", True): 700_000_000}
+        with pytest.raises(Refused, match="shared"):  # counted twice, 1.3 Gbit/s would not fit
+            reserve(session, conn, grown, generation=1, role=ReservationRole.NEXT)
+        reserve(session, conn, grown, generation=1, role=ReservationRole.NEXT, replacing=0)
+        other = add(session, net, 1)
+        with pytest.raises(Refused, match="lacks 300000001"):  # everyone else sees both
+            reserve(session, other, {("shared", True): 1})
+        switch(session, conn, 1)
+        assert held_bps(session, "shared") == 700_000_000
+
+
 def test_idempotency_key_is_unique_per_tenant(engine: Engine) -> None:
     with Session(engine) as session, session.begin():
         net = populate(session, {"l1": GBIT})

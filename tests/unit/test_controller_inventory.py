@@ -13,16 +13,26 @@ from sqlalchemy.orm import Session
 
 from tests.controller_topology_support import GBIT, MBIT, agents, data, topology
 from vnet.controller.db import (
+    Connection,
+    ConnectionState,
     EndHost,
     GuaranteedLink,
     Host,
     Tenant,
     VirtualRouter,
+    add_connection,
     default_url,
     make_engine,
+    reserve,
     upgrade,
 )
-from vnet.controller.inventory import InventoryConflict, InventoryError, load, read
+from vnet.controller.inventory import (
+    InventoryConflict,
+    InventoryError,
+    held_connections,
+    load,
+    read,
+)
 from vnet.model.host_pieces import connection_pieces
 from vnet.model.topology import Topology
 
@@ -191,3 +201,33 @@ def test_network_guarantees_are_recorded_per_link(engine: Engine) -> None:
             ("h1-h3", 30 * MBIT),
             ("h2-h3", 30 * MBIT),
         ]
+
+
+def test_live_connections_come_back_as_planning_sees_them(engine: Engine) -> None:
+    with Session(engine) as session, session.begin():
+        load(session, topology(), agents())
+        acme = session.scalar(select(Tenant).where(Tenant.name == "acme"))
+        assert acme is not None
+        hops = [{"host": "h1", "router": "r1", "sid": None}, {"host": "h3", "router": "r3"}]
+        live = Connection(
+            tenant_id=acme.id, name="video", a="pc1", b="pc3", bandwidth_bps=10 * MBIT,
+            protocol="udp", dst_port=5004, hops=hops, state=ConnectionState.ESTABLISHED,
+        )  # fmt: skip
+        add_connection(session, live)
+        reserve(session, live, {("h1-h3", True): 11 * MBIT})
+        gone = Connection(tenant_id=acme.id, name="old", a="pc1", b="pc3", bandwidth_bps=1)
+        add_connection(session, gone)
+        gone.state = ConnectionState.RELEASED
+        live_id = live.id
+    with Session(engine) as session:
+        (got,) = held_connections(session)
+    assert (got.connection_id, got.number, got.tenant, got.path) == (
+        live_id,
+        1,
+        "acme",
+        ("h1", "h3"),
+    )
+    assert got.demands == {("h1-h3", True): 11 * MBIT}
+    assert got.request.protocol == "udp" and got.request.dst_port == 5004
+    assert got.request.bandwidth == 10 * MBIT and got.request.path is None
+    assert got.movable

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
+from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import AgentError, Agents, HostChange
 from vnet.controller.db.models import Connection, ConnectionState
 from vnet.controller.inventory import Inventory
@@ -56,7 +57,7 @@ def controllers(name: str) -> bool:
     return name.startswith(PREFIX) and name[len(PREFIX) :].isdigit()
 
 
-def expected_on(session: Session, inv: Inventory, host: str, policy: object) -> Expected:
+def expected_on(session: Session, inv: Inventory, host: str, policy: Policy) -> Expected:
     out = Expected()
     for conn, tenant in store.live_connections(session):
         name = f"{PREFIX}{conn.id}"
@@ -104,7 +105,7 @@ class Reconciler:
         db: Database,
         agents: Agents,
         inventory: Callable[[], asyncio.Future[Inventory]] | Callable[[], object],
-        policy: object,
+        policy: Policy,
     ):
         self.db = db
         self.agents = agents

@@ -58,6 +58,17 @@ class Ledger:
         self._held: dict[tuple[str, int], Reservation] = {}
         self._used: dict[Arc, int] = {}
 
+    @classmethod
+    def of_books(cls, view: NetworkView, held: Iterable[Reservation]) -> Ledger:
+        """A ledger holding `held` as the books say, unchecked: the database is the truth,
+        and what it holds may exceed a capacity that was lowered since."""
+        ledger = cls(view)
+        for r in held:
+            ledger._held[(r.connection, r.generation)] = r
+            for arc in r.arcs:
+                ledger._used[arc] = ledger.used(arc) + r.cost
+        return ledger
+
     def copy(self) -> Ledger:
         """An independent ledger to try changes on (rearrangement)."""
         other = Ledger(self.view)

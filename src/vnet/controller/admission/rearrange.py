@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from vnet.controller.admission.admit import Admitted, Move, Policy, Request, admit, route
@@ -34,16 +35,21 @@ class Limits:
 
 
 def rearrange(
-    ledger: Ledger, request: Request, policy: Policy, limits: Limits = Limits()
+    ledger: Ledger,
+    request: Request,
+    policy: Policy,
+    limits: Limits = Limits(),
+    movable: Callable[[str], bool] = lambda _: True,
 ) -> Admitted | Rejection:
-    """A plan admitting a new connection (maybe after moves), or why not; changes nothing."""
+    """A plan admitting a new connection (maybe after moves), or why not; changes nothing.
+    Only connections `movable(name)` says yes to are moved (a pinned path stays)."""
     trial = ledger.copy()
     first = admit(trial, request, policy)
     if not isinstance(first, Rejection) or first.reason != "no-capacity":
         return first
     if isinstance(route(Ledger(ledger.view), request, policy), Rejection):
         return _gave_up(first, 0, "it does not fit even with nothing reserved")
-    candidates = _candidates(ledger, request, policy)
+    candidates = [c for c in _candidates(ledger, request, policy) if movable(c)]
     deadline = time.monotonic() + limits.budget
     tries = 0
     for size in range(1, limits.max_moves + 1):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, func, select, update
+from sqlalchemy import CursorResult, and_, func, select, update
 from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
@@ -85,12 +85,16 @@ def reserve(
     *,
     generation: int | None = None,
     role: ReservationRole = ReservationRole.CURRENT,
+    replacing: int | None = None,
 ) -> list[Reservation]:
     """Hold `demands` ({(link name, forward): bit/s}) for `connection`, or raise Refused
     naming every link direction that lacks capacity and by how much. `usable_bps(link)` is
     what admission may hand out in each direction of a link (its rate less the management
     share, say). The generation defaults to the connection's current one; a make-before-break
-    reserves generation + 1 as NEXT.
+    reserves generation + 1 as NEXT, `replacing` the current one: on the link directions
+    both paths use, the connection's traffic is on one path or the other, never both, so the
+    new rows are checked without the old ones there (which go on counting for everyone else
+    until `switch`: no double counting of the mover, open-kilda#919, and never too little).
     """
     bad = sorted(
         f"{name} {'forward' if fwd else 'reverse'}"
@@ -101,7 +105,8 @@ def reserve(
         raise ValueError(f"bandwidth must be positive: {', '.join(bad)}")
     session.flush()  # the connection needs its id
     links = _lock_links(session, sorted({name for name, _ in demands}))
-    held = _held_bps(session, [link.id for link in links])
+    mine = None if replacing is None else (connection.id, replacing)
+    held = _held_bps(session, [link.id for link in links], mine)
     wanted = [
         (link, fwd, demands[link.name, fwd])
         for link in links
@@ -201,10 +206,20 @@ def _lock_links(session: Session, names: list[str]) -> list[Link]:
     return links
 
 
-def _held_bps(session: Session, link_ids: list[int]) -> dict[tuple[int, bool], int]:
+def _held_bps(
+    session: Session, link_ids: list[int], excluding: tuple[int, int] | None = None
+) -> dict[tuple[int, bool], int]:
+    """(link id, forward) -> bit/s held, less one (connection, generation)'s rows if given."""
     query = (
         select(Reservation.link_id, Reservation.forward, func.sum(Reservation.bps))
         .where(Reservation.link_id.in_(link_ids), Reservation.released.is_(None))
         .group_by(Reservation.link_id, Reservation.forward)
     )
+    if excluding is not None:
+        query = query.where(
+            ~and_(
+                Reservation.connection_id == excluding[0],
+                Reservation.generation == excluding[1],
+            )
+        )
     return {(link_id, fwd): int(total) for link_id, fwd, total in session.execute(query)}

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from vnet.controller import planner
+from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import AgentError, Agents, HostChange
 from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import (
@@ -29,8 +31,8 @@ from vnet.controller.db.models import (
     ReservationRole,
 )
 from vnet.controller.db.numbers import add_connection
-from vnet.controller.errors import AgentRefused, Conflict
-from vnet.controller.inventory import Inventory
+from vnet.controller.errors import AgentRefused, Conflict, Rejected
+from vnet.controller.inventory import Inventory, held_connections
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.database import Database, Timings, add_time
 from vnet.model.controller_api import ConnectionAnswer, ConnectionRequest, ConnectionView
@@ -45,6 +47,14 @@ class Admitted:
     changes: tuple[HostChange, ...]
 
 
+class NeedsMoves(Exception):
+    """Admission fits after these moves (make-before-break), to be made first."""
+
+    def __init__(self, moves: tuple[planner.Moved, ...]):
+        super().__init__(f"{len(moves)} connection(s) to move first")
+        self.moves = moves
+
+
 @dataclass(frozen=True)
 class Replay:
     """A retried request (same idempotency key): the first attempt's answer."""
@@ -55,7 +65,7 @@ class Replay:
 class Flows:
     """The connection transactions; `Service` checks rights and calls these."""
 
-    def __init__(self, db: Database, agents: Agents, policy: object):
+    def __init__(self, db: Database, agents: Agents, policy: Policy):
         self.db = db
         self.agents = agents
         self.policy = policy
@@ -68,7 +78,11 @@ class Flows:
         tenant: str,
         request: ConnectionRequest,
         key: str | None,
+        may_move: bool = True,
     ) -> Admitted | Replay:
+        """Insert, plan and reserve in the caller's transaction. When nothing fits and
+        `may_move`, the planner's rearrangement is asked: moves needed are raised as
+        NeedsMoves (the transaction rolls back; the caller moves, then admits again)."""
         owner = store.tenant_row(session, tenant)
         if key is not None:
             earlier = store.by_idempotency_key(session, owner.id, key)
@@ -77,17 +91,47 @@ class Flows:
         store.require_free_name(session, owner.id, tenant, request.name)
         conn = new_connection(owner.id, request, key)
         add_connection(session, conn)  # a race on the name: IntegrityError, the write retries
-        plan = planning.reserve_planned(
-            session,
-            inv,
-            conn,
-            planning.plan_new(inv, tenant, request, conn, self.policy),
-            generation=conn.generation,
-            role=ReservationRole.CURRENT,
-        )
+        try:
+            plan = planning.reserve_planned(
+                session,
+                inv,
+                conn,
+                planning.plan_new(inv, tenant, request, conn, self.policy),
+                generation=conn.generation,
+                role=ReservationRole.CURRENT,
+            )
+        except Rejected:
+            if not may_move:
+                raise
+            plan = self._after_moves(session, inv, tenant, request, conn)
         planning.record_plan(conn, plan)
         entry = store.open_journal(session, "create", conn, [c.host for c in plan.changes])
         return Admitted(conn.id, entry.request_id, tuple(plan.changes))
+
+    def _after_moves(
+        self,
+        session: Session,
+        inv: Inventory,
+        tenant: str,
+        request: ConnectionRequest,
+        conn: Connection,
+    ) -> planning.Plan:
+        """Rearrangement: Rejected if no move helps, NeedsMoves if some do; the plan if
+        the room is there already (a release meanwhile)."""
+        live = held_connections(session)
+        found = planning.timed_any(
+            session,
+            lambda: planner.rearrange(
+                inv, live, tenant, request, conn.id, conn.number, self.policy
+            ),
+        )
+        if found.moves:
+            raise NeedsMoves(found.moves)
+        try:
+            ledger.reserve(session, conn, found.plan.demands, planning.usable_bps(inv))
+        except ledger.Refused as refused:
+            raise planning.rejection(refused) from None
+        return found.plan
 
     async def realise_new(
         self, admitted: Admitted, tenant: str, timings: Timings | None

@@ -17,20 +17,20 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from vnet.controller import inventory as inventory_db
-from vnet.controller import planner
+from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import Agents
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Tenant
-from vnet.controller.errors import Conflict, Rejected
+from vnet.controller.errors import Conflict
 from vnet.controller.inventory import Inventory
 from vnet.controller.principal import Principal
 from vnet.controller.reconcile import Reconciler, Watcher
 from vnet.controller.recovery import Settled, recover
 from vnet.controller.service import store, views
-from vnet.controller.service.connections import Admitted, Flows, Replay
+from vnet.controller.service.connections import Admitted, Flows, NeedsMoves, Replay
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.moves import Moves
-from vnet.controller.service.rearrangement import make_room
+from vnet.controller.service.rearrangement import make_moves
 from vnet.controller.service.utilisation import UtilisationPoller
 from vnet.model import controller_api as api
 from vnet.model.controller_config import ControllerConfig
@@ -43,7 +43,7 @@ class Service:
         self.config = config
         self.db = Database(engine)
         self.agents = agents
-        self.policy = planner.policy(config)
+        self.policy = Policy(margin=config.margin)
         self.flows = Flows(self.db, agents, self.policy)
         self.moves = Moves(self.flows)
         self.reconciler = Reconciler(self.db, agents, self.inventory, self.policy)
@@ -93,11 +93,9 @@ class Service:
         moved: list[api.Move] = []
         try:
             admitted = await self._admit(inv, tenant, request, idempotency_key, timings)
-        except Rejected as rejected:
-            if request.path is not None:
-                raise
-            moved = await make_room(self, inv, tenant, request, rejected, timings)
-            admitted = await self._admit(inv, tenant, request, idempotency_key, timings)
+        except NeedsMoves as needed:
+            moved = await make_moves(self, inv, needed.moves, timings)
+            admitted = await self._admit(inv, tenant, request, idempotency_key, timings, False)
         if isinstance(admitted, Replay):
             return admitted.answer
         view = await self.flows.realise_new(admitted, tenant, timings)
@@ -112,9 +110,10 @@ class Service:
         request: api.ConnectionRequest,
         key: str | None,
         timings: Timings | None,
+        may_move: bool = True,
     ) -> Admitted | Replay:
         def work(session: Session) -> Admitted | Replay:
-            return self.flows.admit(session, inv, tenant, request, key)
+            return self.flows.admit(session, inv, tenant, request, key, may_move)
 
         return await self.db.write(work, timings, retry=True)
 

@@ -19,8 +19,8 @@ from vnet.controller import planner
 from vnet.controller.agents.realise import AgentError, HostChange
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, ConnectionState, ReservationRole
-from vnet.controller.errors import AgentRefused, BadRequest
-from vnet.controller.inventory import Inventory
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict
+from vnet.controller.inventory import Held, Inventory, held_connections
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.connections import Flows
 from vnet.controller.service.database import Timings
@@ -47,49 +47,78 @@ class Moves:
         self.flows = flows
 
     def start(
+        self, session: Session, inv: Inventory, tenant: str, name: str, request: ModifyRequest
+    ) -> Moving:
+        """A tenant's modify: plan generation g+1 (the planner keeps a controller-chosen
+        path when the new bandwidth fits there) and reserve it; a path given becomes the
+        connection's explicit path."""
+        if request.bandwidth is None and request.path is None:
+            raise BadRequest(
+                "a modify changes the bandwidth, the path or both; it gave neither",
+                field="bandwidth",
+            )
+        conn = store.live_connection(session, tenant, name, lock=True)
+        store.require_changeable(conn)
+        current = held_one(session, conn.id)
+
+        def make(held):  # type: ignore[no-untyped-def]
+            return planner.plan_move(inv, held, current, request, self.flows.policy)
+
+        plan = planning.reserve_planned(
+            session,
+            inv,
+            conn,
+            make,
+            generation=conn.generation + 1,
+            role=ReservationRole.NEXT,
+            replacing=conn.generation,
+        )
+        explicit = request.path if request.path is not None else conn.path
+        kind = "modified" if request.bandwidth is not None else "moved"
+        bandwidth = request.bandwidth or conn.bandwidth_bps
+        return self._moving(session, inv, tenant, conn, plan, bandwidth, explicit, kind)
+
+    def start_planned(self, session: Session, inv: Inventory, moved: planner.Moved) -> Moving:
+        """A rearrangement's move, as the planner chose it: reserved as planned (a refusal
+        under the row locks means another request took the room: Rejected); the path stays
+        the controller's choice."""
+        mover = moved.held
+        conn = store.live_connection(session, mover.tenant, mover.request.name, lock=True)
+        store.require_changeable(conn)
+        if conn.id != mover.connection_id or conn.generation != mover.generation:
+            raise Conflict(f"connection {conn.name!r} changed while a move was planned")
+        try:
+            ledger.reserve(
+                session,
+                conn,
+                moved.plan.demands,
+                planning.usable_bps(inv),
+                generation=conn.generation + 1,
+                role=ReservationRole.NEXT,
+                replacing=conn.generation,
+            )
+        except ledger.Refused as refused:
+            raise planning.rejection(refused) from None
+        return self._moving(
+            session, inv, mover.tenant, conn, moved.plan, conn.bandwidth_bps, conn.path, "moved"
+        )
+
+    def _moving(
         self,
         session: Session,
         inv: Inventory,
         tenant: str,
-        name: str,
-        request: ModifyRequest,
-        *,
-        pin: bool = True,
+        conn: Connection,
+        plan: planning.Plan,
+        bandwidth: int,
+        explicit: list[str] | None,
+        kind: str,
     ) -> Moving:
-        """Plan and reserve generation g+1. `pin`: a path given here becomes the connection's
-        explicit path (a tenant's modify); a rearrangement's move leaves the choice to the
-        controller, as before."""
-        if request.bandwidth is None and request.path is None:
-            raise BadRequest(
-                "a modify names a new bandwidth, a new path or both", field="bandwidth"
-            )
-        conn = store.live_connection(session, tenant, name, lock=True)
-        store.require_changeable(conn)
-        policy = self.flows.policy
-        old = planning.current_pieces(inv, tenant, conn, policy)
-        bandwidth = request.bandwidth or conn.bandwidth_bps
-        explicit = request.path if request.path is not None and pin else conn.path
-        wanted = planning.request_of(conn, bandwidth=bandwidth, path=request.path or explicit)
-        generation = conn.generation + 1
-
-        def make(held):  # type: ignore[no-untyped-def]
-            return planner.plan_move(
-                inv,
-                held,
-                tenant,
-                wanted,
-                conn.id,
-                conn.number,
-                policy,  # type: ignore[arg-type]
-            )
-
-        plan = planning.reserve_planned(
-            session, inv, conn, make, generation=generation, role=ReservationRole.NEXT
-        )
+        old = planning.current_pieces(inv, tenant, conn, self.flows.policy)
         new = planning.HostPieces.of(plan.changes)
         conn.state = ConnectionState.MODIFYING
         entry = store.open_journal(session, "modify", conn, [*old.pieces, *new.pieces])
-        kind = "modified" if request.bandwidth is not None else "moved"
+        generation = conn.generation + 1
         return Moving(
             conn.id, entry.request_id, generation, old, new, plan, bandwidth, explicit, kind
         )
@@ -115,6 +144,11 @@ class Moves:
             await self.flows.run_agents(f"{moving.request_id}.undo", back, timings)
         except AgentError as e:  # reconciliation puts the hosts right when the agent is back
             log.warning("request %s: could not put generation back: %s", moving.request_id, e)
+
+
+def held_one(session: Session, connection_id: int) -> Held:
+    """The connection as planning sees it (its request, path and demands)."""
+    return next(h for h in held_connections(session) if h.connection_id == connection_id)
 
 
 def restore_changes(old: planning.HostPieces, touched: set[str]) -> list[HostChange]:

@@ -12,10 +12,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
 from vnet.controller import planner
+from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import HostChange
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, Link, ReservationRole
@@ -26,6 +28,7 @@ from vnet.model.controller_api import ConnectionRequest, Shortfall
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 
 Plan = planner.Plan
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,9 +46,13 @@ class HostPieces:
 
 def timed(session: Session, make: Callable[[], Plan]) -> Plan:
     """`make()`, its seconds counted as path computation."""
+    return timed_any(session, make)
+
+
+def timed_any(session: Session, work: Callable[[], T]) -> T:
     started = time.perf_counter()
     try:
-        return make()
+        return work()
     finally:
         planning_clock(session)["path"] += time.perf_counter() - started
 
@@ -81,6 +88,7 @@ def reserve_planned(
     *,
     generation: int,
     role: ReservationRole,
+    replacing: int | None = None,
 ) -> Plan:
     """Plan over what is held now and reserve the plan's demands; on a lost race, plan once
     more; then reject naming each link direction that lacks capacity."""
@@ -89,7 +97,13 @@ def reserve_planned(
         plan = timed(session, lambda held=held: make(held))  # type: ignore[misc]
         try:
             ledger.reserve(
-                session, conn, plan.demands, usable_bps(inv), generation=generation, role=role
+                session,
+                conn,
+                plan.demands,
+                usable_bps(inv),
+                generation=generation,
+                role=role,
+                replacing=replacing,
             )
             return plan
         except ledger.Refused as refused:
@@ -99,7 +113,7 @@ def reserve_planned(
 
 
 def plan_new(
-    inv: Inventory, tenant: str, request: ConnectionRequest, conn: Connection, policy: object
+    inv: Inventory, tenant: str, request: ConnectionRequest, conn: Connection, policy: Policy
 ) -> Callable[[Mapping[tuple[str, bool], int]], Plan]:
     def make(held: Mapping[tuple[str, bool], int]) -> Plan:
         return planner.plan_connection(
@@ -132,7 +146,7 @@ def request_of(conn: Connection, **changes: object) -> ConnectionRequest:
     return ConnectionRequest(**{**fields, **changes})
 
 
-def current_pieces(inv: Inventory, tenant: str, conn: Connection, policy: object) -> HostPieces:
+def current_pieces(inv: Inventory, tenant: str, conn: Connection, policy: Policy) -> HostPieces:
     """The pieces the connection's current generation has on each host (what the agents
     should hold), derived again by the planner from its stored path; nothing is checked
     against capacity (the connection already holds it)."""
