@@ -1,4 +1,5 @@
-"""The controller's inventory on a real PostgreSQL: the SQLite suite's tests again."""
+"""The controller's inventory, and the planner on its books, on a real PostgreSQL: the SQLite
+suites' tests again."""
 
 from __future__ import annotations
 
@@ -14,4 +15,8 @@ from tests.unit.test_controller_inventory import (  # noqa: F401  (collected aga
     test_live_connections_come_back_as_planning_sees_them,
     test_network_guarantees_are_recorded_per_link,
     test_the_pieces_from_the_database_are_the_labs,
+)
+from tests.unit.test_controller_planner_db import (  # noqa: F401
+    test_rearrangement_on_the_databases_books,
+    test_the_planner_and_the_sql_ledger_agree_on_what_fits,
 )

@@ -165,6 +165,14 @@ def _held(conn: Connection, tenant: str, demands: dict[Arc, int]) -> Held:
     return Held(conn.id, conn.number, tenant, request, conn.state, path, conn.generation, demands)
 
 
+def usable_bps(link: Link) -> int:
+    """What connections may take in each direction of a link row: the rule for
+    `db.ledger.reserve`, the same as `LinkInfo.capacity`."""
+    if link.spec is None:
+        return link.capacity_bps
+    return link_info(model.UnderlayLink.model_validate(link.spec)).capacity
+
+
 # -- read ------------------------------------------------------------------------------------
 
 

@@ -172,7 +172,7 @@ def rearrange(
     wanted = Request("", Demand(a.host, b.host, request.bandwidth, request.packet_size), path)
     found = search_moves(ledger, wanted, policy, limits or Limits(), movable=movable.__contains__)
     if isinstance(found, Rejection):
-        raise Rejected(f"{first.reason}; {found.message.rpartition('; ')[2]}", first.shortfalls)
+        raise _still(first, found.message.rpartition("; ")[2])
     by_id = {str(h.connection_id): h for h in connections}
     moves = []
     try:
@@ -188,10 +188,13 @@ def rearrange(
         asked = request.model_copy(update={"path": list(found.reservation.path)})
         plan = plan_connection(inv, usage, tenant, asked, connection_id, number, policy)
     except ServiceError as failed:  # the moves fit the links but not the VRs
-        raise Rejected(
-            f"{first.reason}; rearrangement: {failed.reason}", first.shortfalls
-        ) from None
+        raise _still(first, f"rearrangement: {failed.reason}") from None
     return Rearrangement(plan, tuple(moves))
+
+
+def _still(first: Rejected, why: str) -> Rejected:
+    """The first refusal, with what rearrangement found."""
+    return Rejected(f"{first.reason}; {why}", first.shortfalls, field=first.field, code=first.code)  # type: ignore[arg-type]
 
 
 # -- the steps -------------------------------------------------------------------------------
