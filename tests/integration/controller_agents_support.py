@@ -27,7 +27,8 @@ _ids = itertools.count(1)  # connection ids (SIDs) unique across a lab's uses
 
 def line_lab(name: str, hosts: int) -> dict[str, Any]:
     """Hosts h1..hN in a line; tenant acme's VR r<i> on h<i>, consecutive VRs sharing a
-    network; end host pc1 behind r1, pc<N> behind r<N>."""
+    network (c12 between r1 and r2 with a guarantee); end host pc1 behind r1, pc<N>
+    behind r<N>."""
     nets = ["lan1"] + [f"c{i}{i + 1}" for i in range(1, hosts)] + [f"lan{hosts}"]
 
     def net(k: int) -> dict[str, Any]:
@@ -37,7 +38,7 @@ def line_lab(name: str, hosts: int) -> dict[str, Any]:
             "vni": 501 + k,
             "ipv4": f"10.51.{k + 1}.0/24",
             "ipv6": f"fd00:51:{k + 1}::/64",
-        }
+        } | ({"bandwidth": "500mbit"} if nets[k] == "c12" else {})  # an HTB class on h1-h2
 
     def itf(k: int, last: int) -> dict[str, str]:
         return {

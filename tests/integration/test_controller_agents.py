@@ -6,12 +6,13 @@ member of a group fails alone. Checked with independent NETCONF sessions (raw nc
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from ncclient.operations.rpc import RPCError
 
 from vnet.controller.agents.realise import AgentError, Agents, HostChange
+from vnet.model.host_guarantees import Locator
 
 from .conftest import Labs
 from .controller_agents_support import HOSTS, Lab, start_lab
@@ -113,6 +114,7 @@ def test_a_host_refusing_halfway_leaves_every_host_as_it_was(lab: Lab) -> None:
 
     err = asyncio.run(run())
     assert err.host == "h2" and "nosuch" in err.reason, err
+    assert err.path is not None and "vc103" in err.path, err.path
     assert err.tag is not None  # the agent's own error tag
     assert called == []
     assert lab.running() == before
@@ -146,11 +148,22 @@ def test_concurrent_transactions_on_the_same_hosts_all_land(lab: Lab, group: boo
     assert groups < len(names) if group else groups == len(names)
 
 
-def test_a_refusing_member_of_a_group_fails_alone(lab: Lab) -> None:
-    names = [f"vc3{i}" for i in range(5)]
+def with_unknown_locator_owner(change: HostChange) -> HostChange:
+    """A locator owned by a VR h2 does not have: refused without naming a connection."""
+    owner = Locator(prefix="fc00:99::/48", router="nosuch")
+    return HostChange(change.host, put=change.put, locators=(*change.locators, owner))
+
+
+@pytest.mark.parametrize(
+    "spoil", [with_unknown_router, with_unknown_locator_owner], ids=["named", "unnamed"]
+)
+def test_a_refusing_member_of_a_group_fails_alone(
+    lab: Lab, spoil: Callable[[HostChange], HostChange]
+) -> None:
+    names = [f"vc3{spoil.__name__[13]}{i}" for i in range(7)]  # r(outer) or l(ocator)
     changes = lab.changes(*names)
-    bad = names[3]
-    changes[bad] = refused_on_h2(changes[bad])
+    bad = names[4]
+    changes[bad] = [spoil(c) if c.host == "h2" else c for c in changes[bad]]
 
     async def run() -> list[BaseException | None]:
         agents = Agents(lab.endpoints(), confirm_timeout=30)
@@ -171,5 +184,6 @@ def test_a_refusing_member_of_a_group_fails_alone(lab: Lab) -> None:
     for name, result in zip(names, results, strict=True):
         if name == bad:
             assert isinstance(result, AgentError) and result.host == "h2", result
+            assert "nosuch" in result.reason, result
         else:
             assert result is None, (name, result)

@@ -20,11 +20,12 @@ class HostChange:
 class AgentError(Exception):
     """An agent refused or failed; every host of the transaction is back where it was."""
 
-    def __init__(self, host: str, reason: str, tag: str | None = None):
+    def __init__(self, host: str, reason: str, tag: str | None = None, path: str | None = None):
         super().__init__(f"host {host}: {reason}")
         self.host = host
         self.reason = reason
-        self.tag = tag
+        self.tag = tag  # the agent's error-tag; None: the agent could not be reached
+        self.path = path  # the agent's error-path, if it gave one
 
 
 class ConfirmError(AgentError):

@@ -8,16 +8,20 @@ confirmed commit per host for all of them. A request that must wait for a busy h
 its hosts for itself (later requests touching them wait behind it), so nobody starves.
 Two requests touching the same connection on a host never share a group.
 
-A group an agent refused is split: the requests that do not touch the refusing host are
-tried again as a group, those that touch it one by one, so only the refusing request
-fails. A host that could not be reached fails every request that touches it (trying each
-alone would wait for the same timeout again and again).
+A group an agent refused is split so that only the refusing request fails: if the agent's
+error-path names a connection only one request touches, that request fails and all the
+others are tried again as one group; else the requests that do not touch the refusing
+host are tried again as a group and those that do in halves (a half refused again is
+halved again, down to single requests: log2(n) retries instead of n). A host that could
+not be reached fails every request that touches it (trying each alone would wait for
+the same timeout again and again).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 
 from vnet.controller.agents.changes import AgentError, ConfirmError
@@ -25,6 +29,7 @@ from vnet.controller.agents.edits import touched
 from vnet.controller.agents.transaction import JournalFailed, Member
 
 log = logging.getLogger("vnet.controller.agents")
+_CONNECTION_IN_PATH = re.compile(r"connection\[(?:\w+:)?name='([^']*)'\]")
 RunMembers = Callable[[list[Member]], Awaitable[None]]
 
 
@@ -45,7 +50,7 @@ def _conflicts(item: _Queued, group: list[_Queued]) -> bool:
 
 
 class GroupCommit:
-    def __init__(self, run: RunMembers, max_group: int = 64):
+    def __init__(self, run: RunMembers, max_group: int = 256):
         self._run = run  # one transaction for these members; raises as Transaction.run
         self.max_group = max_group
         self._queue: list[_Queued] = []
@@ -114,24 +119,36 @@ class GroupCommit:
     async def _split(self, group: list[_Queued], err: AgentError) -> None:
         hit = [i for i in group if err.host in i.hosts]
         rest = [i for i in group if err.host not in i.hosts]
-        log.info(
-            "group of %d refused by %s (%s): %d retried alone",
-            len(group),
-            err.host,
-            err.reason,
-            len(hit),
-        )
-        if rest:
-            await self._try(rest)
-        for item in hit:
-            if err.tag is None:  # unreachable, not a refusal: do not wait for it again
-                _finish(item, err)
-            else:
-                await self._try([item])
+        log.info("group of %d refused by %s: %s", len(group), err.host, err.reason)
+        culprit = _named_by(err, hit)
+        if err.tag is None:  # unreachable, not a refusal: do not wait for it again
+            failed, hit = hit, []
+        elif culprit is not None:  # the agent named the connection it refused
+            failed, hit = [culprit], []
+            rest = [i for i in group if i is not culprit]
+        elif len(rest) == len(group):  # the error concerns no member's host: a bug
+            failed, rest = group, []
+        else:
+            failed = []
+        for item in failed:
+            _finish(item, err)
+        # the others again: the ones the refusing host never saw as one group, the ones
+        # it did in halves (a half refused again is halved again, down to one request)
+        half = len(hit) // 2
+        for part in (rest, hit[:half], hit[half:]):
+            if part:
+                await self._try(part)
 
     async def close(self) -> None:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _named_by(err: AgentError, hit: list[_Queued]) -> _Queued | None:
+    """The one request that touches the connection the agent's error-path names, if any."""
+    names = set(_CONNECTION_IN_PATH.findall(err.path or ""))
+    named = [i for i in hit if names & touched(i.member.changes[err.host])]
+    return named[0] if len(named) == 1 else None
 
 
 def _own_error(err: Exception, item: _Queued) -> BaseException:

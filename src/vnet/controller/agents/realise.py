@@ -69,7 +69,7 @@ class Agents:
         confirm_timeout: int = 60,
         *,
         group: bool = True,
-        max_group: int = 64,
+        max_group: int = 256,
         lock_wait: float = 10.0,
     ):
         self.endpoints = dict(endpoints)

@@ -1,9 +1,10 @@
 """One transaction across agents: one candidate edit and one confirmed commit per host,
 for one request or a group of them (group.py decides which).
 
-1. Lock every host's candidate (NETCONF <lock>), in host-name order: two controllers
-   that want the same hosts then never hold one each and wait for the other. A lock
-   held elsewhere is retried with backoff for at most `lock_wait` seconds.
+1. Lock every host's candidate (NETCONF <lock>): all at once; if another session holds
+   one, ours go and are taken again one by one in host-name order, each retried with
+   backoff for at most `lock_wait` seconds (in one order, two controllers that want the
+   same hosts never hold one each and wait for the other).
 2. On every host in parallel: <edit-config> of the members' changes into the candidate
    and <validate>.
 3. On every host in parallel: <commit><confirmed/> with the persist token (the first
@@ -61,7 +62,7 @@ def agent_error(host: str, err: Exception) -> AgentError:
     if isinstance(err, AgentError):
         return err
     if isinstance(err, ClientError):
-        return AgentError(host, err.message, err.tag)
+        return AgentError(host, err.message, err.tag, err.path)
     return AgentError(host, str(err))
 
 
@@ -95,8 +96,7 @@ class Transaction:
 
     async def run(self) -> None:
         try:
-            for host in self.hosts:  # in name order: see the module's docstring
-                self.pinned[host] = await self._lock(host)
+            await self._lock_all()
             await self._everywhere(self._edit_and_validate)
             await self._everywhere(self._commit)
             committed_at = time.monotonic()
@@ -107,14 +107,40 @@ class Transaction:
         await self._confirm_all(committed_at + self.confirm_timeout * 0.9)
 
     # -- the steps ----------------------------------------------------------------------
+    async def _lock_all(self) -> None:
+        """Every host's candidate lock at once (the usual case: nobody else holds one); if
+        someone does, let go of ours and take them one by one in host order, waiting."""
+        results = await asyncio.gather(
+            *(self._try_lock(h) for h in self.hosts), return_exceptions=True
+        )
+        busy = False
+        for host, result in zip(self.hosts, results, strict=True):
+            if isinstance(result, int):
+                self.pinned[host] = result
+            elif isinstance(result, ClientError) and result.tag in BUSY:
+                busy = True
+            elif isinstance(result, (ClientError, ConnectError)):
+                raise agent_error(host, result)
+            elif isinstance(result, BaseException):
+                raise result
+        if busy:
+            log.debug("%s: a candidate is locked elsewhere; locking in host order", self.token)
+            await asyncio.gather(*(self._unlock(h) for h in self.pinned))
+            self.pinned.clear()
+            for host in self.hosts:
+                self.pinned[host] = await self._lock(host)
+
+    async def _try_lock(self, host: str) -> int:
+        session = self.sessions[host]
+        generation = await session.open()
+        await session.call(lambda c: c.lock(CANDIDATE), generation)
+        return generation
+
     async def _lock(self, host: str) -> int:
-        session, delay = self.sessions[host], FIRST_BACKOFF
-        deadline = time.monotonic() + self.lock_wait
+        delay, deadline = FIRST_BACKOFF, time.monotonic() + self.lock_wait
         while True:
             try:
-                generation = await session.open()
-                await session.call(lambda c: c.lock(CANDIDATE), generation)
-                return generation
+                return await self._try_lock(host)
             except ClientError as err:
                 if err.tag not in BUSY or time.monotonic() > deadline:
                     raise agent_error(host, err) from None
