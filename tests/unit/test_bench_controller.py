@@ -109,7 +109,10 @@ def test_a_round_is_random_but_repeatable_and_stays_within_tenants() -> None:
     assert len({c.key for c in one.creates}) == 30
     for c in one.creates:
         assert tenant[c.body.a] == tenant[c.body.b] == c.tenant and c.body.a != c.body.b
-        assert c.body.bandwidth == 1_000_000
+        assert c.body.bandwidth == 1_000_000 and c.body.protocol == "udp"
+    # a flow of its own each: two connections steering one 5-tuple would be refused
+    assert len({(c.body.a, c.body.b, c.body.dst_port) for c in one.creates}) == 30
+    assert len({c.body.dst_port for c in one.creates}) == 30
     assert [m.name for m in one.modifies] == names[:10]
     assert all(m.body.bandwidth == 2_000_000 for m in one.modifies)
     assert sorted(r.name for r in one.removes) == sorted(names)
@@ -166,6 +169,9 @@ def test_latency_growing_through_the_run_is_falling_behind() -> None:
     random.Random(3).shuffle(sent)  # judged by the time sent, not by the list's order
     p = pace(sent, concurrency=10)
     assert p.behind and p.growth > 3 and "falling behind" in p.describe()
+    assert "one request in flight" not in p.describe()
+    alone = pace(sent, concurrency=1)
+    assert alone.behind and "with one request in flight: each cost more" in alone.describe()
 
 
 def test_every_request_at_once_is_a_burst_not_a_steady_figure() -> None:

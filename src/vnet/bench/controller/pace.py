@@ -47,7 +47,11 @@ class Pace:
                 f"slowest third {self.last_ms:.1f} ms)"
             )
         thirds = f"first third p50 {self.first_ms:.1f} ms, last third {self.last_ms:.1f} ms"
-        return f"{self.verdict}: {thirds} (x{self.growth:.2f})"
+        said = f"{self.verdict}: {thirds} (x{self.growth:.2f})"
+        if self.behind and self.concurrency == 1:
+            # one request in flight: no queue can fill; each request cost more than the last
+            said += ", with one request in flight: each cost more as the run went on"
+        return said
 
 
 def pace(sent_and_latency: Sequence[tuple[float, float]], concurrency: int) -> Pace:

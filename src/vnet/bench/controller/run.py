@@ -119,7 +119,7 @@ def _pace_notes(result: BenchResult, paces: Paces) -> None:
         if behind:
             result.note(
                 f"FELL BEHIND: {database} {op} at {c} in {len(behind)}/{len(judged)} round(s); "
-                f"worst {worst.describe()}: its mean latency is no steady figure"
+                f"worst {worst.describe()}; its mean latency is no steady figure"
             )
         elif worst.verdict == "burst":
             result.note(f"{database} {op} at {c}: {worst.describe()}")

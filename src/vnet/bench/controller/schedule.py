@@ -3,7 +3,8 @@
 As in paper 001 Sec. 4.1 the requests are drawn at random over the network's end hosts
 (seeded, so a run can be repeated request for request): each create joins an end host to
 another of its tenant, on another physical host whenever the tenant has one, so that the
-connection crosses the underlay and its pieces land on at least two agents. The modifies
+connection crosses the underlay and its pieces land on at least two agents; each is a UDP
+flow of its own (a destination port per connection), as one application's request. The modifies
 change the bandwidth of the round's first connections (make-before-break on the
 controller), and the removes release every connection the round created.
 """
@@ -17,6 +18,9 @@ from dataclasses import dataclass
 from vnet.model.controller_api import ConnectionRequest, EndHostView, ModifyRequest
 
 NAME_PREFIX = "bench"  # every connection the bench makes; 32 characters at most in all
+# Each connection of a round is its own UDP flow (destination port PORT_BASE + i): random pairs
+# repeat, and two connections steering the same 5-tuple on one VR are refused by its agent.
+PORT_BASE = 5001
 
 
 class ScheduleError(ValueError):
@@ -89,7 +93,10 @@ def make_round(
         a = by_name[rng.choice(sources)]
         b = rng.choice(choices[a.name])
         name = f"{NAME_PREFIX}-{tag}-{i}"
-        body = ConnectionRequest(name=name, a=a.name, b=b.name, bandwidth=bandwidth_bps)
+        body = ConnectionRequest(
+            name=name, a=a.name, b=b.name, protocol="udp", dst_port=PORT_BASE + i,
+            bandwidth=bandwidth_bps,
+        )  # fmt: skip
         made.append(Create(str(a.tenant), body, key=f"{name}-{rng.getrandbits(64):016x}"))
     changed = [
         Modify(c.tenant, c.body.name, ModifyRequest(bandwidth=modified_bps))
