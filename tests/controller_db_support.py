@@ -78,9 +78,19 @@ class Race:
     refusals: list[Refused] = field(default_factory=list)
 
 
-def race(urls: list[str], net: Net, link: str, bps: int, requests: int, threads: int) -> Race:
+def race(
+    urls: list[str],
+    net: Net,
+    link: str,
+    bps: int,
+    requests: int,
+    threads: int,
+    mixed: bool = False,
+) -> Race:
     """`requests` reservations of `bps` on `link`, spread over one engine per URL (separate
-    connection pools, as separate controller processes have), `threads` at a time."""
+    connection pools, as separate controller processes have), `threads` at a time: all in
+    the link's forward direction, or (`mixed`) forward, reverse and both in turn."""
+    kinds = [(True,), (False,), (True, False)] if mixed else [(True,)]
     engines = [make_engine(url, pool_size=threads, max_overflow=0) for url in urls]
     outcome = Race()
 
@@ -88,7 +98,8 @@ def race(urls: list[str], net: Net, link: str, bps: int, requests: int, threads:
         try:
             with Session(engines[index % len(engines)]) as session, session.begin():
                 conn = add(session, net, bps, key=str(uuid.uuid4()))
-                reserve(session, conn, {(link, True): bps})  # a refusal rolls it all back
+                demands = {(link, forward): bps for forward in kinds[index % len(kinds)]}
+                reserve(session, conn, demands)  # a refusal rolls it all back
         except Refused as refused:
             return refused
         return None
@@ -106,13 +117,15 @@ def race(urls: list[str], net: Net, link: str, bps: int, requests: int, threads:
     return outcome
 
 
-def committed_bps(engine: Engine, link: str) -> int:
+def committed_bps(engine: Engine, link: str, forward: bool | None = None) -> int:
     with Session(engine) as session:
         query = (
             select(func.coalesce(func.sum(Reservation.bps), 0))
             .join(Link, Link.id == Reservation.link_id)
             .where(Link.name == link, Reservation.released.is_(None))
         )
+        if forward is not None:
+            query = query.where(Reservation.forward == forward)
         return int(session.scalar(query) or 0)
 
 

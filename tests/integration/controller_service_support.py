@@ -76,20 +76,26 @@ routers:
       - {{network: lan1, ipv4: 10.61.1.254/24, ipv6: "fd00:61:1::fe/64"}}
       - {{network: c12, ipv4: 10.61.2.1/24, ipv6: "fd00:61:2::1/64"}}
       - {{network: c13, ipv4: 10.61.5.1/24, ipv6: "fd00:61:5::1/64"}}
-    routes: [{{to: "fc00:1:2::/48", via: "fd00:61:2::2"}}, {{to: "fc00:1:3::/48", via: "fd00:61:5::3"}}]
+    routes:
+      - {{to: "fc00:1:2::/48", via: "fd00:61:2::2"}}
+      - {{to: "fc00:1:3::/48", via: "fd00:61:5::3"}}
   - name: r2
     host: h2
     interfaces:
       - {{network: c12, ipv4: 10.61.2.2/24, ipv6: "fd00:61:2::2/64"}}
       - {{network: c23, ipv4: 10.61.3.2/24, ipv6: "fd00:61:3::2/64"}}
-    routes: [{{to: "fc00:1:1::/48", via: "fd00:61:2::1"}}, {{to: "fc00:1:3::/48", via: "fd00:61:3::3"}}]
+    routes:
+      - {{to: "fc00:1:1::/48", via: "fd00:61:2::1"}}
+      - {{to: "fc00:1:3::/48", via: "fd00:61:3::3"}}
   - name: r3
     host: h3
     interfaces:
       - {{network: c23, ipv4: 10.61.3.3/24, ipv6: "fd00:61:3::3/64"}}
       - {{network: lan3, ipv4: 10.61.4.254/24, ipv6: "fd00:61:4::fe/64"}}
       - {{network: c13, ipv4: 10.61.5.3/24, ipv6: "fd00:61:5::3/64"}}
-    routes: [{{to: "fc00:1:1::/48", via: "fd00:61:5::1"}}, {{to: "fc00:1:2::/48", via: "fd00:61:3::2"}}]
+    routes:
+      - {{to: "fc00:1:1::/48", via: "fd00:61:5::1"}}
+      - {{to: "fc00:1:2::/48", via: "fd00:61:3::2"}}
   - name: rb
     host: h2
     interfaces:
@@ -266,3 +272,31 @@ def database_state(engine: Engine) -> tuple[Any, ...]:
             .order_by(Connection.id)
         ).all()
     return tuple(rows), tuple(sorted(held_per_direction(engine).items()))
+
+
+def shaper_rate(lab: Lab, number: int) -> int:
+    """The rate (bit/s) of a connection's shaper on r1's interface towards h3, from the kernel."""
+    from vnet.substrate import Kernel
+    from vnet.substrate.tc import _htb_rate
+
+    namespace = ns(lab.name, "r1")
+    with Kernel() as k:
+        for c in k.classes(namespace, k.index(namespace, "eth2")):
+            if c["handle"] == shaper_class(number):
+                return _htb_rate(c, "rate")
+    raise LookupError(f"no shaper 76:{number:x} on r1 eth2")
+
+
+def shaper_rates(lab: Lab) -> dict[str, list[int]]:
+    """r1's connection shapers (classes 76:*) per interface towards the underlay (eth1: c12
+    towards h2, eth2: c13 towards h3), their rates in bit/s, from the kernel."""
+    from vnet.substrate import Kernel
+    from vnet.substrate.tc import _htb_rate
+
+    namespace = ns(lab.name, "r1")
+    out: dict[str, list[int]] = {}
+    with Kernel() as k:
+        for dev in ("eth1", "eth2"):
+            classes = k.classes(namespace, k.index(namespace, dev))
+            out[dev] = [_htb_rate(c, "rate") for c in classes if c["handle"] >> 16 == VNET_MAJOR]
+    return out

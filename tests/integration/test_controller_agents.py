@@ -187,3 +187,21 @@ def test_a_refusing_member_of_a_group_fails_alone(
             assert "nosuch" in result.reason, result
         else:
             assert result is None, (name, result)
+
+
+def test_a_single_host_refusing_at_commit_changes_nothing(lab: Lab) -> None:
+    (change,) = [c for c in refused_on_h2(lab.changes("vc104")["vc104"]) if c.host == "h2"]
+    before = lab.running()
+
+    async def run() -> AgentError:
+        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        try:
+            with pytest.raises(AgentError) as refused:
+                await agents.transaction("req-104", [change])
+            return refused.value
+        finally:
+            await agents.close()
+
+    err = asyncio.run(run())
+    assert err.host == "h2" and "nosuch" in err.reason, err
+    assert lab.running() == before

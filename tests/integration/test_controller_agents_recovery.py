@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 from ncclient.operations.rpc import RPCError
 
-from vnet.controller.agents.realise import Agents, HostChange
+from vnet.controller.agents.realise import Agents, ConfirmError, HostChange
 
 from .conftest import Labs
 from .controller_agents_support import HOSTS, Lab, start_lab
@@ -28,7 +28,7 @@ from .controller_agents_support import HOSTS, Lab, start_lab
 CONTROLLER = """
 import asyncio, json, sys
 from vnet.client import Endpoint
-from vnet.controller.agents.realise import Agents, HostChange
+from vnet.controller.agents.realise import Agents, ConfirmError, HostChange
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 
 spec = json.loads(sys.stdin.readline())
@@ -157,4 +157,31 @@ def test_settling_another_token_leaves_a_pending_commit_alone(lab: Lab) -> None:
     settle(lab, "req-other", confirm=True)
     assert lab.running() == pending
     settle(lab, "req-404", confirm=False)
+    assert lab.running() == before
+
+
+def test_a_confirm_too_late_raises_confirm_error_and_frees_the_hosts(lab: Lab) -> None:
+    before = lab.running()
+
+    async def rolled_back_meanwhile() -> None:  # the journal was slower than the timeout
+        deadline = time.monotonic() + 60
+        while lab.running() != before and time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+
+    async def run() -> ConfirmError:
+        agents = Agents(lab.endpoints(), confirm_timeout=2)
+        try:
+            with pytest.raises(ConfirmError) as late:
+                await agents.transaction(
+                    "req-405", lab.changes("vc405")["vc405"], rolled_back_meanwhile
+                )
+            # the same controller goes on: no lock of its own left behind
+            await agents.transaction("req-406", lab.changes("vc406")["vc406"])
+            await agents.transaction("rel-406", [HostChange(h, delete=("vc406",)) for h in HOSTS])
+            return late.value
+        finally:
+            await agents.close()
+
+    err = asyncio.run(run())
+    assert "no confirmed commit" in err.reason, err
     assert lab.running() == before

@@ -38,6 +38,7 @@ from tests.unit.test_controller_db import (  # noqa: F401  (collected again, on 
     test_the_journal_finds_what_was_in_flight,
     test_the_same_idempotency_key_in_another_tenant_is_another_request,
     test_two_engines_never_over_admit_a_link,
+    test_two_engines_never_over_admit_either_direction,
     test_usable_capacity_is_the_callers_rule,
 )
 from vnet.controller.db import make_engine, reserve, upgrade

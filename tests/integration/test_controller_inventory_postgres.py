@@ -12,6 +12,7 @@ from tests.unit.test_controller_inventory import (  # noqa: F401  (collected aga
     test_agents_may_move_without_a_conflict,
     test_an_undeclared_tenant_keeps_its_place,
     test_bad_inventories_are_refused_precisely,
+    test_connection_numbers_avoid_the_labs_own_connections,
     test_live_connections_come_back_as_planning_sees_them,
     test_network_guarantees_are_recorded_per_link,
     test_the_pieces_from_the_database_are_the_labs,

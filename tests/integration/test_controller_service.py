@@ -9,6 +9,7 @@ The agents are checked with independent NETCONF sessions (raw ncclient) and the 
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,7 @@ from .controller_service_support import (
     prepare_database,
     run,
     shaper_class,
+    shaper_rate,
     start_lab,
 )
 from .test_qos import send_udp, udp_received
@@ -254,4 +256,152 @@ def test_modify_of_unknown_or_released_connection_is_precise(lab: Lab, url: str)
             await close(service)
 
     run(scenario())
+    assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_rearrangement_moves_a_connection_without_losing_a_datagram(lab: Lab, url: str) -> None:
+    """h1 -> h3 directly holds "mover" (40 Mbit/s, the controller's choice of path); "pinned"
+    asks for 60 Mbit/s on that link explicitly: it fits only once "mover" runs through h2.
+    The move is made while iperf3 sends 20 Mbit/s of UDP on mover's 5-tuple."""
+
+    async def first() -> None:
+        service = await started(lab, url)
+        try:
+            answer = await service.create_connection(ACME, "acme", request("mover", 5210, "40mbit"))
+            assert answer.connection.path == ["h1", "h3"], answer
+        finally:
+            await close(service)
+
+    run(first())
+    answers = []
+
+    def second() -> None:  # run by run_flow at 1 s into the flow, in its own thread
+        async def create() -> None:
+            service = await started(lab, url)
+            try:
+                pinned = request("pinned", 5211, "60mbit", path=["h1", "h3"])
+                answers.append(await service.create_connection(ACME, "acme", pinned))
+            finally:
+                await close(service)
+
+        run(create())
+
+    fping(ns(lab.name, "pc1"), PC3, count=3)
+    flow = run_flow(
+        ns(lab.name, "pc1"),
+        ns(lab.name, "pc3"),
+        PC3,
+        seconds=4,
+        protocol="udp",
+        rate_bps=20e6,
+        length=1200,
+        port=5210,
+        at=(1.0, second),
+    )
+    assert len(answers) == 1, "the second request did not finish during the flow"
+    moved = answers[0].moved
+    assert [(m.connection, m.old_path, m.new_path) for m in moved] == [
+        ("mover", ["h1", "h3"], ["h1", "h2", "h3"])
+    ], moved
+    assert flow.packets and flow.lost_packets == 0, (
+        f"{flow.lost_packets} of {flow.packets} datagrams lost during the move"
+    )
+    assert lab.connection_names("h2"), "mover's transit is on h2"
+
+    async def check() -> list[str]:
+        service = await started(lab, url)
+        try:
+            history = [e.kind for e in await service.history(ACME, "acme", "mover")]
+            for name in ("mover", "pinned"):
+                await service.release_connection(ACME, "acme", name)
+            return history
+        finally:
+            await close(service)
+
+    assert run(check()) == ["created", "moved"]
+    assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_links_show_the_utilisation_the_agents_count(lab: Lab, url: str) -> None:
+    """The poller reads the agents' class counters every 0.5 s: while 15 Mbit/s of UDP runs
+    h1 -> h3, that direction shows it (at least a third of it even on a starved machine,
+    never much more) and the other direction almost nothing."""
+    seen: dict[str, object] = {}
+
+    async def scenario() -> None:
+        service = make_service(lab, url)
+        await service.start()  # with the background work: the poller
+        try:
+            await service.create_connection(ACME, "acme", request("metered", 5220, "20mbit"))
+
+            def sample() -> None:  # 1.5 s into the flow, from run_flow's thread: the
+                # highest of three polls' rates (a loaded machine may starve one window)
+                best: dict[tuple[str, bool], int] = {}
+                for _ in range(3):
+                    for arc, bps in service.poller.rates.items():  # type: ignore[union-attr]
+                        best[arc] = max(best.get(arc, 0), bps)
+                    time.sleep(0.5)
+                seen["rates"] = best
+
+            await asyncio.to_thread(
+                run_flow,
+                ns(lab.name, "pc1"),
+                ns(lab.name, "pc3"),
+                PC3,
+                seconds=3,
+                protocol="udp",
+                rate_bps=15e6,
+                length=1200,
+                port=5220,
+                at=(1.5, sample),
+            )
+            seen["links"] = await service.links(ACME)
+            await service.release_connection(ACME, "acme", "metered")
+        finally:
+            await close(service)
+
+    run(scenario())
+    rates = seen["rates"]
+    forward, backward = rates[("h1-h3", True)], rates[("h1-h3", False)]  # type: ignore[index]
+    assert 5e6 <= forward <= 25e6, rates
+    assert backward < forward / 10, rates
+    direct = next(x for x in seen["links"] if x.name == "h1-h3")  # type: ignore[attr-defined]
+    assert direct.directions[0].direction == "h1 -> h3"
+    assert direct.directions[0].reserved_bps > 20_000_000, direct
+
+
+def test_modify_changes_the_shaper_then_the_path_and_releases_the_old_once(
+    lab: Lab, url: str
+) -> None:
+    async def scenario() -> tuple[list[str], dict[str, set[str]], dict, dict]:  # type: ignore[type-arg]
+        service = await started(lab, url)
+        try:
+            await service.create_connection(ACME, "acme", request("grow", 5230, "10mbit"))
+            held_before = held_per_direction(service.db.engine)
+            wider = await service.modify_connection(
+                ACME, "acme", "grow", ModifyRequest(bandwidth="30mbit")
+            )
+            assert wider.connection.bandwidth == 30_000_000 and wider.connection.generation == 2
+            assert wider.connection.path == ["h1", "h3"]  # it fits where it runs: it stays
+            rate = await asyncio.to_thread(shaper_rate, lab, number_of(url, "grow"))
+            moved = await service.modify_connection(
+                ACME, "acme", "grow", ModifyRequest(path=["h1", "h2", "h3"])
+            )
+            assert moved.connection.path == ["h1", "h2", "h3"], moved
+            pieces = lab.controller_pieces()
+            held_after = held_per_direction(service.db.engine)
+            history = [e.kind for e in await service.history(ACME, "acme", "grow")]
+            await service.release_connection(ACME, "acme", "grow")
+            assert held_per_direction(service.db.engine) == {}
+            return history, pieces, {"before": held_before, "after": held_after}, {"rate": rate}
+        finally:
+            await close(service)
+
+    history, pieces, held, shaper = run(scenario())
+    assert history == ["created", "modified", "moved"], history
+    assert shaper["rate"] == 30_000_000, shaper
+    assert all(pieces[h] for h in HOSTS), pieces  # ingress h1, transit h2, egress h3
+    # one generation held after each switch: only the new path, at the new bandwidth
+    assert set(held["before"]) == {("h1-h3", True)}
+    assert set(held["after"]) == {("h1-h2", True), ("h2-h3", True)}, held
     assert lab.controller_pieces() == {h: set() for h in HOSTS}

@@ -11,15 +11,20 @@ import itertools
 import subprocess
 import sys
 from collections.abc import Iterator
+from ipaddress import IPv6Network
 from pathlib import Path
 
 import pytest
+from sqlalchemy.orm import Session
 
 from vnet.controller.admission.cost import Encapsulation, link_cost
 from vnet.controller.agents.realise import HostChange
+from vnet.controller.db import journal
 from vnet.controller.errors import Rejected
 from vnet.controller.service.core import Service
 from vnet.model.controller_api import ConnectionRequest
+from vnet.model.host_guarantees import ConnectionPieces, Locator, Transit
+from vnet.model.srv6 import FUNC_END, sid
 from vnet.tools import postgres
 
 from .conftest import Labs
@@ -33,6 +38,7 @@ from .controller_service_support import (
     make_service,
     prepare_database,
     run,
+    shaper_rates,
     start_lab,
     unfinished_requests,
 )
@@ -115,13 +121,9 @@ def test_reconciliation_repairs_drift_on_an_agent(lab: Lab, url: str) -> None:
             answer = await service.create_connection(ACME, "acme", req)
             hosts = answer.connection.path
             name = next(iter(lab.controller_pieces()[hosts[0]]))
-            held = await service.agents.connections(hosts[-1])
-            stray = next(p for p in held if p.name == name).model_copy(
-                update={"name": "vc4000", "id": 4000}
-            )
             # behind the controller's back: the egress gone on the last host, a stray on h2
             await service.agents.transaction("drift-1", [HostChange(hosts[-1], delete=(name,))])
-            await service.agents.transaction("drift-2", [HostChange("h2", put=(stray,))])
+            await service.agents.transaction("drift-2", [stray_on_h2()])
             drift = await service.reconciler.all_hosts(list(HOSTS))
             kinds = sorted(f"{d.host}:{d.what}" for r in drift.values() for d in r)  # type: ignore[union-attr]
             history = [e.kind for e in await service.history(ACME, "acme", "kept")]
@@ -136,6 +138,17 @@ def test_reconciliation_repairs_drift_on_an_agent(lab: Lab, url: str) -> None:
     kinds = run(scenario())
     assert "h2:extra" in kinds and any(k.endswith(":missing") for k in kinds), kinds
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def stray_on_h2() -> HostChange:
+    """A transit piece named like the controller's, for a connection it does not have."""
+    locator = IPv6Network("fc00:1:2::/48")  # r2's (vnet.model.srv6.locator)
+    stray = ConnectionPieces(
+        name="vc4000",
+        id=4000,
+        transit=[Transit(router="r2", sid=sid(locator, 4000, FUNC_END), network="c23")],
+    )
+    return HostChange("h2", put=(stray,), locators=(Locator(prefix=locator, router="r2"),))
 
 
 def test_100_simultaneous_creates_on_two_controllers_never_over_admit(
@@ -174,6 +187,9 @@ def test_100_simultaneous_creates_on_two_controllers_never_over_admit(
                 await close(service)
 
     established, rejected, held, seen = run(scenario())
+    print(
+        f"two controllers, 100 simultaneous creates: {established} established, {rejected} rejected"
+    )
     assert established + rejected == 100 and established > 0 and rejected > 0, (
         established,
         rejected,
@@ -187,6 +203,11 @@ def test_100_simultaneous_creates_on_two_controllers_never_over_admit(
     # every established connection is on the agents, nothing else is
     names = {p.name for pieces in seen["agents"].values() for p in pieces}
     assert names == set(seen["live"]), names ^ set(seen["live"])
+    # and in the kernel: the shapers the agents made on r1, per interface towards a link
+    shapers = shaper_rates(lab)
+    assert sum(len(r) for r in shapers.values()) == established, shapers
+    assert sum(shapers["eth2"]) <= seen["capacity"]["h1-h3"], shapers  # towards h3
+    assert sum(shapers["eth1"]) <= seen["capacity"]["h1-h2"], shapers  # towards h2
     _release_everything(lab, url)
 
 
@@ -230,3 +251,37 @@ def _release_everything(lab: Lab, url: str) -> None:
 
     run(release())
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_a_starting_controller_leaves_a_live_ones_requests_alone(
+    lab: Lab, pg: postgres.Postgres
+) -> None:
+    """Two controllers on one PostgreSQL: the second one's recovery does not touch a request
+    the first is in the middle of; once the first is gone, the next start settles it."""
+    url = pg.create_database("liveness")
+    prepare_database(lab, url)
+
+    async def scenario() -> tuple[list[str], list[str], list[tuple[str, str]]]:
+        first = make_service(lab, url)
+        await first.start(background=False)
+        request_id = first.flows.liveness.request_id()
+        with Session(first.db.engine) as session, session.begin():
+            journal.open_request(session, "create", request_id=request_id)
+        second = make_service(lab, url)
+        try:
+            await second.start(background=False)
+            left = unfinished_requests(second.db.engine)
+        finally:
+            await close(second)
+            await close(first)
+        third = make_service(lab, url)
+        try:
+            await third.start(background=False)
+            settled = [(s.request_id, s.outcome) for s in third.recovered]
+            return [request_id], left, settled
+        finally:
+            await close(third)
+
+    mine, left, settled = run(scenario())
+    assert left == mine, left  # the live controller's request was left alone
+    assert settled == [(mine[0], "undone")], settled

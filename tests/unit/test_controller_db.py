@@ -250,6 +250,21 @@ def test_two_engines_never_over_admit_a_link(engine: Engine, url: str) -> None:
     assert live_numbers_are_distinct(engine) == 30
 
 
+def test_two_engines_never_over_admit_either_direction(engine: Engine, url: str) -> None:
+    """Requests for one direction, the other, and both, in turn: each direction fills to
+    exactly what fits (34 and 33 one-way requests each want more than its 30 places)."""
+    capacity, bps = GBIT, GBIT // 30
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"hot": capacity})
+    outcome = race([url, url], net, "hot", bps, requests=100, threads=10, mixed=True)
+    assert committed_bps(engine, "hot", True) == 30 * bps <= capacity
+    assert committed_bps(engine, "hot", False) == 30 * bps <= capacity
+    assert outcome.admitted + len(outcome.refusals) == 100
+    for refused in outcome.refusals:
+        assert refused.shortfalls and all(s.missing_bps > 0 for s in refused.shortfalls)
+    assert live_numbers_are_distinct(engine) == outcome.admitted
+
+
 def test_begin_immediate_takes_the_write_lock_at_the_start(engine: Engine) -> None:
     with engine.connect() as first:
         first.execute(text("SELECT 1"))  # a read, but BEGIN IMMEDIATE took the write lock

@@ -231,3 +231,22 @@ def test_live_connections_come_back_as_planning_sees_them(engine: Engine) -> Non
     assert got.request.protocol == "udp" and got.request.dst_port == 5004
     assert got.request.bandwidth == 10 * MBIT and got.request.path is None
     assert got.movable
+
+
+def test_connection_numbers_avoid_the_labs_own_connections(engine: Engine) -> None:
+    """The lab's connections (its file's, not the controller's) have pieces on the same VRs
+    with ids 1, 2, ...: the controller's numbers go around them."""
+    conn = {"name": "voice", "a": "pc1", "b": "pc3", "bandwidth": "1mbit", "path": ["r1", "r3"]}
+    lab = topology(
+        {"connections": [conn, {**conn, "name": "fax", "id": 3, "protocol": "udp", "dst_port": 9}]}
+    )
+    with Session(engine) as session, session.begin():
+        load(session, lab, agents())
+        assert load(session, lab, agents()) == 0 and not session.dirty
+        acme = session.scalar(select(Tenant.id).where(Tenant.name == "acme"))
+        numbers = []
+        for k in range(3):
+            mine = Connection(tenant_id=acme, name=f"c{k}", a="pc1", b="pc3", bandwidth_bps=1)
+            numbers.append(add_connection(session, mine))
+        assert numbers == [2, 4, 5]
+        assert read(session).topology == without_lab_parts(lab)

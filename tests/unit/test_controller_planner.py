@@ -167,6 +167,8 @@ def test_a_path_that_is_not_adjacent_or_lacks_vrs_is_refused() -> None:
     assert plan(ask(), held={("h1-h3", True): NARROW}, inv=inventory()).path == ("h1", "h2", "h3")
     with pytest.raises(Rejected):  # the search never goes through h2 without a VR of acme
         plan(ask(), held={("h1-h3", True): NARROW}, inv=without)
+    with pytest.raises(BadRequest, match="no VR there"):  # what cannot be, before what is full
+        plan(ask(path=["h1", "h2", "h3"]), held={("h1-h2", True): 990 * MBIT}, inv=without)
 
 
 def test_a_modify_keeps_its_path_when_it_fits_there_counting_itself_once() -> None:

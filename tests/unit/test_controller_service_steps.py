@@ -85,3 +85,38 @@ def test_reconcile_replaces_a_different_piece_and_is_quiet_when_equal() -> None:
 def test_segment_lists_name_the_new_transit() -> None:
     new = pieces(["h1", "h3", "h4"])
     assert new["h1"].ingress[0].segments[0] in IPv6Network("fc00:0:3::/48")
+
+
+class _Answers:
+    """Which hosts answer, for the watcher (its agents and reconciler in one)."""
+
+    def __init__(self) -> None:
+        self.up: set[str] = set()
+        self.reconciled: list[list[str]] = []
+        self.agents = self
+
+    async def reachable(self, host: str) -> bool:
+        if host == "h9":
+            raise OSError("no route")  # an error counts as not reachable
+        return host in self.up
+
+    async def all_hosts(self, hosts: list[str]) -> dict[str, list[object]]:
+        self.reconciled.append(hosts)
+        return {h: [] for h in hosts}
+
+
+def test_the_watcher_reconciles_a_host_when_it_answers_again() -> None:
+    import asyncio
+
+    from vnet.controller.reconcile import Watcher
+
+    answers = _Answers()
+    watcher = Watcher(answers, ["h1", "h2", "h9"], 1.0)  # type: ignore[arg-type]
+    watcher.reachable = {"h1": True, "h2": True}  # as the reconciliation at start left them
+    answers.up = {"h1"}
+    asyncio.run(watcher.check())  # h2 gone: nothing to do yet
+    assert answers.reconciled == [] and watcher.reachable == {"h1": True, "h2": False, "h9": False}
+    answers.up = {"h1", "h2"}
+    asyncio.run(watcher.check())  # h2 back: reconciled, once
+    asyncio.run(watcher.check())
+    assert answers.reconciled == [["h2"]] and watcher.reachable["h2"] is True

@@ -113,7 +113,10 @@ def _list_from_controller(
     client: ControllerClient, as_json: bool, tenant: str | None, released: bool
 ) -> None:
     conns = client.connections(tenant, released=released)
-    out.dump(conns) if as_json else out.print_connections(conns)
+    if as_json:
+        out.dump(conns)
+    else:
+        out.print_connections(conns)
 
 
 @conn.command(name="list")
@@ -243,7 +246,10 @@ def request(
     answer = client.request_connection(
         tenant_of(client, tenant, endhost=body.a), body, idempotency_key or str(uuid.uuid4())
     )
-    out.dump(answer) if as_json else out.print_answer(answer, "established")
+    if as_json:
+        out.dump(answer)
+    else:
+        out.print_answer(answer, "established")
 
 
 @conn.command()
@@ -269,7 +275,10 @@ def modify(
         raise click.UsageError("give --bandwidth, --path or both")
     body = _validated(ModifyRequest, bandwidth=bandwidth, path=_path(path_text))
     answer = client.modify(tenant_of(client, tenant, connection=name), name, body)
-    out.dump(answer) if as_json else out.print_answer(answer, "modified")
+    if as_json:
+        out.dump(answer)
+    else:
+        out.print_answer(answer, "modified")
 
 
 @conn.command()

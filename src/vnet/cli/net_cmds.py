@@ -29,4 +29,7 @@ def net() -> None:
 def list_(client: ControllerClient, as_json: bool, tenant: str | None) -> None:
     """Every virtual network the token may see, with its VNI and its guarantee per link."""
     nets = client.networks(tenant)
-    out.dump(nets) if as_json else out.print_networks(nets)
+    if as_json:
+        out.dump(nets)
+    else:
+        out.print_networks(nets)

@@ -29,7 +29,10 @@ def tenant() -> None:
 def list_(client: ControllerClient, as_json: bool) -> None:
     """The tenants the token may see."""
     tenants = client.tenants()
-    out.dump(tenants) if as_json else out.print_tenants(tenants)
+    if as_json:
+        out.dump(tenants)
+    else:
+        out.print_tenants(tenants)
 
 
 @tenant.command()

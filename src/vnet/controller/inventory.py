@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from vnet.controller.admission.network import Link as ViewLink
 from vnet.controller.admission.network import NetworkView
 from vnet.controller.db.models import (
+    LAB_NUMBERS,
     Connection,
     ConnectionState,
     EndHost,
@@ -45,7 +46,7 @@ from vnet.model.check import check
 from vnet.model.controller_api import ConnectionRequest
 from vnet.model.controller_config import AgentAccess
 from vnet.model.qos import management_rate, network_links
-from vnet.model.srv6 import router_tenant
+from vnet.model.srv6 import assign_connection_ids, router_tenant, shared_network
 
 SETTINGS_ID = 1
 
@@ -90,6 +91,40 @@ class Inventory:
 
     def tenant_of(self, endhost: model.EndHost) -> str:
         return self.topology.network(endhost.network).tenant
+
+    @cached_property
+    def _routers_by_tenant(self) -> dict[str | None, list[model.VirtualRouter]]:
+        out: dict[str | None, list[model.VirtualRouter]] = {}
+        for vr in self.topology.routers:
+            out.setdefault(router_tenant(self.topology, vr), []).append(vr)
+        return out
+
+    def routers_of(self, tenant: str) -> list[model.VirtualRouter]:
+        """The tenant's VRs, in file order."""
+        return self._routers_by_tenant.get(tenant, [])
+
+    @cached_property
+    def _tenant_views(self) -> dict[str, NetworkView]:
+        return {}
+
+    def tenant_view(self, tenant: str) -> NetworkView:
+        """The hosts, and the links between two hosts where the tenant has VRs sharing a
+        network (a path for its connections can only cross those)."""
+        if tenant not in self._tenant_views:
+            mine = self.routers_of(tenant)
+            usable = [
+                ViewLink(x.name, x.a, x.b, x.capacity)
+                for x in self.links.values()
+                if any(
+                    shared_network(u, v) is not None
+                    for u in mine
+                    if u.host == x.a
+                    for v in mine
+                    if v.host == x.b
+                )
+            ]
+            self._tenant_views[tenant] = NetworkView(self.view.hosts, usable)
+        return self._tenant_views[tenant]
 
 
 def link_name(link: model.UnderlayLink) -> str:
@@ -189,6 +224,7 @@ def _rows(session: Session, table: type[Any]) -> list[Any]:
 def _read_topology(session: Session) -> model.Topology:
     settings = session.get(TopologySettings, SETTINGS_ID)
     fields: dict[str, Any] = dict(settings.spec) if settings else {}
+    fields.pop(LAB_NUMBERS, None)
     fields["hosts"] = [{"name": h.name} for h in _rows(session, Host)]
     fields["links"] = [x.spec for x in _rows(session, Link) if x.spec is not None]
     fields["tenants"] = [t.spec for t in _rows(session, Tenant) if t.spec is not None]
@@ -213,8 +249,21 @@ def load(session: Session, topology: model.Topology, agents: Sequence[AgentAcces
     _check_undeclared(session, topo)
     added = _write(session, topo, new)
     _update_agents(session, agents)
+    _keep_lab_numbers(session, topology)
     session.flush()
     return added
+
+
+def _keep_lab_numbers(session: Session, topology: model.Topology) -> None:
+    """The piece ids the lab gives its own connections (as it numbers them), which the
+    controller's connection numbers must avoid. Not a conflict when they change: the lab's
+    connections are the lab's."""
+    ids = sorted(c.id for c in assign_connection_ids(topology).connections if c.id is not None)
+    session.flush()
+    settings = session.get(TopologySettings, SETTINGS_ID)
+    assert settings is not None, "written by _write"
+    if settings.spec.get(LAB_NUMBERS, []) != ids:
+        settings.spec = {**settings.spec, LAB_NUMBERS: ids}
 
 
 KINDS = ("hosts", "links", "tenants", "networks", "routers", "endhosts")

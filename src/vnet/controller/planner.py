@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from vnet.controller.admission.admit import Policy, Request
 from vnet.controller.admission.ledger import Demand, Ledger, Reservation
 from vnet.controller.admission.network import Arc as ArcOf
-from vnet.controller.admission.network import Link as ViewLink
 from vnet.controller.admission.network import NetworkView
 from vnet.controller.admission.paths import Rejection, Route, check_explicit, find_route
 from vnet.controller.admission.rearrange import Limits
@@ -41,7 +40,6 @@ from vnet.controller.routers import choose_routers
 from vnet.model import controller_api as api
 from vnet.model.connection import Connection
 from vnet.model.host_pieces import connection_pieces
-from vnet.model.srv6 import router_tenant, shared_network, tunnels
 from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import EndHost
 
@@ -104,9 +102,11 @@ def plan_connection(
         route = _explicit(inv, request.path, a, b, cost_at)
     else:
         route = _search(inv, tenant, usage, a, b, cost_at, request.bidirectional)
+    routers = choose_routers(  # before capacity: a path that cannot be is a bad request
+        inv.topology, inv.routers_of(tenant), a, b, route.path, request.bidirectional
+    )
     demands = _demands(route, request.bidirectional)
     _check_fits(inv.view, usage, demands, request.path is not None)
-    routers = choose_routers(inv.topology, tenant, a, b, route.path, request.bidirectional)
     return _pieces(inv, request, connection_id, number, route.path, routers, demands)
 
 
@@ -271,7 +271,7 @@ def _search(
     both_ways: bool,
 ) -> Route:
     """Fewest hops, then widest, over the links the tenant's VRs can use."""
-    view = _tenant_view(inv, tenant)
+    view = inv.tenant_view(tenant)
     books = _symmetric(usage) if both_ways else usage
     found = find_route(_ledger(view, books), a.host, b.host, cost_at)
     if isinstance(found, Route):
@@ -285,23 +285,6 @@ def _search(
         )
     _check_fits(inv.view, usage, _demands(empty, both_ways), False)  # raises, naming links
     raise AssertionError("a path that fits when searched for was not found")
-
-
-def _tenant_view(inv: Inventory, tenant: str) -> NetworkView:
-    topo = inv.topology
-    mine = [vr for vr in topo.routers if router_tenant(topo, vr) == tenant]
-    usable = [
-        ViewLink(x.name, x.a, x.b, x.capacity)
-        for x in inv.links.values()
-        if any(
-            shared_network(u, v) is not None
-            for u in mine
-            if u.host == x.a
-            for v in mine
-            if v.host == x.b
-        )
-    ]
-    return NetworkView(inv.view.hosts, usable)
 
 
 def _demands(route: Route, both_ways: bool) -> dict[Arc, int]:
@@ -373,11 +356,13 @@ def _pieces(
         )
         for host in path
     )
-    there = next(t for t in tunnels(topo) if not t.reverse)
-    family = there.families[0]
-    sids = [None, *(sid for _, sid in there.transit), there.egress_sids[family]]
+    # a's tunnel starts at the first VR (its first family's list; the other differs only in
+    # the last SID, End.DX4 or End.DX6); hop k's SID is segment k - 1
+    first = next(i for i in on_host[path[0]].connections[0].ingress if i.router == routers[0])
+    segments = [str(sid) for sid in first.segments]
+    sids = [None, *segments]
     hops = [api.Hop(host=h, router=r, sid=s) for h, r, s in zip(path, routers, sids, strict=True)]
-    return Plan(path, routers, demands, changes, hops, list(there.segments(family)))
+    return Plan(path, routers, demands, changes, hops, segments)
 
 
 def _field(loc: tuple) -> str:  # type: ignore[type-arg]

@@ -1,5 +1,9 @@
 """Recovery at start: every request a previous run left in flight is finished or undone.
 
+Only requests of controllers that are gone are touched: several controllers may share one
+PostgreSQL database, and one that starts must leave the others' requests alone
+(service/liveness.py: each controller holds an advisory lock while it runs).
+
 The journal (db/journal.py) says how far each request got. A request whose journal reached
 CONFIRMED had every agent confirm: it is finished as it would have been. Any other was
 interrupted before the confirms: each of its hosts is told to cancel a confirmed commit still
@@ -13,6 +17,7 @@ agent hold exactly what the database says, whatever state the crash left the hos
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -23,12 +28,13 @@ from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import Connection, ConnectionState, RequestJournal, RequestPhase
 from vnet.controller.service import store
 from vnet.controller.service.database import Database
+from vnet.controller.service.liveness import Liveness
 
 log = logging.getLogger(__name__)
 
 # the persist tokens a request may have used: create/release use its id; a modify's steps
 # add ".0", ".1", ".2" and ".undo" (service/moves.py)
-STEP_SUFFIXES = ("", ".0", ".1", ".2", ".undo")
+TOKENS = {"modify": (".0", ".1", ".2", ".undo")}
 
 
 @dataclass(frozen=True)
@@ -58,15 +64,17 @@ def in_flight(session: Session) -> list[InFlight]:
     ]
 
 
-async def recover(db: Database, agents: Agents) -> list[Settled]:
-    """Settle every request in flight; what was done with each."""
+async def recover(db: Database, agents: Agents, liveness: Liveness) -> list[Settled]:
+    """Settle every request in flight whose controller is dead; what was done with each."""
     out = []
     for entry in await db.read(in_flight):
+        if await asyncio.to_thread(liveness.owner_alive, entry.request_id):
+            continue  # another controller on this database is in the middle of it
         if confirmed(entry.phase) and entry.operation in ("create", "release"):
             await db.write(lambda s, e=entry: finish(s, e))  # type: ignore[misc]
             out.append(Settled(entry.request_id, entry.operation, "finished"))
             continue
-        for suffix in STEP_SUFFIXES:
+        for suffix in TOKENS.get(entry.operation, ("",)):
             await agents.settle(entry.request_id + suffix, list(entry.hosts), confirm=False)
         await db.write(lambda s, e=entry: undo(s, e))  # type: ignore[misc]
         out.append(Settled(entry.request_id, entry.operation, "undone"))

@@ -12,20 +12,24 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv6Address
 
 from vnet.controller.errors import BadRequest
-from vnet.model.srv6 import gateway, interface_in, router_tenant, shared_network
+from vnet.model.srv6 import gateway, interface_in, shared_network
 from vnet.model.topology import EndHost, Topology, VirtualRouter
 
 FAMILIES = (("ipv4", 4), ("ipv6", 6))
 
 
 def choose_routers(
-    topo: Topology, tenant: str, a: EndHost, b: EndHost, path: tuple[str, ...], both_ways: bool
+    topo: Topology,
+    routers: list[VirtualRouter],
+    a: EndHost,
+    b: EndHost,
+    path: tuple[str, ...],
+    both_ways: bool,
 ) -> tuple[str, ...]:
-    """The VR on each host of `path` (hosts, a's first); BadRequest naming where it fails."""
-    mine = {
-        host: [vr for vr in topo.routers if vr.host == host and router_tenant(topo, vr) == tenant]
-        for host in path
-    }
+    """The VR on each host of `path` (hosts, a's first) among `routers` (the tenant's, in
+    file order); BadRequest naming where it fails."""
+    tenant = topo.network(a.network).tenant
+    mine = {host: [vr for vr in routers if vr.host == host] for host in path}
     first = _gateway_on(topo, a, b, path[0], "a")
     if both_ways:
         lasts = [_gateway_on(topo, b, a, path[-1], "b")]

@@ -43,6 +43,9 @@ from vnet.tools import netns
 from vnet.tools.durable import remove_quietly, replace_durably, write_durably
 
 log = logging.getLogger("vnet.controller")
+# a request still running this long after SIGTERM is cancelled (its service call is then
+# settled like a crash's: the agents roll back at the confirm timeout, recovery cleans up)
+GRACE_SECONDS = 30
 ServiceFactory = Callable[[Engine, Agents, ControllerConfig], Awaitable[ControllerService]]
 # The inventory: a Topology read from config.inventory by the caller (the CLI reads it with
 # the lab's topology-file reader, which points at file:line:column; this layer may not)
@@ -188,6 +191,7 @@ class _Stopping:
     def __init__(self) -> None:
         self.requested = False
         self.server: uvicorn.Server | None = None
+        self.closing: asyncio.Event | None = None  # the app's: ends its event streams
 
     def install(self) -> None:
         loop = asyncio.get_running_loop()
@@ -199,6 +203,8 @@ class _Stopping:
         self.requested = True
         if self.server is not None:
             self.server.should_exit = True
+        if self.closing is not None:
+            self.closing.set()  # open event streams end
 
 
 def listen(config: ControllerConfig) -> socket.socket:
@@ -224,9 +230,16 @@ async def _serve_http(
     app = make_app(service, sessions, config, ui=console)
     sock = listen(config)
     server = _Server(
-        uvicorn.Config(app, lifespan="off", access_log=False, log_level="warning", log_config=None)
+        uvicorn.Config(
+            app,
+            lifespan="off",
+            access_log=False,
+            log_level="warning",
+            log_config=None,
+            timeout_graceful_shutdown=GRACE_SECONDS,
+        )
     )
-    stopping.server = server
+    stopping.server, stopping.closing = server, app.state.closing
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started and not task.done():

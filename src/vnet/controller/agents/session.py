@@ -46,6 +46,8 @@ class HostSession:
 
     async def open(self) -> int:
         """Make sure a session is open; its generation."""
+        if self._client is not None and not self._rpc.locked():
+            return self.generation  # open and idle: no trip to a worker thread
         return await self.call(lambda _client: self.generation)
 
     def _call(self, fn: Callable[[NetconfClient], T], generation: int | None) -> T:

@@ -6,13 +6,14 @@ for one request or a group of them (group.py decides which).
    backoff for at most `lock_wait` seconds (in one order, two controllers that want the
    same hosts never hold one each and wait for the other).
 2. On every host in parallel: <edit-config> of the members' changes into the candidate
-   and <validate>.
+   and <validate> (not for a single host: its commit validates the same and changes
+   nothing if it refuses).
 3. On every host in parallel: <commit><confirmed/> with the persist token (the first
    member's request id) and the confirm timeout.
 4. `on_committed` of every member (the service journals COMMITTED there): the others'
    first, the token owner's last, so a journal that has the token owner COMMITTED has
    every member COMMITTED (recovery settles the group by the token owner's phase).
-5. Confirm everywhere (<commit><persist-id>), unlock.
+5. Confirm everywhere (<commit><persist-id>) and unlock, in one trip per host.
 
 A failure in 1-4 backs every host out: discard-changes where nothing was committed,
 cancel-commit where a confirmed commit may be pending (cancel is harmless where none is),
@@ -113,11 +114,12 @@ class Transaction:
         results = await asyncio.gather(
             *(self._try_lock(h) for h in self.hosts), return_exceptions=True
         )
+        outcome = dict(zip(self.hosts, results, strict=True))
+        # every lock taken is known before any error goes up: backing out lets go of them
+        self.pinned = {h: r for h, r in outcome.items() if isinstance(r, int)}
         busy = False
-        for host, result in zip(self.hosts, results, strict=True):
-            if isinstance(result, int):
-                self.pinned[host] = result
-            elif isinstance(result, ClientError) and result.tag in BUSY:
+        for host, result in outcome.items():
+            if isinstance(result, ClientError) and result.tag in BUSY:
                 busy = True
             elif isinstance(result, (ClientError, ConnectError)):
                 raise agent_error(host, result)
@@ -151,9 +153,14 @@ class Transaction:
     async def _edit_and_validate(self, host: str) -> None:
         xml = edit_xml(m.changes[host] for m in self.members if host in m.changes)
 
+        # alone, a host's confirmed commit validates exactly what <validate> would, and
+        # a refusal there changes nothing: the separate round would only cost time
+        validate = len(self.hosts) > 1
+
         def edit_and_validate(client: NetconfClient) -> None:
             client.edit(xml, CANDIDATE)
-            client.validate(CANDIDATE)
+            if validate:
+                client.validate(CANDIDATE)
 
         await self.sessions[host].call(edit_and_validate, self.pinned[host])
 
@@ -194,11 +201,24 @@ class Transaction:
             raise first
 
     async def _confirm(self, host: str, deadline: float) -> None:
+        try:
+            await self._confirm_until(host, deadline)
+        except BaseException:  # the next transaction must be able to lock all the same
+            await self._unlock(host)
+            raise
+
+    async def _confirm_until(self, host: str, deadline: float) -> None:
         session, delay = self.sessions[host], FIRST_BACKOFF
+
+        def confirm_and_unlock(client: NetconfClient) -> None:
+            client.commit(persist_id=self.token)
+            with contextlib.suppress(ClientError):  # a new session holds no lock to let go
+                client.unlock(CANDIDATE)
+
         while True:
             try:  # any session may confirm with the token; a new one if ours broke
-                await session.call(lambda c: c.commit(persist_id=self.token))
-                break
+                await session.call(confirm_and_unlock)
+                return
             except ClientError as err:
                 if err.tag not in BUSY or time.monotonic() > deadline:
                     raise agent_error(host, err) from None
@@ -206,7 +226,6 @@ class Transaction:
                 if time.monotonic() > deadline:
                     raise agent_error(host, err) from None
             delay = await backoff(delay)
-        await self._unlock(host)
 
     # -- backing out -----------------------------------------------------------------------
     async def _back_out(self) -> None:

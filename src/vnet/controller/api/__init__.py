@@ -8,6 +8,7 @@ console (issue 13, `vnet.controller.ui`) at /ui/.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from typing import Any
 
@@ -45,6 +46,7 @@ def make_app(
     app.state.sessions = sessions
     app.state.authenticator = Authenticator(sessions)
     app.state.utilisation_interval = config.utilisation_interval if config else 1.0
+    app.state.closing = asyncio.Event()  # set when the server stops: event streams end
     install_error_handlers(app)
     app.include_router(router)
     app.add_middleware(TimingStart)

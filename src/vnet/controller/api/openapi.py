@@ -43,6 +43,9 @@ property an element of its name, arrays repeat their element, lists of answers a
 (`<ConnectionViewList><ConnectionView>...</ConnectionView></ConnectionViewList>`), maps repeat
 their element with a `key` attribute, null properties are left out.
 
+**Bandwidths:** in requests a rate (`"20mbit"`, `"1gbit"`) or an integer of bit/s; in answers
+always bit/s.
+
 **Errors:** every answer that is not 2xx is an `ErrorBody` (status, code, reason, field).
 
 **Timing:** create, modify and release answer with a `Server-Timing` header

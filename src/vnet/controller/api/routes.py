@@ -4,6 +4,8 @@ the service and answers in the format the client accepts (docs/controller.md lis
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
@@ -98,13 +100,18 @@ async def timed(
 ) -> Response:
     """Run a changing call with a timings dict; answer (or refuse) with Server-Timing."""
     timings: Timings = {}
+    called = time.perf_counter()
     try:
         result = await call(timings)
     except ServiceError as err:
+        in_service = time.perf_counter() - called
         response = error_answer(request, err.body())
-        response.headers.update(server_timing(request, timings))
+        response.headers.update(server_timing(request, timings, in_service))
         return response
-    return answer(request, result, status=status, headers=server_timing(request, timings))
+    in_service = time.perf_counter() - called
+    response = answer(request, result, status=status)
+    response.headers.update(server_timing(request, timings, in_service))  # encoding included
+    return response
 
 
 def _visible(who: Principal, tenant: str | None) -> None:
@@ -276,20 +283,30 @@ async def get_events(
     request: Request, me: Who, limit: Annotated[int | None, Query(ge=1)] = None
 ) -> Response:
     service, interval = service_of(request), request.app.state.utilisation_interval
+    closing: asyncio.Event = request.app.state.closing
     return StreamingResponse(
-        _link_events(service, me, interval, limit),
+        _link_events(service, me, interval, limit, closing),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
 async def _link_events(
-    service: ControllerService, me: Principal, interval: float, limit: int | None
+    service: ControllerService,
+    me: Principal,
+    interval: float,
+    limit: int | None,
+    closing: asyncio.Event,
 ) -> AsyncIterator[str]:
+    """Until `limit` events, the client leaves, or the controller stops (`closing`: an open
+    stream would otherwise hold a graceful shutdown up for ever)."""
     sent = 0
-    while limit is None or sent < limit:
+    while (limit is None or sent < limit) and not closing.is_set():
         if sent:
-            await asyncio.sleep(interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(closing.wait(), interval)
+            if closing.is_set():
+                return
         try:
             links = await service.links(me)
         except ServiceError as err:  # said in the stream, which then ends

@@ -103,8 +103,14 @@ class Tenant(Base):
     spec: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
 
 
+LAB_NUMBERS = "lab_numbers"  # TopologySettings.spec key: see below
+
+
 class TopologySettings(Base):
-    """The loaded topology's own fields (its name, the underlay): one row, id 1."""
+    """The loaded topology's own fields (its name, the underlay): one row, id 1. Its spec
+    also keeps under LAB_NUMBERS the piece ids of the lab's own connections (the file's
+    `connections:`), which the controller's connection numbers avoid: both kinds of pieces
+    live on the same VRs."""
 
     __tablename__ = "topology_settings"
     __table_args__ = (CheckConstraint("id = 1", name="single_row"),)

@@ -3,7 +3,8 @@
 The number is the SID field and the tc class minor of the connection's pieces, so two live
 connections must never share one, also when two controllers insert at the same moment. The
 database guarantees it: a unique index on `number` over the live rows (state != released).
-`add_connection` takes the smallest number no live connection holds and inserts the row in a
+`add_connection` takes the smallest number no live connection holds (nor a connection of the
+lab's own file, whose pieces share the VRs) and inserts the row in a
 savepoint; if another controller committed the same number first, the insert fails on that
 index (PostgreSQL makes the second insert wait for the first transaction, then refuses it),
 the savepoint is rolled back and another free number is tried: one of the smallest few at
@@ -19,7 +20,13 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from vnet.controller.db.models import NUMBER_MAX, Connection, ConnectionState
+from vnet.controller.db.models import (
+    LAB_NUMBERS,
+    NUMBER_MAX,
+    Connection,
+    ConnectionState,
+    TopologySettings,
+)
 
 ATTEMPTS = 16  # each failed attempt means another controller took a number meanwhile
 SPREAD = 32  # a retry picks among this many of the smallest free numbers
@@ -35,6 +42,12 @@ class NumbersExhausted(Exception):
 def live_numbers(session: Session) -> set[int]:
     query = select(Connection.number).where(Connection.state != ConnectionState.RELEASED)
     return set(session.scalars(query))
+
+
+def lab_numbers(session: Session) -> set[int]:
+    """The ids of the lab's own connections (kept by `inventory.load`), never handed out."""
+    settings = session.get(TopologySettings, 1)
+    return set(settings.spec.get(LAB_NUMBERS, [])) if settings is not None else set()
 
 
 def smallest_free(used: set[int], among: int = 1) -> int:
@@ -57,8 +70,10 @@ def add_connection(session: Session, connection: Connection, attempts: int = ATT
     idempotency key) are raised as they are, with the session usable (only the savepoint
     was rolled back)."""
     session.flush()
+    lab = lab_numbers(session)
     for attempt in range(attempts):
-        connection.number = smallest_free(live_numbers(session), 1 if attempt == 0 else SPREAD)
+        used = live_numbers(session) | lab
+        connection.number = smallest_free(used, 1 if attempt == 0 else SPREAD)
         try:
             with session.begin_nested():
                 session.add(connection)

@@ -15,13 +15,14 @@ released (once) and the connection is released.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
 from vnet.controller import planner
 from vnet.controller.admission.admit import Policy
-from vnet.controller.agents.realise import AgentError, Agents, HostChange
+from vnet.controller.agents.realise import AgentError, Agents, ConfirmError, HostChange
 from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import (
     Connection,
@@ -35,6 +36,7 @@ from vnet.controller.errors import AgentRefused, Conflict, Rejected
 from vnet.controller.inventory import Inventory, held_connections
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.database import Database, Timings, add_time
+from vnet.controller.service.liveness import Liveness
 from vnet.model.controller_api import ConnectionAnswer, ConnectionRequest, ConnectionView
 
 
@@ -47,12 +49,15 @@ class Admitted:
     changes: tuple[HostChange, ...]
 
 
-class NeedsMoves(Exception):
-    """Admission fits after these moves (make-before-break), to be made first."""
+class TryMoves(Exception):
+    """Nothing fits as things are: rearrangement may help (the caller asks for moves)."""
 
-    def __init__(self, moves: tuple[planner.Moved, ...]):
-        super().__init__(f"{len(moves)} connection(s) to move first")
-        self.moves = moves
+    def __init__(self, rejected: Rejected):
+        super().__init__(rejected.reason)
+        self.rejected = rejected
+
+
+STAND_IN_ID, STAND_IN_NUMBER = 0, 1  # a new connection's identity while moves are searched
 
 
 @dataclass(frozen=True)
@@ -67,8 +72,10 @@ class Flows:
 
     def __init__(self, db: Database, agents: Agents, policy: Policy):
         self.db = db
+        self.liveness = Liveness(db.engine)  # names this controller's requests
         self.agents = agents
         self.policy = policy
+        self.repair: Callable[[list[str]], None] | None = None  # hosts to reconcile later
 
     # -- create ----------------------------------------------------------------------------
     def admit(
@@ -81,8 +88,8 @@ class Flows:
         may_move: bool = True,
     ) -> Admitted | Replay:
         """Insert, plan and reserve in the caller's transaction. When nothing fits and
-        `may_move`, the planner's rearrangement is asked: moves needed are raised as
-        NeedsMoves (the transaction rolls back; the caller moves, then admits again)."""
+        `may_move`, TryMoves is raised (the transaction rolls back; the caller looks for
+        moves, makes them, then admits again without moving)."""
         owner = store.tenant_row(session, tenant)
         if key is not None:
             earlier = store.by_idempotency_key(session, owner.id, key)
@@ -100,38 +107,31 @@ class Flows:
                 generation=conn.generation,
                 role=ReservationRole.CURRENT,
             )
-        except Rejected:
-            if not may_move:
-                raise
-            plan = self._after_moves(session, inv, tenant, request, conn)
+        except Rejected as rejected:
+            if may_move:  # the search for moves runs outside this (locking) transaction
+                raise TryMoves(rejected) from None
+            raise
         planning.record_plan(conn, plan)
-        entry = store.open_journal(session, "create", conn, [c.host for c in plan.changes])
+        entry = store.open_journal(
+            session, self.liveness.request_id(), "create", conn, [c.host for c in plan.changes]
+        )
         return Admitted(conn.id, entry.request_id, tuple(plan.changes))
 
-    def _after_moves(
-        self,
-        session: Session,
-        inv: Inventory,
-        tenant: str,
-        request: ConnectionRequest,
-        conn: Connection,
-    ) -> planning.Plan:
-        """Rearrangement: Rejected if no move helps, NeedsMoves if some do; the plan if
-        the room is there already (a release meanwhile)."""
+    def choose_moves(
+        self, session: Session, inv: Inventory, tenant: str, request: ConnectionRequest
+    ) -> tuple[planner.Moved, ...]:
+        """The planner's rearrangement over what is held now (read only, no lock): the moves
+        that let `request` in (none: it fits now), or Rejected if no move helps. The new
+        connection is planned under a stand-in identity: only the moves are used, and it is
+        admitted again afterwards."""
         live = held_connections(session)
         found = planning.timed_any(
             session,
             lambda: planner.rearrange(
-                inv, live, tenant, request, conn.id, conn.number, self.policy
+                inv, live, tenant, request, STAND_IN_ID, STAND_IN_NUMBER, self.policy
             ),
         )
-        if found.moves:
-            raise NeedsMoves(found.moves)
-        try:
-            ledger.reserve(session, conn, found.plan.demands, planning.usable_bps(inv))
-        except ledger.Refused as refused:
-            raise planning.rejection(refused) from None
-        return found.plan
+        return found.moves
 
     async def realise_new(
         self, admitted: Admitted, tenant: str, timings: Timings | None
@@ -162,6 +162,12 @@ class Flows:
         started = time.perf_counter()
         try:
             await self.agents.transaction(request_id, list(changes), on_committed=committed)
+        except ConfirmError:
+            # some hosts kept the change, one goes back at its timeout: whatever the
+            # database ends up saying, those hosts are reconciled with it (Service.repair)
+            if self.repair is not None:
+                self.repair(sorted({c.host for c in changes}))
+            raise
         finally:
             add_time(timings, "devices", time.perf_counter() - started)
 
@@ -172,7 +178,9 @@ class Flows:
         pieces = planning.current_pieces(inv, tenant, conn, self.policy)
         changes = tuple(steps.remove(pieces.pieces))
         conn.state = ConnectionState.MODIFYING
-        entry = store.open_journal(session, "release", conn, [c.host for c in changes])
+        entry = store.open_journal(
+            session, self.liveness.request_id(), "release", conn, [c.host for c in changes]
+        )
         return Admitted(conn.id, entry.request_id, changes)
 
     async def realise_release(

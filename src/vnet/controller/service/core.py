@@ -21,13 +21,13 @@ from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import Agents
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Tenant
-from vnet.controller.errors import Conflict
+from vnet.controller.errors import BadRequest, Conflict
 from vnet.controller.inventory import Inventory
 from vnet.controller.principal import Principal
 from vnet.controller.reconcile import Reconciler, Watcher
 from vnet.controller.recovery import Settled, recover
 from vnet.controller.service import store, views
-from vnet.controller.service.connections import Admitted, Flows, NeedsMoves, Replay
+from vnet.controller.service.connections import Admitted, Flows, Replay, TryMoves
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.moves import Moves
 from vnet.controller.service.rearrangement import make_moves
@@ -36,6 +36,7 @@ from vnet.model import controller_api as api
 from vnet.model.controller_config import ControllerConfig
 
 log = logging.getLogger(__name__)
+KEY_MAX = 128  # the connection table's idempotency_key column
 
 
 class Service:
@@ -52,13 +53,16 @@ class Service:
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.recovered: list[Settled] = []
+        self._repairs: set[asyncio.Task[None]] = set()
+        self.flows.repair = self.repair
 
     # -- life ------------------------------------------------------------------------------
     async def start(self, background: bool = True) -> None:
         """Recovery, then reconciliation of every agent, then the background work."""
         inv = await self.inventory()
         hosts = [h.name for h in inv.topology.hosts]
-        self.recovered = await recover(self.db, self.agents)
+        await asyncio.to_thread(self.flows.liveness.hold)
+        self.recovered = await recover(self.db, self.agents, self.flows.liveness)
         outcome = await self.reconciler.all_hosts(hosts)
         self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
@@ -72,6 +76,22 @@ class Service:
         for worker in (self.watcher, self.poller):
             if worker is not None:
                 await worker.stop()
+        for task in list(self._repairs):
+            task.cancel()
+        await asyncio.gather(*self._repairs, return_exceptions=True)
+        await asyncio.to_thread(self.flows.liveness.release)
+
+    def repair(self, hosts: list[str]) -> None:
+        """Reconcile `hosts` once a host that could not be confirmed has rolled back (its
+        confirm timeout), in the background."""
+
+        async def later() -> None:
+            await asyncio.sleep(self.config.confirm_timeout + 1)
+            await self.reconciler.all_hosts(hosts)
+
+        task = asyncio.create_task(later(), name=f"repair-{'-'.join(hosts)}")
+        self._repairs.add(task)
+        task.add_done_callback(self._repairs.discard)
 
     async def inventory(self) -> Inventory:
         async with self._inventory_lock:
@@ -89,12 +109,20 @@ class Service:
         timings: Timings | None = None,
     ) -> api.ConnectionAnswer:
         who.require_tenant(tenant)
+        if idempotency_key is not None and not 0 < len(idempotency_key) <= KEY_MAX:
+            raise BadRequest(
+                f"an idempotency key has 1 to {KEY_MAX} characters, not {len(idempotency_key)}",
+                field=api.IDEMPOTENCY_HEADER,
+            )
         inv = await self.inventory()
         moved: list[api.Move] = []
         try:
             admitted = await self._admit(inv, tenant, request, idempotency_key, timings)
-        except NeedsMoves as needed:
-            moved = await make_moves(self, inv, needed.moves, timings)
+        except TryMoves:
+            moves = await self.db.read(
+                lambda s: self.flows.choose_moves(s, inv, tenant, request), timings
+            )
+            moved = await make_moves(self, inv, moves, timings)
             admitted = await self._admit(inv, tenant, request, idempotency_key, timings, False)
         if isinstance(admitted, Replay):
             return admitted.answer

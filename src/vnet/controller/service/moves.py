@@ -20,7 +20,7 @@ from vnet.controller.agents.realise import AgentError, HostChange
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, ConnectionState, ReservationRole
 from vnet.controller.errors import AgentRefused, BadRequest, Conflict
-from vnet.controller.inventory import Held, Inventory, held_connections
+from vnet.controller.inventory import Held, Inventory, held_connections, usable_bps
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.connections import Flows
 from vnet.controller.service.database import Timings
@@ -92,7 +92,7 @@ class Moves:
                 session,
                 conn,
                 moved.plan.demands,
-                planning.usable_bps(inv),
+                usable_bps,
                 generation=conn.generation + 1,
                 role=ReservationRole.NEXT,
                 replacing=conn.generation,
@@ -117,7 +117,9 @@ class Moves:
         old = planning.current_pieces(inv, tenant, conn, self.flows.policy)
         new = planning.HostPieces.of(plan.changes)
         conn.state = ConnectionState.MODIFYING
-        entry = store.open_journal(session, "modify", conn, [*old.pieces, *new.pieces])
+        entry = store.open_journal(
+            session, self.flows.liveness.request_id(), "modify", conn, [*old.pieces, *new.pieces]
+        )
         generation = conn.generation + 1
         return Moving(
             conn.id, entry.request_id, generation, old, new, plan, bandwidth, explicit, kind

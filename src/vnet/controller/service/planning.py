@@ -20,9 +20,9 @@ from vnet.controller import planner
 from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import HostChange
 from vnet.controller.db import ledger
-from vnet.controller.db.models import Connection, Link, ReservationRole
+from vnet.controller.db.models import Connection, ReservationRole
 from vnet.controller.errors import Rejected
-from vnet.controller.inventory import Inventory
+from vnet.controller.inventory import Inventory, usable_bps
 from vnet.controller.service.database import planning_clock
 from vnet.model.controller_api import ConnectionRequest, Shortfall
 from vnet.model.host_guarantees import ConnectionPieces, Locator
@@ -71,15 +71,6 @@ def rejection(refused: ledger.Refused) -> Rejected:
     return Rejected(f"no capacity: {refused}", shortfalls, field="bandwidth")
 
 
-def usable_bps(inv: Inventory) -> Callable[[Link], int]:
-    """What admission may hand out per direction of a link: the planner's capacity."""
-
-    def usable(link: Link) -> int:
-        return inv.links[link.name].capacity
-
-    return usable
-
-
 def reserve_planned(
     session: Session,
     inv: Inventory,
@@ -100,7 +91,7 @@ def reserve_planned(
                 session,
                 conn,
                 plan.demands,
-                usable_bps(inv),
+                usable_bps,
                 generation=generation,
                 role=role,
                 replacing=replacing,

@@ -1,8 +1,9 @@
 """Rearrangement: when no path fits a new connection, move existing ones make-before-break
 if that lets it in (paper 001, Sec. 3), and say in the answer what was moved.
 
-The planner chooses the moves (`planner.rearrange`, over the planning copy of the ledger:
-choosing reserves nothing) inside the create's transaction, which then rolls back. Each move
+The create's transaction, finding no room, rolls back; the planner then chooses the moves
+(`planner.rearrange`) in a read-only transaction over what is held (no lock is held while it
+searches, and choosing reserves nothing). Each move
 is then reserved as planned (generation g+1 as NEXT while g counts; under the row locks, so
 a request that took the room meanwhile makes it Rejected) and realised like any modify; its
 path stays the controller's choice. Then the new connection is admitted again, without

@@ -181,11 +181,12 @@ def live_connections(session: Session) -> list[tuple[Connection, str]]:
 
 
 def open_journal(
-    session: Session, operation: str, conn: Connection, hosts: Sequence[str]
+    session: Session, request_id: str, operation: str, conn: Connection, hosts: Sequence[str]
 ) -> RequestJournal:
     entry = journal.open_request(
         session,
         operation,
+        request_id=request_id,
         tenant_id=conn.tenant_id,
         connection_id=conn.id,
         hosts=sorted(set(hosts)),

@@ -1,0 +1,216 @@
+"""A lab with a `controller:` section (issue 12): `vnet lab up` starts the controller in the
+lab's management namespace wired to the lab's agents; `vnet conn request|list|show|release`
+work end to end through the command line; `vnet lab down` stops it by PID and leaves nothing.
+
+Each test module's lab runs once with SQLite (the default) and once with a real PostgreSQL
+(vnet.tools.postgres). curl (an independent client) checks the API from the namespace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from vnet.lab import lab as labmod
+from vnet.lab.controller import CONFIG, WHAT
+from vnet.tools import postgres, processes
+
+from .conftest import Labs, lab_namespaces, require_tools, vnet
+
+# a new database's URL (None: SQLite, the default)
+Databases = Callable[[str], str | None]
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def databases(request: pytest.FixtureRequest) -> Iterator[Databases]:
+    """Each lab's controller gets a database of its own: the inventory is one per database."""
+    if request.param == "sqlite":
+        yield lambda _name: None
+        return
+    with postgres.running() as pg:
+        yield pg.create_database
+
+
+def using(database: str | None) -> Callable[[str], str]:
+    """An edit of the example file: its controller keeps its state in `database`."""
+
+    def edit(text: str) -> str:
+        if database is None:
+            return text
+        return text.replace("controller:\n", f"controller:\n  database: '{database}'\n")
+
+    return edit
+
+
+@pytest.fixture(scope="module")
+def lab(databases: Databases, module_labs: Labs) -> tuple[str, Path]:
+    # `databases` first: a PostgreSQL server outlives the labs whose controllers use it
+    require_tools("curl")
+    name, path = module_labs.file("controller.yaml", using(databases("labctl")))
+    vnet("lab", "up", str(path), timeout=180)
+    return name, path
+
+
+def controller_pid(name: str) -> processes.ProcessRecord:
+    rec = labmod.read_record(name)
+    assert rec is not None
+    return next(p for p in rec.processes if p.what == WHAT)
+
+
+def curl(name: str, path: str) -> dict[str, object]:
+    access = labmod.controller_access(name)
+    token = Path(access.token_file).read_text().strip()
+    done = subprocess.run(
+        [
+            *("ip", "netns", "exec", access.namespace, "curl", "-sS", "--max-time", "10"),
+            *("-H", f"Authorization: Bearer {token}", f"{access.url}/api/v1{path}"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def test_the_controller_serves_in_the_management_namespace(lab: tuple[str, Path]) -> None:
+    name, _ = lab
+    proc = controller_pid(name)
+    assert processes.is_running(proc)
+    access = labmod.controller_access(name)
+    assert access.namespace == f"vnet-{name}-mgmt"
+    ns_of_pid = os.stat(f"/proc/{proc.pid}/ns/net").st_ino
+    assert ns_of_pid == os.stat(f"/run/netns/{access.namespace}").st_ino
+    assert os.stat(access.token_file).st_mode & 0o777 == 0o600
+    assert curl(name, "/whoami") == {"role": "provider", "tenant": None}
+    hosts = curl(name, "/hosts")
+    assert sorted(h["name"] for h in hosts) == ["h1", "h2", "h3"]  # type: ignore[index]
+    status = vnet("lab", "status", name).stdout
+    assert f"controller: running (pid {proc.pid})" in " ".join(status.split())
+
+
+def conn(name: str, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return vnet("conn", *args, "--lab", name, check=check, timeout=60)
+
+
+def pieces_on(name: str, host: str) -> list[str]:
+    tree = json.loads(conn(name, "list", "--host", host, "--json").stdout)
+    return [c["name"] for c in tree.get("vnet-router:srv6", {}).get("connection", [])]
+
+
+def test_request_list_show_release_through_the_cli(lab: tuple[str, Path]) -> None:
+    name, _ = lab
+    args = ("voice", "pc1", "pc3", "--bandwidth", "20mbit", "--protocol", "udp", "--dport", "5060")
+    answer = json.loads(conn(name, "request", *args, "--json").stdout)
+    view = answer["connection"]
+    assert (view["tenant"], view["status"], view["bandwidth"]) == (
+        "acme",
+        "established",
+        20_000_000,
+    )
+    assert view["path"][0] == "h1" and view["path"][-1] == "h3"
+    listed = json.loads(conn(name, "list", "--json").stdout)
+    assert [(c["name"], c["status"]) for c in listed] == [("voice", "established")]
+    table = conn(name, "list").stdout
+    assert "voice" in table and "pc1 -> pc3" in table and "20mbit" in table
+    shown = json.loads(conn(name, "show", "voice", "--json").stdout)
+    assert shown["path"] == view["path"] and shown["history"]
+    # the agents hold the pieces, named by the controller (vc<id>), on every host of the path
+    for host in view["path"]:
+        assert any(p.startswith("vc") for p in pieces_on(name, host)), host
+
+    released = json.loads(conn(name, "release", "voice", "--json").stdout)
+    assert released["status"] == "released"
+    assert json.loads(conn(name, "list", "--json").stdout) == []
+    for host in view["path"]:
+        assert not any(p.startswith("vc") for p in pieces_on(name, host)), host
+
+
+def test_a_rejection_names_the_short_link_and_changes_nothing(lab: tuple[str, Path]) -> None:
+    name, _ = lab
+    voice = ("voice", "pc1", "pc3", "--bandwidth", "20mbit", "--protocol", "udp", "--dport", "5060")
+    conn(name, "request", *voice)  # h1 -> h3 directly: 100mbit links, 5 % margin
+    bulk = json.loads(
+        conn(
+            name,
+            "request",
+            "bulk",
+            "pc1",
+            "pc3",
+            "--bandwidth",
+            "85mbit",
+            "--protocol",
+            "tcp",
+            "--json",
+        ).stdout
+    )
+    assert bulk["connection"]["path"] == ["h1", "h2", "h3"]  # h1-h3 has no 85mbit left
+    before = json.loads(conn(name, "list", "--json").stdout)
+    more = ("more", "pc1", "pc3", "--bandwidth", "85mbit", "--protocol", "udp", "--dport", "6000")
+    done = conn(name, "request", *more, check=False)
+    assert done.returncode == 1, done
+    lines = done.stderr.splitlines()
+    assert lines[0].startswith("vnet: the controller says: no-capacity (HTTP 409): "), lines
+    assert any(line.startswith("  link h1-h3 h1 -> h3: requested ") for line in lines[1:]), lines
+    assert json.loads(conn(name, "list", "--json").stdout) == before
+    too_big = conn(name, "request", "x", "pc2", "pc3", "--bandwidth", "150mbit", check=False)
+    assert too_big.returncode == 1 and "(field bandwidth)" in too_big.stderr
+    bad = conn(name, "request", "x", "pc1", "pc3", "--bandwidth", "lots", check=False)
+    assert bad.returncode == 2
+    for connection in ("voice", "bulk"):
+        conn(name, "release", connection)
+    assert json.loads(conn(name, "list", "--json").stdout) == []
+
+
+def test_a_tenant_token_sees_only_its_tenant(lab: tuple[str, Path], tmp_path: Path) -> None:
+    name, _ = lab
+    access = labmod.controller_access(name)
+    token = vnet(
+        *("controller", "token", "create", "--config", str(Path(access.state_dir) / CONFIG)),
+        *("--role", "tenant", "--tenant", "acme"),
+    ).stdout.strip()
+    (tmp_path / "acme.token").write_text(token + "\n")
+    as_acme = ("--lab", name, "--token-file", str(tmp_path / "acme.token"))
+    tenants = json.loads(vnet("tenant", "list", *as_acme, "--json").stdout)
+    assert tenants == [{"name": "acme"}]
+    refused = vnet("tenant", "create", "intruder", *as_acme, check=False)
+    assert refused.returncode == 1
+    assert "the controller says: forbidden (HTTP 403)" in refused.stderr
+    assert [
+        t["name"] for t in json.loads(vnet("tenant", "list", "--lab", name, "--json").stdout)
+    ] == ["acme"]
+
+
+def test_lab_down_stops_the_controller_by_pid_and_leaves_nothing(
+    databases: Databases, module_labs: Labs
+) -> None:
+    name, path = module_labs.file("controller.yaml", using(databases("labctldown")))
+    vnet("lab", "up", str(path), timeout=180)
+    proc = controller_pid(name)
+    state_dir = Path(labmod.controller_access(name).state_dir)
+    assert processes.is_running(proc)
+    down = vnet("lab", "down", name).stdout
+    assert f"stopped controller (pid {proc.pid})" in down
+    assert not processes.is_running(proc)
+    assert lab_namespaces(name) == []
+    assert not state_dir.exists() and labmod.read_record(name) is None
+
+
+def test_reapplying_keeps_it_and_dropping_the_section_stops_it(module_labs: Labs) -> None:
+    name, path = module_labs.file("controller.yaml")
+    vnet("lab", "up", str(path), timeout=180)
+    proc = controller_pid(name)
+    vnet("lab", "up", str(path), timeout=180)  # nothing changed: the same controller runs on
+    assert controller_pid(name) == proc and processes.is_running(proc)
+    text = path.read_text()
+    section = text[text.index("controller:\n") : text.index("tenants:")]
+    path.write_text(text.replace(section, ""))
+    vnet("lab", "up", str(path), timeout=180)
+    assert not processes.is_running(proc)
+    rec = labmod.read_record(name)
+    assert rec is not None and rec.controller is None
+    assert all(p.what != WHAT for p in rec.processes)
