@@ -21,9 +21,10 @@ from sqlalchemy import select
 from tests.controller_api_support import FakeService
 from vnet.cli import main
 from vnet.controller import server
-from vnet.controller.api.auth import digest
+from vnet.controller.api.auth import Authenticator, digest
 from vnet.controller.db import default_url, make_engine, session_factory
 from vnet.controller.db.models import ApiToken
+from vnet.controller.errors import Unauthorized
 from vnet.model.controller_config import ControllerConfig
 
 
@@ -132,3 +133,25 @@ def test_cli_configuration_errors_name_the_setting(tmp_path: Path) -> None:
     assert "colour: Extra inputs are not permitted" in r.output
     r = CliRunner().invoke(main, ["controller", "migrate"])
     assert "state_dir: Field required" in r.output
+
+
+def test_cli_token_revoke(tmp_path: Path) -> None:
+    config_file = tmp_path / "controller.yaml"
+    config_file.write_text(f"state_dir: {tmp_path / 'state'}\n")
+    runner = CliRunner()
+    common = ["controller", "token"]
+    made = runner.invoke(
+        main, [*common, "create", "--config", str(config_file), "--role", "provider"]
+    )
+    token = made.output.strip()
+    r = runner.invoke(main, [*common, "revoke", "--config", str(config_file), "-"], input=token)
+    assert (r.exit_code, r.output.strip()) == (0, "revoked")
+    engine = make_engine(default_url(tmp_path / "state"))
+    try:
+        authenticator = Authenticator(session_factory(engine))
+        with pytest.raises(Unauthorized, match="the token was revoked at"):
+            asyncio.run(authenticator.authenticate(token))
+    finally:
+        engine.dispose()
+    r = runner.invoke(main, [*common, "revoke", "--config", str(config_file), token])
+    assert r.exit_code != 0 and "revoked already" in r.output

@@ -154,3 +154,30 @@ def token_create(
     finally:
         engine.dispose()
     click.echo(view.model_dump_json() if as_json else view.token)
+
+
+@token.command("revoke")
+@config_option
+@state_dir_option
+@database_option
+@click.argument("token_value", metavar="TOKEN")
+def token_revoke(
+    config_path: Path | None, state_dir: Path | None, database: str | None, token_value: str
+) -> None:
+    """Revoke TOKEN ("-": read it from stdin); every controller refuses it within 2 s."""
+    from vnet.controller.api.auth import revoke_token
+    from vnet.controller.db import make_engine, session_factory
+    from vnet.controller.server import database_url
+
+    if token_value == "-":
+        token_value = click.get_text_stream("stdin").readline().strip()
+    config = load_config(config_path, {"state_dir": state_dir, "database": database})
+    engine = make_engine(database_url(config))
+    try:
+        with session_factory(engine).begin() as session:
+            revoked = revoke_token(session, token_value)
+    finally:
+        engine.dispose()
+    if not revoked:
+        raise click.ClickException("no such token, or it was revoked already")
+    click.echo("revoked")

@@ -73,6 +73,17 @@ def register_token(session: Session, token: str, role: Role = "provider") -> boo
     return True
 
 
+def revoke_token(session: Session, token: str) -> bool:
+    """Mark the token revoked (every controller refuses it within CACHE_SECONDS); False if
+    the database does not know it or it was revoked already."""
+    row = session.scalar(select(ApiToken).where(ApiToken.sha256 == digest(token)))
+    if row is None or row.revoked is not None:
+        return False
+    row.revoked = datetime.now(UTC)
+    session.flush()
+    return True
+
+
 def _tenant_id(session: Session, request: TokenRequest) -> int | None:
     if request.role == "provider":
         if request.tenant is not None:
