@@ -27,7 +27,6 @@ from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import (
     Connection,
     ConnectionState,
-    RequestJournal,
     RequestPhase,
     ReservationRole,
 )
@@ -153,11 +152,14 @@ class Flows:
         request_id: str,
         changes: tuple[HostChange, ...] | list[HostChange],
         timings: Timings | None,
+        journal_commit: bool = True,
     ) -> None:
-        """One agent transaction, the journal at COMMITTED before the confirms."""
+        """One agent transaction, the journal at COMMITTED before the confirms (unless an
+        earlier step of the request put it there: `journal_commit` False)."""
 
         async def committed() -> None:
-            await self.db.write(lambda s: mark_committed(s, request_id), timings)
+            if journal_commit:
+                await self.db.write(lambda s: mark_committed(s, request_id), timings)
 
         started = time.perf_counter()
         try:
@@ -225,12 +227,8 @@ def replay(conn: Connection, tenant: str, request: ConnectionRequest, key: str) 
 
 
 def mark_committed(session: Session, request_id: str) -> None:
-    """The journal at COMMITTED (a modify's later steps find it there already)."""
-    entry = session.get(RequestJournal, request_id.split(".")[0])
-    if entry is not None and journal.ORDER.index(entry.phase) < journal.ORDER.index(
-        RequestPhase.COMMITTED
-    ):
-        journal.advance(session, entry.request_id, RequestPhase.COMMITTED)
+    """The journal at COMMITTED (a modify's step "<id>.<n>" is journaled under <id>)."""
+    journal.advance(session, request_id.split(".")[0], RequestPhase.COMMITTED)
 
 
 def establish(session: Session, admitted: Admitted, tenant: str) -> ConnectionView:

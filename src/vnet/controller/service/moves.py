@@ -131,7 +131,9 @@ class Moves:
         done = 0
         try:
             for done, step in enumerate(todo):
-                await self.flows.run_agents(f"{moving.request_id}.{done}", step, timings)
+                await self.flows.run_agents(
+                    f"{moving.request_id}.{done}", step, timings, journal_commit=done == 0
+                )
         except AgentError as e:
             if done > 0:  # steps before this one were confirmed: put generation g back
                 await self._restore(moving, timings)
@@ -143,7 +145,9 @@ class Moves:
     async def _restore(self, moving: Moving, timings: Timings | None) -> None:
         back = restore_changes(moving.old, set(moving.new.pieces))
         try:
-            await self.flows.run_agents(f"{moving.request_id}.undo", back, timings)
+            await self.flows.run_agents(
+                f"{moving.request_id}.undo", back, timings, journal_commit=False
+            )
         except AgentError as e:  # reconciliation puts the hosts right when the agent is back
             log.warning("request %s: could not put generation back: %s", moving.request_id, e)
 
