@@ -162,3 +162,40 @@ def test_the_reads_match_independent_views(lab: Lab) -> None:
     ).stdout
     assert "htb" in shown, shown
     assert after[(itf, "c12")] - before[(itf, "c12")] >= 5 * 1000, (before, after)
+
+
+MONITORING = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
+
+
+def end_other_sessions(lab: Lab, host: str) -> int:
+    """<kill-session> of every session on `host`'s agent but this test's own."""
+    with lab.connect(host) as m:
+        state = m.get(
+            ("subtree", f'<netconf-state xmlns="{MONITORING}"><sessions/></netconf-state>')
+        )
+        ids = [el.text for el in state.data_ele.iter(f"{{{MONITORING}}}session-id")]
+        others = [i for i in ids if i != str(m.session_id)]
+        for other in others:
+            m.kill_session(other)
+    return len(others)
+
+
+def test_sessions_the_agents_ended_are_opened_again(lab: Lab) -> None:
+    changes = lab.changes("vc901", "vc902")
+
+    async def run() -> list[int]:
+        agents = Agents(lab.endpoints())
+        try:
+            await agents.transaction("req-901", changes["vc901"])
+            ended = [end_other_sessions(lab, h) for h in HOSTS]  # the controller's
+            await agents.transaction("req-902", changes["vc902"])
+            assert {"vc901", "vc902"} <= {c.name for c in await agents.connections("h2")}
+            ended += [end_other_sessions(lab, h) for h in HOSTS]
+            assert await agents.reachable("h1")
+            await release(agents, ["vc901", "vc902"])
+            return ended
+        finally:
+            await agents.close()
+
+    assert asyncio.run(run()) == [1] * 6
+    assert not any({"vc901", "vc902"} & lab.connection_names(h) for h in HOSTS)

@@ -23,32 +23,42 @@ from vnet.controller.agents.realise import Agents, ConfirmError, HostChange
 from .conftest import Labs
 from .controller_agents_support import HOSTS, Lab, start_lab
 
-# the controller's side, in a process of its own: it journals COMMITTED and then hangs,
-# to be killed before it confirms
+# the controller's side, in a process of its own: its requests run at once (in the order
+# given); those marked `hang` journal COMMITTED and then hang, to be killed before confirms
 CONTROLLER = """
 import asyncio, json, sys
 from vnet.client import Endpoint
-from vnet.controller.agents.realise import Agents, ConfirmError, HostChange
+from vnet.controller.agents.realise import Agents, HostChange
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 
 spec = json.loads(sys.stdin.readline())
 endpoints = {h: Endpoint(**e) for h, e in spec["endpoints"].items()}
-changes = [
-    HostChange(
+
+def change(c):
+    return HostChange(
         c["host"],
         put=tuple(ConnectionPieces.model_validate(p) for p in c["put"]),
         locators=tuple(Locator.model_validate(x) for x in c["locators"]),
     )
-    for c in spec["changes"]
-]
 
-async def committed():
-    print("committed", flush=True)
-    await asyncio.sleep(3600)
+def journal(request, hang):
+    async def committed():
+        if hang:
+            print("committed", request, flush=True)
+            await asyncio.sleep(3600)
+    return committed
 
-agents = Agents(endpoints, confirm_timeout=spec["timeout"])
-asyncio.run(agents.transaction(spec["request"], changes, committed))
+async def main():
+    agents = Agents(endpoints, confirm_timeout=spec["timeout"])
+    await asyncio.gather(*(
+        agents.transaction(r["request"], [change(c) for c in r["changes"]],
+                           journal(r["request"], r["hang"]))
+        for r in spec["requests"]
+    ))
+
+asyncio.run(main())
 """
+Request = tuple[str, list[HostChange], bool]  # request id, changes, hang after commit
 
 
 @pytest.fixture(scope="module")
@@ -59,17 +69,20 @@ def lab(module_labs: Labs) -> Iterator[Lab]:
 def killed_after_commit(lab: Lab, request: str, changes: list[HostChange], timeout: int) -> None:
     """Run the controller's transaction in a child process and SIGKILL it once every host
     committed (before any confirm)."""
+    killed_while_hanging(lab, [(request, changes, True)], timeout, [request])
+
+
+def killed_while_hanging(
+    lab: Lab, requests: list[Request], timeout: int, hanging: list[str]
+) -> None:
+    """Run the requests in a controller process; SIGKILL it once those in `hanging` all
+    journaled COMMITTED (and hang there)."""
     spec = {
-        "request": request,
         "timeout": timeout,
         "endpoints": {h: dataclasses.asdict(ep) for h, ep in lab.endpoints().items()},
-        "changes": [
-            {
-                "host": c.host,
-                "put": [p.model_dump(mode="json") for p in c.put],
-                "locators": [x.model_dump(mode="json") for x in c.locators],
-            }
-            for c in changes
+        "requests": [
+            {"request": rid, "hang": hang, "changes": [wire(c) for c in changes]}
+            for rid, changes, hang in requests
         ],
     }
     child = subprocess.Popen(
@@ -83,11 +96,21 @@ def killed_after_commit(lab: Lab, request: str, changes: list[HostChange], timeo
         assert child.stdin is not None and child.stdout is not None
         child.stdin.write(json.dumps(spec) + "\n")
         child.stdin.flush()
-        line = child.stdout.readline()
-        assert line == "committed\n", f"the child said {line!r}: {child.stderr.read()}"  # type: ignore[union-attr]
+        said = [child.stdout.readline() for _ in hanging]
+        assert sorted(said) == sorted(f"committed {r}\n" for r in hanging), (
+            f"the child said {said!r}: {child.stderr.read()}"  # type: ignore[union-attr]
+        )
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
+
+
+def wire(c: HostChange) -> dict[str, object]:
+    return {
+        "host": c.host,
+        "put": [p.model_dump(mode="json") for p in c.put],
+        "locators": [x.model_dump(mode="json") for x in c.locators],
+    }
 
 
 def settle(lab: Lab, request: str, confirm: bool) -> None:
@@ -185,3 +208,30 @@ def test_a_confirm_too_late_raises_confirm_error_and_frees_the_hosts(lab: Lab) -
     err = asyncio.run(run())
     assert "no confirmed commit" in err.reason, err
     assert lab.running() == before
+
+
+def test_a_group_is_settled_by_its_token_owner(lab: Lab) -> None:
+    changes = lab.changes("vc410", "vc411", "vc412", "vc413")
+    first = [("req-410", changes["vc410"], False)]  # alone: the others queue behind it
+    group = [(f"req-41{i}", changes[f"vc41{i}"], True) for i in (1, 2, 3)]
+    # req-411 leads the group (the persist token); its journal waits for the others', so
+    # req-412 and req-413 hang in theirs with the group committed everywhere
+    killed_while_hanging(lab, first + group, 600, ["req-412", "req-413"])
+    pending = lab.running()
+    for name in ("vc410", "vc411", "vc412", "vc413"):
+        assert holding(lab, name) == set(HOSTS), name
+    settle(lab, "req-412", confirm=True)  # not the token: nothing pending under it
+    settle(lab, "req-413", confirm=False)
+    assert lab.running() == pending
+    settle(lab, "req-411", confirm=False)  # the token owner: the whole group goes back
+    assert holding(lab, "vc410") == set(HOSTS)
+    assert not any(holding(lab, n) for n in ("vc411", "vc412", "vc413"))
+
+    async def release() -> None:
+        agents = Agents(lab.endpoints())
+        try:
+            await agents.transaction("rel-410", [HostChange(h, delete=("vc410",)) for h in HOSTS])
+        finally:
+            await agents.close()
+
+    asyncio.run(release())

@@ -99,7 +99,7 @@ def test_an_unreachable_host_fails_those_that_need_it_and_no_others() -> None:
     members.append(member("r3", ("h1", "h3")))
     results = asyncio.run(submit_all(GroupCommit(rec), members, rec))
     assert results == [None, None, gone, gone]
-    assert rec.groups == [["r0"], ["r1", "r2", "r3"], ["r1"]]
+    assert rec.groups == [["r0"], ["r2", "r1", "r3"], ["r1"]]  # r2 covers the group: first
 
 
 def test_after_the_commit_a_failure_fails_the_whole_group() -> None:
@@ -117,3 +117,37 @@ def test_after_the_commit_a_failure_fails_the_whole_group() -> None:
             assert results[1] is journal and isinstance(results[2], AgentError)
         else:
             assert results[1] is err and results[2] is err
+
+
+def test_the_first_member_of_a_group_touches_every_host_of_it() -> None:
+    rec = Recorder()
+    members = [
+        member("r0", ("h1", "h2", "h3")),
+        member("a", ("h1",)),
+        member("b", ("h1", "h2")),
+        member("c", ("h2", "h3")),
+        member("d", ("h1", "h2", "h3")),
+    ]
+    asyncio.run(submit_all(GroupCommit(rec), members, rec))
+    # after r0: b covers a; c is neither in nor over {h1, h2}: it waits, and so does d
+    assert rec.groups == [["r0"], ["b", "a"], ["d", "c"]]
+
+
+def test_groups_on_disjoint_hosts_run_side_by_side() -> None:
+    rec = Recorder()
+    members = [member("r0", ("h9",)), member("a", ("h1",)), member("b", ("h2",))]
+    members.append(member("c", ("h1",)))
+    asyncio.run(submit_all(GroupCommit(rec), members, rec))
+    # a and b went while r0 still held h9 (the recorder's first transaction waits)
+    assert rec.groups[:3] == [["r0"], ["a"], ["b"]] and rec.groups[3] == ["c"]
+
+
+def test_what_is_left_of_a_split_group_is_regrouped_under_covering_owners() -> None:
+    refusal = AgentError("h1", "refused", "invalid-value", "/vr:srv6/vr:connection[vr:name='vc-w']")
+    rec = Recorder({"w": refusal})
+    members = [member("r0", ("h1", "h2")), member("w", ("h1", "h2")), member("x", ("h1",))]
+    members.append(member("y", ("h2",)))
+    results = asyncio.run(submit_all(GroupCommit(rec), members, rec))
+    assert results == [None, refusal, None, None]
+    assert rec.groups[1] == ["w", "x", "y"]
+    assert sorted(rec.groups[2:]) == [["x"], ["y"]]  # no member of {x, y} covers both

@@ -95,6 +95,11 @@ class NetconfClient:
         with contextlib.suppress(Exception):
             self.m.close_session()
 
+    @property
+    def connected(self) -> bool:
+        """The session is still up (the agent did not end it, the transport did not break)."""
+        return bool(self.m.connected)
+
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
         try:

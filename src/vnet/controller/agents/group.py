@@ -2,11 +2,15 @@
 
 Inside one controller a host takes part in one transaction at a time (an agent holds one
 pending confirmed commit, and the candidate is one per agent). Requests that arrive while
-their hosts are busy queue; when hosts come free, every queued request whose hosts are
-all free joins one group (in arrival order, up to `max_group`): one candidate edit and one
-confirmed commit per host for all of them. A request that must wait for a busy host keeps
-its hosts for itself (later requests touching them wait behind it), so nobody starves.
-Two requests touching the same connection on a host never share a group.
+their hosts are busy queue; when hosts come free, queued requests whose hosts are all free
+form groups (in arrival order, up to `max_group` each): one candidate edit and one
+confirmed commit per host for all of a group; groups on disjoint hosts run side by side.
+A group's first member, whose request id is the persist token, touches every host of the
+group (a request joins if its hosts are a subset of the group's, or becomes the first if
+they are a superset): recovery settles the group by that request on that request's hosts.
+A request that must wait for a busy host keeps its hosts for itself (later requests
+touching them wait behind it), so nobody starves. Two requests touching the same
+connection on a host never share a group.
 
 A group an agent refused is split so that only the refusing request fails: if the agent's
 error-path names a connection only one request touches, that request fails and all the
@@ -66,24 +70,34 @@ class GroupCommit:
         await asyncio.shield(done)
 
     def _dispatch(self) -> None:
+        while self._start_group():  # groups on disjoint hosts run side by side
+            pass
+
+    def _start_group(self) -> bool:
         blocked = set(self._busy)
         group: list[_Queued] = []
+        hosts: set[str] = set()  # the group's: its first member's (the token owner's)
         for item in self._queue:
             if len(group) >= self.max_group:
                 break
-            if item.hosts & blocked or _conflicts(item, group):
+            fits = item.hosts <= hosts or hosts <= item.hosts
+            if item.hosts & blocked or not fits or _conflicts(item, group):
                 blocked |= item.hosts  # reserved for it: later requests wait behind it
                 continue
-            group.append(item)
+            if hosts < item.hosts or not group:
+                group.insert(0, item)  # it covers the group: the new token owner
+                hosts = set(item.hosts)
+            else:
+                group.append(item)
         if not group:
-            return
+            return False
         for item in group:
             self._queue.remove(item)
-        hosts = set().union(*(i.hosts for i in group))
         self._busy |= hosts
         task = asyncio.get_running_loop().create_task(self._settle(group, hosts))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return True
 
     async def _settle(self, group: list[_Queued], hosts: set[str]) -> None:
         try:
@@ -96,6 +110,11 @@ class GroupCommit:
             self._dispatch()
 
     async def _try(self, group: list[_Queued]) -> None:
+        parts = _covered(group)
+        if len(parts) > 1:  # what is left of a split group may lack a covering owner
+            for part in parts:
+                await self._try(part)
+            return
         self.groups += 1
         try:
             await self._run([i.member for i in group])
@@ -142,6 +161,18 @@ class GroupCommit:
     async def close(self) -> None:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _covered(items: list[_Queued]) -> list[list[_Queued]]:
+    """`items` as groups whose first member's hosts cover every member's (see realise.py:
+    recovery settles a group by its token owner, on the owner's hosts)."""
+    left, out = list(items), []
+    while left:
+        owner = max(left, key=lambda i: len(i.hosts))
+        part = [owner] + [i for i in left if i is not owner and i.hosts <= owner.hosts]
+        out.append(part)
+        left = [i for i in left if all(i is not p for p in part)]
+    return out
 
 
 def _named_by(err: AgentError, hit: list[_Queued]) -> _Queued | None:

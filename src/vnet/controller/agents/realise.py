@@ -11,10 +11,11 @@ confirm or cancel by the persist token instead of waiting.
 
 Concurrent requests for the same hosts are grouped (group.py): one candidate edit and one
 confirmed commit per host for the whole group, whose persist token is the request id of its
-first member. Recovery settles every in-flight request: `settle` of the group's other
-members finds nothing pending under their ids and leaves the hosts alone; the token owner's
-settle decides for the group, and its COMMITTED in the journal implies every member's
-(transaction.py, step 4). `on_committed` runs at most once per request.
+first member, a request that touches every host of the group. Recovery settles every
+in-flight request on its hosts: `settle` of the group's other members finds nothing pending
+under their ids and leaves the hosts alone; the token owner's settle decides for the whole
+group, and its COMMITTED in the journal implies every member's (transaction.py, step 4).
+`on_committed` runs at most once per request.
 
 Everything goes through vnet.client over NETCONF (session.py: one session per host, RPCs on
 worker threads); the steps are in transaction.py, the edit in edits.py.
@@ -29,6 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from vnet.client import ClientError, ConnectError, Endpoint
+from vnet.controller.agents.access import endpoints_of
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
 from vnet.controller.agents.group import GroupCommit
 from vnet.controller.agents.session import HostSession
@@ -42,6 +44,7 @@ from vnet.controller.agents.transaction import (
     cancel,
     nothing_pending,
 )
+from vnet.model.controller_config import ControllerConfig
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 from vnet.model.yang.guarantees import (
     connection_of,
@@ -81,6 +84,11 @@ class Agents:
         )
         self.sessions = {h: HostSession(h, ep, self._pool) for h, ep in self.endpoints.items()}
         self._groups = GroupCommit(self._run, max_group if group else 1)
+
+    @classmethod
+    def from_config(cls, config: ControllerConfig, **options: Any) -> Agents:
+        """The agents of a controller's configuration (AccessError if one is unusable)."""
+        return cls(endpoints_of(config), config.confirm_timeout, **options)
 
     # -- transactions -----------------------------------------------------------------
     async def transaction(

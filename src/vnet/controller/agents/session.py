@@ -2,8 +2,9 @@
 
 ncclient is synchronous, so every RPC runs on a thread of a pool the controller owns;
 the asyncio side awaits it. One session per host is kept open between requests (an
-SSH login costs far more than an RPC) and opened again on the next call after it broke.
-Calls on one session are serialised: a session carries one conversation at a time.
+SSH login costs far more than an RPC) and opened again when it has ended (the agent
+restarted or ended it): a call that finds it ended, or fails because it just ended, goes
+to a new session. Calls on one session are serialised: one conversation at a time.
 
 A transaction that holds the agent's candidate lock must not carry on over a *new*
 session (the agent released the lock and discarded the candidate when the old one
@@ -44,16 +45,24 @@ class HostSession:
             loop = asyncio.get_running_loop()
             return await loop.run_in_executor(self._pool, self._call, fn, generation)
 
-    async def open(self) -> int:
-        """Make sure a session is open; its generation."""
-        if self._client is not None and not self._rpc.locked():
-            return self.generation  # open and idle: no trip to a worker thread
-        return await self.call(lambda _client: self.generation)
-
     def _call(self, fn: Callable[[NetconfClient], T], generation: int | None) -> T:
+        if self._client is not None and not self._client.connected:
+            self._drop()  # ended meanwhile (the agent restarted, killed it, ...)
         if generation is not None and (self._client is None or generation != self.generation):
             raise SessionLost(f"the NETCONF session to {self.host}'s agent ended")
-        client = self._client or self._connect()
+        client = self._client
+        if client is None:
+            return self._attempt(fn, self._connect())
+        try:
+            return self._attempt(fn, client)
+        except ConnectError:
+            # an unpinned call on a session that ended before it got through: once more
+            # on a new one (a timeout leaves the session up, and is not repeated)
+            if generation is not None or client.connected:
+                raise
+            return self._attempt(fn, self._connect())
+
+    def _attempt(self, fn: Callable[[NetconfClient], T], client: NetconfClient) -> T:
         try:
             return fn(client)
         except ClientError:

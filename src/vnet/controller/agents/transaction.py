@@ -133,10 +133,14 @@ class Transaction:
                 self.pinned[host] = await self._lock(host)
 
     async def _try_lock(self, host: str) -> int:
+        """Lock `host`'s candidate; the generation of the session that holds the lock."""
         session = self.sessions[host]
-        generation = await session.open()
-        await session.call(lambda c: c.lock(CANDIDATE), generation)
-        return generation
+
+        def lock(client: NetconfClient) -> int:
+            client.lock(CANDIDATE)
+            return session.generation  # the worker thread's: the session just used
+
+        return await session.call(lock)
 
     async def _lock(self, host: str) -> int:
         delay, deadline = FIRST_BACKOFF, time.monotonic() + self.lock_wait
@@ -197,7 +201,7 @@ class Transaction:
         if failed:
             first = failed[0]
             if isinstance(first, AgentError):
-                raise ConfirmError(first.host, first.reason, first.tag) from first
+                raise ConfirmError(first.host, first.reason, first.tag, first.path) from first
             raise first
 
     async def _confirm(self, host: str, deadline: float) -> None:

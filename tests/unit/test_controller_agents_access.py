@@ -1,0 +1,49 @@
+"""The controller's `agents:` configuration as vnet.client Endpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vnet.controller.agents.access import AccessError, endpoints_of
+from vnet.controller.agents.realise import Agents
+from vnet.model.controller_config import ControllerConfig
+
+
+def config(tmp_path: Path, agents: list[dict[str, object]]) -> ControllerConfig:
+    return ControllerConfig.model_validate({"state_dir": str(tmp_path), "agents": agents})
+
+
+def test_endpoints_carry_the_access_and_the_password_from_its_file(tmp_path: Path) -> None:
+    secret = tmp_path / "h1.password"
+    secret.write_text("s3cret\n")
+    cfg = config(
+        tmp_path,
+        [
+            {
+                "host": "h1",
+                "address": "172.30.0.1",
+                "password_file": str(secret),
+                "namespace": "vnet-lab-mgmt",
+            },
+            {"host": "h2", "address": "172.30.0.2", "netconf_port": 8830, "user": "ops"},
+        ],
+    )
+    eps = endpoints_of(cfg)
+    assert eps["h1"].password == "s3cret" and eps["h1"].namespace == "vnet-lab-mgmt"
+    assert eps["h1"].port == 830 and eps["h1"].host == "h1"
+    assert eps["h2"].port == 8830 and eps["h2"].user == "ops" and eps["h2"].password is None
+    agents = Agents.from_config(cfg)
+    assert set(agents.endpoints) == {"h1", "h2"} and agents.confirm_timeout == cfg.confirm_timeout
+
+
+def test_an_unreadable_password_file_or_a_host_twice_is_refused(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+    with pytest.raises(AccessError, match=r"host 'h1'.*password_file.*nowhere"):
+        endpoints_of(
+            config(tmp_path, [{"host": "h1", "address": "a", "password_file": str(missing)}])
+        )
+    twice = [{"host": "h1", "address": "a"}, {"host": "h1", "address": "b"}]
+    with pytest.raises(AccessError, match="'h1' is given twice"):
+        endpoints_of(config(tmp_path, twice))
