@@ -22,13 +22,18 @@ APT_PACKAGES=(iproute2 iputils-ping fping iperf3 tcpdump netsniff-ng python3 pyt
               smitools snmp snmptrapd erlang-snmp
               # the controller's PostgreSQL: the server tests start (initdb, postgres as nobody)
               # and libpq5, which psycopg 3 (pure Python) loads
-              postgresql libpq5)
+              postgresql libpq5
+              # the web console's browser tests: Playwright drives Debian's Chromium by its
+              # executable path (Playwright's own browser download is never used)
+              chromium)
 RUST_PACKAGES=(cargo-web rustc-web rust-web-clippy rustfmt-web)
 
 want_rust=0
 [ "${1:-}" = "--rust" ] && want_rust=1
 
 missing=()
+# the console's browser libraries come from the npm registry (see below)
+command -v npm >/dev/null || APT_PACKAGES+=(nodejs npm)
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
 done
@@ -73,4 +78,25 @@ stamp=.venv/.bytecode-for-lock
 if [ ! -f "$stamp" ] || ! cmp -s uv.lock "$stamp"; then
   .venv/bin/python -m compileall -q -j 0 .venv/lib >/dev/null 2>&1 || true
   cp uv.lock "$stamp"
+fi
+
+# The web console's browser libraries (htmx, Cytoscape.js) and the API's /docs page (Swagger UI),
+# pinned by src/vnet/controller/ui/assets/package-lock.json: `npm ci` into .cache (no install scripts),
+# the minified files copied beside the console's own static files; again only when the lock
+# changes. The controller serves them itself, so the console needs no other site at run time.
+ui=src/vnet/controller/ui
+if [ ! -f "$ui/static/vendor/.lock" ] || ! cmp -s "$ui/assets/package-lock.json" "$ui/static/vendor/.lock"; then
+  rm -rf .cache/ui-assets "$ui/static/vendor"
+  mkdir -p .cache/ui-assets "$ui/static/vendor"
+  cp "$ui/assets/package.json" "$ui/assets/package-lock.json" .cache/ui-assets/
+  (cd .cache/ui-assets && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+  modules=.cache/ui-assets/node_modules
+  cp "$modules/htmx.org/dist/htmx.min.js" "$modules/htmx.org/LICENSE" "$ui/static/vendor/"
+  mv "$ui/static/vendor/LICENSE" "$ui/static/vendor/htmx.LICENSE"
+  cp "$modules/cytoscape/dist/cytoscape.min.js" "$ui/static/vendor/"
+  cp "$modules/cytoscape/LICENSE" "$ui/static/vendor/cytoscape.LICENSE"
+  swagger="$modules/swagger-ui-dist"  # the API's /docs page
+  cp "$swagger/swagger-ui-bundle.js" "$swagger/swagger-ui.css" "$swagger/favicon-32x32.png" "$ui/static/vendor/"
+  cp "$swagger/LICENSE" "$ui/static/vendor/swagger-ui.LICENSE"
+  cp "$ui/assets/package-lock.json" "$ui/static/vendor/.lock"
 fi

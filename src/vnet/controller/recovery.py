@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.realise import AgentError, Agents
 from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import Connection, ConnectionState, RequestJournal, RequestPhase
 from vnet.controller.service import store
@@ -74,8 +74,7 @@ async def recover(db: Database, agents: Agents, liveness: Liveness) -> list[Sett
             await db.write(lambda s, e=entry: finish(s, e))  # type: ignore[misc]
             out.append(Settled(entry.request_id, entry.operation, "finished"))
             continue
-        for suffix in TOKENS.get(entry.operation, ("",)):
-            await agents.settle(entry.request_id + suffix, list(entry.hosts), confirm=False)
+        await _cancel(agents, entry)
         await db.write(lambda s, e=entry: undo(s, e))  # type: ignore[misc]
         out.append(Settled(entry.request_id, entry.operation, "undone"))
     for settled in out:
@@ -83,6 +82,16 @@ async def recover(db: Database, agents: Agents, liveness: Liveness) -> list[Sett
             "recovery: %s request %s %s", settled.operation, settled.request_id, settled.outcome
         )
     return out
+
+
+async def _cancel(agents: Agents, entry: InFlight) -> None:
+    """Cancel what the request left pending on its hosts; a host that does not answer rolls
+    back by itself at its confirm timeout (and is reconciled when it answers again)."""
+    for suffix in TOKENS.get(entry.operation, ("",)):
+        try:
+            await agents.settle(entry.request_id + suffix, list(entry.hosts), confirm=False)
+        except AgentError as e:
+            log.warning("recovery: request %s: %s (its timeout rolls it back)", entry.request_id, e)
 
 
 def _connection(session: Session, entry: InFlight) -> Connection | None:

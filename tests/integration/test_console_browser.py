@@ -1,0 +1,250 @@
+"""The web console in a real browser (issue 13): Debian's Chromium driven by Playwright against
+a real controller over the 40-end-host example lab (real agents). Log in, see the topology,
+request a connection through the form and see its path, be refused with the reason, release,
+and check that a tenant administrator's pages hold no other tenant's objects. Screenshots of
+the main pages and the topology page's render time go to out/console/ (reported, not
+asserted)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from vnet.controller.ui.session import COOKIE
+from vnet.tools import processes
+from vnet.tools.iperf3 import Iperf3Server, client_argv
+
+from .conftest import Labs, require_tools
+from .console_support import CHROMIUM, OUTPUT, Controller, start_controller
+
+pytestmark = pytest.mark.root
+WIDE = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+RED = re.compile(r"\bred\b")  # the tenant, its objects (red-r1, red-pc1, red/web...)
+SLOW = 90_000  # ms: a create reaches every agent of the path (confirmed commit)
+
+
+@pytest.fixture(scope="module")
+def controller(module_labs: Labs) -> Iterator[Controller]:
+    require_tools(CHROMIUM)
+    yield from start_controller(module_labs)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        # root runs no sandboxed renderer; the pages are our own, on loopback
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def new_page(browser: Browser, viewport: dict[str, int] = WIDE) -> Page:
+    page = browser.new_context(viewport=viewport).new_page()
+    page.set_default_timeout(30_000)
+    return page
+
+
+def log_in(page: Page, controller: Controller, token: str) -> None:
+    page.goto(controller.console)
+    expect(page).to_have_url(
+        controller.url
+        + "/ui/login?reason=not%20logged%20in%3A%20log%20in%20with%20an%20API%20token"
+    )
+    page.get_by_label("API token").fill(token)
+    page.keyboard.press("Enter")  # the keyboard suffices
+    expect(page.get_by_role("heading", name="Topology", exact=True)).to_be_visible()
+
+
+def topology_ready(page: Page) -> dict[str, float]:
+    """Open the topology page; milliseconds from the request to the graph drawn, and where
+    they went: the controller's answer (the page built from the service) and the drawing."""
+    started = time.monotonic()
+    page.goto(page.url.split("/ui/")[0] + "/ui/")
+    page.wait_for_selector("#topology[data-ready=true]")
+    wall = (time.monotonic() - started) * 1000
+    timing = page.evaluate(
+        """() => { const n = performance.getEntriesByType("navigation")[0];
+                   return { answer_ms: n.responseEnd - n.requestStart,
+                            ready_ms: window.vnetReadyAt, drawing_ms: window.vnetTopologyMs }; }"""
+    )
+    return {"wall_ms": round(wall, 1), **{k: round(v, 1) for k, v in timing.items()}}
+
+
+def shoot(page: Page, name: str) -> None:
+    page.screenshot(path=OUTPUT / f"{name}.png", full_page=True)
+
+
+def request_form(
+    page: Page, name: str, bandwidth: str, tenant: str = "red", path: str = "", port: int = 5001
+) -> None:
+    """From end host <tenant>-1-1 (on h1) to <tenant>-3-1 (on h3), UDP to `port`."""
+    if page.get_by_label("Tenant").count():  # a provider chooses; a tenant acts for its own
+        page.get_by_label("Tenant").select_option(tenant)
+    page.get_by_label("Name").fill(name)
+    page.get_by_label("From end host").select_option(f"{tenant}-1-1")
+    page.get_by_label("To end host").select_option(f"{tenant}-3-1")
+    page.get_by_label("Bandwidth").fill(bandwidth)
+    page.get_by_label("Protocol").select_option("udp")
+    page.get_by_label("Destination port").fill(str(port))
+    page.get_by_label("Explicit path (optional)").fill(path)
+    page.get_by_role("button", name="Request").click()
+
+
+def see_the_whole_topology(page: Page) -> None:
+    """The example's 4 hosts, 8 VRs and 5 links, in the graph and in the tables."""
+    assert page.evaluate("vnetGraph.nodes('.host').length") == 4
+    assert page.evaluate("vnetGraph.edges('.arc').length") == 10  # 5 links, both directions
+    assert page.evaluate("vnetGraph.nodes('.router').length") == 8
+    expect(page.locator("#hosts-table tbody tr")).to_have_count(4)
+    expect(page.get_by_role("heading", name="Underlay links (5)")).to_be_visible()
+
+
+def request_one_that_fits_and_one_that_does_not(page: Page) -> None:
+    page.get_by_role("link", name="Connections").click()
+    request_form(page, "web", "300mbit", path="h1 h2 h3")  # not the direct h1-h3 link
+    answer = page.locator("#request-answer")
+    expect(answer).to_contain_text("established", timeout=SLOW)
+    expect(answer).to_contain_text("h1 → h2 → h3")
+    expect(page.locator("#connections-table")).to_contain_text("web")
+
+    # fits an empty 1 Gbit/s link, not beside "web" (an explicit path: nothing is moved)
+    request_form(page, "huge", "600mbit", path="h1 h2 h3", port=5002)
+    expect(answer.locator(".error")).to_contain_text("no-capacity", timeout=SLOW)
+    lacking = answer.locator("tr.shortfall", has_text="h1 -> h2")  # which link lacks how much
+    expect(lacking).to_have_count(1)
+    expect(lacking.locator("td").nth(4)).to_contain_text("bit/s")
+    shoot(page, "connections")
+
+    request_form(page, "huger", "2gbit", port=5003)  # more than any link: the reason why
+    expect(answer.locator(".error")).to_contain_text("more than any link can carry")
+
+    page.get_by_label("Name").fill("bad name!")  # the page refuses before sending
+    assert not page.locator("#req-name").evaluate("el => el.checkValidity()")
+
+
+def test_provider_requests_sees_the_path_is_refused_and_releases(controller, browser):
+    page = new_page(browser)
+    log_in(page, controller, controller.provider_token)
+    visits = [topology_ready(page) for _ in range(5)]
+    (OUTPUT / "render-time.json").write_text(json.dumps(visits, indent=1))
+    print("topology page of the 40-end-host example, 5 visits:", *visits, sep="\n  ")
+    see_the_whole_topology(page)
+    shoot(page, "topology")
+    for table in ("tenants", "networks", "routers"):
+        page.get_by_role("link", name=table.capitalize()).click()
+        expect(page.locator(f"#{table}-table tbody tr").first).to_be_visible()
+        shoot(page, table)
+    request_one_that_fits_and_one_that_does_not(page)
+
+    page.goto(controller.console + "?connection=red/web")
+    page.wait_for_selector("#topology[data-ready=true]")
+    on_path = page.evaluate("vnetGraph.edges('.arc.on-path').map(e => e.data('direction'))")
+    assert sorted(on_path) == ["h1 -> h2", "h2 -> h3"]
+    expect(page.locator("#path-info")).to_contain_text("red/web")
+    shoot(page, "topology-path")
+
+    page.goto(controller.url + "/ui/connections/red/web")
+    expect(page.locator("#connection-state")).to_have_text("established")
+    expect(page.get_by_role("heading", name="History")).to_be_visible()
+    page.get_by_label("New bandwidth").fill("200mbit")  # make-before-break, same path
+    page.get_by_role("button", name="Modify").click()
+    change = page.locator("#change-answer")
+    expect(change).to_contain_text("established", timeout=SLOW)
+    expect(change).to_contain_text("at 200 Mbit/s")
+    page.reload()
+    expect(page.locator("#connection-history")).to_contain_text("modified")
+    shoot(page, "connection")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Release").click()
+    expect(page.locator("#change-answer")).to_contain_text("released", timeout=SLOW)
+
+    live = controller.api("GET", "/connections").json()
+    assert [c["name"] for c in live] == []  # the API agrees: nothing left
+    links = controller.api("GET", "/links").json()
+    assert all(d["reserved_bps"] == 0 for link in links for d in link["directions"])
+
+
+def test_a_tenant_administrator_sees_only_its_own_tenant(controller, browser):
+    body = {"name": "red-secret", "a": "red-1-2", "b": "red-3-2", "bandwidth": "5mbit"}
+    made = controller.api("POST", "/tenants/red/connections", json=body)
+    assert made.status_code == 201, made.text
+    page = new_page(browser)
+    log_in(page, controller, controller.token("blue"))
+    pages = ("", "tenants", "networks", "routers", "connections", "connections?released=true")
+    for path in pages:
+        page.goto(controller.console + path)
+        html = page.content()
+        assert not RED.search(html), f"/ui/{path} shows tenant red's objects"
+        assert "blue" in html
+    state = page.request.get(controller.console + "topology/state").text()
+    assert not RED.search(state)
+    page.goto(controller.console)
+    shoot(page, "topology-tenant")
+    page.goto(controller.console + "connections")
+    request_form(page, "blue-web", "10mbit", tenant="blue")  # a tenant has no tenant choice
+    expect(page.locator("#request-answer")).to_contain_text("established", timeout=SLOW)
+    controller.api("DELETE", "/tenants/red/connections/red-secret")
+    controller.api("DELETE", "/tenants/blue/connections/blue-web")
+
+
+def test_a_phone_sized_window(controller, browser):
+    page = new_page(browser, PHONE)
+    log_in(page, controller, controller.token("blue"))
+    page.wait_for_selector("#topology[data-ready=true]")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shoot(page, "topology-phone")
+    page.goto(controller.console + "connections")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    shoot(page, "connections-phone")
+
+
+def test_an_expired_token_leads_back_to_the_login_page(controller, browser):
+    token = controller.token("blue", expires_in=1)
+    time.sleep(1.5)  # expired before it is used: no race with a slow machine
+    page = new_page(browser)
+    page.goto(controller.console + "login")
+    page.get_by_label("API token").fill(token)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("alert")).to_contain_text("expired")
+    # the same token in the console's cookie (a login from before it expired)
+    page.context.add_cookies([{"name": COOKIE, "value": token, "url": controller.console}])
+    page.goto(controller.console + "routers")
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("the token expired at")
+
+
+def test_live_utilisation_follows_traffic(controller, browser):
+    """UDP at 40 Mbit/s from red-1-2 (h1) to red-3-2 (h3), routed by red's VRs over the direct
+    h1-h3 link: the topology page's figure for h1 -> h3 rises while it flows. The delay from
+    the sender's start to the page showing it is reported (the service polls the agents'
+    class counters and the page the service, each every utilisation_interval), not asserted."""
+    require_tools("iperf3")
+    page = new_page(browser)
+    log_in(page, controller, controller.provider_token)
+    cell = page.locator('tr[data-arc="arc:h1-h3:h1"] .utilisation')
+    expect(cell).not_to_contain_text("Mbit/s", timeout=SLOW)  # quiet before
+    receiver, sender = (f"vnet-{controller.lab}-{node}" for node in ("red-3-2", "red-1-2"))
+    with Iperf3Server(receiver, json=False):
+        started = time.monotonic()
+        flow = processes.spawn(
+            sender,
+            client_argv("10.1.3.2", 10, udp_rate="40M"),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            expect(cell).to_contain_text("Mbit/s", timeout=10_000)
+            shown = time.monotonic() - started
+            shoot(page, "topology-live")
+        finally:
+            processes.stop_child(flow)
+    print(f"live utilisation: h1 -> h3 shown {shown:.2f} s after the sender started")
+    (OUTPUT / "live-lag.json").write_text(json.dumps({"shown_after_s": round(shown, 2)}))
