@@ -54,7 +54,11 @@ def test_the_parts_add_up_to_the_end_to_end_time(run: dict[str, Any]) -> None:
         total = samples(data, record.time_metric(op), "sqlite", 1)
         parts = [samples(data, record.split_metric(op), f"sqlite {p}", 1) for p in SPLIT]
         for i, end_to_end in enumerate(total):
-            assert sum(p[i] for p in parts) == pytest.approx(end_to_end, rel=1e-6), op
+            server = sum(p[i] for p in parts[:-1])  # api, db, path, devices
+            # other is the rest of the client's time; a controller whose phases add up to a
+            # hair more than the client's clock (overlap, 0.01 ms rounding) leaves none
+            assert parts[-1][i] == pytest.approx(max(0.0, end_to_end - server), abs=1e-6), op
+            assert server <= end_to_end * 1.05 + 1, (op, server, end_to_end)
     # the agents were configured: devices took time on every create
     assert all(ms > 0 for ms in samples(data, record.split_metric("create"), "sqlite devices", 1))
 
