@@ -33,6 +33,7 @@ def test_the_registry_holds_every_benchmark_under_its_own_name() -> None:
         "resources",
         "mgmt",
         "agent",
+        "controller",
     }
     for name, cls in BENCHMARKS.items():
         assert issubclass(cls, Benchmark) and cls.name == name

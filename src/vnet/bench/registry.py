@@ -5,6 +5,7 @@ from __future__ import annotations
 from vnet.bench.agent import AgentBench
 from vnet.bench.build import BuildBench
 from vnet.bench.contract import Benchmark
+from vnet.bench.controller import ControllerBench
 from vnet.bench.dataplane import DataplaneBench
 from vnet.bench.forwarding import ForwardingBench
 from vnet.bench.mgmt import MgmtBench
@@ -27,6 +28,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         MgmtBench,
         SdnBench,
         AgentBench,
+        ControllerBench,
     )
 }
 

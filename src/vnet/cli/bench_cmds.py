@@ -157,7 +157,10 @@ def run_bench(bench: Benchmark, common: BenchOptions, options: dict[str, Any]) -
 
     document = bench.json_document(result)
     paths = finish_run(result, common, json_document=document)
-    shown = bench.finish(result, plan, paths.directory)
+    try:  # a benchmark may fail the run on what it found, its report already written
+        shown = bench.finish(result, plan, paths.directory)
+    except BenchError as err:
+        raise click.ClickException(str(err)) from err
     if shown and not common.quiet:
         click.echo(shown, err=True)
     if (line := bench.headline(result)) is not None:

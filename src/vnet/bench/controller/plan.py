@@ -1,0 +1,91 @@
+"""What one `vnet bench controller` run measures: databases, concurrencies, request counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import vnet
+from vnet.bench.contract import OptionError
+from vnet.bench.options import parse_kinds, parse_list
+from vnet.bench.progress import BenchOptions
+from vnet.model.rate import parse_rate
+
+DATABASES = ("sqlite", "postgresql")
+OPERATIONS = ("create", "modify", "remove")  # the order of one round, as the paper's Figs. 2-4
+# paper 001 Sec. 4.1: 100 creates, 100 removes, 50 modifies at 1, 10 and 100 simultaneous
+PAPER_CREATES, PAPER_MODIFIES, PAPER_CONCURRENCY = 100, 50, (1, 10, 100)
+QUICK_CREATES, QUICK_MODIFIES, QUICK_CONCURRENCY = 12, 6, (1, 6)
+DEFAULT_TOPOLOGY = Path("examples/controller-40.yaml")
+MAX_CREATES, MAX_CONCURRENCY = 2000, 500
+
+
+@dataclass(frozen=True)
+class Plan:
+    topology: Path  # the lab file with a `controller:` section
+    databases: tuple[str, ...]  # the series
+    concurrency: tuple[int, ...]  # simultaneous requests, the x axis
+    creates: int  # per round; every created connection is removed again
+    modifies: int  # per round, each on a connection created in the same round
+    bandwidth_bps: int  # what each create asks for
+    modified_bps: int  # what each modify changes it to
+    repeat: int  # rounds per (database, concurrency)
+    seed: int  # the request schedule's random pairs
+
+
+def _default_topology() -> Path:
+    """examples/controller-40.yaml here, else in the source tree vnet runs from."""
+    if DEFAULT_TOPOLOGY.is_file():
+        return DEFAULT_TOPOLOGY
+    return Path(vnet.__file__).resolve().parents[2] / DEFAULT_TOPOLOGY
+
+
+def _concurrency(text: str) -> tuple[int, ...]:
+    values = parse_list(text, int, "whole numbers", "--concurrency")
+    bad = [v for v in values if not 1 <= v <= MAX_CONCURRENCY]
+    if bad:
+        raise OptionError("--concurrency", f"{bad} outside 1..{MAX_CONCURRENCY}")
+    return tuple(sorted(set(values)))
+
+
+def _rate(text: str, flag: str) -> int:
+    try:
+        bps = int(parse_rate(text))
+    except ValueError as err:
+        raise OptionError(flag, f"not a rate such as 1mbit: {text!r}") from err
+    if bps <= 0:
+        raise OptionError(flag, f"must be above zero, got {text!r}")
+    return bps
+
+
+def make_plan(
+    common: BenchOptions,
+    topology: str | None = None,
+    databases: str | None = None,
+    concurrency: str | None = None,
+    creates: int | None = None,
+    modifies: int | None = None,
+    bandwidth: str = "1mbit",
+    modified: str = "2mbit",
+    seed: int = 1,
+) -> Plan:
+    quick = common.quick
+    chosen = parse_kinds(databases, DATABASES, "--databases") if databases else None
+    if chosen is None:
+        chosen = ["sqlite"] if quick else list(DATABASES)
+    creates = creates or (QUICK_CREATES if quick else PAPER_CREATES)
+    modifies = modifies if modifies is not None else (QUICK_MODIFIES if quick else PAPER_MODIFIES)
+    if modifies > creates:
+        raise OptionError("--modifies", f"at most --creates ({creates}), got {modifies}")
+    default_concurrency = QUICK_CONCURRENCY if quick else PAPER_CONCURRENCY
+    return Plan(
+        topology=Path(topology) if topology else _default_topology(),
+        databases=tuple(d for d in DATABASES if d in chosen),
+        concurrency=_concurrency(concurrency) if concurrency else default_concurrency,
+        creates=creates,
+        modifies=modifies,
+        bandwidth_bps=_rate(bandwidth, "--bandwidth"),
+        modified_bps=_rate(modified, "--modified"),
+        repeat=common.repeat,
+        seed=seed,
+    )
