@@ -26,7 +26,7 @@ from vnet.controller.inventory import Inventory
 from vnet.controller.principal import Principal
 from vnet.controller.reconcile import Reconciler, Watcher
 from vnet.controller.recovery import Settled, recover
-from vnet.controller.service import store, views
+from vnet.controller.service import inventory_ops, store, views
 from vnet.controller.service.connections import Admitted, Flows, Replay, TryMoves
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.moves import Moves
@@ -203,9 +203,23 @@ class Service:
             session.add(Tenant(name=name))
 
         await self.db.write(add)
-        async with self._inventory_lock:
-            self._inventory = None  # read again with the new tenant
+        await self.forget_inventory()  # read again with the new tenant
         return api.TenantView(name=name)
+
+    async def forget_inventory(self) -> None:
+        """The inventory changed: read it again when next asked."""
+        async with self._inventory_lock:
+            self._inventory = None
+
+    async def create_network(
+        self, who: Principal, tenant: str, request: api.NetworkRequest
+    ) -> api.NetworkView:
+        return await inventory_ops.create_network(self, who, tenant, request)
+
+    async def create_router(
+        self, who: Principal, tenant: str, request: api.RouterRequest
+    ) -> api.RouterView:
+        return await inventory_ops.create_router(self, who, tenant, request)
 
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""

@@ -1,0 +1,186 @@
+"""Networks and VRs created through the API (issue 12, part 4).
+
+Each request is checked against the inventory first (precise errors, nothing changed), then
+realised on the agents in one transaction across the hosts it touches
+(`agents.inventory_edits`); the database learns the new object inside that transaction,
+after every agent committed and before any confirms (`on_committed`): if an agent refuses,
+the database never held it; if the database refuses (another request took the name
+meanwhile), every agent goes back. The new object is appended to the inventory
+(`controller.inventory.append`, the same row-building as the file's objects), so the SRv6
+numbering of the objects already there does not move.
+
+A VR without a host goes where `controller.placement` says. A network is carried by the
+hosts it names, or else by every host with an agent (so a VR may be placed on any of them,
+as a lab does for its agents), each with the VTEPs of the others.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sqlalchemy.orm import Session
+
+from vnet.client import NetconfClient
+from vnet.controller import inventory as inventory_db
+from vnet.controller.agents.changes import AgentError
+from vnet.controller.agents.inventory_edits import Edit, change_inventory
+from vnet.controller.db import ledger
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict, NotFound
+from vnet.controller.inventory import InventoryError
+from vnet.controller.placement import choose_host
+from vnet.controller.principal import Principal
+from vnet.controller.service import store
+from vnet.model import controller_api as api
+from vnet.model.check import check
+from vnet.model.mtu import network_mtu
+from vnet.model.topology import Interface, Topology, VirtualNetwork, VirtualRouter
+from vnet.model.underlay import underlay_addressing
+
+if TYPE_CHECKING:
+    from vnet.controller.service.core import Service
+
+
+async def create_router(
+    svc: Service, who: Principal, tenant: str, request: api.RouterRequest
+) -> api.RouterView:
+    who.require_tenant(tenant)
+    await svc.db.read(lambda s: store.tenant_row(s, tenant))
+    topo = (await svc.inventory()).topology
+    _require_free_node_name(topo, request.name)
+    for k, itf in enumerate(request.interfaces):
+        _tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
+    host = request.host
+    if host is None:
+        host = await _place(svc, topo)
+    elif host not in svc.agents.sessions:
+        raise NotFound(f"unknown host {host!r} (no agent)", field="host", code="unknown-host")
+    vr = VirtualRouter(
+        name=request.name,
+        host=host,
+        interfaces=[
+            Interface(network=i.network, ipv4=i.ipv4, ipv6=i.ipv6) for i in request.interfaces
+        ],
+    )
+    _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces")
+
+    def create(client: NetconfClient, target: str) -> None:
+        client.create_router(vr, target=target)
+
+    await _realise(svc, {host: create}, lambda t: _with(t, routers=[*t.routers, vr]))
+    return api.RouterView(
+        tenant=tenant, name=vr.name, host=host, networks=[i.network for i in vr.interfaces]
+    )
+
+
+async def create_network(
+    svc: Service, who: Principal, tenant: str, request: api.NetworkRequest
+) -> api.NetworkView:
+    who.require_tenant(tenant)
+    await svc.db.read(lambda s: store.tenant_row(s, tenant))
+    topo = (await svc.inventory()).topology
+    if any(n.name == request.name for n in topo.networks):
+        raise Conflict(f"a network named {request.name!r} exists", field="name")
+    for net in topo.networks:
+        if net.vni == request.vni:
+            raise Conflict(f"VNI {request.vni} is used by network {net.name!r}", field="vni")
+    for k, host in enumerate(request.hosts):
+        if host not in svc.agents.sessions:
+            raise NotFound(
+                f"unknown host {host!r} (no agent)", field=f"hosts[{k}]", code="unknown-host"
+            )
+    net = VirtualNetwork(tenant=tenant, **request.model_dump(exclude_none=True))
+    wanted = _with(topo, networks=[*topo.networks, net])
+    _require_valid(wanted, "name")
+    carriers = list(request.hosts) or [h.name for h in topo.hosts if h.name in svc.agents.sessions]
+    edits = _network_edits(wanted, net, carriers)
+    await _realise(svc, edits, lambda t: _with(t, networks=[*t.networks, net]))
+    return api.NetworkView(tenant=tenant, name=net.name, vni=net.vni)
+
+
+def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> dict[str, Edit]:
+    """Each carrier's edit: the network with its MTU and the other carriers' VTEPs."""
+    loopback = underlay_addressing(topo).loopback
+    carried = net.model_copy(update={"mtu": network_mtu(topo, net), "hosts": []})
+
+    def edit_for(host: str) -> Edit:
+        vteps = [str(loopback[h]) for h in carriers if h != host]
+
+        def create(client: NetconfClient, target: str) -> None:
+            client.create_network(carried, vteps, target=target)
+
+        return create
+
+    return {host: edit_for(host) for host in carriers}
+
+
+# -- checks --------------------------------------------------------------------------------
+
+
+def _with(topo: Topology, **lists: list) -> Topology:  # type: ignore[type-arg]
+    return topo.model_copy(update=lists)
+
+
+def _require_free_node_name(topo: Topology, name: str) -> None:
+    for kind, nodes in (("VR", topo.routers), ("end host", topo.endhosts)):
+        if any(n.name == name for n in nodes):
+            raise Conflict(f"the name {name!r} is used by a {kind}", field="name")
+
+
+def _tenant_network(topo: Topology, tenant: str, name: str, field: str) -> VirtualNetwork:
+    """The tenant's network `name`; another tenant's is as unknown as a missing one."""
+    for net in topo.networks:
+        if net.name == name and net.tenant == tenant:
+            return net
+    raise NotFound(
+        f"tenant {tenant!r} has no network {name!r}", field=field, code="unknown-network"
+    )
+
+
+def _require_valid(topo: Topology, field: str) -> None:
+    """The model's own checks of the inventory with the new object (addresses inside the
+    network's prefix, naming rules, ...); the first problems are the new object's."""
+    problems = check(topo)
+    if problems:
+        raise BadRequest("; ".join(str(p) for p in problems), field=field)
+
+
+# -- placement and realisation -------------------------------------------------------------
+
+
+async def _place(svc: Service, topo: Topology) -> str:
+    inv = await svc.inventory()
+    held = await svc.db.read(ledger.held_by_direction)
+    candidates = [h.name for h in topo.hosts if h.name in svc.agents.sessions]
+    if not candidates:
+        raise Conflict("no host has an agent to place the VR on", field="host")
+    routers_on: dict[str, int] = {}
+    for vr in topo.routers:
+        routers_on[vr.host] = routers_on.get(vr.host, 0) + 1
+    return choose_host(candidates, inv.links, held, routers_on)
+
+
+async def _realise(
+    svc: Service, edits: dict[str, Edit], extended: Callable[[Topology], Topology]
+) -> None:
+    """The agents' transaction; the database appends `extended(held topology)` inside it."""
+
+    def append(session: Session) -> None:
+        wanted = extended(inventory_db.read(session).topology)
+        problems = check(wanted)  # another request may have taken a name meanwhile
+        if problems:
+            raise Conflict("; ".join(str(p) for p in problems))
+        inventory_db.append(session, wanted)
+
+    async def on_committed() -> None:
+        await svc.db.write(append)
+
+    try:
+        await change_inventory(svc.agents, f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
+    except AgentError as err:
+        raise AgentRefused(err.host, err.reason) from None
+    except InventoryError as err:
+        raise Conflict(str(err)) from None
+    finally:
+        await svc.forget_inventory()

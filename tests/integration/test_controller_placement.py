@@ -1,0 +1,202 @@
+"""VRs and networks created through the controller (issue 12, part 4) on a real three-host
+lab with agents, on SQLite and PostgreSQL: a VR without a host is placed where the rule
+says (the host whose links have the most free capacity) and runs there (read back with an
+independent NETCONF session, pinged from an end host on another host across the VXLAN);
+a refused creation changes nothing in the database or on any agent; a tenant administrator
+creates only in its own tenant; bad input gets a precise error.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy.orm import Session
+
+from vnet.controller import inventory
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict, Forbidden, NotFound
+from vnet.controller.service.core import Service
+from vnet.lab.probes import fping
+from vnet.model.controller_api import NetworkRequest, RouterInterfaceRequest, RouterRequest
+from vnet.tools import postgres
+
+from .conftest import Labs, require_tools
+from .controller_service_support import (
+    ACME,
+    BETA,
+    PROVIDER,
+    Lab,
+    close,
+    make_service,
+    ns,
+    prepare_database,
+    run,
+    start_lab,
+)
+
+ROUTERS_FILTER = ("subtree", '<routers xmlns="urn:vnet:yang:vnet-router"/>')
+NEW_VR = RouterRequest(
+    name="rx",
+    interfaces=[RouterInterfaceRequest(network="lan1", ipv4="10.61.1.50/24")],  # type: ignore[arg-type]
+)
+
+
+@pytest.fixture(scope="module")
+def lab(module_labs: Labs) -> Iterator[Lab]:
+    require_tools("fping")
+    yield from start_lab(module_labs)
+
+
+@pytest.fixture(scope="module")
+def pg() -> Iterator[postgres.Postgres]:
+    with postgres.running() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def url(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        made = f"sqlite:///{tmp_path / 'controller.db'}"
+    else:
+        server = request.getfixturevalue("pg")
+        made = server.create_database(f"place_{tmp_path.name[-12:].lower().replace('-', '_')}")
+    prepare_database(lab, made)
+    return made
+
+
+async def started(lab: Lab, url: str, **options: object) -> Service:
+    service = make_service(lab, url, **options)
+    await service.start(background=False)
+    return service
+
+
+def routers_on(lab: Lab, host: str) -> set[str]:
+    """The VR names in `host`'s running configuration (independent NETCONF session)."""
+    with lab.connect(host) as m:
+        data = m.get_config("running", filter=ROUTERS_FILTER).data_ele
+    return {
+        el.text or ""
+        for router in data.iter("{urn:vnet:yang:vnet-router}router")
+        for el in router.findall("{urn:vnet:yang:vnet-router}name")
+    }
+
+
+def remove_router(lab: Lab, host: str, name: str) -> None:
+    """Take a test's VR off its agent again (the lab is shared by the database params)."""
+    with lab.connect(host) as m:
+        m.edit_config(
+            target="running",
+            config=(
+                '<config xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0">'
+                '<routers xmlns="urn:vnet:yang:vnet-router"><router nc:operation="delete">'
+                f"<name>{name}</name></router></routers></config>"
+            ),
+        )
+
+
+def held_topology(service: Service) -> object:
+    with Session(service.db.engine) as session:
+        return inventory.read(session).topology
+
+
+def test_a_vr_without_a_host_goes_where_most_capacity_is_left_and_runs(lab: Lab, url: str) -> None:
+    """h2 has two 1 Gbit/s links (h1 and h3 one each plus the 100 Mbit/s h1-h3), so it wins
+    although it already holds the most VRs (r2, rb)."""
+
+    async def scenario() -> object:
+        service = await started(lab, url)
+        try:
+            made = await service.create_router(ACME, "acme", NEW_VR)
+            listed = {r.name: r.host for r in await service.routers(ACME)}
+            return made, listed
+        finally:
+            await close(service)
+
+    try:
+        made, listed = run(scenario())
+        assert (made.host, made.tenant, made.networks) == ("h2", "acme", ["lan1"])
+        assert listed["rx"] == "h2"
+        assert "rx" in routers_on(lab, "h2")
+        assert not {"rx"} & (routers_on(lab, "h1") | routers_on(lab, "h3"))
+        # pc1 on h1 reaches the new VR on h2 through lan1's VXLAN (pc1 forgets the MAC of
+        # the previous database param's VR at this address first)
+        subprocess.run(
+            ["ip", "-n", ns(lab.name, "pc1"), "neigh", "flush", "to", "10.61.1.50"], check=True
+        )
+        assert fping(ns(lab.name, "pc1"), "10.61.1.50", count=3, timeout_ms=1000).received > 0
+    finally:
+        remove_router(lab, "h2", "rx")
+
+
+def test_a_refused_creation_changes_nothing(lab: Lab, url: str) -> None:
+    """h2's candidate is locked by someone else: its agent refuses the VR; and the lab's
+    agents refuse networks (the lab provisions them): neither reaches the database."""
+    before_hosts = lab.running()
+
+    async def scenario() -> tuple[AgentRefused, AgentRefused]:
+        service = await started(lab, url, lock_wait=1.0)
+        try:
+            before = held_topology(service)
+            with (
+                lab.connect("h2") as other,
+                other.locked("candidate"),
+                pytest.raises(AgentRefused) as vr_refused,
+            ):
+                await service.create_router(ACME, "acme", NEW_VR)
+            net = NetworkRequest(name="lan9", vni=609, ipv4="10.61.9.0/24")  # type: ignore[arg-type]
+            with pytest.raises(AgentRefused) as net_refused:
+                await service.create_network(PROVIDER, "acme", net)
+            assert held_topology(service) == before
+            assert "rx" not in {r.name for r in await service.routers(PROVIDER)}
+            assert "lan9" not in {n.name for n in await service.networks(PROVIDER)}
+            return vr_refused.value, net_refused.value
+        finally:
+            await close(service)
+
+    vr_refused, net_refused = run(scenario())
+    assert vr_refused.host == "h2" and vr_refused.body().status == 502
+    assert "provisioned by its lab" in net_refused.reason, net_refused.reason
+    assert lab.running() == before_hosts
+
+
+def test_a_tenant_administrator_creates_only_in_its_tenant_and_bad_input_is_precise(
+    lab: Lab, url: str
+) -> None:
+    before_hosts = lab.running()
+
+    async def scenario() -> None:
+        service = await started(lab, url)
+        try:
+            with pytest.raises(Forbidden):
+                await service.create_router(BETA, "acme", NEW_VR)
+            with pytest.raises(Forbidden):
+                await service.create_network(BETA, "acme", NetworkRequest(name="n", vni=700))
+            with pytest.raises(NotFound) as other_net:  # acme's lan1 is not beta's
+                await service.create_router(BETA, "beta", NEW_VR)
+            assert other_net.value.code == "unknown-network", other_net.value.body()
+            with pytest.raises(NotFound) as tenant:
+                await service.create_router(PROVIDER, "nosuch", NEW_VR)
+            assert tenant.value.code == "unknown-tenant"
+            with pytest.raises(Conflict) as taken:
+                await service.create_router(ACME, "acme", NEW_VR.model_copy(update={"name": "r1"}))
+            assert "'r1' is used by a VR" in taken.value.reason
+            with pytest.raises(Conflict) as vni:
+                await service.create_network(ACME, "acme", NetworkRequest(name="n9", vni=601))
+            assert "lan1" in vni.value.reason and vni.value.field == "vni"
+            outside = RouterRequest(
+                name="ry",
+                interfaces=[RouterInterfaceRequest(network="lan1", ipv4="10.99.0.1/24")],  # type: ignore[arg-type]
+            )
+            with pytest.raises(BadRequest) as bad:
+                await service.create_router(ACME, "acme", outside)
+            assert "outside 'lan1'" in bad.value.reason, bad.value.reason
+            with pytest.raises(NotFound) as host:
+                await service.create_router(ACME, "acme", NEW_VR.model_copy(update={"host": "h9"}))
+            assert host.value.field == "host"
+        finally:
+            await close(service)
+
+    run(scenario())
+    assert lab.running() == before_hosts
