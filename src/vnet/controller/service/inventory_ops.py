@@ -51,19 +51,20 @@ async def create_router(
     _require_free_node_name(topo, request.name)
     for k, itf in enumerate(request.interfaces):
         _tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
-    host = request.host
-    if host is None:
-        host = await _place(svc, topo)
-    elif host not in svc.agents.sessions:
-        raise NotFound(f"unknown host {host!r} (no agent)", field="host", code="unknown-host")
-    vr = VirtualRouter(
-        name=request.name,
-        host=host,
-        interfaces=[
-            Interface(network=i.network, ipv4=i.ipv4, ipv6=i.ipv6) for i in request.interfaces
-        ],
-    )
+    if request.host is not None and request.host not in svc.agents.sessions:
+        raise NotFound(
+            f"unknown host {request.host!r} (no agent)", field="host", code="unknown-host"
+        )
+    interfaces = [
+        Interface(network=i.network, ipv4=i.ipv4, ipv6=i.ipv6) for i in request.interfaces
+    ]
+    # the model's checks do not depend on the host (but for index clashes, none: the agent
+    # picks the index), so bad addresses are refused before placement is asked
+    some_host = request.host or (topo.hosts[0].name if topo.hosts else "")
+    vr = VirtualRouter(name=request.name, host=some_host, interfaces=interfaces)
     _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces")
+    host = request.host or await _place(svc, topo)
+    vr = vr.model_copy(update={"host": host})
 
     def create(client: NetconfClient, target: str) -> None:
         client.create_router(vr, target=target)
