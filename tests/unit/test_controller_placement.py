@@ -1,5 +1,6 @@
 """Where the controller places a VR whose request names no host (controller.placement):
-the host whose links have the most free capacity, then the fewest VRs, then file order."""
+the host whose links have the most free capacity, then the fewest VRs, then file order.
+And the guard of controller.service.inventory_ops: a new object moves no VR's locator."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import pytest
 
 from vnet.controller.inventory import LinkInfo
 from vnet.controller.placement import choose_host, free_capacity
+from vnet.controller.service.inventory_ops import renumbered
+from vnet.model import build_topology
+from vnet.model.topology import Topology
 
 G, M = 10**9, 10**6
 TRIANGLE = {
@@ -47,3 +51,28 @@ def test_only_candidates_are_chosen_and_none_is_an_error() -> None:
     assert choose_host(["h4"], TRIANGLE, {}, {}) == "h4"  # a host without links: still placed
     with pytest.raises(ValueError):
         choose_host([], TRIANGLE, {}, {})
+
+
+# -- new objects must not move an existing VR's SRv6 locator --------------------------------
+def _topology(networks: list[dict], routers: list[dict]) -> Topology:  # type: ignore[type-arg]
+    return build_topology(
+        {"name": "t", "hosts": [{"name": "h1"}], "networks": networks, "routers": routers}
+    )
+
+
+NB = {"name": "nb", "tenant": "b", "vni": 2, "ipv6": "fd00:2::/64"}
+RB = {"name": "rb", "host": "h1", "interfaces": [{"network": "nb", "ipv6": "fd00:2::1/64"}]}
+
+
+def test_a_new_undeclared_tenant_sorting_first_would_renumber_and_is_named() -> None:
+    before = _topology([NB], [RB])
+    na = {"name": "na", "tenant": "a", "vni": 1, "ipv6": "fd00:1::/64"}
+    assert renumbered(before, _topology([NB, na], [RB])) == ["rb"]
+    nc = {"name": "nc", "tenant": "c", "vni": 3, "ipv6": "fd00:3::/64"}
+    assert renumbered(before, _topology([NB, nc], [RB])) == []  # sorts after b
+
+
+def test_an_appended_vr_moves_no_locator() -> None:
+    before = _topology([NB], [RB])
+    rb2 = {"name": "rb2", "host": "h1", "interfaces": [{"network": "nb", "ipv6": "fd00:2::2/64"}]}
+    assert renumbered(before, _topology([NB], [RB, rb2])) == []

@@ -35,6 +35,7 @@ from vnet.controller.service import store
 from vnet.model import controller_api as api
 from vnet.model.check import check
 from vnet.model.mtu import network_mtu
+from vnet.model.srv6 import locator, router_numbers
 from vnet.model.topology import Interface, Topology, VirtualNetwork, VirtualRouter
 from vnet.model.underlay import underlay_addressing
 
@@ -62,7 +63,7 @@ async def create_router(
     # picks the index), so bad addresses are refused before placement is asked
     some_host = request.host or (topo.hosts[0].name if topo.hosts else "")
     vr = VirtualRouter(name=request.name, host=some_host, interfaces=interfaces)
-    _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces")
+    _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces", topo)
     host = request.host or await _place(svc, topo)
     vr = vr.model_copy(update={"host": host})
 
@@ -93,7 +94,7 @@ async def create_network(
             )
     net = VirtualNetwork(tenant=tenant, **request.model_dump(exclude_none=True))
     wanted = _with(topo, networks=[*topo.networks, net])
-    _require_valid(wanted, "name")
+    _require_valid(wanted, "name", topo)
     carriers = list(request.hosts) or [h.name for h in topo.hosts if h.name in svc.agents.sessions]
     edits = _network_edits(wanted, net, carriers)
     await _realise(svc, edits, lambda t: _with(t, networks=[*t.networks, net]))
@@ -139,12 +140,32 @@ def _tenant_network(topo: Topology, tenant: str, name: str, field: str) -> Virtu
     )
 
 
-def _require_valid(topo: Topology, field: str) -> None:
+def _require_valid(topo: Topology, field: str, before: Topology | None = None) -> None:
     """The model's own checks of the inventory with the new object (addresses inside the
-    network's prefix, naming rules, ...); the first problems are the new object's."""
+    network's prefix, naming rules, ...); and, given the inventory `before`, that no VR's
+    SRv6 locator moves (live connections' SIDs derive from them)."""
     problems = check(topo)
     if problems:
         raise BadRequest("; ".join(str(p) for p in problems), field=field)
+    if before is not None:
+        moved = renumbered(before, topo)
+        if moved:
+            raise Conflict(
+                f"this would renumber the SRv6 locators of {', '.join(moved)} (an undeclared"
+                " tenant's first network is numbered by its name among the undeclared ones);"
+                " declare the tenant in the inventory file instead",
+                field="tenant",
+            )
+
+
+def renumbered(before: Topology, after: Topology) -> list[str]:
+    """The VRs of `before` whose SRv6 locator differs in `after`."""
+    old, new = router_numbers(before), router_numbers(after)
+    return [
+        vr.name
+        for vr in before.routers
+        if locator(before, vr.name, old) != locator(after, vr.name, new)
+    ]
 
 
 # -- placement and realisation -------------------------------------------------------------
@@ -168,10 +189,12 @@ async def _realise(
     """The agents' transaction; the database appends `extended(held topology)` inside it."""
 
     def append(session: Session) -> None:
-        wanted = extended(inventory_db.read(session).topology)
-        problems = check(wanted)  # another request may have taken a name meanwhile
-        if problems:
-            raise Conflict("; ".join(str(p) for p in problems))
+        held = inventory_db.read(session).topology
+        wanted = extended(held)
+        try:  # another request may have taken the name meanwhile
+            _require_valid(wanted, "name", held)
+        except BadRequest as err:
+            raise Conflict(err.reason, field=err.field) from None
         inventory_db.append(session, wanted)
 
     async def on_committed() -> None:
