@@ -200,3 +200,32 @@ def test_a_tenant_administrator_creates_only_in_its_tenant_and_bad_input_is_prec
 
     run(scenario())
     assert lab.running() == before_hosts
+
+
+def test_a_vr_the_agent_lost_is_put_back_at_start(lab: Lab, url: str) -> None:
+    """The database is the truth: a VR it holds that its agent does not (the agent rolled a
+    creation back after the controller died before confirming) is created again at start."""
+
+    async def create() -> str:
+        service = await started(lab, url)
+        try:
+            return (await service.create_router(ACME, "acme", NEW_VR)).host
+        finally:
+            await close(service)
+
+    async def restart() -> dict[str, list[str]]:
+        service = await started(lab, url)
+        try:
+            return service.restored
+        finally:
+            await close(service)
+
+    host = run(create())
+    try:
+        remove_router(lab, host, "rx")  # what the agent's confirm timeout would have done
+        assert "rx" not in routers_on(lab, host)
+        assert run(restart()) == {host: ["rx"]}
+        assert "rx" in routers_on(lab, host)
+        assert run(restart()) == {}  # nothing missing any more: nothing done
+    finally:
+        remove_router(lab, host, "rx")

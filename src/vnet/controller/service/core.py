@@ -53,6 +53,7 @@ class Service:
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.recovered: list[Settled] = []
+        self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
         self._repairs: set[asyncio.Task[None]] = set()
         self.flows.repair = self.repair
 
@@ -63,6 +64,8 @@ class Service:
         hosts = [h.name for h in inv.topology.hosts]
         await asyncio.to_thread(self.flows.liveness.hold)
         self.recovered = await recover(self.db, self.agents, self.flows.liveness)
+        # the VRs first: connection pieces put back by reconciliation may need them
+        self.restored = await inventory_ops.restore_routers(self)
         outcome = await self.reconciler.all_hosts(hosts)
         self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}

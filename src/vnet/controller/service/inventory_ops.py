@@ -16,13 +16,14 @@ as a lab does for its agents), each with the VTEPs of the others.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
-from vnet.client import NetconfClient
+from vnet.client import ClientError, ConnectError, NetconfClient
 from vnet.controller import inventory as inventory_db
 from vnet.controller.agents.changes import AgentError
 from vnet.controller.agents.inventory_edits import Edit, change_inventory
@@ -41,6 +42,8 @@ from vnet.model.underlay import underlay_addressing
 
 if TYPE_CHECKING:
     from vnet.controller.service.core import Service
+
+log = logging.getLogger(__name__)
 
 
 async def create_router(
@@ -208,3 +211,39 @@ async def _realise(
         raise Conflict(str(err)) from None
     finally:
         await svc.forget_inventory()
+
+
+# -- repair at start -----------------------------------------------------------------------
+
+
+async def restore_routers(svc: Service) -> dict[str, list[str]]:
+    """Put back every VR the database holds that its host's agent does not (the database is
+    the truth: a controller that died between the agents' commit and confirm of a VR's
+    creation left it in the database, and the agent rolled back at its timeout). Host ->
+    the VRs put back; a host that cannot be reached or refuses is logged and left alone."""
+    topo = (await svc.inventory()).topology
+    restored: dict[str, list[str]] = {}
+    for host in sorted(svc.agents.sessions):
+        wanted = [vr for vr in topo.routers if vr.host == host]
+        if not wanted:
+            continue
+        try:
+            held = await svc.agents.sessions[host].call(lambda c: c.routers(state=False))
+            missing = [vr for vr in wanted if vr.name not in {r.name for r in held}]
+            if missing:
+                await change_inventory(
+                    svc.agents, f"inv-{uuid.uuid4().hex[:12]}", {host: _creates(missing)}
+                )
+                restored[host] = [vr.name for vr in missing]
+                log.warning("host %s lacked VR(s) %s: put back", host, ", ".join(restored[host]))
+        except (AgentError, ClientError, ConnectError) as err:  # the others still start
+            log.warning("restoring VRs on host %s: %s", host, err)
+    return restored
+
+
+def _creates(routers: list[VirtualRouter]) -> Edit:
+    def create(client: NetconfClient, target: str) -> None:
+        for vr in routers:
+            client.create_router(vr, target=target)
+
+    return create
