@@ -8,6 +8,7 @@ creates only in its own tenant; bad input gets a precise error.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -229,3 +230,95 @@ def test_a_vr_the_agent_lost_is_put_back_at_start(lab: Lab, url: str) -> None:
         assert run(restart()) == {}  # nothing missing any more: nothing done
     finally:
         remove_router(lab, host, "rx")
+
+
+def test_two_requests_for_one_name_make_one_vr_and_the_loser_leaves_nothing(
+    lab: Lab, url: str
+) -> None:
+    """Both pass the checks. On a real network both agents (h1, h3) would commit and the
+    database refuse the second (Conflict, its agent goes back); the lab's hosts share one
+    kernel, whose namespace names are global, so there the second agent may refuse first
+    (AgentRefused). Either way: one VR, in the database and on the agents alike."""
+    on_h1 = NEW_VR.model_copy(update={"host": "h1"})
+    on_h3 = RouterRequest(
+        name="rx",
+        host="h3",
+        interfaces=[RouterInterfaceRequest(network="lan1", ipv4="10.61.1.51/24")],  # type: ignore[arg-type]
+    )
+
+    async def race() -> tuple[list[object], list[str]]:
+        service = await started(lab, url)
+        try:
+            results = await asyncio.gather(
+                service.create_router(ACME, "acme", on_h1),
+                service.create_router(ACME, "acme", on_h3),
+                return_exceptions=True,
+            )
+            held = [r.host for r in await service.routers(PROVIDER) if r.name == "rx"]
+            return results, held
+        finally:
+            await close(service)
+
+    results, held = run(race())
+    try:
+        made = [r for r in results if not isinstance(r, BaseException)]
+        refused = [r for r in results if isinstance(r, BaseException)]
+        assert len(made) == 1 and len(refused) == 1, results
+        assert isinstance(refused[0], (Conflict, AgentRefused)), refused
+        assert "rx" in refused[0].reason, refused
+        winner = made[0].host
+        assert held == [winner]
+        loser = "h3" if winner == "h1" else "h1"
+        assert "rx" in routers_on(lab, winner) and "rx" not in routers_on(lab, loser)
+    finally:
+        for host in ("h1", "h3"):
+            if "rx" in routers_on(lab, host):
+                remove_router(lab, host, "rx")
+
+
+def test_when_the_database_refuses_after_the_agents_committed_the_agent_goes_back(
+    lab: Lab, url: str
+) -> None:
+    """Two VRs (on h1 and h3) with one address: each passes the checks alone and each agent
+    commits; the database takes the first and refuses the second (the address is used by
+    then), so the second's agent rolls back before it confirms."""
+
+    def vr(name: str, host: str) -> RouterRequest:
+        itf = RouterInterfaceRequest(network="lan1", ipv4="10.61.1.60/24")  # type: ignore[arg-type]
+        return RouterRequest(name=name, host=host, interfaces=[itf])
+
+    async def race() -> tuple[list[object], set[str]]:
+        service = await started(lab, url)  # agents' lock_wait: 10 s
+        try:
+            # both requests pass their checks, then wait for the candidates held here
+            with lab.connect("h1") as m1, lab.connect("h3") as m3:
+                m1.lock("candidate")
+                m3.lock("candidate")
+                both = asyncio.gather(
+                    service.create_router(ACME, "acme", vr("ra", "h1")),
+                    service.create_router(ACME, "acme", vr("rc", "h3")),
+                    return_exceptions=True,
+                )
+                await asyncio.sleep(2)
+                m1.unlock("candidate")
+                m3.unlock("candidate")
+                results = await both
+            return results, {r.name for r in await service.routers(PROVIDER)}
+        finally:
+            await close(service)
+
+    results, held = run(race())
+    try:
+        made = [r for r in results if not isinstance(r, BaseException)]
+        refused = [r for r in results if isinstance(r, BaseException)]
+        assert len(made) == 1 and len(refused) == 1, results
+        assert isinstance(refused[0], Conflict), refused
+        assert "10.61.1.60 is already used" in refused[0].reason, refused[0].reason
+        winner, loser = ("ra", "rc") if made[0].name == "ra" else ("rc", "ra")
+        assert winner in held and loser not in held
+        on_agents = routers_on(lab, "h1") | routers_on(lab, "h3")
+        assert winner in on_agents and loser not in on_agents
+    finally:
+        for host, name in (("h1", "ra"), ("h3", "rc")):
+            if name in routers_on(lab, host):
+                remove_router(lab, host, name)

@@ -253,11 +253,21 @@ def load(session: Session, topology: model.Topology, agents: Sequence[AgentAcces
 def append(session: Session, topology: model.Topology) -> int:
     """Hold the objects `topology` has after those the database holds (the API's new
     networks and VRs: the held Topology with them appended); the number added. Raises
-    InventoryError / InventoryConflict, writing nothing. The caller commits."""
+    InventoryError / InventoryConflict, writing nothing. The caller commits.
+
+    Call `lock_for_append(session)` first and build `topology` from what is held after it:
+    concurrent appends (on PostgreSQL, another controller's too) then go one at a time."""
     _check(topology, [])
     added = _append(session, topology)
     session.flush()
     return added
+
+
+def lock_for_append(session: Session) -> None:
+    """Hold the inventory's settings row until the transaction ends: appends made under
+    it see each other (READ COMMITTED reads what the previous holder committed)."""
+    query = select(TopologySettings).where(TopologySettings.id == SETTINGS_ID)
+    session.execute(query.with_for_update())
 
 
 def _append(session: Session, topo: model.Topology) -> int:

@@ -192,6 +192,7 @@ async def _realise(
     """The agents' transaction; the database appends `extended(held topology)` inside it."""
 
     def append(session: Session) -> None:
+        inventory_db.lock_for_append(session)  # concurrent requests append one at a time
         held = inventory_db.read(session).topology
         wanted = extended(held)
         try:  # another request may have taken the name meanwhile
@@ -201,7 +202,9 @@ async def _realise(
         inventory_db.append(session, wanted)
 
     async def on_committed() -> None:
-        await svc.db.write(append)
+        # retry: a concurrent request's row (same name, on PostgreSQL another controller's)
+        # makes this one's insert fail; the redo reads it and refuses with a Conflict
+        await svc.db.write(append, retry=True)
 
     try:
         await change_inventory(svc.agents, f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
