@@ -80,8 +80,8 @@ if [ ! -f "$stamp" ] || ! cmp -s uv.lock "$stamp"; then
   cp uv.lock "$stamp"
 fi
 
-# The web console's browser libraries (htmx, Cytoscape.js), pinned by
-# src/vnet/controller/ui/assets/package-lock.json: `npm ci` into .cache (no install scripts),
+# The web console's browser libraries (htmx, Cytoscape.js) and the API's /docs page (Swagger UI),
+# pinned by src/vnet/controller/ui/assets/package-lock.json: `npm ci` into .cache (no install scripts),
 # the minified files copied beside the console's own static files; again only when the lock
 # changes. The controller serves them itself, so the console needs no other site at run time.
 ui=src/vnet/controller/ui
@@ -95,5 +95,8 @@ if [ ! -f "$ui/static/vendor/.lock" ] || ! cmp -s "$ui/assets/package-lock.json"
   mv "$ui/static/vendor/LICENSE" "$ui/static/vendor/htmx.LICENSE"
   cp "$modules/cytoscape/dist/cytoscape.min.js" "$ui/static/vendor/"
   cp "$modules/cytoscape/LICENSE" "$ui/static/vendor/cytoscape.LICENSE"
+  swagger="$modules/swagger-ui-dist"  # the API's /docs page
+  cp "$swagger/swagger-ui-bundle.js" "$swagger/swagger-ui.css" "$swagger/favicon-32x32.png" "$ui/static/vendor/"
+  cp "$swagger/LICENSE" "$ui/static/vendor/swagger-ui.LICENSE"
   cp "$ui/assets/package-lock.json" "$ui/static/vendor/.lock"
 fi

@@ -130,6 +130,40 @@ def test_request_list_show_release_through_the_cli(lab: tuple[str, Path]) -> Non
         assert not any(p.startswith("vc") for p in pieces_on(name, host)), host
 
 
+def _udp_received_bps(name: str, port: int, offered: str) -> float:
+    """Send UDP from pc1 to pc3:port at `offered` for 2 s; the bit/s pc3 received."""
+    vnet("lab", "exec", "--lab", name, "pc3", "--", "iperf3", "-s", "-1", "-D", "-p", str(port))
+    sent = vnet(
+        "lab", "exec", "--lab", name, "pc1", "--",
+        "iperf3", "-u", "-c", "10.50.3.1", "-p", str(port), "-b", offered,
+        "-t", "2", "-l", "1000", "--connect-timeout", "3000", "-J",
+        timeout=30,
+    )  # fmt: skip
+    return float(json.loads(sent.stdout)["end"]["sum"]["bits_per_second"]) * (
+        1 - json.loads(sent.stdout)["end"]["sum"]["lost_percent"] / 100
+    )
+
+
+def test_a_requested_connection_shapes_its_flow_and_only_it(lab: tuple[str, Path]) -> None:
+    """A lab with a controller gives its VRs locators and routes to each other's locators
+    from the start: without them a controller's connection cut its end hosts apart."""
+    require_tools("iperf3")
+    name, _ = lab
+    args = ("voice", "pc1", "pc3", "--bandwidth", "20mbit", "--protocol", "udp", "--dport", "5060")
+    conn(name, "request", *args)
+    try:
+        # the flow takes the tunnel and its 20 Mbit/s shaper; other traffic keeps its route
+        assert 12e6 < _udp_received_bps(name, 5060, "40M") < 24e6
+        assert _udp_received_bps(name, 5201, "40M") > 30e6
+        vnet("lab", "exec", "--lab", name, "pc1", "--", "ping", "-c1", "-W2", "10.50.3.1")
+        # a second connection claiming the same packets is refused by the controller itself
+        again = conn(name, "request", "all", "pc1", "pc3", "--bandwidth", "5mbit", check=False)
+        assert again.returncode == 1 and "flow-in-use" in again.stderr, again.stderr
+        assert "voice" in again.stderr
+    finally:
+        conn(name, "release", "voice")
+
+
 def test_a_rejection_names_the_short_link_and_changes_nothing(lab: tuple[str, Path]) -> None:
     name, _ = lab
     voice = ("voice", "pc1", "pc3", "--bandwidth", "20mbit", "--protocol", "udp", "--dport", "5060")

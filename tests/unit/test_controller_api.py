@@ -5,6 +5,7 @@ through the same API in test_controller_api_service.py."""
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -463,3 +464,13 @@ def test_the_console_is_mounted_at_ui_with_the_apis_authenticator(
     with TestClient(make_app(service, sessions, ui=True)) as client:
         client.cookies.set("c", tokens.acme)
         assert client.get("/ui/").json() == {"same": True, "tenant": "acme", "refresh": 1.0}
+
+
+def test_docs_page_uses_the_controllers_own_swagger_ui(client: TestClient) -> None:
+    """/docs works without internet: every script and style it loads is served here."""
+    page = client.get("/docs")
+    assert page.status_code == 200
+    assets = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", page.text)
+    assert assets and all(a.startswith("/docs-assets/") for a in assets), assets
+    for asset in assets:
+        assert client.get(asset).status_code == 200, asset

@@ -10,10 +10,31 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 DEFAULT_PORT = 8480
+
+
+def parse_share(value: Any) -> Fraction:
+    """0.05, "0.05", "5%" or "1/20" -> exactly 1/20 (a float's binary value is not what was
+    written)."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise ValueError(f"expected a share such as 0.05 or 5%, got {type(value).__name__}")
+    text = str(value).strip()
+    try:
+        share = Fraction(text[:-1]) / 100 if text.endswith("%") else Fraction(text)
+    except (ValueError, ZeroDivisionError):
+        raise ValueError(f"{value!r} is not a share such as 0.05 or 5%") from None
+    if not 0 <= share < 1:
+        raise ValueError(f"{value!r} is not a share from 0 up to (not including) 1")
+    return share
+
+
+Share = Annotated[Fraction, BeforeValidator(parse_share)]
 
 
 class _Strict(BaseModel):
@@ -47,7 +68,7 @@ class ControllerConfig(_Strict):
     inventory: Path | None = None
     agents: list[AgentAccess] = Field(default_factory=list)
     # share of each link kept back from admission for the shapers' inaccuracy (paper: 5 %)
-    margin: Fraction = Fraction(5, 100)
+    margin: Share = Fraction(5, 100)
     # seconds an agent keeps an unconfirmed commit before it rolls back by itself
     confirm_timeout: int = Field(60, ge=1, le=3600)
     reconcile_interval: float = Field(30.0, gt=0)  # seconds between checks of every agent

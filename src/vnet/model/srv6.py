@@ -287,9 +287,14 @@ def assign_connection_ids(topo: Topology) -> Topology:
 
 
 def srv6_tenants(topo: Topology) -> set[str]:
-    """Tenants that have at least one connection (and so locators)."""
-    hosts = {e.name: e for e in topo.endhosts}
+    """Tenants that have at least one connection (and so locators and routes to them).
+
+    With a controller every tenant with an IPv6 network may get connections at any time, so
+    its VRs need locators and routes to each other's locators from the start."""
     tenants = network_tenants(topo)
+    if topo.controller is not None:
+        return {n.tenant for n in topo.networks if n.ipv6 is not None}
+    hosts = {e.name: e for e in topo.endhosts}
     return {
         tenants[hosts[c.a].network]
         for c in topo.connections

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from vnet.model.connection import Connection
-from vnet.model.controller_config import DEFAULT_PORT
+from vnet.model.controller_config import DEFAULT_PORT, Share
 from vnet.model.rate import parse_rate
 from vnet.model.resources import Resources
 
@@ -199,26 +199,6 @@ class Management(_Strict):
     subnet: Network4 = IPv4Network("172.30.0.0/24")
     user: str = "admin"
     password: str | None = None  # None: a random one per lab, kept in the lab's record
-
-
-def _share(value: Any) -> Fraction:
-    """0.05, "0.05", "5%" or "1/20" -> exactly 1/20 (a float's binary value is not what was
-    written)."""
-    if isinstance(value, Fraction):
-        return value
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ValueError(f"expected a share such as 0.05 or 5%, got {type(value).__name__}")
-    text = str(value).strip()
-    try:
-        share = Fraction(text[:-1]) / 100 if text.endswith("%") else Fraction(text)
-    except (ValueError, ZeroDivisionError):
-        raise ValueError(f"{value!r} is not a share such as 0.05 or 5%") from None
-    if not 0 <= share < 1:
-        raise ValueError(f"{value!r} is not a share from 0 up to (not including) 1")
-    return share
-
-
-Share = Annotated[Fraction, BeforeValidator(_share)]
 
 
 class ControllerSection(_Strict):

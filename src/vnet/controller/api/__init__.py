@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
 from vnet import __version__
@@ -24,6 +28,8 @@ from vnet.controller.service import ControllerService
 from vnet.model.controller_config import ControllerConfig
 
 UI_PREFIX = "/ui"
+DOCS_ASSETS = "/docs-assets"
+VENDOR = Path(__file__).resolve().parent.parent / "ui" / "static" / "vendor"
 
 
 def make_app(
@@ -39,7 +45,7 @@ def make_app(
         title="vnet controller",
         version=__version__,
         description=DESCRIPTION,
-        docs_url="/docs",
+        docs_url=None,  # served below from the controller's own copy of Swagger UI
         redoc_url=None,
     )
     app.state.service = service
@@ -51,9 +57,27 @@ def make_app(
     app.include_router(router)
     app.add_middleware(TimingStart)
     app.openapi = lambda: describe(app)  # type: ignore[method-assign]
+    serve_docs(app)
     if ui:
         mount_console(app)
     return app
+
+
+def serve_docs(app: FastAPI) -> None:
+    """/docs: Swagger UI over /openapi.json. FastAPI's default page loads Swagger UI from a
+    CDN, so it stayed blank on a controller without internet; the files come pinned from
+    the npm registry with the console's (ui/assets/package-lock.json, `make bootstrap`)."""
+    app.mount(DOCS_ASSETS, StaticFiles(directory=VENDOR, check_dir=False), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json",
+            title="vnet controller: API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
+        )
 
 
 def mount_console(app: FastAPI) -> None:

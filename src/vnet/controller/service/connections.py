@@ -95,6 +95,7 @@ class Flows:
             if earlier is not None:
                 return Replay(replay(earlier, tenant, request, key))
         store.require_free_name(session, owner.id, tenant, request.name)
+        store.require_own_flow(session, owner.id, request)
         conn = new_connection(owner.id, request, key)
         add_connection(session, conn)  # a race on the name: IntegrityError, the write retries
         try:

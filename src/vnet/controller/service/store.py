@@ -89,6 +89,54 @@ def require_free_name(session: Session, tenant_id: int, tenant: str, name: str) 
         raise Conflict(f"tenant {tenant!r} already has a connection named {name!r}", field="name")
 
 
+def require_own_flow(session: Session, tenant_id: int, request: api.ConnectionRequest) -> None:
+    """A connection may not claim packets a live one already steers (the agents refuse two
+    ingress rules for the same 5-tuple): a 409 naming that connection before any agent is
+    asked. Flows overlap when they run between the same end hosts in the same direction and
+    their protocol and ports are equal or left open on one side."""
+    query = select(Connection).where(
+        Connection.tenant_id == tenant_id,
+        Connection.state.not_in(GONE),
+        Connection.a.in_((request.a, request.b)),
+        Connection.b.in_((request.a, request.b)),
+    )
+    mine = steered_flows(request.a, request.b, request.bidirectional, request.protocol,
+                  request.src_port, request.dst_port)  # fmt: skip
+    for conn in session.scalars(query):
+        theirs = steered_flows(
+            conn.a, conn.b, conn.bidirectional, conn.protocol, conn.src_port, conn.dst_port
+        )
+        if any(flows_overlap(m, t) for m in mine for t in theirs):
+            ports = "".join(
+                f" {word} {port}"
+                for word, port in (("sport", conn.src_port), ("dport", conn.dst_port))
+                if port
+            )
+            raise Conflict(
+                f"connection {conn.name!r} already steers traffic from {conn.a} to {conn.b}"
+                f" of {conn.protocol or 'any protocol'}{ports}",
+                field="protocol",
+                code="flow-in-use",
+            )
+
+
+_Flow = tuple[str, str, str | None, int | None, int | None]
+
+
+def steered_flows(
+    a: str, b: str, both: bool, protocol: str | None, sport: int | None, dport: int | None
+) -> list[_Flow]:
+    """The directed flows a connection steers (the reverse swaps the ports)."""
+    forward = (a, b, protocol, sport, dport)
+    return [forward, (b, a, protocol, dport, sport)] if both else [forward]
+
+
+def flows_overlap(x: _Flow, y: _Flow) -> bool:
+    if x[:2] != y[:2]:
+        return False
+    return all(p is None or q is None or p == q for p, q in zip(x[2:], y[2:], strict=True))
+
+
 def require_changeable(conn: Connection) -> None:
     """A connection in the middle of another change is not changed again (409)."""
     if conn.state != ConnectionState.ESTABLISHED:
