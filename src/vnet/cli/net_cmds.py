@@ -122,7 +122,7 @@ def vr(
     body = _valid(
         RouterRequest, name=name, host=host, interfaces=[_interface(i) for i in interfaces]
     )
-    view = client.create_router(tenant_of(client, tenant), body)
+    view = client.create_router(_router_tenant(client, tenant, body), body)
     if as_json:
         out.dump(view)
     else:
@@ -138,3 +138,14 @@ def _interface(text: str) -> dict[str, str]:
     for address in filter(None, addresses.split(",")):
         out["ipv6" if ":" in address else "ipv4"] = address
     return out
+
+
+def _router_tenant(client: ControllerClient, given: str | None, body: RouterRequest) -> str:
+    """--tenant, else the token's tenant, else (the provider) the one owning its networks."""
+    if given or client.whoami().tenant:
+        return tenant_of(client, given)
+    wanted = {i.network for i in body.interfaces}
+    owners = {n.tenant for n in client.networks() if n.name in wanted}
+    if len(owners) != 1:
+        raise click.UsageError("the provider's token acts for every tenant: give --tenant T")
+    return owners.pop()
