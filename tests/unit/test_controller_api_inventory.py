@@ -152,3 +152,18 @@ def test_real_service_refusals_are_precise_and_change_nothing(api: Any) -> None:
     assert r.status_code == 409 and root.findtext("field") == "vni"
     assert "lan1" in (root.findtext("reason") or "")
     assert client.get(f"{V1}/routers", headers=bearer(tokens.provider)).json() == routers
+
+
+def test_real_service_network_without_carriers_is_held_and_listed(api: Any) -> None:  # noqa: F811
+    """No host has an agent here, so no agent is asked: the database alone takes it."""
+    client, tokens, _ = api
+    body = {"name": "lan9", "vni": 609, "ipv4": "10.61.9.0/24", "bandwidth": "20mbit"}
+    r = client.post(f"{V1}/tenants/acme/networks", json=body, headers=bearer(tokens.acme))
+    assert r.status_code == 201, r.text
+    assert (r.json()["tenant"], r.json()["name"], r.json()["vni"]) == ("acme", "lan9", 609)
+    listed = client.get(f"{V1}/networks", headers=bearer(tokens.acme)).json()
+    assert [n["name"] for n in listed][-1] == "lan9"
+    again = client.post(f"{V1}/tenants/acme/networks", json=body, headers=bearer(tokens.acme))
+    assert again.status_code == 409 and again.json()["field"] == "name"
+    beta = client.get(f"{V1}/networks", headers=bearer(tokens.beta)).json()
+    assert "lan9" not in {n["name"] for n in beta}

@@ -32,7 +32,7 @@ from vnet.controller.errors import AgentRefused, BadRequest, Conflict, NotFound
 from vnet.controller.inventory import InventoryError
 from vnet.controller.placement import choose_host
 from vnet.controller.principal import Principal
-from vnet.controller.service import store
+from vnet.controller.service import store, views
 from vnet.model import controller_api as api
 from vnet.model.check import check
 from vnet.model.mtu import network_mtu
@@ -101,7 +101,9 @@ async def create_network(
     carriers = list(request.hosts) or [h.name for h in topo.hosts if h.name in svc.agents.sessions]
     edits = _network_edits(wanted, net, carriers)
     await _realise(svc, edits, lambda t: _with(t, networks=[*t.networks, net]))
-    return api.NetworkView(tenant=tenant, name=net.name, vni=net.vni)
+    # as listed: with the guarantee rows the inventory wrote for the links it crosses
+    shown = views.networks((await svc.inventory()).topology, tenant)
+    return next(n for n in shown if n.name == net.name)
 
 
 def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> dict[str, Edit]:
