@@ -1,4 +1,5 @@
-"""vnet net list: the controller's virtual networks and their per-link guarantees (issue 12).
+"""vnet net list|create|vr: the controller's virtual networks and their per-link guarantees,
+and creating networks and VRs (a VR without --host is placed by the controller) (issue 12).
 
 Name the controller with --controller URL --token-file F, or --lab NAME.
 """
@@ -8,9 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import click
+from pydantic import ValidationError
 
 from vnet.cli import controller_output as out
-from vnet.cli.controller_access import controller_command, controller_options, run_controller
+from vnet.cli.controller_access import (
+    controller_command,
+    controller_options,
+    run_controller,
+    tenant_of,
+)
+from vnet.model.controller_api import NetworkRequest, RouterRequest
 
 if TYPE_CHECKING:
     from vnet.client import ControllerClient
@@ -33,3 +41,111 @@ def list_(client: ControllerClient, as_json: bool, tenant: str | None) -> None:
         out.dump(nets)
     else:
         out.print_networks(nets)
+
+
+def _valid(model: type[NetworkRequest] | type[RouterRequest], **fields: object):  # type: ignore[no-untyped-def]
+    """The request, or a usage error naming the bad value (nothing is sent)."""
+    try:
+        return model.model_validate(fields)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise click.UsageError(f"{where}: {first['msg']}") from None
+
+
+@net.command()
+@click.argument("name")
+@click.option("--vni", type=int, required=True, help="The network's VXLAN VNI.")
+@click.option("--ipv4", help="Its IPv4 subnet (10.61.9.0/24).")
+@click.option("--ipv6", help="Its IPv6 subnet.")
+@click.option("--bandwidth", help="Its guarantee on each link it crosses (20mbit).")
+@click.option(
+    "--host", "hosts", multiple=True, help="A host that carries it (repeat; default: all)."
+)
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def create(
+    client: ControllerClient,
+    as_json: bool,
+    name: str,
+    vni: int,
+    ipv4: str | None,
+    ipv6: str | None,
+    bandwidth: str | None,
+    hosts: tuple[str, ...],
+    tenant: str | None,
+) -> None:
+    """Create virtual network NAME on the hosts that carry it."""
+    fields = {"ipv4": ipv4, "ipv6": ipv6, "bandwidth": bandwidth}
+    body = _valid(
+        NetworkRequest,
+        name=name,
+        vni=vni,
+        hosts=list(hosts),
+        **{k: v for k, v in fields.items() if v is not None},
+    )
+    view = client.create_network(tenant_of(client, tenant), body)
+    if as_json:
+        out.dump(view)
+    else:
+        from vnet.ui import console
+
+        console.print(f"network [bold]{view.name}[/bold] (VNI {view.vni}) created")
+
+
+@net.command()
+@click.argument("name")
+@click.option(
+    "--interface",
+    "interfaces",
+    multiple=True,
+    required=True,
+    metavar="NET[=ADDR[,ADDR]]",
+    help="An interface in network NET with its addresses (repeat).",
+)
+@click.option("--host", help="The host (default: the controller places it).")
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def vr(
+    client: ControllerClient,
+    as_json: bool,
+    name: str,
+    interfaces: tuple[str, ...],
+    host: str | None,
+    tenant: str | None,
+) -> None:
+    """Create VR NAME; without --host the controller places it where most capacity is left."""
+    body = _valid(
+        RouterRequest, name=name, host=host, interfaces=[_interface(i) for i in interfaces]
+    )
+    view = client.create_router(_router_tenant(client, tenant, body), body)
+    if as_json:
+        out.dump(view)
+    else:
+        from vnet.ui import console
+
+        console.print(f"VR [bold]{view.name}[/bold] created on host [bold]{view.host}[/bold]")
+
+
+def _interface(text: str) -> dict[str, str]:
+    """NET=ADDR[,ADDR] (lan1=10.61.1.50/24,fd00::50/64) as an interface request body."""
+    network, _, addresses = text.partition("=")
+    out = {"network": network}
+    for address in filter(None, addresses.split(",")):
+        out["ipv6" if ":" in address else "ipv4"] = address
+    return out
+
+
+def _router_tenant(client: ControllerClient, given: str | None, body: RouterRequest) -> str:
+    """--tenant, else the token's tenant, else (the provider) the one owning its networks."""
+    if given or client.whoami().tenant:
+        return tenant_of(client, given)
+    wanted = {i.network for i in body.interfaces}
+    owners = {n.tenant for n in client.networks() if n.name in wanted}
+    if len(owners) != 1:
+        raise click.UsageError("the provider's token acts for every tenant: give --tenant T")
+    return owners.pop()

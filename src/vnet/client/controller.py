@@ -30,8 +30,10 @@ from vnet.model.controller_api import (
     HostView,
     LinkView,
     ModifyRequest,
+    NetworkRequest,
     NetworkView,
     Role,
+    RouterRequest,
     RouterView,
     TenantRequest,
     TenantView,
@@ -179,6 +181,15 @@ class ControllerClient:
 
     def routers(self, tenant: str | None = None) -> list[RouterView]:
         return self._get("/routers", list[RouterView], tenant=tenant)
+
+    def create_network(self, tenant: str, request: NetworkRequest) -> NetworkView:
+        path = f"/tenants/{_segment(tenant)}/networks"
+        return self._send("POST", path, request, NetworkView)
+
+    def create_router(self, tenant: str, request: RouterRequest) -> RouterView:
+        """The VR as made: on `request.host`, or where the controller placed it."""
+        path = f"/tenants/{_segment(tenant)}/routers"
+        return self._send("POST", path, request, RouterView)
 
     def endhosts(self, tenant: str | None = None) -> list[EndHostView]:
         return self._get("/endhosts", list[EndHostView], tenant=tenant)

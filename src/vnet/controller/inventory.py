@@ -243,15 +243,39 @@ def load(session: Session, topology: model.Topology, agents: Sequence[AgentAcces
     Runs in the caller's transaction; the caller commits."""
     topo = topology.model_copy(update={"connections": [], "management": None})
     _check(topo, agents)
-    held = _read_topology(session)
-    _check_settings(session, held, topo)
-    new = {kind: _appended(kind, getattr(held, kind), getattr(topo, kind)) for kind in KINDS}
-    _check_undeclared(session, topo)
-    added = _write(session, topo, new)
+    added = _append(session, topo)
     _update_agents(session, agents)
     _keep_lab_numbers(session, topology)
     session.flush()
     return added
+
+
+def append(session: Session, topology: model.Topology) -> int:
+    """Hold the objects `topology` has after those the database holds (the API's new
+    networks and VRs: the held Topology with them appended); the number added. Raises
+    InventoryError / InventoryConflict, writing nothing. The caller commits.
+
+    Call `lock_for_append(session)` first and build `topology` from what is held after it:
+    concurrent appends (on PostgreSQL, another controller's too) then go one at a time."""
+    _check(topology, [])
+    added = _append(session, topology)
+    session.flush()
+    return added
+
+
+def lock_for_append(session: Session) -> None:
+    """Hold the inventory's settings row until the transaction ends: appends made under
+    it see each other (READ COMMITTED reads what the previous holder committed)."""
+    query = select(TopologySettings).where(TopologySettings.id == SETTINGS_ID)
+    session.execute(query.with_for_update())
+
+
+def _append(session: Session, topo: model.Topology) -> int:
+    held = _read_topology(session)
+    _check_settings(session, held, topo)
+    new = {kind: _appended(kind, getattr(held, kind), getattr(topo, kind)) for kind in KINDS}
+    _check_undeclared(session, topo)
+    return _write(session, topo, new)
 
 
 def _keep_lab_numbers(session: Session, topology: model.Topology) -> None:

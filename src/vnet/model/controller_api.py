@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vnet.model.connection import Protocol
-from vnet.model.topology import Rate
+from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Network6, Rate
 
 API_PREFIX = "/api/v1"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -54,6 +54,31 @@ class ModifyRequest(_Body):
 
 class TenantRequest(_Body):
     name: str = Field(min_length=1, max_length=64)
+
+
+class NetworkRequest(_Body):
+    """A tenant's new virtual network; `bandwidth` is its guarantee on each link it crosses."""
+
+    name: str = Field(min_length=1, max_length=64)  # the model's naming rules apply too
+    vni: int = Field(ge=1, le=VNI_MAX)
+    ipv4: Network4 | None = None
+    ipv6: Network6 | None = None
+    bandwidth: Rate | None = None
+    hosts: list[str] = Field(default_factory=list)  # carried there even without a VR yet
+
+
+class RouterInterfaceRequest(_Body):
+    network: str
+    ipv4: Interface4 | None = None
+    ipv6: Interface6 | None = None
+
+
+class RouterRequest(_Body):
+    """A tenant's new VR; `host` None: the controller places it (docs/controller.md)."""
+
+    name: str = Field(min_length=1, max_length=64)  # the model's naming rules apply too
+    host: str | None = None
+    interfaces: list[RouterInterfaceRequest] = Field(min_length=1)
 
 
 class TokenRequest(_Body):

@@ -19,6 +19,8 @@ from vnet.model.controller_api import (
     ConnectionRequest,
     ErrorBody,
     ModifyRequest,
+    NetworkRequest,
+    RouterRequest,
     TenantRequest,
     TokenRequest,
 )
@@ -26,6 +28,8 @@ from vnet.model.controller_api import (
 REQUEST_BODIES: tuple[type[BaseModel], ...] = (
     ConnectionRequest,
     ModifyRequest,
+    NetworkRequest,
+    RouterRequest,
     TenantRequest,
     TokenRequest,
 )

@@ -32,7 +32,9 @@ from vnet.model.controller_api import (
     HostView,
     LinkView,
     ModifyRequest,
+    NetworkRequest,
     NetworkView,
+    RouterRequest,
     RouterView,
     TenantRequest,
     TenantView,
@@ -187,6 +189,24 @@ async def get_routers(request: Request, me: Who, tenant: TenantFilter = None) ->
 async def get_endhosts(request: Request, me: Who, tenant: TenantFilter = None) -> Response:
     _visible(me, tenant)
     return answer(request, await service_of(request).endhosts(me, tenant), EndHostView)
+
+
+@router.post("/tenants/{tenant}/networks", **doc(NetworkView, body=NetworkRequest, status=201))
+async def post_network(
+    request: Request, tenant: str, me: Who, ask: Annotated[NetworkRequest, body(NetworkRequest)]
+) -> Response:
+    return await timed(
+        request, lambda _: service_of(request).create_network(me, tenant, ask), status=201
+    )
+
+
+@router.post("/tenants/{tenant}/routers", **doc(RouterView, body=RouterRequest, status=201))
+async def post_router(
+    request: Request, tenant: str, me: Who, ask: Annotated[RouterRequest, body(RouterRequest)]
+) -> Response:
+    return await timed(
+        request, lambda _: service_of(request).create_router(me, tenant, ask), status=201
+    )
 
 
 # -- connections -------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from vnet.controller.inventory import Inventory
 from vnet.controller.principal import Principal
 from vnet.controller.reconcile import Reconciler, Watcher
 from vnet.controller.recovery import Settled, recover
-from vnet.controller.service import store, views
+from vnet.controller.service import inventory_ops, store, views
 from vnet.controller.service.connections import Admitted, Flows, Replay, TryMoves
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.moves import Moves
@@ -53,6 +53,7 @@ class Service:
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.recovered: list[Settled] = []
+        self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
         self._repairs: set[asyncio.Task[None]] = set()
         self.flows.repair = self.repair
 
@@ -63,6 +64,8 @@ class Service:
         hosts = [h.name for h in inv.topology.hosts]
         await asyncio.to_thread(self.flows.liveness.hold)
         self.recovered = await recover(self.db, self.agents, self.flows.liveness)
+        # the VRs first: connection pieces put back by reconciliation may need them
+        self.restored = await inventory_ops.restore_routers(self)
         outcome = await self.reconciler.all_hosts(hosts)
         self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
@@ -203,9 +206,23 @@ class Service:
             session.add(Tenant(name=name))
 
         await self.db.write(add)
-        async with self._inventory_lock:
-            self._inventory = None  # read again with the new tenant
+        await self.forget_inventory()  # read again with the new tenant
         return api.TenantView(name=name)
+
+    async def forget_inventory(self) -> None:
+        """The inventory changed: read it again when next asked."""
+        async with self._inventory_lock:
+            self._inventory = None
+
+    async def create_network(
+        self, who: Principal, tenant: str, request: api.NetworkRequest
+    ) -> api.NetworkView:
+        return await inventory_ops.create_network(self, who, tenant, request)
+
+    async def create_router(
+        self, who: Principal, tenant: str, request: api.RouterRequest
+    ) -> api.RouterView:
+        return await inventory_ops.create_router(self, who, tenant, request)
 
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""

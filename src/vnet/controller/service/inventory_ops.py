@@ -1,0 +1,254 @@
+"""Networks and VRs created through the API (issue 12, part 4).
+
+Each request is checked against the inventory first (precise errors, nothing changed), then
+realised on the agents in one transaction across the hosts it touches
+(`agents.inventory_edits`); the database learns the new object inside that transaction,
+after every agent committed and before any confirms (`on_committed`): if an agent refuses,
+the database never held it; if the database refuses (another request took the name
+meanwhile), every agent goes back. The new object is appended to the inventory
+(`controller.inventory.append`, the same row-building as the file's objects), so the SRv6
+numbering of the objects already there does not move.
+
+A VR without a host goes where `controller.placement` says. A network is carried by the
+hosts it names, or else by every host with an agent (so a VR may be placed on any of them,
+as a lab does for its agents), each with the VTEPs of the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from sqlalchemy.orm import Session
+
+from vnet.client import ClientError, ConnectError, NetconfClient
+from vnet.controller import inventory as inventory_db
+from vnet.controller.agents.changes import AgentError
+from vnet.controller.agents.inventory_edits import Edit, change_inventory
+from vnet.controller.db import ledger
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict, NotFound
+from vnet.controller.inventory import InventoryError
+from vnet.controller.placement import choose_host
+from vnet.controller.principal import Principal
+from vnet.controller.service import store, views
+from vnet.model import controller_api as api
+from vnet.model.check import check
+from vnet.model.mtu import network_mtu
+from vnet.model.srv6 import locator, router_numbers
+from vnet.model.topology import Interface, Topology, VirtualNetwork, VirtualRouter
+from vnet.model.underlay import underlay_addressing
+
+if TYPE_CHECKING:
+    from vnet.controller.service.core import Service
+
+log = logging.getLogger(__name__)
+
+
+async def create_router(
+    svc: Service, who: Principal, tenant: str, request: api.RouterRequest
+) -> api.RouterView:
+    who.require_tenant(tenant)
+    await svc.db.read(lambda s: store.tenant_row(s, tenant))
+    topo = (await svc.inventory()).topology
+    _require_free_node_name(topo, request.name)
+    for k, itf in enumerate(request.interfaces):
+        _tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
+    if request.host is not None and request.host not in svc.agents.sessions:
+        raise NotFound(
+            f"unknown host {request.host!r} (no agent)", field="host", code="unknown-host"
+        )
+    interfaces = [
+        Interface(network=i.network, ipv4=i.ipv4, ipv6=i.ipv6) for i in request.interfaces
+    ]
+    # the model's checks do not depend on the host (but for index clashes, none: the agent
+    # picks the index), so bad addresses are refused before placement is asked
+    some_host = request.host or (topo.hosts[0].name if topo.hosts else "")
+    vr = VirtualRouter(name=request.name, host=some_host, interfaces=interfaces)
+    _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces", topo)
+    host = request.host or await _place(svc, topo)
+    vr = vr.model_copy(update={"host": host})
+
+    def create(client: NetconfClient, target: str) -> None:
+        client.create_router(vr, target=target)
+
+    await _realise(svc, {host: create}, lambda t: _with(t, routers=[*t.routers, vr]))
+    return api.RouterView(
+        tenant=tenant, name=vr.name, host=host, networks=[i.network for i in vr.interfaces]
+    )
+
+
+async def create_network(
+    svc: Service, who: Principal, tenant: str, request: api.NetworkRequest
+) -> api.NetworkView:
+    who.require_tenant(tenant)
+    await svc.db.read(lambda s: store.tenant_row(s, tenant))
+    topo = (await svc.inventory()).topology
+    if any(n.name == request.name for n in topo.networks):
+        raise Conflict(f"a network named {request.name!r} exists", field="name")
+    for net in topo.networks:
+        if net.vni == request.vni:
+            raise Conflict(f"VNI {request.vni} is used by network {net.name!r}", field="vni")
+    for k, host in enumerate(request.hosts):
+        if host not in svc.agents.sessions:
+            raise NotFound(
+                f"unknown host {host!r} (no agent)", field=f"hosts[{k}]", code="unknown-host"
+            )
+    net = VirtualNetwork(tenant=tenant, **request.model_dump(exclude_none=True))
+    wanted = _with(topo, networks=[*topo.networks, net])
+    _require_valid(wanted, "name", topo)
+    carriers = list(request.hosts) or [h.name for h in topo.hosts if h.name in svc.agents.sessions]
+    edits = _network_edits(wanted, net, carriers)
+    await _realise(svc, edits, lambda t: _with(t, networks=[*t.networks, net]))
+    # as listed: with the guarantee rows the inventory wrote for the links it crosses
+    shown = views.networks((await svc.inventory()).topology, tenant)
+    return next(n for n in shown if n.name == net.name)
+
+
+def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> dict[str, Edit]:
+    """Each carrier's edit: the network with its MTU and the other carriers' VTEPs."""
+    loopback = underlay_addressing(topo).loopback
+    carried = net.model_copy(update={"mtu": network_mtu(topo, net), "hosts": []})
+
+    def edit_for(host: str) -> Edit:
+        vteps = [str(loopback[h]) for h in carriers if h != host]
+
+        def create(client: NetconfClient, target: str) -> None:
+            client.create_network(carried, vteps, target=target)
+
+        return create
+
+    return {host: edit_for(host) for host in carriers}
+
+
+# -- checks --------------------------------------------------------------------------------
+
+
+def _with(topo: Topology, **lists: list) -> Topology:  # type: ignore[type-arg]
+    return topo.model_copy(update=lists)
+
+
+def _require_free_node_name(topo: Topology, name: str) -> None:
+    for kind, nodes in (("VR", topo.routers), ("end host", topo.endhosts)):
+        if any(n.name == name for n in nodes):
+            raise Conflict(f"the name {name!r} is used by a {kind}", field="name")
+
+
+def _tenant_network(topo: Topology, tenant: str, name: str, field: str) -> VirtualNetwork:
+    """The tenant's network `name`; another tenant's is as unknown as a missing one."""
+    for net in topo.networks:
+        if net.name == name and net.tenant == tenant:
+            return net
+    raise NotFound(
+        f"tenant {tenant!r} has no network {name!r}", field=field, code="unknown-network"
+    )
+
+
+def _require_valid(topo: Topology, field: str, before: Topology | None = None) -> None:
+    """The model's own checks of the inventory with the new object (addresses inside the
+    network's prefix, naming rules, ...); and, given the inventory `before`, that no VR's
+    SRv6 locator moves (live connections' SIDs derive from them)."""
+    problems = check(topo)
+    if problems:
+        raise BadRequest("; ".join(str(p) for p in problems), field=field)
+    if before is not None:
+        moved = renumbered(before, topo)
+        if moved:
+            raise Conflict(
+                f"this would renumber the SRv6 locators of {', '.join(moved)} (an undeclared"
+                " tenant's first network is numbered by its name among the undeclared ones);"
+                " declare the tenant in the inventory file instead",
+                field="tenant",
+            )
+
+
+def renumbered(before: Topology, after: Topology) -> list[str]:
+    """The VRs of `before` whose SRv6 locator differs in `after`."""
+    old, new = router_numbers(before), router_numbers(after)
+    return [
+        vr.name
+        for vr in before.routers
+        if locator(before, vr.name, old) != locator(after, vr.name, new)
+    ]
+
+
+# -- placement and realisation -------------------------------------------------------------
+
+
+async def _place(svc: Service, topo: Topology) -> str:
+    inv = await svc.inventory()
+    held = await svc.db.read(ledger.held_by_direction)
+    candidates = [h.name for h in topo.hosts if h.name in svc.agents.sessions]
+    if not candidates:
+        raise Conflict("no host has an agent to place the VR on", field="host")
+    routers_on: dict[str, int] = {}
+    for vr in topo.routers:
+        routers_on[vr.host] = routers_on.get(vr.host, 0) + 1
+    return choose_host(candidates, inv.links, held, routers_on)
+
+
+async def _realise(
+    svc: Service, edits: dict[str, Edit], extended: Callable[[Topology], Topology]
+) -> None:
+    """The agents' transaction; the database appends `extended(held topology)` inside it."""
+
+    def append(session: Session) -> None:
+        inventory_db.lock_for_append(session)  # concurrent requests append one at a time
+        held = inventory_db.read(session).topology
+        wanted = extended(held)
+        try:  # another request may have taken the name meanwhile
+            _require_valid(wanted, "name", held)
+        except BadRequest as err:
+            raise Conflict(err.reason, field=err.field) from None
+        inventory_db.append(session, wanted)
+
+    async def on_committed() -> None:
+        # retry: a concurrent request's row (same name, on PostgreSQL another controller's)
+        # makes this one's insert fail; the redo reads it and refuses with a Conflict
+        await svc.db.write(append, retry=True)
+
+    try:
+        await change_inventory(svc.agents, f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
+    except AgentError as err:
+        raise AgentRefused(err.host, err.reason) from None
+    except InventoryError as err:
+        raise Conflict(str(err)) from None
+    finally:
+        await svc.forget_inventory()
+
+
+# -- repair at start -----------------------------------------------------------------------
+
+
+async def restore_routers(svc: Service) -> dict[str, list[str]]:
+    """Put back every VR the database holds that its host's agent does not (the database is
+    the truth: a controller that died between the agents' commit and confirm of a VR's
+    creation left it in the database, and the agent rolled back at its timeout). Host ->
+    the VRs put back; a host that cannot be reached or refuses is logged and left alone."""
+    topo = (await svc.inventory()).topology
+    restored: dict[str, list[str]] = {}
+    for host in sorted(svc.agents.sessions):
+        wanted = [vr for vr in topo.routers if vr.host == host]
+        if not wanted:
+            continue
+        try:
+            held = await svc.agents.sessions[host].call(lambda c: c.routers(state=False))
+            missing = [vr for vr in wanted if vr.name not in {r.name for r in held}]
+            if missing:
+                await change_inventory(
+                    svc.agents, f"inv-{uuid.uuid4().hex[:12]}", {host: _creates(missing)}
+                )
+                restored[host] = [vr.name for vr in missing]
+                log.warning("host %s lacked VR(s) %s: put back", host, ", ".join(restored[host]))
+        except (AgentError, ClientError, ConnectError) as err:  # the others still start
+            log.warning("restoring VRs on host %s: %s", host, err)
+    return restored
+
+
+def _creates(routers: list[VirtualRouter]) -> Edit:
+    def create(client: NetconfClient, target: str) -> None:
+        for vr in routers:
+            client.create_router(vr, target=target)
+
+    return create

@@ -1,0 +1,169 @@
+"""POST /tenants/{tenant}/networks and /routers (issue 12, part 4): JSON and XML bodies,
+201 with the view, refusals as ErrorBody. The HTTP layer over a small in-memory service,
+then the real Service on a database (no agent reachable: every refusal that comes before
+the agents, and a placement with no host to place on). Creation on agents is tested on a
+lab in tests/integration/test_controller_placement.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from lxml import etree
+from sqlalchemy.orm import Session, sessionmaker
+
+from tests.controller_api_support import FakeService, Tokens, make_tokens
+from tests.unit.test_controller_api_service import api, url  # noqa: F401 (fixtures)
+from vnet.controller.api import make_app
+from vnet.controller.db import default_url, make_engine, session_factory, upgrade
+from vnet.controller.principal import Principal
+from vnet.model.controller_api import (
+    NetworkRequest,
+    NetworkView,
+    RouterRequest,
+    RouterView,
+)
+
+V1 = "/api/v1"
+XML = "application/xml"
+VR = {"name": "rx", "interfaces": [{"network": "lan1", "ipv4": "10.61.1.50/24"}]}
+
+
+@dataclass
+class InventoryFake(FakeService):
+    """FakeService that also creates: records the requests, places VRs on h2."""
+
+    made: list[Any] = field(default_factory=list)
+
+    async def create_router(
+        self, who: Principal, tenant: str, request: RouterRequest
+    ) -> RouterView:
+        who.require_tenant(tenant)
+        self._known_tenant(tenant)
+        self.made.append(request)
+        nets = [i.network for i in request.interfaces]
+        return RouterView(
+            tenant=tenant, name=request.name, host=request.host or "h2", networks=nets
+        )
+
+    async def create_network(
+        self, who: Principal, tenant: str, request: NetworkRequest
+    ) -> NetworkView:
+        who.require_tenant(tenant)
+        self._known_tenant(tenant)
+        self.made.append(request)
+        return NetworkView(tenant=tenant, name=request.name, vni=request.vni)
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Iterator[tuple[TestClient, Tokens, InventoryFake]]:
+    db = default_url(tmp_path)
+    upgrade(db)
+    engine = make_engine(db)
+    sessions: sessionmaker[Session] = session_factory(engine)
+    service = InventoryFake()
+    with TestClient(make_app(service, sessions), raise_server_exceptions=False) as client:
+        yield client, make_tokens(sessions), service
+    engine.dispose()
+
+
+def bearer(token: str, **more: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}", **more}
+
+
+def test_json_router_and_network_are_201_with_their_views(fake: Any) -> None:
+    client, tokens, service = fake
+    r = client.post(f"{V1}/tenants/acme/routers", json=VR, headers=bearer(tokens.acme))
+    assert r.status_code == 201, r.text
+    assert r.json() == {"tenant": "acme", "name": "rx", "host": "h2", "networks": ["lan1"]}
+    assert "api;dur=" in r.headers["Server-Timing"]
+    net = {"name": "lan9", "vni": 609, "ipv4": "10.61.9.0/24", "bandwidth": "20mbit"}
+    r = client.post(f"{V1}/tenants/acme/networks", json=net, headers=bearer(tokens.provider))
+    assert r.status_code == 201, r.text
+    assert (r.json()["name"], r.json()["vni"]) == ("lan9", 609)
+    assert service.made[1].bandwidth == 20_000_000
+
+
+def test_xml_router_request_and_answer(fake: Any) -> None:
+    client, tokens, service = fake
+    body = (
+        b"<RouterRequest><name>rx</name>"
+        b"<interfaces><network>lan1</network><ipv4>10.61.1.50/24</ipv4></interfaces>"
+        b"<interfaces><network>c13</network><ipv6>fd00:61:5::50/64</ipv6></interfaces>"
+        b"</RouterRequest>"
+    )
+    headers = bearer(tokens.acme, **{"Content-Type": XML, "Accept": XML})
+    r = client.post(f"{V1}/tenants/acme/routers", content=body, headers=headers)
+    assert r.status_code == 201, r.text
+    root = etree.fromstring(r.content)
+    assert root.tag == "RouterView" and root.findtext("host") == "h2"
+    assert [n.text for n in root.findall("networks")] == ["lan1", "c13"]
+    sent = service.made[0]
+    assert sent.host is None and str(sent.interfaces[1].ipv6) == "fd00:61:5::50/64"
+
+
+def test_bad_bodies_and_other_tenants_are_refused(fake: Any) -> None:
+    client, tokens, service = fake
+    r = client.post(f"{V1}/tenants/beta/routers", json=VR, headers=bearer(tokens.acme))
+    assert r.status_code == 403 and r.json()["code"] == "forbidden"
+    r = client.post(
+        f"{V1}/tenants/acme/routers", json={**VR, "interfaces": []}, headers=bearer(tokens.acme)
+    )
+    assert r.status_code == 422 and "interfaces" in (r.json()["field"] or ""), r.json()
+    net = {"name": "n", "vni": 0}
+    r = client.post(f"{V1}/tenants/acme/networks", json=net, headers=bearer(tokens.acme))
+    assert r.status_code == 422 and r.json()["field"] == "vni", r.json()
+    assert service.made == []
+
+
+# -- the real Service, no agent reachable ----------------------------------------------------
+def test_real_service_refusals_are_precise_and_change_nothing(api: Any) -> None:  # noqa: F811
+    client, tokens, _ = api
+    routers = client.get(f"{V1}/routers", headers=bearer(tokens.provider)).json()
+    cases = [
+        (tokens.beta, "beta", VR, 404, "unknown-network", "interfaces[0].network"),
+        (tokens.acme, "acme", {**VR, "name": "r1"}, 409, "conflict", "name"),
+        (tokens.acme, "acme", {**VR, "host": "h9"}, 404, "unknown-host", "host"),
+        (
+            tokens.acme,
+            "acme",
+            {**VR, "interfaces": [{"network": "lan1", "ipv4": "10.99.0.1/24"}]},
+            400,
+            "bad-request",
+            "interfaces",
+        ),
+        # no agent: nowhere to place it
+        (tokens.acme, "acme", VR, 409, "conflict", "host"),
+    ]
+    for token, tenant, body, status, code, where in cases:
+        r = client.post(f"{V1}/tenants/{tenant}/routers", json=body, headers=bearer(token))
+        got = r.json()
+        assert (r.status_code, got["code"], got["field"]) == (status, code, where), got
+    r = client.post(
+        f"{V1}/tenants/acme/networks",
+        content=b"<NetworkRequest><name>n9</name><vni>601</vni></NetworkRequest>",
+        headers=bearer(tokens.acme, **{"Content-Type": XML, "Accept": XML}),
+    )
+    root = etree.fromstring(r.content)
+    assert r.status_code == 409 and root.findtext("field") == "vni"
+    assert "lan1" in (root.findtext("reason") or "")
+    assert client.get(f"{V1}/routers", headers=bearer(tokens.provider)).json() == routers
+
+
+def test_real_service_network_without_carriers_is_held_and_listed(api: Any) -> None:  # noqa: F811
+    """No host has an agent here, so no agent is asked: the database alone takes it."""
+    client, tokens, _ = api
+    body = {"name": "lan9", "vni": 609, "ipv4": "10.61.9.0/24", "bandwidth": "20mbit"}
+    r = client.post(f"{V1}/tenants/acme/networks", json=body, headers=bearer(tokens.acme))
+    assert r.status_code == 201, r.text
+    assert (r.json()["tenant"], r.json()["name"], r.json()["vni"]) == ("acme", "lan9", 609)
+    listed = client.get(f"{V1}/networks", headers=bearer(tokens.acme)).json()
+    assert [n["name"] for n in listed][-1] == "lan9"
+    again = client.post(f"{V1}/tenants/acme/networks", json=body, headers=bearer(tokens.acme))
+    assert again.status_code == 409 and again.json()["field"] == "name"
+    beta = client.get(f"{V1}/networks", headers=bearer(tokens.beta)).json()
+    assert "lan9" not in {n["name"] for n in beta}

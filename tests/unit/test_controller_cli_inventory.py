@@ -1,0 +1,71 @@
+"""`vnet net create|vr` against a controller (issue 12, part 4): what they send and print.
+The controller is the stand-in of fake_controller (real HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from vnet.cli import main
+
+from .fake_controller import FakeController, serve
+
+TENANT = (200, {"role": "tenant", "tenant": "red"}, {})
+
+
+@pytest.fixture
+def target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    for var in ("VNET_CONTROLLER", "VNET_CONTROLLER_TOKEN_FILE", "VNET_AGENT_ADDRESS"):
+        monkeypatch.delenv(var, raising=False)
+    (tmp_path / "token").write_text("tok\n")
+    with serve() as url:
+        yield ["--controller", url, "--token-file", str(tmp_path / "token")]
+
+
+def vnet(*args: str) -> Result:
+    return CliRunner().invoke(main, list(args))
+
+
+def test_vr_without_host_is_placed_by_the_controller(target: list[str]) -> None:
+    FakeController.answers["GET /api/v1/whoami"] = TENANT
+    placed = {"tenant": "red", "name": "rx", "host": "h2", "networks": ["lan1", "c13"]}
+    FakeController.answers["POST /api/v1/tenants/red/routers"] = (201, placed, {})
+    result = vnet(
+        "net", "vr", "rx", "--interface", "lan1=10.61.1.50/24",
+        "--interface", "c13=10.61.5.50/24,fd00:61:5::50/64", *target,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "VR rx created on host h2" in result.stdout
+    assert json.loads(FakeController.seen[-1]["body"]) == {
+        "name": "rx",
+        "interfaces": [
+            {"network": "lan1", "ipv4": "10.61.1.50/24"},
+            {"network": "c13", "ipv4": "10.61.5.50/24", "ipv6": "fd00:61:5::50/64"},
+        ],
+    }
+
+
+def test_net_create_sends_the_network_and_bad_values_send_nothing(target: list[str]) -> None:
+    made = {"tenant": "red", "name": "lan9", "vni": 609, "guarantees": {}}
+    FakeController.answers["POST /api/v1/tenants/red/networks"] = (201, made, {})
+    result = vnet(
+        "net", "create", "lan9", "--vni", "609", "--ipv4", "10.61.9.0/24",
+        "--bandwidth", "20mbit", "--tenant", "red", "--json", *target,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == made
+    assert json.loads(FakeController.seen[-1]["body"]) == {
+        "name": "lan9",
+        "vni": 609,
+        "ipv4": "10.61.9.0/24",
+        "bandwidth": 20_000_000,
+        "hosts": [],
+    }
+    sent = len(FakeController.seen)
+    bad = vnet("net", "create", "lan9", "--vni", "0", "--tenant", "red", *target)
+    assert bad.exit_code == 2 and "vni" in bad.output, bad.output
+    assert len(FakeController.seen) == sent
