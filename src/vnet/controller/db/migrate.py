@@ -63,7 +63,9 @@ def one_start_at_a_time(url: str) -> Iterator[None]:
         if not parsed.database or parsed.database == ":memory:":
             yield
             return
-        with open(f"{parsed.database}.start-lock", "a") as lock:
+        lock_path = Path(f"{parsed.database}.start-lock")
+        lock_path.parent.mkdir(parents=True, exist_ok=True)  # as SQLite makes its file there
+        with lock_path.open("a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
             yield
         return
