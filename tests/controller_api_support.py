@@ -16,6 +16,7 @@ from vnet.controller.principal import Principal
 from vnet.controller.service import Timings
 from vnet.model.controller_api import (
     ConnectionAnswer,
+    ConnectionCounters,
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
@@ -26,6 +27,7 @@ from vnet.model.controller_api import (
     ModifyRequest,
     NetworkView,
     RouterView,
+    ShaperCounters,
     Shortfall,
     TenantView,
     TopologyView,
@@ -152,6 +154,18 @@ class FakeService:
     async def history(self, who: Principal, tenant: str, name: str) -> list[ConnectionEvent]:
         view = await self.connection(who, tenant, name)
         return [ConnectionEvent(at=view.created or datetime.now(UTC), kind="created")]
+
+    async def counters(self, who: Principal, tenant: str, name: str) -> ConnectionCounters:
+        view = await self.connection(who, tenant, name)
+        shaper = ShaperCounters(
+            direction=f"{view.a} -> {view.b}",
+            host="h1",
+            router="r1",
+            bytes=1500,
+            packets=1,
+            drops=0,
+        )
+        return ConnectionCounters(tenant=tenant, name=name, shapers=[shaper])
 
     async def tenants(self, who: Principal) -> list[TenantView]:
         return [TenantView(name=t) for t in self.tenants_ if who.may_see(t)]

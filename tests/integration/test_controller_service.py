@@ -20,7 +20,7 @@ from vnet.controller.errors import AgentRefused, Forbidden, NotFound, Rejected
 from vnet.controller.service.core import Service
 from vnet.lab.probes import fping
 from vnet.lab.shaping import ClassRef, run_flow
-from vnet.model.controller_api import ConnectionRequest, ModifyRequest
+from vnet.model.controller_api import ConnectionCounters, ConnectionRequest, ModifyRequest
 from vnet.tools import postgres
 
 from .conftest import Labs, require_tools
@@ -130,7 +130,19 @@ def test_a_connection_carries_its_rate_and_only_its_5_tuple(lab: Lab, url: str) 
         send_udp(ns(lab.name, "pc1"), PC3, port, 100)
         assert class_packets(shaper) - tunnelled == expected, f"udp/{port}"
         assert udp_received(ns(lab.name, "pc3")) - arrived == 100, f"udp/{port} lost datagrams"
+    # the controller reads the same shaper's counters back from h1's agent
+    [counted] = run(_counters(lab, url, "voice")).shapers  # one shaper for both IP families
+    assert (counted.direction, counted.host, counted.router) == ("pc1 -> pc3", "h1", "r1")
+    assert counted.packets == class_packets(shaper) > 100, counted
     _release_all(lab, url, ["voice"])
+
+
+async def _counters(lab: Lab, url: str, name: str) -> ConnectionCounters:
+    service = await started(lab, url)
+    try:
+        return await service.counters(ACME, "acme", name)
+    finally:
+        await close(service)
 
 
 def _release_all(lab: Lab, url: str, names: list[str]) -> None:

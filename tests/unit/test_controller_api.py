@@ -24,7 +24,7 @@ from vnet.controller.api import codec, make_app
 from vnet.controller.api.auth import digest
 from vnet.controller.db import default_url, make_engine, session_factory, upgrade
 from vnet.controller.db.models import ApiToken
-from vnet.model.controller_api import ConnectionAnswer, ErrorBody
+from vnet.model.controller_api import ConnectionAnswer, ConnectionCounters, ErrorBody
 
 V1 = "/api/v1"
 XML = "application/xml"
@@ -474,3 +474,16 @@ def test_docs_page_uses_the_controllers_own_swagger_ui(client: TestClient) -> No
     assert assets and all(a.startswith("/docs-assets/") for a in assets), assets
     for asset in assets:
         assert client.get(asset).status_code == 200, asset
+
+
+def test_counters_of_a_connection_in_json_and_xml(client: TestClient, tokens: Tokens) -> None:
+    client.post(f"{V1}/tenants/acme/connections", json=REQUEST, headers=bearer(tokens.acme))
+    name = REQUEST["name"]
+    path = f"{V1}/tenants/acme/connections/{name}/counters"
+    r = client.get(path, headers=bearer(tokens.acme))
+    assert r.status_code == 200, r.text
+    [shaper] = ConnectionCounters.model_validate_json(r.content).shapers
+    assert (shaper.host, shaper.router, shaper.bytes) == ("h1", "r1", 1500)
+    xml = client.get(path, headers={**bearer(tokens.acme), "Accept": "application/xml"})
+    assert xml.status_code == 200 and "<bytes>1500</bytes>" in xml.text, xml.text
+    assert client.get(path, headers=bearer(tokens.beta)).status_code == 403

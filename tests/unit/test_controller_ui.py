@@ -17,6 +17,7 @@ from vnet.controller.principal import Principal
 from vnet.controller.ui import make_console, session
 from vnet.model.controller_api import (
     ConnectionAnswer,
+    ConnectionCounters,
     ConnectionEvent,
     ConnectionView,
     EndHostView,
@@ -25,6 +26,7 @@ from vnet.model.controller_api import (
     LinkDirection,
     LinkView,
     RouterView,
+    ShaperCounters,
     Shortfall,
     TenantView,
     TopologyView,
@@ -132,6 +134,14 @@ class InMemoryService:
         view = await self.connection(who, tenant, name)
         return [ConnectionEvent(at=view.created, kind="created", detail="path h1 h2 h3")]
 
+    async def counters(self, who, tenant, name):
+        view = await self.connection(who, tenant, name)
+        shaper = ShaperCounters(
+            direction=f"{view.a} -> {view.b}", host="h1", router="r1",
+            bytes=123456, packets=789, drops=2,
+        )  # fmt: skip
+        return ConnectionCounters(tenant=tenant, name=name, shapers=[shaper])
+
     async def release_connection(self, who, tenant, name, timings=None):
         view = await self.connection(who, tenant, name)
         for direction in ("h1 -> h2", "h2 -> h3"):
@@ -228,6 +238,9 @@ def test_request_through_the_form_shows_the_established_answer(client):
     assert "/ui/?connection=red/web" in answer.text
     detail = client.get("/ui/connections/red/web")
     assert "fc00:3::7" in detail.text and "300 Mbit/s" in detail.text
+    # the ingress shaper's counters, as the service reads them from the agent
+    assert 'id="connection-shapers"' in detail.text
+    assert all(n in detail.text for n in ("red1 -&gt; red3", "123456", "789"))
 
 
 def test_a_rejection_shows_which_link_lacks_how_much(client):

@@ -22,6 +22,7 @@ from vnet.model.controller_api import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
     ConnectionAnswer,
+    ConnectionCounters,
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
@@ -222,6 +223,10 @@ class ControllerClient:
 
     def history(self, tenant: str, name: str) -> list[ConnectionEvent]:
         return self._get(self._connection_path(tenant, name) + "/history", list[ConnectionEvent])
+
+    def counters(self, tenant: str, name: str) -> ConnectionCounters:
+        """The connection's shapers, as the agents of its ingress hosts count them now."""
+        return self._get(self._connection_path(tenant, name) + "/counters", ConnectionCounters)
 
     def request_connection(
         self, tenant: str, request: ConnectionRequest, idempotency_key: str | None = None

@@ -150,6 +150,25 @@ class ConnectionAnswer(_Body):
     moved: list[Move] = Field(default_factory=list)
 
 
+class ShaperCounters(_Body):
+    """A connection's shaper at one ingress VR, as that host's agent counts it."""
+
+    direction: str  # "pc1 -> pc3"
+    host: str
+    router: str
+    bytes: int
+    packets: int
+    drops: int
+
+
+class ConnectionCounters(_Body):
+    """What the connection's shapers have sent and dropped (one per direction)."""
+
+    tenant: str
+    name: str
+    shapers: list[ShaperCounters] = Field(default_factory=list)
+
+
 class ConnectionEvent(_Body):
     at: datetime
     kind: str  # created, modified, moved, released, failed, repaired

@@ -28,6 +28,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from xml.sax.saxutils import escape
 
 from vnet.client import ClientError, ConnectError, Endpoint
 from vnet.controller.agents.access import endpoints_of
@@ -194,6 +195,22 @@ class Agents:
             out[(name, BEST_EFFORT_CLASS)] = _bytes(itf.get("best-effort-statistics"))
         return out
 
+    async def shaper_counters(self, host: str, connection: str) -> dict[str, dict[str, int]]:
+        """Ingress VR -> its shaper's bytes/packets/drops, for one connection on `host` (the
+        ingress pieces of both IP families share one shaper, so each VR appears once)."""
+        tree = await self._tree(
+            host,
+            f'<srv6 xmlns="{NAMESPACE}"><connection><name>{escape(connection)}</name>'
+            "</connection></srv6>",
+            None,
+        )
+        return {
+            ingress["router"]: _counters(ingress.get("statistics"))
+            for entry in connections_of(tree)
+            if entry.get("name") == connection
+            for ingress in entry.get("ingress", [])
+        }
+
     async def reachable(self, host: str) -> bool:
         if host not in self.sessions:
             return False
@@ -209,6 +226,10 @@ class Agents:
             with contextlib.suppress(Exception):
                 await session.close()
         self._pool.shutdown(wait=False)
+
+
+def _counters(counters: dict[str, Any] | None) -> dict[str, int]:
+    return {key: int((counters or {}).get(key, 0)) for key in ("bytes", "packets", "drops")}
 
 
 def _bytes(counters: dict[str, Any] | None) -> int:

@@ -25,6 +25,7 @@ from vnet.model.controller_api import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
     ConnectionAnswer,
+    ConnectionCounters,
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
@@ -264,6 +265,12 @@ async def get_connection(request: Request, tenant: str, name: str, me: Who) -> R
 async def get_history(request: Request, tenant: str, name: str, me: Who) -> Response:
     me.require_tenant(tenant)
     return answer(request, await service_of(request).history(me, tenant, name), ConnectionEvent)
+
+
+@router.get(CONNECTION + "/counters", **doc(ConnectionCounters))
+async def get_counters(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return answer(request, await service_of(request).counters(me, tenant, name))
 
 
 @router.patch(CONNECTION, **doc(ConnectionAnswer, body=ModifyRequest))

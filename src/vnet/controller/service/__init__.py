@@ -15,6 +15,7 @@ from typing import Protocol
 from vnet.controller.principal import Principal
 from vnet.model.controller_api import (
     ConnectionAnswer,
+    ConnectionCounters,
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
@@ -64,6 +65,8 @@ class ControllerService(Protocol):
     ) -> list[ConnectionView]: ...
 
     async def history(self, who: Principal, tenant: str, name: str) -> list[ConnectionEvent]: ...
+
+    async def counters(self, who: Principal, tenant: str, name: str) -> ConnectionCounters: ...
 
     # -- inventory -----------------------------------------------------------------------
     async def tenants(self, who: Principal) -> list[TenantView]: ...

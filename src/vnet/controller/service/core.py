@@ -18,11 +18,12 @@ from sqlalchemy.orm import Session
 
 from vnet.controller import inventory as inventory_db
 from vnet.controller.admission.admit import Policy
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.realise import AgentError, Agents
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Tenant
-from vnet.controller.errors import BadRequest, Conflict
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict
 from vnet.controller.inventory import Inventory
+from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
 from vnet.controller.reconcile import Reconciler, Watcher
 from vnet.controller.recovery import Settled, recover
@@ -185,6 +186,28 @@ class Service:
     ) -> list[api.ConnectionView]:
         shown = await self._shown(who, tenant)
         return await self.db.read(lambda s: store.connection_views(s, shown, include_released))
+
+    async def counters(self, who: Principal, tenant: str, name: str) -> api.ConnectionCounters:
+        """The connection's shapers as the agents of its ingress hosts count them now."""
+        who.require_tenant(tenant)
+        conn = await self.db.read(lambda s: store.latest_connection(s, tenant, name))
+        out = api.ConnectionCounters(tenant=tenant, name=name)
+        if conn.state in store.GONE or not conn.hops:
+            return out  # nothing on any agent
+        ends = [(conn.a, conn.b, conn.hops[0]["host"])]
+        if conn.bidirectional:
+            ends.append((conn.b, conn.a, conn.hops[-1]["host"]))
+        for src, dst, host in ends:
+            try:
+                shapers = await self.agents.shaper_counters(host, piece_name(conn.id))
+            except AgentError as err:
+                raise AgentRefused(err.host, err.reason) from None
+            for router, counted in shapers.items():
+                shaper = api.ShaperCounters(
+                    direction=f"{src} -> {dst}", host=host, router=router, **counted
+                )
+                out.shapers.append(shaper)
+        return out
 
     async def history(self, who: Principal, tenant: str, name: str) -> list[api.ConnectionEvent]:
         who.require_tenant(tenant)

@@ -12,10 +12,12 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
+from vnet.controller.errors import ServiceError
 from vnet.controller.principal import Principal
 from vnet.controller.service import ControllerService
 from vnet.controller.ui import session, view
 from vnet.controller.ui.render import page
+from vnet.model.controller_api import ConnectionCounters
 
 
 async def viewer(request: Request) -> Principal:
@@ -121,8 +123,13 @@ async def connection_context(
     connection = await service.connection(who, tenant, name)
     history = await service.history(who, tenant, name)
     links = await service.links(who)
+    try:
+        counters: ConnectionCounters | str = await service.counters(who, tenant, name)
+    except ServiceError as err:  # an agent that does not answer: the rest of the page still
+        counters = err.reason
     return {
         "connection": connection,
+        "counters": counters,
         "history": history,
         "arcs": view.path_arcs(connection, links),
     }
