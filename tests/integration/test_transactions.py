@@ -14,7 +14,17 @@ import pytest
 from vnet.lab import lab as labmod
 from vnet.lab import probes
 from vnet.lab.topology_file import load_topology
-from vnet.substrate import ApplyError, Kernel, lab_placement, nsfs, observe, plan, realize
+from vnet.substrate import (
+    ApplyError,
+    Kernel,
+    lab_placement,
+    namespace,
+    nsfs,
+    observe,
+    plan,
+    realize,
+)
+from vnet.substrate.namespace import REMNANT_AGE
 from vnet.tools import processes
 
 from .conftest import VNET, Labs, lab_namespaces, require_tools, vnet
@@ -116,8 +126,28 @@ def test_crash_remnant_mount_point_is_cleaned(labs: Labs) -> None:
     remnant = Path(nsfs.path(f"vnet-{name}-red-a"))
     remnant.parent.mkdir(exist_ok=True)
     remnant.touch()
+    old = time.time() - 2 * REMNANT_AGE  # a crash's remnant is old; a young one is let be
+    os.utime(remnant, (old, old))
     labmod.up(path)
     assert pending(path) == []
+
+
+def test_a_mount_point_being_bound_is_not_taken_for_a_remnant(labs: Labs) -> None:
+    """Agents of one lab share its prefix and start together: a scan that sees another's
+    mount point between its creation and its binding must leave it alone (it deleted it)."""
+    name, _ = labs.file("two-tenants.yaml")
+    young = Path(nsfs.path(f"vnet-{name}-being-made"))
+    young.parent.mkdir(exist_ok=True)
+    young.touch()
+    try:
+        with Kernel() as k:
+            scan = namespace.read(k, f"vnet-{name}-")
+            assert young.name not in scan.remnants and young.exists()
+            old = time.time() - 2 * REMNANT_AGE
+            os.utime(young, (old, old))
+            assert young.name in namespace.read(k, f"vnet-{name}-").remnants
+    finally:
+        young.unlink(missing_ok=True)
 
 
 def test_teardown_touches_nothing_foreign(labs: Labs) -> None:

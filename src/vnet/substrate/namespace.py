@@ -111,6 +111,10 @@ class NamespaceScan:
     remnants: list[str] = field(default_factory=list)
 
 
+# A mount point not bound for this long was left by a crash (binding takes microseconds).
+REMNANT_AGE = 10.0
+
+
 def read(k: Kernel, prefix: str, scope: str | None = None) -> NamespaceScan:
     """vnet's namespaces named `prefix*` (of `scope`, or of any scope)."""
     scan = NamespaceScan()
@@ -118,7 +122,11 @@ def read(k: Kernel, prefix: str, scope: str | None = None) -> NamespaceScan:
         try:
             ns = parse_namespace_mark(name, k.namespace_mark(name))
         except NotANamespace:
-            scan.remnants.append(name)
+            # Another process sharing the prefix (the agents of one lab start together)
+            # may be between creating this mount point and binding it: only an old one
+            # is a crash's remnant. Removing a young one deleted a namespace being made.
+            if nsfs.seconds_since_created(name) >= REMNANT_AGE:
+                scan.remnants.append(name)
             continue
         if ns is not None and (scope is None or ns.scope == scope):
             scan.found.append(ns)

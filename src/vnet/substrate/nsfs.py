@@ -15,6 +15,7 @@ import contextlib
 import ctypes
 import errno
 import os
+import time
 
 from vnet.tools.netns import CLONE_NEWNET, NETNS_RUN_DIR
 from vnet.tools.netns import entered as entered  # the substrate's callers find it here too
@@ -40,6 +41,14 @@ def path(name: str) -> str:
 
 def exists(name: str) -> bool:
     return os.path.exists(path(name))
+
+
+def seconds_since_created(name: str) -> float:
+    """How long ago the mount point was made (0 if it is gone: nothing to judge)."""
+    try:
+        return max(0.0, time.time() - os.stat(path(name)).st_mtime)
+    except FileNotFoundError:
+        return 0.0
 
 
 def _ensure_run_dir() -> None:
