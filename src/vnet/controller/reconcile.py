@@ -27,13 +27,12 @@ from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import AgentError, Agents, HostChange
 from vnet.controller.db.models import Connection, ConnectionState
 from vnet.controller.inventory import Inventory
+from vnet.controller.planner import PIECE_PREFIX, piece_name
 from vnet.controller.service import planning, store
 from vnet.controller.service.database import Database
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 
 log = logging.getLogger(__name__)
-
-PREFIX = "vc"  # the controller's pieces: "vc<connection id>"
 
 
 @dataclass
@@ -54,13 +53,13 @@ class Drift:
 
 
 def controllers(name: str) -> bool:
-    return name.startswith(PREFIX) and name[len(PREFIX) :].isdigit()
+    return name.startswith(PIECE_PREFIX) and name[len(PIECE_PREFIX) :].isdigit()
 
 
 def expected_on(session: Session, inv: Inventory, host: str, policy: Policy) -> Expected:
     out = Expected()
     for conn, tenant in store.live_connections(session):
-        name = f"{PREFIX}{conn.id}"
+        name = piece_name(conn.id)
         out.ids[name] = conn.id
         if conn.state != ConnectionState.ESTABLISHED:
             out.busy.add(name)
