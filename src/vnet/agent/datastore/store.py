@@ -254,6 +254,17 @@ class Datastore:
         tree, hc = validation.prepare(self.config, new_tree, self.running)
         await self._transact(tree, hc, rollback)
 
+    def _confirm_unchanged(self, session: str) -> None:
+        """A confirming commit of an unchanged candidate: running is already valid and in
+        the kernel, so only the disk drops the rollback point. Validating and converging
+        again cost the controller's every request a full commit (confirm ~10 of ~35 ms)."""
+        self.check_lock(RUNNING, session)
+        try:
+            self.file.stage(self.running, None)
+            self.file.promote()
+        except OSError as err:
+            raise disk_error("saving the configuration", err, "nothing was changed") from None
+
     def _pending_rollback(self) -> dict[str, Any] | None:
         """The rollback point an ordinary commit keeps on disk (a confirmed commit's)."""
         pending = self.confirms.pending
@@ -378,7 +389,10 @@ class Datastore:
             if confirmed:
                 kept = self._pending_rollback()
                 rollback = kept if kept is not None else self.running
-            await self._commit_locked(self.candidate, session, rollback)
+            if rollback is None and self.confirms.pending is not None and not self.candidate_dirty:
+                self._confirm_unchanged(session)
+            else:
+                await self._commit_locked(self.candidate, session, rollback)
             self.candidate = copy.deepcopy(self.running)
             self.candidate_dirty = False
             if rollback is not None:
