@@ -168,6 +168,27 @@ def test_kill_9_while_pending_then_restart_brings_the_previous_configuration_bac
         assert in_kernel(a, "before") and not in_kernel(a, "pending")
 
 
+def test_kill_9_after_the_confirm_then_restart_keeps_the_confirmed_configuration(
+    tmp_path: Path,
+) -> None:
+    """The confirm of an unchanged candidate only rewrites the disk without the rollback
+    point: a restart must find the confirmed configuration, not go back."""
+    with running_agent(tmp_path, frontends="netconf") as a:
+        m = a.netconf()  # not closed: the agent dies under it
+        m.edit_config(target="running", config=NETWORK_XML)
+        m.edit_config(target="running", config=vr_config("before", "10.1.0.1/24"))
+        m.edit_config(target="candidate", config=vr_config("after", "10.1.0.2/24"))
+        m.commit(confirmed=True, persist="p")
+        m.commit(persist_id="p")  # the confirming commit
+        assert nothing_pending(m)
+        os.kill(a.proc.pid, signal.SIGKILL)
+        a.proc.wait(10)
+        a.sandbox.start("netconf")
+        with a.netconf() as m:
+            assert routers(m) == ["after", "before"] and nothing_pending(m)
+        assert in_kernel(a, "before") and in_kernel(a, "after")
+
+
 @pytest.fixture
 def two_agents(tmp_path: Path) -> Iterator[tuple[AgentUnderTest, AgentUnderTest]]:
     with (
