@@ -1,5 +1,8 @@
 """Files that are on disk when the call returns (fsynced, with their directory entry), and
-that a failure (a full or read-only disk) leaves as they were, with no temporary file."""
+that a failure (a full or read-only disk) leaves as they were, with no temporary file.
+
+A process killed between staging and rename leaves its staging file
+(`staging_path`); whoever owns the file removes it with `remove_with_staging`."""
 
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ def write_durably(path: Path, data: bytes, mode: int = 0o600, *, with_entry: boo
 def replace_durably(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Replace `path` atomically: a reader sees the old or the new content, never a part;
     OSError leaves the old file and no temporary one."""
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = staging_path(path)
     write_durably(tmp, data, mode, with_entry=False)
     try:
         tmp.replace(path)
@@ -40,6 +43,17 @@ def replace_durably(path: Path, data: bytes, mode: int = 0o600) -> None:
         remove_quietly(tmp)
         raise
     sync_directory(path.parent)
+
+
+def staging_path(path: Path) -> Path:
+    """Where `replace_durably` stages the next content of `path`."""
+    return path.with_name(path.name + ".tmp")
+
+
+def remove_with_staging(path: Path) -> None:
+    """Remove `path` and the staging file a killed `replace_durably` may have left beside it."""
+    path.unlink(missing_ok=True)
+    staging_path(path).unlink(missing_ok=True)
 
 
 def sync_directory(directory: Path) -> None:
