@@ -51,3 +51,16 @@ def test_a_kill_between_staging_and_rename_leaves_a_staging_file_its_owner_remov
     assert staging_path(target).read_bytes() == b"new"
     remove_with_staging(target)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_stale_staging_file_is_never_written_into(tmp_path: Path) -> None:
+    target = tmp_path / "secret"
+    stale = staging_path(target)
+    stale.write_bytes(b"")
+    stale.chmod(0o666)  # left by someone else, loose, and still open there
+    with stale.open("rb") as elsewhere:
+        replace_durably(target, b"key material")
+        assert elsewhere.read() == b""  # the new bytes went into a new file
+    assert target.read_bytes() == b"key material"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert not stale.exists()
