@@ -9,6 +9,8 @@ here, by `hooks/sitecustomize.py`, which conftest puts on PYTHONPATH:
     VNET_TEST_HANG_AT_STEP=K   the process holds before step K, so a test can kill -9 it
     VNET_TEST_KILL_AFTER_SPAWN=K   `lab up` kills itself (SIGKILL) right after it spawned
                                its K-th agent (0-based), before it does anything else
+    VNET_TEST_KILL_IN_RECORD_WRITE=1   `lab up` kills itself (SIGKILL) in its first write
+                               of the lab's record: the staging file made, not yet written
 
 `python faulty_vnet.py ARGS` runs `vnet ARGS` with the hooks installed.
 """
@@ -23,6 +25,7 @@ from typing import Any
 FAIL_ENV = "VNET_TEST_FAIL_AT_STEP"
 HANG_ENV = "VNET_TEST_HANG_AT_STEP"
 KILL_ENV = "VNET_TEST_KILL_AFTER_SPAWN"
+KILL_IN_WRITE_ENV = "VNET_TEST_KILL_IN_RECORD_WRITE"
 
 
 class InjectedFailure(RuntimeError):
@@ -80,7 +83,24 @@ def kill_after_spawn(k: int) -> None:
     agents.start = start  # type: ignore[assignment]
 
 
+def kill_in_record_write() -> None:
+    """The lab's first record write dies as kill -9 makes it, right after it opened its
+    staging file (empty, as a kill in the middle of the write leaves it)."""
+    import signal
+
+    import vnet.lab.lab as lab
+    from vnet.tools import durable
+
+    def replace_durably(path: Any, data: bytes, mode: int = 0o600) -> None:
+        os.close(os.open(durable.staging_path(path), os.O_WRONLY | os.O_CREAT, mode))
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    lab.replace_durably = replace_durably  # type: ignore[assignment]
+
+
 def install_from_environment() -> None:
+    if os.environ.get(KILL_IN_WRITE_ENV):
+        kill_in_record_write()
     if os.environ.get(KILL_ENV):
         kill_after_spawn(int(os.environ[KILL_ENV]))
     if os.environ.get(FAIL_ENV):

@@ -1,7 +1,9 @@
 """NACM (RFC 8341) on a real agent: a tenant administrator over NETCONF (ncclient)
-and RESTCONF (curl) sees and manages only its tenant's VRs; the rules are
-configured over NETCONF itself, an invalid rule path is refused at its path,
-and the recovery user can always repair the rules."""
+and RESTCONF (curl) sees and manages only its tenant's VRs, and cannot stop or undo
+another tenant through the datastores they share (lock, discard-changes, commit,
+confirmed commit, kill-session); the rules are configured over NETCONF itself, an
+invalid rule path is refused at its path, and the recovery user can always repair
+the rules."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ PORTS = {"netconf": 8831, "restconf": 8444}
 USERS = [
     {"name": "admin", "password": "adm1n-pw"},  # the first user: the recovery user
     {"name": "alice", "password": "al1ce-pw", "tenant": "A"},
+    {"name": "bruno", "password": "brun0-pw", "tenant": "B"},
     {"name": "carol", "password": "car0l-pw"},
 ]
 PASSWORDS = {u["name"]: u["password"] for u in USERS}
@@ -186,3 +189,73 @@ def test_rule_with_a_tenant_predicate_over_netconf(agent: SandboxAgent) -> None:
             delete = f"""<config xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0">
             <nacm xmlns="{NACM_NS}" nc:operation="remove"/></config>"""
             m.edit_config(target="running", config=delete)
+
+
+def _router_names(m, source: str) -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted(_names(m.get_config(source=source).data_xml, "router"))
+
+
+def test_a_tenant_may_not_lock_what_every_tenant_shares(agent: SandboxAgent) -> None:
+    with _nc(agent, "alice") as alice, _nc(agent, "bruno") as bruno:
+        for target in ("running", "candidate"):
+            with pytest.raises(RPCError) as err:
+                alice.lock(target)
+            assert err.value.tag == "access-denied", err.value.message
+        # so tenant B (and the controller, the recovery user) still write
+        bruno.edit_config(target="running", config=_router("rb-l", "nb", "10.2.0.5/24"))
+        with _nc(agent, "admin") as admin:
+            admin.lock("running")  # the operator may
+            admin.unlock("running")
+        bruno.edit_config(target="running", config=_delete_router("rb-l"))
+
+
+def _delete_router(name: str) -> str:
+    return (
+        '<config xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0">'
+        f'<routers xmlns="{NS}"><router nc:operation="delete"><name>{name}</name></router>'
+        "</routers></config>"
+    )
+
+
+def test_a_tenant_may_not_discard_or_commit_what_others_staged(agent: SandboxAgent) -> None:
+    with _nc(agent, "alice") as alice, _nc(agent, "bruno") as bruno, _nc(agent, "admin") as admin:
+        try:
+            bruno.edit_config(target="candidate", config=_router("rb-c", "nb", "10.2.0.6/24"))
+            with pytest.raises(RPCError) as err:
+                alice.discard_changes()
+            assert err.value.tag == "access-denied", err.value.message
+            assert err.value.path == "/vr:routers/vr:router[vr:name='rb-c']"
+            with _nc(agent, "carol") as carol, pytest.raises(RPCError) as err:
+                carol.discard_changes()  # no tenant, but write-default deny
+            assert err.value.tag == "access-denied", err.value.message
+            alice.edit_config(target="candidate", config=_router("ra-c", "na", "10.1.0.6/24"))
+            with pytest.raises(RPCError) as err:  # it would make B's staged VR live too
+                alice.commit()
+            assert err.value.tag == "access-denied", err.value.message
+            assert "rb-c" not in _router_names(admin, "running")
+            assert {"ra-c", "rb-c"} <= set(_router_names(admin, "candidate"))  # nothing lost
+            with pytest.raises(RPCError) as err:  # B may not undo A's staged VR either
+                bruno.discard_changes()
+            assert err.value.path == "/vr:routers/vr:router[vr:name='ra-c']"
+            bruno.edit_config(target="candidate", config=_delete_router("rb-c"))
+            with pytest.raises(RPCError) as err:  # holds the datastore like a lock
+                alice.commit(confirmed=True, timeout="600")
+            assert err.value.tag == "access-denied", err.value.message
+            alice.commit()  # only A's own change is staged now
+            assert "ra-c" in _router_names(admin, "running")
+            alice.edit_config(target="candidate", config=_delete_router("ra-c"))
+            alice.discard_changes()  # its own staged change
+            assert "ra-c" in _router_names(admin, "candidate")
+        finally:
+            admin.discard_changes()
+            admin.edit_config(
+                target="running", config=_delete_router("ra-c").replace("delete", "remove")
+            )
+
+
+def test_a_tenant_may_not_kill_another_session(agent: SandboxAgent) -> None:
+    with _nc(agent, "admin") as admin, _nc(agent, "alice") as alice:
+        with pytest.raises(RPCError) as err:
+            alice.kill_session(admin.session_id)
+        assert err.value.tag == "access-denied", err.value.message
+        assert _router_names(admin, "running")  # the operator's session lives on

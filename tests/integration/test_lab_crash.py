@@ -1,6 +1,7 @@
 """Lab crash safety (issue 17, finding 3): `vnet lab up` killed with SIGKILL right after it
 spawned an agent (each agent in turn), then `vnet lab down` stops every agent the lab
-started and removes everything; `vnet lab up` after such a crash works too."""
+started and removes everything; `vnet lab up` after such a crash works too. `lab up`
+killed inside the write of its record leaves a staging file that `lab down` removes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from vnet.lab import lab as labmod
 from vnet.tools.wait import WaitTimeout, wait_until
 
 from .conftest import Labs, lab_namespaces, vnet
-from .faulty_vnet import KILL_ENV
+from .faulty_vnet import KILL_ENV, KILL_IN_WRITE_ENV
 
 HOSTS = 2  # examples/managed.yaml: an agent on h1 and on h2
 
@@ -67,3 +68,16 @@ def test_up_after_a_crash_right_after_a_spawn_works(labs: Labs) -> None:
     assert len(agent_processes(name)) == HOSTS, agent_processes(name)
     vnet("lab", "down", name)
     none_left(name)
+
+
+def test_down_after_a_crash_in_the_record_write_leaves_no_staging_file(labs: Labs) -> None:
+    name, path = labs.file("managed.yaml")
+    done = vnet("lab", "up", str(path), env={KILL_IN_WRITE_ENV: "1"}, check=False)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    staging = labmod.RECORD_DIR / f"{name}.json.tmp"
+    assert staging.exists() and staging.stat().st_size == 0  # what the crash leaves
+    vnet("lab", "down", name)
+    none_left(name)
+    assert lab_namespaces(name) == []
+    left = sorted(p.name for p in labmod.RECORD_DIR.iterdir() if p.name.startswith(name))
+    assert left == [], left

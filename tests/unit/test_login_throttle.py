@@ -13,6 +13,7 @@ from vnet.agent import private_files
 from vnet.agent.logins import LoginThrottle
 from vnet.agent.netconf.server import host_key
 from vnet.agent.restconf.tls import ensure_certificate
+from vnet.tools.durable import staging_path
 
 
 class Clock:
@@ -61,14 +62,16 @@ def test_private_files_are_private_from_the_first_byte(
     real_fsync = os.fsync
 
     def fsync(fd: int) -> None:  # the file's mode while its bytes are being written
-        seen.append(stat.S_IMODE(os.fstat(fd).st_mode))
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):  # not the directory's fsync after the rename
+            seen.append(stat.S_IMODE(st.st_mode))
         real_fsync(fd)
 
-    monkeypatch.setattr(private_files.os, "fsync", fsync)
+    monkeypatch.setattr(os, "fsync", fsync)
     old = os.umask(0o000)  # the loosest umask a caller could leave behind
     try:
         target = tmp_path / "secret"
-        stale = tmp_path / ".secret.tmp"
+        stale = staging_path(tmp_path / "secret")
         stale.write_text("stale")
         stale.chmod(0o666)  # a leftover temporary file with a loose mode is not reused
         private_files.write_private(target, b"key material")

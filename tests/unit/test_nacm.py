@@ -387,3 +387,45 @@ def test_tenant_admin_manages_its_connections_only(tmp_path: Path) -> None:
     locators[SRV6]["locator"] = []
     with pytest.raises(RpcError):  # the host's locators are the operator's
         nacm.authorise_write("alice", own, locators)
+
+
+def test_a_tenant_neither_holds_nor_undoes_the_shared_datastores(tmp_path: Path) -> None:
+    nacm, running = Nacm(_config(tmp_path)), _tree()
+    assert not nacm.may_exec("alice", running, "ietf-netconf", "lock")
+    assert nacm.may_exec("alice", running, "ietf-netconf", "unlock")  # only ever its own
+    assert nacm.may_exec("root", running, "ietf-netconf", "lock")
+    own, others = copy.deepcopy(running), copy.deepcopy(running)
+    own[VRS]["router"].append(_router("ra2", "na", 3))
+    others[VRS]["router"].append(_router("rb2", "nb", 4))
+    nacm.authorise_commit("alice", running, own, confirmed=False)
+    nacm.authorise_discard("alice", running, own, running)
+    for user in ("alice", "carol"):  # a tenant; a user with write-default deny
+        with pytest.raises(RpcError) as err:
+            nacm.authorise_discard(user, running, others, running)
+        assert err.value.tag == ErrorTag.ACCESS_DENIED
+        assert err.value.path == "/vr:routers/vr:router[vr:name='rb2']"
+    with pytest.raises(RpcError) as err:
+        nacm.authorise_commit("alice", running, others, confirmed=False)
+    assert "commit would make a change user 'alice' may not make" in err.value.message
+    with pytest.raises(RpcError) as err:  # it would hold the datastore as a lock does
+        nacm.authorise_commit("alice", running, own, confirmed=True)
+    assert err.value.tag == ErrorTag.ACCESS_DENIED
+    nacm.authorise_commit("root", running, others, confirmed=True)  # the recovery user
+    grant = {  # the datastore's rules come first: an operator may let a tenant lock
+        "rule-list": [
+            {
+                "name": "ops",
+                "group": ["tenant-A"],
+                "rule": [
+                    {
+                        "name": "may-lock",
+                        "module-name": "ietf-netconf",
+                        "rpc-name": "lock",
+                        "access-operations": "exec",
+                        "action": "permit",
+                    }
+                ],
+            }
+        ]
+    }
+    assert nacm.may_exec("alice", _tree(grant), "ietf-netconf", "lock")

@@ -17,6 +17,7 @@ from vnet.agent.datastore import Datastore, drift
 from vnet.agent.frontends import FRONTENDS, Running, starter
 from vnet.agent.startup import serve_while_reconciling, startup_to_apply
 from vnet.model.agent_config import AgentConfig
+from vnet.tools.durable import replace_durably
 
 log = logging.getLogger("vnet.agent")
 
@@ -69,12 +70,8 @@ async def run(
         for sig in (signal.SIGTERM, signal.SIGINT):
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
         # Tells whoever started us (e.g. `vnet lab up`) that every port is open.
-        with open(ready_path(config) + ".tmp", "w") as f:
-            json.dump(
-                {"pid": os.getpid(), "address": config.address, "ports": config.ports.model_dump()},
-                f,
-            )
-        os.replace(ready_path(config) + ".tmp", ready_path(config))
+        ready = {"pid": os.getpid(), "address": config.address, "ports": config.ports.model_dump()}
+        replace_durably(Path(ready_path(config)), json.dumps(ready).encode(), 0o644)
         _settle_after_start()
         await stop.wait()
     finally:

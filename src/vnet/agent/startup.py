@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from vnet.agent.datastore import Datastore
 from vnet.agent.datastore.locks import Locks
 from vnet.model.yang.decode import parse_json, tree_from_json
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.tools.durable import replace_durably
 
 APPLIED = "startup.applied"  # the digest of the startup file last applied
 
@@ -80,7 +80,7 @@ async def reconcile(ds: Datastore, initial: dict[str, Any] | None, data: bytes) 
     if initial is None:
         return False
     # only once the datastore holds it: a failed start applies the file again next time
-    _write_atomically(ds.config.state_dir / APPLIED, _digest(data))
+    replace_durably(ds.config.state_dir / APPLIED, _digest(data).encode())
     return True
 
 
@@ -125,15 +125,6 @@ async def serve_while_reconciling(
             task.cancel()
         ds.locks = locks
     return applied
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
 
 
 __all__ = [

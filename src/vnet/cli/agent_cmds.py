@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from pathlib import Path
 
 import click
@@ -51,7 +50,12 @@ def agent() -> None:
     help="Start from this configuration (RFC 7951 JSON), validated like an edit; "
     "applied when it changed since it was last applied.",
 )
-@click.option("-v", "--verbose", is_flag=True)
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="-v: vnet's debug records; -vv: the libraries' too (SSH, HTTP).",
+)
 def run(
     config_path: str | None,
     state_dir: Path | None,
@@ -62,15 +66,13 @@ def run(
     users: tuple[str, ...],
     frontends: str | None,
     startup: Path | None,
-    verbose: bool,
+    verbose: int,
 ) -> None:
     """Serve this host's datastore until SIGTERM; reconcile the kernel first."""
     from vnet.agent.main import run as run_agent
+    from vnet.tools import logs
 
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-    )
+    logs.configure(verbose)
     overrides: dict[str, object] = {"state_dir": state_dir, "address": address, "host": host_name}
     extra_users = []
     for spec in users:

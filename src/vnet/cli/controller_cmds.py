@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -63,25 +62,40 @@ state_dir_option = click.option(
 @database_option
 @click.option("--listen", help="Address to serve the API on (default 127.0.0.1).")
 @click.option("--port", type=int, help="Port to serve the API on (default 8480).")
-@click.option("-v", "--verbose", is_flag=True)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Log to this file, rotated by size (log_max_bytes, log_backups); default: stderr.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    count=True,
+    help="-v: vnet's debug records; -vv: the libraries' too (ncclient, SSH, HTTP).",
+)
 def run(
     config_path: Path | None,
     state_dir: Path | None,
     database: str | None,
     listen: str | None,
     port: int | None,
-    verbose: bool,
+    log_file: Path | None,
+    verbose: int,
 ) -> None:
     """Serve the API until SIGTERM; migrate and recover first."""
     from vnet.controller.server import StartError
     from vnet.controller.server import run as run_controller
+    from vnet.tools import logs
 
     overrides = {"state_dir": state_dir, "database": database, "listen": listen, "port": port}
-    config = load_config(config_path, overrides)
-    logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-    )
+    config = load_config(config_path, {**overrides, "log_file": log_file})
+    file = None
+    if config.log_file is not None:
+        file = logs.LogFile(config.log_file, config.log_max_bytes, config.log_backups)
+    try:
+        logs.configure(verbose, file)
+    except OSError as err:
+        raise click.ClickException(f"log file {config.log_file}: {err.strerror}") from None
     inventory = None
     if config.inventory is not None:
         from vnet.lab.topology_file import TopologyFileError, load_topology

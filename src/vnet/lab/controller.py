@@ -11,6 +11,7 @@ writes its provider token into its state directory, and is stopped by PID on `vn
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import subprocess
@@ -37,7 +38,8 @@ WHAT = "controller"  # its ProcessRecord's name in the lab's record
 CONFIG = "controller.yaml"  # the ControllerConfig handed over (JSON is valid YAML)
 INVENTORY = "inventory.yaml"  # the lab's file without its connections
 PASSWORD = "agents.password"  # the agents' password (0600), named by the config
-LOG = "controller.log"
+LOG = "controller.log"  # the controller's own, rotated by size (ControllerConfig.log_*)
+OUT = "controller.out"  # its stdout and stderr: what escapes logging (a failed start)
 READY_TIMEOUT = 90.0  # seconds: migrations, the inventory, recovery, then serving
 
 
@@ -103,6 +105,7 @@ def controller_config(topo: Topology, directory: Path) -> ControllerConfig:
         agents=access,
         margin=section.margin,
         confirm_timeout=section.confirm_timeout,
+        log_file=directory / LOG,
     )
 
 
@@ -129,25 +132,28 @@ def start(topo: Topology, directory: Path) -> subprocess.Popen[bytes]:
     """Spawn `vnet controller run` in the management namespace, held at the gate until
     `agents.release(child)`, like an agent."""
     controller_config(topo, directory).ready_path.unlink(missing_ok=True)  # a stale one
-    log = (directory / LOG).open("ab")
-    (directory / f"{LOG}.offset").write_text(str(log.tell()))  # where this start's log begins
-    return processes.spawn(
-        management_namespace(topo.name),
-        [
-            *agents.GATE,
-            *(sys.executable, "-m", "vnet", "controller", "run"),
-            *("--config", str(directory / CONFIG)),
-        ],
-        stdout=log,
-        stderr=log,
-        stdin=subprocess.PIPE,
-        start_new_session=True,  # outlives `vnet lab up`; stopped by PID by `vnet lab down`
-    )
+    with (directory / OUT).open("wb") as out:  # this start's only; the child keeps its copy
+        return processes.spawn(
+            management_namespace(topo.name),
+            [
+                *agents.GATE,
+                *(sys.executable, "-m", "vnet", "controller", "run"),
+                *("--config", str(directory / CONFIG)),
+            ],
+            stdout=out,
+            stderr=out,
+            stdin=subprocess.PIPE,
+            start_new_session=True,  # outlives `vnet lab up`; stopped by PID by `vnet lab down`
+        )
 
 
 def _log_tail(directory: Path) -> str:
-    offset = int((directory / f"{LOG}.offset").read_text())
-    return (directory / LOG).read_bytes()[offset:].decode(errors="replace")[-2000:]
+    """What this start wrote outside its log (a start error), else the log's last lines."""
+    for name in (OUT, LOG):
+        with contextlib.suppress(OSError):
+            if text := (directory / name).read_bytes()[-2000:].decode(errors="replace"):
+                return text
+    return ""
 
 
 def _ready(child: subprocess.Popen[bytes], config: ControllerConfig) -> bool:

@@ -39,7 +39,7 @@ from vnet.substrate import (
 )
 from vnet.substrate.kernel import NotANamespace
 from vnet.tools import cgroupfs, processes
-from vnet.tools.durable import replace_durably
+from vnet.tools.durable import remove_with_staging, replace_durably
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
 
@@ -269,7 +269,7 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
                 progress=progress,
             )
         timings.time("delete", t)
-    record_path(name).unlink(missing_ok=True)
+    remove_with_staging(record_path(name))  # and a staging file left by a killed `up`
     lab_dir = RECORD_DIR / name
     if lab_dir.is_dir():
         shutil.rmtree(lab_dir)  # the agents' state: made by this lab only

@@ -56,7 +56,7 @@ class AgentAccess(_Strict):
 
 
 class ControllerConfig(_Strict):
-    state_dir: Path  # the SQLite database (default), the provider token, the log
+    state_dir: Path  # the SQLite database (default), the provider token
     # SQLAlchemy URL; None: SQLite in state_dir. Several controllers may share one PostgreSQL.
     database: str | None = None
     listen: str = "127.0.0.1"
@@ -75,6 +75,11 @@ class ControllerConfig(_Strict):
     utilisation_interval: float = Field(1.0, gt=0)  # seconds between class-counter polls
     # the provider administrator's API token, written (0600) at first start if absent
     provider_token_file: Path | None = None
+    # None: log to stderr (whoever started the controller keeps it). A file: the controller
+    # owns it and rotates it by size, keeping log_backups older files (vnet.tools.logs)
+    log_file: Path | None = None
+    log_max_bytes: int = Field(10 * 2**20, ge=4096)
+    log_backups: int = Field(3, ge=0, le=100)
 
     @property
     def provider_token_path(self) -> Path:

@@ -33,6 +33,7 @@ class Datastore:
         self.running: dict[str, Any] = {}
         self.candidate: dict[str, Any] = {}
         self.candidate_dirty = False
+        self.candidate_base: dict[str, Any] = {}  # the tree the staged changes were made on
         self.locks = Locks()
         self.events = EventBus()
         self.nacm = Nacm(config)  # who may read, change and run what (RFC 8341)
@@ -221,6 +222,8 @@ class Datastore:
             elif target == RUNNING:
                 await self._commit_locked(new_tree, session, self._pending_rollback())
             elif target == CANDIDATE:
+                if not self.candidate_dirty:
+                    self.candidate_base = before
                 self.candidate = new_tree
                 self.candidate_dirty = True
             else:
@@ -364,12 +367,14 @@ class Datastore:
         confirm_timeout: float = DEFAULT_TIMEOUT,
         persist: str | None = None,
         persist_id: str | None = None,
+        user: str | None = None,
     ) -> None:
         """<commit>: the candidate becomes running. `confirmed`: only until a confirming
         commit (a plain one from this session, or with `persist_id` = `persist` from any)
-        arrives within `confirm_timeout` seconds; else running goes back (confirm.py)."""
+        arrives within `confirm_timeout` seconds; else running goes back (confirm.py).
+        `user`: who commits, authorised by the commit's effect (Nacm.authorise_commit)."""
         await self._to_the_end(
-            self._commit(session, confirmed, confirm_timeout, persist, persist_id)
+            self._commit(session, confirmed, confirm_timeout, persist, persist_id, user)
         )
 
     async def _commit(
@@ -379,10 +384,12 @@ class Datastore:
         timeout: float,
         persist: str | None,
         persist_id: str | None,
+        user: str | None,
     ) -> None:
         async with self.write_lock:
             self.check_lock(CANDIDATE, session)
             self.confirms.authorise(session, persist_id, "commit")
+            self.nacm.authorise_commit(user, self.running, self.candidate, confirmed)
             # confirmed: the rollback point (the series' first) is on disk with the commit;
             # else this confirms what is pending, and the rollback point goes
             rollback = None
@@ -440,8 +447,11 @@ class Datastore:
         self.confirms.settle()
         log.info("confirmed commit rolled back")
 
-    def discard_changes(self, session: str = "") -> None:
+    def discard_changes(self, session: str = "", user: str | None = None) -> None:
+        """<discard-changes>, if `user` may undo what is staged (Nacm.authorise_discard)."""
         self.check_lock(CANDIDATE, session)
+        if self.candidate_dirty:
+            self.nacm.authorise_discard(user, self.running, self.candidate, self.candidate_base)
         self.candidate = copy.deepcopy(self.running)
         self.candidate_dirty = False
 

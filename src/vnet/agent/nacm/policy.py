@@ -3,6 +3,7 @@ configuration (their external groups and tenant), and the recovery user."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from vnet.agent.nacm import paths, rules, tenant
@@ -10,6 +11,7 @@ from vnet.agent.nacm.access import Access
 from vnet.model.agent_config import AgentConfig
 from vnet.model.yang import host as codec
 from vnet.model.yang import schema
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import NETWORKS, ROUTERS
 
 
@@ -109,3 +111,47 @@ class Nacm:
     def may_exec(self, user: str | None, running: dict[str, Any], module: str, rpc: str) -> bool:
         access = self.access(user, running)
         return access is None or access.may_exec(module, rpc)
+
+    # -- the shared candidate and the datastore's holders ----------------------------
+    # Every session shares one candidate and one running datastore, so <commit> and
+    # <discard-changes> act on what others staged, and a lock or a confirmed commit
+    # stops everyone else. Each is decided by its effect (docs/agent.md).
+    def authorise_commit(
+        self, user: str | None, running: dict[str, Any], candidate: dict[str, Any], confirmed: bool
+    ) -> None:
+        """May `user` make `candidate` running? Only if it may make every change that
+        brings (the edit running -> candidate); a confirmed commit also holds the
+        datastore (no one else may commit until it is confirmed, and its rollback takes
+        back everyone's changes since), so it needs the right to `lock` too."""
+        access = self.access(user, running)
+        if access is None:
+            return
+        if confirmed and not access.may_exec("ietf-netconf", "lock"):
+            raise RpcError(
+                ErrorTag.ACCESS_DENIED,
+                f"user {user!r} may not make a confirmed commit: it holds the datastore "
+                "as <lock> does, and the user may not run 'lock' (NACM)",
+                ErrorType.PROTOCOL,
+            )
+        _as_effect_of("commit", access, running, candidate)
+
+    def authorise_discard(
+        self, user: str | None, running: dict[str, Any], candidate: dict[str, Any], base: Any
+    ) -> None:
+        """May `user` drop the candidate's staged changes (the edit candidate -> `base`,
+        the tree they were made on)?"""
+        access = self.access(user, running)
+        if access is not None:
+            _as_effect_of("discard-changes", access, candidate, base)
+
+
+def _as_effect_of(operation: str, access: Access, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """The write check of old -> new, its refusal naming `operation`."""
+    try:
+        access.check_write(old, new)
+    except RpcError as err:
+        raise dataclasses.replace(
+            err,
+            message=f"{operation} would make a change user {access.user!r} may not make "
+            f"(every session shares the candidate): {err.message}",
+        ) from None

@@ -1,6 +1,8 @@
 """The tenant template: "tenant T's administrator manages T's VRs (their interfaces and
 routes) and T's SRv6 connections, reads T's networks, and reads nothing else" (not the
-host's underlay classes or SRv6 locators: those are the operator's).
+host's underlay classes or SRv6 locators: those are the operator's), and never stops
+or undoes another tenant: no <lock> of the datastores every tenant shares (nor a
+confirmed commit, which holds them as a lock does: Nacm.authorise_commit).
 
 It is an ordinary rule-list; a user the agent's configuration marks with
 `tenant: T` is in its group, and the list is evaluated after the rule-lists
@@ -44,6 +46,14 @@ def rule_list(tenant: str) -> dict[str, Any]:
                 "path": f"/vr:virtual-networks/vr:network[vr:tenant='{tenant}']",
                 "access-operations": "read",
                 "action": "permit",
+            },
+            {
+                "name": "no-lock",
+                "module-name": "ietf-netconf",
+                "rpc-name": "lock",
+                "access-operations": "exec",
+                "action": "deny",
+                "comment": "a lock (and a confirmed commit) would stop every other tenant",
             },
             {
                 "name": "nothing-else",

@@ -381,7 +381,7 @@ async def op_validate(s: Session, op: etree._Element) -> None:
 
 
 async def op_commit(s: Session, op: etree._Element) -> None:
-    await s.ds.commit(s.id, **commit_options(op))
+    await s.ds.commit(s.id, **commit_options(op), user=s.user)
     return None
 
 
@@ -391,7 +391,7 @@ async def op_cancel_commit(s: Session, op: etree._Element) -> None:
 
 
 async def op_discard_changes(s: Session, op: etree._Element) -> None:
-    s.ds.discard_changes(s.id)
+    s.ds.discard_changes(s.id, s.user)
     return None
 
 

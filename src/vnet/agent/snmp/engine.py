@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import socket
 from pathlib import Path
@@ -29,6 +28,7 @@ from vnet.agent.config import AgentConfig, SnmpUser
 from vnet.agent.logins import LoginThrottle
 from vnet.model.mib import oids
 from vnet.model.mib.oids import OID
+from vnet.tools.durable import replace_durably
 
 AUTH = {
     "SHA": pconfig.USM_AUTH_HMAC96_SHA,
@@ -67,11 +67,7 @@ def engine_identity(state_dir: Path, configured: str | None) -> tuple[bytes, int
         engine_id = pen.to_bytes(4, "big") + b"\x05" + secrets.token_bytes(8)
     boots = int(data.get("boots", 0)) + 1 if data.get("engine_id") == engine_id.hex() else 1
     boots = min(boots, 2147483647)  # RFC 3414: then it stays there
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"engine_id": engine_id.hex(), "boots": boots}))
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
-    tmp.replace(path)
+    replace_durably(path, json.dumps({"engine_id": engine_id.hex(), "boots": boots}).encode())
     return engine_id, boots
 
 
