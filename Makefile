@@ -1,14 +1,15 @@
 # The two commands of the README: `make demo` and `make test`.
-# Each installs what is missing first (scripts/bootstrap.sh), quietly when all is there.
+# Each installs what is missing first (scripts/bootstrap.sh), quietly when all is there:
+# `make demo` only what the demo runs, `make test` the whole test toolchain.
 
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
 VENV := .venv/bin
 CARGO_CRATES := $(wildcard perfbench/Cargo.toml hypervisor/Cargo.toml)
 
-.PHONY: demo test bootstrap bootstrap-rust lint unit integration fuzz rust rust-test bench-build clean
+.PHONY: demo test bootstrap-demo bootstrap bootstrap-rust lint unit integration fuzz rust rust-test bench-build clean
 
-demo: bootstrap
+demo: bootstrap-demo
 	$(VENV)/vnet demo
 
 # compileall: the tests start hundreds of agents and CLI processes; with byte-code written
@@ -16,6 +17,9 @@ demo: bootstrap
 test: bootstrap-rust lint rust-test
 	@$(VENV)/python -m compileall -q src >/dev/null
 	$(VENV)/pytest -q tests
+
+bootstrap-demo:
+	@scripts/bootstrap.sh --demo
 
 bootstrap:
 	@scripts/bootstrap.sh

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install what vnet needs on Debian 12, idempotently; quiet when all is there.
-#   scripts/bootstrap.sh          Python side (demo): system tools, uv, the virtual environment
-#   scripts/bootstrap.sh --rust   also a Rust toolchain for the native crates (tests, benchmarks)
+#   scripts/bootstrap.sh --demo   what `make demo` needs: the lab's tools, uv, and the
+#                                 environment without the test toolchain
+#   scripts/bootstrap.sh          the Python side of the tests as well (`make lint`, `make unit`)
+#   scripts/bootstrap.sh --rust   also a Rust toolchain for the native crates (`make test`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,30 +11,39 @@ UV_VERSION=0.13.9
 TOOLS=.cache/tools
 export UV_PYTHON_DOWNLOADS=never   # only package registries are reachable
 
-# Tools the code and the tests run as independent programs.
-APT_PACKAGES=(iproute2 iputils-ping fping iperf3 tcpdump netsniff-ng python3 python3-venv
-              openvswitch-switch openvswitch-common curl
-              # the libyang binding is built from source against Debian's libyang2
-              gcc python3-dev libffi-dev libyang2-dev libyang2-tools
-              # reference NETCONF server and client for comparisons and interop
-              netconfd yangcli openssh-server openssh-client
-              # SNMP: Net-SNMP clients and trap receiver for tests, smilint for the MIB;
-              # erlang-snmp carries SNMPv2-SMI/-TC/-CONF and INET-ADDRESS-MIB (Debian's
-              # own IETF MIB files are non-free) so smilint and the tools can load it
-              smitools snmp snmptrapd erlang-snmp
-              # the controller's PostgreSQL: the server tests start (initdb, postgres as nobody)
-              # and libpq5, which psycopg 3 (pure Python) loads
-              postgresql libpq5
-              # the web console's browser tests: Playwright drives Debian's Chromium by its
-              # executable path (Playwright's own browser download is never used)
-              chromium)
+# What `vnet demo` runs: the lab (iproute2), its probes (ping, fping, iperf3), the agents and
+# the controller on SQLite (Python; the libyang binding is built from source against
+# Debian's libyang2).
+DEMO_PACKAGES=(iproute2 iputils-ping fping iperf3 python3 python3-venv
+               gcc python3-dev libffi-dev libyang2-dev)
+# Tools the tests and benchmarks run as independent programs.
+TEST_PACKAGES=(tcpdump netsniff-ng openvswitch-switch openvswitch-common curl libyang2-tools
+               # reference NETCONF server and client for comparisons and interop
+               netconfd yangcli openssh-server openssh-client
+               # SNMP: Net-SNMP clients and trap receiver for tests, smilint for the MIB;
+               # erlang-snmp carries SNMPv2-SMI/-TC/-CONF and INET-ADDRESS-MIB (Debian's
+               # own IETF MIB files are non-free) so smilint and the tools can load it
+               smitools snmp snmptrapd erlang-snmp
+               # the controller's PostgreSQL: the server tests start (initdb, postgres as nobody)
+               # and libpq5, which psycopg 3 (pure Python) loads
+               postgresql libpq5
+               # the web console's browser tests: Playwright drives Debian's Chromium by its
+               # executable path (Playwright's own browser download is never used)
+               chromium)
 RUST_PACKAGES=(cargo-web rustc-web rust-web-clippy rustfmt-web)
 
-want_rust=0
-[ "${1:-}" = "--rust" ] && want_rust=1
+want_rust=0 want_tests=1
+case "${1:-}" in
+  --rust) want_rust=1 ;;
+  --demo) want_tests=0 ;;
+  "") ;;
+  *) echo "usage: scripts/bootstrap.sh [--demo | --rust]" >&2; exit 2 ;;
+esac
 
+APT_PACKAGES=("${DEMO_PACKAGES[@]}")
+[ $want_tests = 1 ] && APT_PACKAGES+=("${TEST_PACKAGES[@]}")
 missing=()
-# the console's browser libraries come from the npm registry (see below)
+# the console's browser libraries come from the npm registry (see below): the demo shows it
 command -v npm >/dev/null || APT_PACKAGES+=(nodejs npm)
 for pkg in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
@@ -64,9 +75,14 @@ if [ ! -x "$TOOLS/bin/uv" ] || [ "$("$TOOLS/bin/uv" --version | awk '{print $2}'
 fi
 
 # --frozen: install exactly the committed lock; it is quick and silent when nothing changed.
-# --all-extras: the demo and the tests use everything, the benchmarks' numpy/scipy/matplotlib
-# included (an agent-only install leaves the `bench` extra out).
-"$TOOLS/bin/uv" sync --frozen --all-extras -q
+# The tests: everything, the dev group and the benchmarks' numpy/scipy/matplotlib (`bench`)
+# included. The demo: vnet's own dependencies only; --inexact keeps what an earlier full
+# install added (a plain sync would remove the test toolchain from the environment).
+if [ $want_tests = 1 ]; then
+  "$TOOLS/bin/uv" sync --frozen --all-extras -q
+else
+  "$TOOLS/bin/uv" sync --frozen --no-dev --inexact -q
+fi
 
 # Byte-code for the installed libraries, once per lock: Debian's default environment may set
 # PYTHONDONTWRITEBYTECODE=1, and then every agent and CLI start compiled the ~5000 modules it
@@ -74,7 +90,7 @@ fi
 # Python still reads .pyc files under that setting; an explicit compileall writes them. Some
 # libraries ship files for other Python versions that do not compile: compileall reports them
 # and goes on, so its exit status is not an error here.
-stamp=.venv/.bytecode-for-lock
+stamp=.venv/.bytecode-for-lock$([ $want_tests = 1 ] || echo -demo)  # the demo installs less
 if [ ! -f "$stamp" ] || ! cmp -s uv.lock "$stamp"; then
   .venv/bin/python -m compileall -q -j 0 .venv/lib >/dev/null 2>&1 || true
   cp uv.lock "$stamp"

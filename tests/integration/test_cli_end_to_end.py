@@ -3,22 +3,124 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
+import socket
+import subprocess
 from pathlib import Path
 
+import httpx
+
 from vnet.lab import lab as labmod
+from vnet.tools import processes
+from vnet.tools.wait import wait_until
 
-from .conftest import lab_namespaces, require_tools, vnet
+from .conftest import VNET, Labs, lab_namespaces, require_tools, vnet
+
+# the demo's lines about the guaranteed connection (20mbit) and the refusal beyond capacity
+MEASURED = re.compile(
+    r"iperf3 through voice: offered [\d.]+ Mbit/s, received ([\d.]+) Mbit/s = \d+% "
+    r"of its guarantee of 20 Mbit/s"
+)
+REFUSAL = re.compile(
+    r"^ +no-capacity \(HTTP 409\): .+\n"
+    r" +link (h\d-h\d) (h\d) -> (h\d): requested (\d+)kbit, free (\d+)kbit, missing (\d+)kbit$",
+    re.MULTILINE,
+)
 
 
-def test_demo_prints_its_tables_and_cleans_up() -> None:
-    require_tools("fping", "iperf3", "ping")
+def fresh_demo_lab() -> None:
     if "demo" in labmod.running_labs():
         labmod.down("demo")  # the demo's own lab, left by an earlier `vnet demo --keep`
-    done = vnet("demo", "--seconds", "1", timeout=180)
-    for heading in ("1. Who receives a probe", "2. Each tenant's path", "3. What vnet created"):
+
+
+def recorded_processes(lab: str) -> list[processes.ProcessRecord]:
+    rec = labmod.read_record(lab)
+    return rec.processes if rec is not None else []
+
+
+def test_demo_prints_its_tables_and_cleans_up(labs: Labs) -> None:
+    require_tools("fping", "iperf3", "ping")
+    fresh_demo_lab()
+    ctl, path = labs.file("controller.yaml")  # the manager's lab under a name of its own
+    done = vnet("demo", "--seconds", "1", "--controller-file", str(path), timeout=240)
+    for heading in (
+        *("1. Who receives a probe", "2. Each tenant's path", "3. What vnet created"),
+        "4. The manager: guaranteed connections",
+    ):
         assert heading in done.stdout
+    measured = MEASURED.search(done.stdout)
+    assert measured, done.stdout
+    # payload through a 20mbit shaper that counts the headers too (about 92 % of it)
+    assert 16.0 <= float(measured[1]) <= 21.0, measured[0]
+    refusal = REFUSAL.search(done.stdout)
+    assert refusal, done.stdout
+    link, origin, end, requested, free, missing = refusal.groups()
+    assert set(link.split("-")) == {origin, end}
+    assert int(requested) - int(free) == int(missing) > 0
     assert "all results as expected" in done.stdout
-    assert lab_namespaces("demo") == []
+    assert lab_namespaces("demo") == [] and lab_namespaces(ctl) == []
+    assert labmod.read_record(ctl) is None
+
+
+def test_demo_keep_opens_the_console_on_loopback(labs: Labs) -> None:
+    """--keep leaves the manager's lab up with a listener on 127.0.0.1 that reaches its
+    console; the port asked for is taken here, so the demo takes a free one and says which;
+    `vnet lab down` stops the listener by PID."""
+    require_tools("fping", "iperf3", "ping")
+    fresh_demo_lab()
+    ctl, path = labs.file("controller.yaml")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        try:
+            done = vnet(
+                *("demo", "--keep", "--seconds", "1", "--controller-file", str(path)),
+                *("--console-port", str(port)),
+                timeout=240,
+            )
+        finally:
+            labmod.down("demo")
+    url = re.search(
+        r"console, for this machine's browser: (http://127\.0\.0\.1:(\d+)/ui/)", done.stdout
+    )
+    assert url, done.stdout
+    assert int(url[2]) != port
+    forwarder = next(p for p in recorded_processes(ctl) if p.what == "console forward")
+    page = httpx.get(url[1], follow_redirects=True, timeout=10)
+    assert page.status_code == 200 and "token" in page.text.lower(), page.text[:300]
+    labmod.down(ctl)
+    assert not processes.is_running(forwarder)
+    assert lab_namespaces(ctl) == []
+
+
+def test_an_interrupted_demo_removes_what_it_made(labs: Labs) -> None:
+    """Ctrl-C while the manager's lab comes up: the demo still removes both labs, and every
+    process it started (agents, controller) is stopped."""
+    require_tools("fping", "iperf3", "ping")
+    fresh_demo_lab()
+    ctl, path = labs.file("controller.yaml")
+    demo = subprocess.Popen(
+        [VNET, "demo", "--seconds", "1", "--controller-file", str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        wait_until(
+            lambda: any(p.what == "controller" for p in recorded_processes(ctl)),
+            180,
+            "the manager's lab's controller",
+        )
+        started = recorded_processes(ctl)
+        demo.send_signal(signal.SIGINT)
+        output, _ = demo.communicate(timeout=90)
+    finally:
+        processes.stop_child(demo)
+    assert demo.returncode != 0, output
+    assert lab_namespaces(ctl) == [] and lab_namespaces("demo") == [], output
+    assert started and not any(processes.is_running(p) for p in started), output
 
 
 def test_bench_build_writes_the_promised_json(tmp_path: Path) -> None:

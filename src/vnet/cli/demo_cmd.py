@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
+from types import FrameType
 
 import click
 from rich.table import Table
 
 from vnet.cli import friendly_errors, needs_root
+from vnet.cli.demo_manager import (
+    CONSOLE_PORT,
+    CONTROLLER_EXAMPLE,
+    print_console_access,
+    print_manager_report,
+    print_steps,
+    run_manager_tour,
+)
 from vnet.lab.demo import EXAMPLE, DemoReport, run_demo
 from vnet.ui import console
 
@@ -78,17 +88,24 @@ def print_report(r: DemoReport) -> None:
     for kind, n in r.created.items():
         t.add_row(kind, str(n))
     console.print(t)
-    t = Table()
-    t.add_column("step")
-    t.add_column("seconds", justify="right")
-    for step, seconds in r.steps.items():
-        t.add_row(step, f"{seconds:.3f}")
-    console.print(t)
+    print_steps("step", r.steps)
+
+
+def _say(text: str) -> None:
+    console.print(f"[dim]{text}[/dim]")
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM ends the demo like Ctrl-C: through its clean-up, not around it."""
+    raise KeyboardInterrupt
 
 
 @click.command()
 @click.option(
-    "--keep", is_flag=True, help="Leave the lab up afterwards (vnet lab down removes it)."
+    "--keep",
+    is_flag=True,
+    help="Leave both labs up afterwards, with the console on loopback (vnet lab down removes "
+    "each).",
 )
 @click.option(
     "--file",
@@ -96,23 +113,42 @@ def print_report(r: DemoReport) -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=EXAMPLE,
     show_default=True,
-    help="The topology to tour.",
+    help="The two tenants' topology to tour.",
+)
+@click.option(
+    "--controller-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=CONTROLLER_EXAMPLE,
+    show_default=True,
+    help="The manager's lab: examples/controller.yaml, or a copy of it under another name.",
+)
+@click.option(
+    "--console-port",
+    default=CONSOLE_PORT,
+    show_default=True,
+    help="With --keep: the console's port on 127.0.0.1 (a free one if it is taken).",
 )
 @click.option("--seconds", default=2.0, show_default=True, help="Length of each TCP test.")
 @needs_root
 @friendly_errors
-def demo(keep: bool, path: Path, seconds: float) -> None:
-    """Two tenants on two hosts: reachability, isolation, throughput, RTT, MTU."""
-    report = run_demo(
-        path, keep=keep, tcp_seconds=seconds, say=lambda s: console.print(f"[dim]{s}[/dim]")
-    )
+def demo(keep: bool, path: Path, controller_file: Path, console_port: int, seconds: float) -> None:
+    """Two tenants on two hosts (reachability, isolation, throughput, RTT, MTU), then the
+    manager admitting and refusing guaranteed connections, and its console."""
+    signal.signal(signal.SIGTERM, _interrupted)
+    report = run_demo(path, keep=keep, tcp_seconds=seconds, say=_say)
     print_report(report)
+    manager = run_manager_tour(
+        controller_file, keep=keep, seconds=seconds, console_port=console_port, say=_say
+    )
+    print_manager_report(manager)
     if keep:
+        name = report.topology.name
         console.print(
-            f"the lab is still up: `vnet lab status`, `vnet lab exec red-a -- ping "
-            f"10.2.0.2`, then `vnet lab down {report.topology.name}`"
+            f"the lab {name!r} is still up: `vnet lab status {name}`, `vnet lab exec --lab "
+            f"{name} red-a -- ping 10.2.0.2`, then `vnet lab down {name}`"
         )
-    if not report.ok:
+    print_console_access(manager)
+    if not (report.ok and manager.ok):
         console.print("[red]some results were not as expected (see above)[/red]")
         sys.exit(1)
     console.print("[green]all results as expected[/green]")

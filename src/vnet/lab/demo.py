@@ -3,13 +3,16 @@ what is kept apart, measure it, and tear it down again."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vnet.lab import lab as labmod
 from vnet.lab import probes
+from vnet.lab.topology_file import load_topology
 from vnet.model import Topology, network_mtu
 from vnet.tools import procfs
 
@@ -146,6 +149,36 @@ def tenant_performance(topo: Topology, seconds: float) -> list[TenantPerf]:
     return out
 
 
+def refuse_if_up(name: str) -> None:
+    """The tour removes its labs afterwards: it never takes over (and then removes) a lab of
+    the same name that was up before it started."""
+    if name in labmod.running_labs():
+        raise labmod.LabError(
+            f"lab {name!r} is already up; the demo makes and removes its own "
+            f"(`vnet lab down {name}` removes that one first)"
+        )
+
+
+@contextlib.contextmanager
+def torn_down(name: str, keep: bool, steps: dict[str, float]) -> Iterator[None]:
+    """Remove lab `name` (its namespaces, and its processes by PID) when the body ends, also
+    when it fails or Ctrl-C interrupts it; `keep` leaves it up, but only after a success.
+    A second Ctrl-C during the removal is ignored: it would leave half a lab behind."""
+    done = False
+    try:
+        yield
+        done = True
+    finally:
+        if not (keep and done):
+            t = time.perf_counter()
+            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            try:
+                labmod.down(name)
+            finally:
+                signal.signal(signal.SIGINT, previous)
+            steps["down"] = time.perf_counter() - t
+
+
 def run_demo(
     path: Path = EXAMPLE,
     keep: bool = False,
@@ -153,24 +186,21 @@ def run_demo(
     say: Callable[[str], None] = print,
 ) -> DemoReport:
     started = time.perf_counter()
-    result = labmod.up(path)
-    report = DemoReport(result.topology)
-    report.steps.update({f"up: {k}": v for k, v in result.timings.steps.items()})
-    report.created = result.desired.summary()
-    say(f"lab {result.topology.name!r} is up ({len(result.ops)} kernel operations)")
-    try:
+    topo = load_topology(path)
+    refuse_if_up(topo.name)
+    report = DemoReport(topo)
+    with torn_down(topo.name, keep, report.steps):
+        result = labmod.up(path, topology=topo)
+        report.steps.update({f"up: {k}": v for k, v in result.timings.steps.items()})
+        report.created = result.desired.summary()
+        say(f"lab {topo.name!r} is up ({len(result.ops)} kernel operations)")
         t = time.perf_counter()
         say("checking reachability between end hosts on different physical hosts ...")
-        report.checks = reachability(result.topology)
+        report.checks = reachability(topo)
         report.steps["reachability checks"] = time.perf_counter() - t
         t = time.perf_counter()
         say(f"measuring TCP throughput ({tcp_seconds:.0f} s per tenant), RTT and MTU ...")
-        report.perf = tenant_performance(result.topology, tcp_seconds)
+        report.perf = tenant_performance(topo, tcp_seconds)
         report.steps["throughput and RTT"] = time.perf_counter() - t
-    finally:
-        if not keep:
-            t = time.perf_counter()
-            labmod.down(result.topology.name)
-            report.steps["down"] = time.perf_counter() - t
     report.steps["total"] = time.perf_counter() - started
     return report
