@@ -242,6 +242,19 @@ def held_per_direction(engine: Engine) -> dict[tuple[str, bool], int]:
         return {(n, bool(f)): int(t) for n, f, t in session.execute(query)}
 
 
+def reservation_generations(engine: Engine, name: str) -> list[int]:
+    """The generations of every reservation row (released or not) of the live `name`."""
+    with Session(engine) as session:
+        query = (
+            select(Reservation.generation)
+            .join(Connection, Connection.id == Reservation.connection_id)
+            .where(Connection.name == name, Connection.state != ConnectionState.RELEASED)
+            .distinct()
+            .order_by(Reservation.generation)
+        )
+        return list(session.scalars(query))
+
+
 def live_connections(engine: Engine) -> dict[str, str]:
     """vc<id> -> state, for every connection not released."""
     with Session(engine) as session:

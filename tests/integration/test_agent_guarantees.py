@@ -140,6 +140,49 @@ def test_bandwidth_and_path_changes_are_applied_in_place(agent: AgentUnderTest) 
     assert "segs 1 [ fc00:1:2:1::4 ]" in view and "fc00:1:2:1::5 " not in view, view
 
 
+def test_a_path_change_on_the_same_interface_keeps_both_filters_then_the_new(
+    agent: AgentUnderTest,
+) -> None:
+    """Make before break as a controller does it, three commits: the new egress SID (another
+    /112, so the shaper's u32 filter on r1's eth1 matches something new), then the ingress
+    switched to it (old and new filter on eth1 in one plan: the kernel must number them
+    apart), then the old SID gone. The commits trust what the last one left in the kernel;
+    a filter numbered by the planner from that (which holds no kernel numbers) took the old
+    generation's number, and the kernel refused it (ENOSPC)."""
+    tree = full_tree()
+    new_egress = {"sid": "fc00:1:2:2::4", "router": "r2", "network": "n3", "next-hop": "10.3.0.1"}
+    make = copy.deepcopy(tree)
+    make[f"{P}srv6"]["connection"][0]["egress"].append(new_egress)
+    switch = copy.deepcopy(make)
+    switch[f"{P}srv6"]["connection"][0]["ingress"][0]["segment"] = [new_egress["sid"]]
+    final = copy.deepcopy(switch)
+    final[f"{P}srv6"]["connection"][0]["egress"] = [new_egress]
+    r1 = agent.node_ns("r1")
+    try:
+        with agent.netconf() as m:
+            m.edit_config(target="running", config=config(tree), default_operation="replace")
+            for step in (make, switch, final):
+                m.edit_config(target="running", config=config(step), default_operation="replace")
+        filters = sh("tc", "-n", r1, "filter", "show", "dev", "eth1")
+        assert "fc000001" in filters and filters.count("flowid 76:1") == 1, filters
+        routes = sh("ip", "-n", r1, "route", "show", "table", "65537")
+        assert "segs 1 [ fc00:1:2:2::4 ]" in routes, routes
+    finally:
+        with agent.netconf() as m:  # and back, the same way
+            m.edit_config(target="running", config=config(conn_back(final, tree)))
+            m.edit_config(target="running", config=config(tree), default_operation="replace")
+    assert "segs 1 [ fc00:1:2:1::4 ]" in sh("ip", "-n", r1, "route", "show", "table", "65537")
+
+
+def conn_back(now: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+    """`now` with the old egress back next to the new one and the ingress on the old path."""
+    out = copy.deepcopy(now)
+    c, was = out[f"{P}srv6"]["connection"][0], old[f"{P}srv6"]["connection"][0]
+    c["egress"] = [*was["egress"], *c["egress"]]
+    c["ingress"] = copy.deepcopy(was["ingress"])
+    return out
+
+
 def test_counters_come_back_in_get(agent: AgentUnderTest) -> None:
     with agent.netconf() as m:
         reply = m.get(filter=("subtree", '<srv6 xmlns="urn:vnet:yang:vnet-router"/>'))

@@ -1,7 +1,7 @@
 """vnet bench controller --quick, as a user runs it: a lab with its agents and controller,
-rounds of creates, modifies and removes over the controller's API, every request's time
-split by its Server-Timing header, the links checked for over-admission and leaks, and
-nothing of the lab left behind."""
+rounds of creates, modifies, path modifies, rearrangements and removes over the controller's
+API, every request's time split by its Server-Timing header, the links checked for
+over-admission and leaks, and nothing of the lab left behind."""
 
 from __future__ import annotations
 
@@ -38,14 +38,20 @@ def samples(data: dict[str, Any], metric: str, series: str, x: Any) -> list[floa
 def test_every_request_was_answered_and_timed(run: dict[str, Any]) -> None:
     data = run["data"]
     creates, modifies = data["parameters"]["creates"], data["parameters"]["modifies"]
+    moves = data["parameters"]["moves"]
     assert data["parameters"]["endhosts"] == 40
     assert not [n for n in data["notes"] if " failed" in n or "HTTP" in n], data["notes"]
+    counts = (("create", creates), ("modify", modifies), ("move", moves), ("remove", creates))
     for c in QUICK_CONCURRENCY:
         assert samples(data, record.FAILED, "sqlite create", c) == [0.0]
-        for op, count in (("create", creates), ("modify", modifies), ("remove", creates)):
+        for op, count in counts:
             times = samples(data, record.time_metric(op), "sqlite", c)
             assert len(times) == count and all(t > 0 for t in times), (op, c)
             assert samples(data, record.throughput_metric(op), "sqlite", c)[0] > 0
+    # the rearrangements, one at a time: each moved its filler (else a note says so)
+    rearranged = samples(data, record.time_metric("rearrange"), "sqlite", 1)
+    assert len(rearranged) == data["parameters"]["rearranges"], data["notes"]
+    assert samples(data, record.FAILED, "sqlite rearrange", 1) == [0.0]
 
 
 def test_the_parts_add_up_to_the_end_to_end_time(run: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ from .controller_service_support import (
     ns,
     number_of,
     prepare_database,
+    reservation_generations,
     run,
     shaper_class,
     shaper_rate,
@@ -416,4 +417,37 @@ def test_modify_changes_the_shaper_then_the_path_and_releases_the_old_once(
     # one generation held after each switch: only the new path, at the new bandwidth
     assert set(held["before"]) == {("h1-h3", True)}
     assert set(held["after"]) == {("h1-h2", True), ("h2-h3", True)}, held
+    assert lab.controller_pieces() == {h: set() for h in HOSTS}
+
+
+def test_a_refused_move_leaves_no_reservation_rows_and_its_retry_moves(lab: Lab, url: str) -> None:
+    """h2's candidate is locked: the move of "retry" onto h1 -> h2 -> h3 is refused (502),
+    the connection stays on generation 1 with nothing of generation 2 in the ledger, and the
+    same modify once h2 is free moves it (the rows a refused attempt kept made it a 500)."""
+
+    async def scenario() -> tuple[AgentRefused, list[int], int]:
+        service = await started(lab, url, lock_wait=1.0)
+        try:
+            await service.create_connection(ACME, "acme", request("retry", 5240, "10mbit"))
+            before = database_state(service.db.engine)
+            move = ModifyRequest(path=["h1", "h2", "h3"])
+            with (
+                lab.connect("h2") as other,
+                other.locked("candidate"),
+                pytest.raises(AgentRefused) as refused,
+            ):
+                await service.modify_connection(ACME, "acme", "retry", move)
+            assert database_state(service.db.engine) == before
+            generations = reservation_generations(service.db.engine, "retry")
+            again = await service.modify_connection(ACME, "acme", "retry", move)
+            assert again.connection.path == ["h1", "h2", "h3"], again
+            await service.release_connection(ACME, "acme", "retry")
+            return refused.value, generations, again.connection.generation
+        finally:
+            await close(service)
+
+    refused, generations, generation = run(scenario())
+    assert refused.host == "h2" and refused.body().status == 502, refused.body()
+    assert generations == [1], f"the refused attempt kept rows of generations {generations}"
+    assert generation == 2
     assert lab.controller_pieces() == {h: set() for h in HOSTS}

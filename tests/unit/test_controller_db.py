@@ -27,6 +27,7 @@ from vnet.controller.db import (
     Host,
     Refused,
     RequestPhase,
+    Reservation,
     ReservationRole,
     Tenant,
     UnknownLinks,
@@ -38,7 +39,7 @@ from vnet.controller.db import (
     reserve,
     upgrade,
 )
-from vnet.controller.db.ledger import held_bps, held_by_direction, switch
+from vnet.controller.db.ledger import discard, held_bps, held_by_direction, switch
 from vnet.controller.db.numbers import NumbersExhausted, smallest_free
 
 GBIT = 1_000_000_000
@@ -159,6 +160,26 @@ def test_make_before_break_counts_both_paths_and_releases_once(engine: Engine) -
         assert held_bps(session, "new") == 400_000_000
         assert before.released is not None  # the session's own objects see the switch
         assert [(r.role, r.released) for r in after] == [(ReservationRole.CURRENT, None)] * 2
+
+
+def test_a_failed_move_leaves_no_rows_and_its_retry_reserves_again(engine: Engine) -> None:
+    """A refused make-before-break deletes its generation's rows: released rows kept the
+    unique key (connection, link, generation, direction) and the retry was an IntegrityError."""
+    moved = {("old", True): 300_000_000, ("new", True): 300_000_000}
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"old": GBIT, "new": GBIT})
+        conn = add(session, net, 300_000_000)
+        reserve(session, conn, {("old", True): 300_000_000})
+        reserve(session, conn, moved, generation=1, role=ReservationRole.NEXT, replacing=0)
+        assert discard(session, conn, 1) == 2
+        rows = session.scalars(select(Reservation).where(Reservation.connection_id == conn.id))
+        assert [(r.generation, r.released) for r in rows] == [(0, None)]  # g untouched
+        assert held_bps(session, "new") == 0
+        again = reserve(session, conn, moved, generation=1, role=ReservationRole.NEXT, replacing=0)
+        assert len(again) == 2
+        switch(session, conn, 1)
+        with pytest.raises(ValueError, match="not a next one"):
+            discard(session, conn, 1)  # a generation that carries traffic is released, never lost
 
 
 def test_a_move_is_not_counted_twice_where_both_paths_run(engine: Engine) -> None:

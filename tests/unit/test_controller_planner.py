@@ -187,6 +187,28 @@ def test_a_modify_that_changes_nothing_or_of_a_moving_connection_is_refused() ->
     current = held(ask(), plan(ask()), 1)
     with pytest.raises(BadRequest, match="gave neither"):
         plan_move(INV, {}, current, ModifyRequest(), POLICY)
+    for same in (ModifyRequest(bandwidth="10mbit"), ModifyRequest(bandwidth="10000000")):
+        with pytest.raises(BadRequest, match="already has bandwidth 10000000 bit/s") as info:
+            plan_move(INV, {}, current, same, POLICY)
+        assert (info.value.status, info.value.code, info.value.field) == (
+            400,
+            "no-change",
+            "bandwidth",
+        )
+    pinned = held(ask(path=["h1", "h3"]), plan(ask(path=["h1", "h3"])), 1)
+    with pytest.raises(BadRequest, match="and path h1 -> h3") as info:
+        plan_move(INV, {}, pinned, ModifyRequest(bandwidth="10mbit", path=["h1", "h3"]), POLICY)
+    assert info.value.field == "bandwidth"
+    # the same bandwidth with a path of its own, or a path pinned for the first time, changes
+    assert plan_move(INV, {}, pinned, ModifyRequest(path=["h1", "h2", "h3"]), POLICY).path == (
+        "h1",
+        "h2",
+        "h3",
+    )
+    assert plan_move(INV, {}, current, ModifyRequest(path=["h1", "h3"]), POLICY).path == (
+        "h1",
+        "h3",
+    )
     moving = held(ask(), plan(ask()), 1, state=ConnectionState.MODIFYING)
     with pytest.raises(Conflict, match="is modifying"):
         plan_move(INV, {}, moving, ModifyRequest(bandwidth="1mbit"), POLICY)

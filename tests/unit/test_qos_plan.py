@@ -49,7 +49,7 @@ def with_handles(state: KernelState) -> KernelState:
     out = dataclasses.replace(state)
     numbered = set()
     per_slot: dict[tuple[Any, ...], int] = {}
-    for f in sorted(state.tc_filters, key=lambda f: (str(f.slot), f.hint)):
+    for f in sorted(state.tc_filters, key=lambda f: (str(f.slot), f.match)):
         per_slot[f.slot] = per_slot.get(f.slot, 0) + 1
         numbered.add(dataclasses.replace(f, handle=0x80000000 | per_slot[f.slot], label=""))
     out.tc_filters = numbered
@@ -169,12 +169,26 @@ def test_deleting_the_lab_deletes_only_namespaces() -> None:
     assert ops and all(isinstance(op, DeleteNamespace) for op in ops)
 
 
-def test_new_filters_take_free_handles() -> None:
+def test_new_filters_leave_their_numbers_to_the_kernel() -> None:
     old = with_handles(state_of(with_connections(VIDEO)))
     new = state_of(with_connections(VIDEO, {**VIDEO, "name": "two", "dst_port": 5202}))
     filters = [op.filter for op in plan(new, old) if isinstance(op, AddTcFilter)]
-    assert [f.handle for f in filters] == [2]  # 1 is taken by 'video'
-    assert filters[0].classid == handle(VNET_MAJOR, 2)
+    assert len(filters) == 1 and filters[0].classid == handle(VNET_MAJOR, 2)
+    assert " handle " not in filters[0].describe()
+
+
+def test_a_path_change_from_a_trusted_state_adds_the_new_filter_before_the_old_goes() -> None:
+    """An agent plans from what its last commit left (realize's output: no kernel numbers).
+    The new generation's filter sits in the old one's slot; its add names no node, so the
+    kernel gives it a free one while the old filter still holds its own."""
+    old = state_of(with_connections(VIDEO))
+    new = state_of(with_connections({**VIDEO, "path": PATH_B}))
+    ops = plan(new, old)
+    adds = [op for op in ops if isinstance(op, AddTcFilter)]
+    deletes = [op for op in ops if isinstance(op, DeleteTcFilter)]
+    assert adds and all(op.filter.handle == 0 for op in adds)  # no number of the planner's
+    if deletes:
+        assert ops.index(adds[-1]) < ops.index(deletes[0])
 
 
 def test_every_new_operation_has_an_inverse_that_prints() -> None:

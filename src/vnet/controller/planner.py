@@ -122,6 +122,7 @@ def plan_move(
     chose keeps its path when the new bandwidth fits there, and moves otherwise."""
     if change.bandwidth is None and change.path is None:
         raise BadRequest("a modify changes the bandwidth, the path or both; it gave neither")
+    _require_a_change(current, change)
     if current.state != "established":
         raise Conflict(
             f"connection {current.request.name!r} is {current.state}: only an established"
@@ -145,6 +146,25 @@ def plan_move(
         except Rejected:
             pass  # it no longer fits where it runs: look for another path
     return plan(request)
+
+
+def _require_a_change(current: Held, change: api.ModifyRequest) -> None:
+    """A modify whose bandwidth is the connection's and whose path (if given) is its explicit
+    path already changes nothing: a BadRequest, before anything is planned or reserved."""
+    asked = current.request
+    if change.bandwidth is not None and change.bandwidth != asked.bandwidth:
+        return
+    if change.path is not None and list(change.path) != list(asked.path or []):
+        return
+    what = f"bandwidth {asked.bandwidth} bit/s"
+    if change.path is not None:
+        what += f" and path {' -> '.join(change.path)}"
+    raise BadRequest(
+        f"connection {asked.name!r} already has {what}: a modify must change the bandwidth,"
+        " the path or both",
+        field="bandwidth" if change.bandwidth is not None else "path",
+        code="no-change",
+    )
 
 
 def rearrange(

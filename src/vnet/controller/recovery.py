@@ -10,7 +10,7 @@ interrupted before the confirms: each of its hosts is told to cancel a confirmed
 pending under the request's persist tokens (an agent whose timeout already rolled back has
 nothing pending and is left alone), and the database goes back to where it was before the
 request: a create's reservation is released (once) and its connection retired, a modify's
-new generation is released and the connection stays on its old path, a release leaves the
+new generation's rows are deleted and the connection stays on its old path, a release leaves the
 connection established. Reconciliation (reconcile.py), run right after, then makes every
 agent hold exactly what the database says, whatever state the crash left the hosts in.
 """
@@ -120,7 +120,7 @@ def undo(session: Session, entry: InFlight) -> None:
         conn.state = ConnectionState.RELEASED
         store.add_event(session, conn, "failed", why)
     elif conn is not None and entry.operation == "modify":
-        ledger.release(session, conn, conn.generation + 1)
+        ledger.discard(session, conn, conn.generation + 1)
         conn.state = ConnectionState.ESTABLISHED
         store.add_event(session, conn, "failed", f"modify {why}")
     elif conn is not None:

@@ -18,7 +18,7 @@ are created anew. Pure: no kernel access.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from ipaddress import ip_network
 
@@ -106,13 +106,7 @@ def _depth(cls: TcClass, classes: dict[tuple[NsName, str, int], TcClass]) -> int
     return depth
 
 
-def _u32_handle(node: int) -> int:
-    """Node ids only: the kernel adds the hash table of the filter's prio."""
-    return node
-
-
 _ClassKey = tuple[NsName, str, int]
-_Slots = dict[tuple, set[int]]  # type: ignore[type-arg]  # filter slot -> u32 nodes in use
 
 
 @dataclass(frozen=True)
@@ -163,9 +157,6 @@ def plan_tunnels(
     tc_reset: set[tuple[NsName, str]],
 ) -> list[Op]:
     have = _Surviving.of(actual, ns_gone, ifs_gone, tc_reset)
-    used: _Slots = {}
-    for f in have.filters:
-        used.setdefault(f.slot, set()).add(f.handle & 0xFFF)
 
     # -- make --------------------------------------------------------------
     make: list[Op] = [AddTcRoot(r) for r in _sort(desired.tc_roots - have.roots)]
@@ -176,7 +167,7 @@ def plan_tunnels(
         for f in desired.tc_filters
         if f not in have.filters and (f.ns, f.dev, f.classid) not in recreate
     ]  # those of a recreated class are added after their class is back
-    make += _add_filters(new_filters, used, key=lambda f: (f.prio, f.hint, f.match))
+    make += _add_filters(new_filters)
     make += _sid_changes(desired, have)
     make += [
         AddSteer(want)
@@ -207,7 +198,7 @@ def plan_tunnels(
     if recreate:
         brk += [AddTcClass(desired.tc_classes[key]) for key in _sort(recreate, key=_class_key)]
         again = [f for f in desired.tc_filters if (f.ns, f.dev, f.classid) in recreate]
-        brk += _add_filters(again, used, key=lambda f: (f.prio, f.hint))
+        brk += _add_filters(again)
 
     ops = make + switch
     if switch and brk:
@@ -238,21 +229,10 @@ def _class_changes(desired: KernelState, have: _Surviving) -> tuple[list[Op], se
     return ops, recreate
 
 
-def _add_filters(
-    filters: list[TcFilter],
-    used: _Slots,
-    key: Callable[[TcFilter], tuple],  # type: ignore[type-arg]
-) -> list[Op]:
-    """Add filters in order, each on a u32 node free in its slot (its hint when it can)."""
-    ops: list[Op] = []
-    for f in _sort(filters, key=lambda f: (ns_label(f.ns), f.dev, *key(f))):
-        taken = used.setdefault(f.slot, set())
-        node = f.hint if f.hint and f.hint not in taken else 1
-        while node in taken:
-            node += 1
-        taken.add(node)
-        ops.append(AddTcFilter(_with_handle(f, _u32_handle(node))))
-    return ops
+def _add_filters(filters: list[TcFilter]) -> list[Op]:
+    """Add filters in a stable order; the kernel numbers each (see TcFilter)."""
+    order = _sort(filters, key=lambda f: (ns_label(f.ns), f.dev, f.prio, f.match, f.classid))
+    return [AddTcFilter(f) for f in order]
 
 
 def _sid_changes(desired: KernelState, have: _Surviving) -> list[Op]:
@@ -337,12 +317,6 @@ def _class_key(key: tuple[NsName, str, int]) -> tuple[str, str, int]:
 
 def _steer_key(key: tuple[NsName, int, str]) -> tuple[str, int, str]:
     return (ns_label(key[0]), key[1], key[2])
-
-
-def _with_handle(f: TcFilter, h: int) -> TcFilter:
-    from dataclasses import replace
-
-    return replace(f, handle=h)
 
 
 def _drain_seconds(classes: Iterable[TcClass]) -> float:

@@ -124,7 +124,6 @@ def _ingress(
             ip6_dst_match(prefix),  # type: ignore[arg-type]
             cls.classid,
             label=f"match ip6 dst {prefix}",
-            hint=conn_id,
         )
     )
 
@@ -242,7 +241,7 @@ def add_link_tree(state: KernelState, ns: NsName, dev: str, tree: LinkTree, v6: 
 
     mgmt_id = add_class(MANAGEMENT_MINOR, tree.reserved, tree.rate)
     be_id = add_class(BEST_EFFORT_MINOR, tree.best_effort, tree.rate)
-    for node, (minor, vni, rate, ceil) in enumerate(tree.networks, start=1):
+    for minor, vni, rate, ceil in tree.networks:
         cid = add_class(minor, rate, ceil)
         state.tc_filters.add(
             TcFilter(
@@ -254,14 +253,9 @@ def add_link_tree(state: KernelState, ns: NsName, dev: str, tree: LinkTree, v6: 
                 vxlan_match(vni, v6),
                 cid,
                 label=f"match vxlan vni {vni}",
-                hint=node,
             )
         )
     state.tc_filters.add(
-        TcFilter(
-            ns, dev, root, 2, l3, vxlan_match(None, v6), be_id, label="match udp dport 4789", hint=1
-        )
+        TcFilter(ns, dev, root, 2, l3, vxlan_match(None, v6), be_id, label="match udp dport 4789")
     )
-    state.tc_filters.add(
-        TcFilter(ns, dev, root, 3, ETH_P_ALL, (), mgmt_id, label="match u32 0 0", hint=1)
-    )
+    state.tc_filters.add(TcFilter(ns, dev, root, 3, ETH_P_ALL, (), mgmt_id, label="match u32 0 0"))

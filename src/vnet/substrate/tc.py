@@ -145,7 +145,12 @@ class TcClass:
 
 @dataclass(frozen=True)
 class TcFilter:
-    """A u32 filter; equal by what it matches and where it sends, not by handle."""
+    """A u32 filter; equal by what it matches and where it sends, not by handle.
+
+    The kernel numbers a filter when it is added (`handle` is only ever read back): a plan
+    never names a node, so the old and the new filter of a make-before-break coexist in one
+    slot whatever the planner knows of the kernel's numbers (an agent plans from what its
+    last commit left, which holds none)."""
 
     ns: NsName
     dev: str
@@ -154,9 +159,8 @@ class TcFilter:
     protocol: int
     match: Match
     classid: int
-    handle: int = field(default=0, compare=False)
+    handle: int = field(default=0, compare=False)  # the kernel's, as read (0: not read)
     label: str = field(default="", compare=False)
-    hint: int = field(default=0, compare=False)  # preferred u32 node id
 
     @property
     def slot(self) -> tuple[NsName, str, int, int]:
@@ -166,10 +170,9 @@ class TcFilter:
         proto = {ETH_P_IP: "ip", ETH_P_IPV6: "ipv6", ETH_P_ALL: "all"}.get(
             self.protocol, hex(self.protocol)
         )
-        h = f" handle ::{self.handle & 0xFFF:x}" if self.handle else ""
         what = self.label or match_words(self.match)
         return (
-            f"filter {verb} dev {self.dev} parent {fmt_handle(self.parent)} prio {self.prio}{h} "
+            f"filter {verb} dev {self.dev} parent {fmt_handle(self.parent)} prio {self.prio} "
             f"protocol {proto} u32 {what} flowid {fmt_handle(self.classid)}"
         )
 
@@ -339,8 +342,7 @@ class AddTcFilter:
             parent=f.parent,
             prio=f.prio,
             protocol=f.protocol,
-            # only the node id: the kernel puts it into the hash table of this prio's u32
-            handle=f.handle & 0xFFF,
+            handle=0,  # the kernel takes a free node of this prio's hash table
             target=f.classid,
             keys=pyroute2_keys(f.match),
         )

@@ -2,8 +2,9 @@
 
 Per database (SQLite, PostgreSQL: the series) a lab of emulated hosts with their agents
 and a controller (the lab file's `controller:` section; examples/controller-40.yaml has
-the paper's 40 end hosts), then rounds of 100 creates, 50 modifies and 100 removes at 1,
-10 and 100 simultaneous requests (driver.py, schedule.py), repeated. Each request's time
+the paper's 40 end hosts), then rounds of 100 creates, 50 modifies, 50 path modifies
+(moves), 10 creates that need a rearrangement (moves.py) and 100 removes at 1, 10 and 100
+simultaneous requests (driver.py, schedule.py), repeated. Each request's time
 is split by the controller's Server-Timing header into api, db, path and devices, and the
 client's rest (timing.py); per run the throughput, the database's share, and whether the
 latency held through the run (pace.py). Every round checks the links for over-admission
@@ -40,9 +41,11 @@ class ControllerBench(Benchmark):
 
     A lab (--topology, with a controller: section; default examples/controller-40.yaml)
     per database (--databases sqlite,postgresql), then rounds of --creates creates, --modifies
-    modifies and as many removes at each --concurrency (1,10,100), repeated --repeat
-    times. Time per request split by the controller's Server-Timing header (api, db,
-    path, devices) plus the client's rest; throughput, p50/p99, the database's share.
+    modifies, --moves path modifies, --rearranges creates that fit only by moving another
+    (one at a time, in the rounds at the lowest concurrency) and as many removes as creates
+    at each --concurrency (1,10,100), repeated --repeat times. Time per request split by
+    the controller's Server-Timing header (api, db, path, devices) plus the client's rest;
+    throughput, p50/p99, the database's share.
     Over-admission or a leaked reservation fails the run. --duration is not used.
     """
     defaults = Defaults(repeat=3, quick_repeat=1, duration=1.0, quick_duration=1.0)
@@ -58,6 +61,15 @@ class ControllerBench(Benchmark):
             "--creates", "creates", "int", minimum=3, maximum=2000, help="Creates per round [100]."
         ),
         Option("--modifies", "modifies", "int", minimum=0, maximum=2000, help="Modifies [50]."),
+        Option("--moves", "moves", "int", minimum=0, maximum=2000, help="Path modifies [50]."),
+        Option(
+            "--rearranges",
+            "rearranges",
+            "int",
+            minimum=0,
+            maximum=200,
+            help="Creates that need a move, one at a time [10].",
+        ),
         Option(
             "--bandwidth", "bandwidth", default="1mbit", help="Each create's bandwidth [1mbit]."
         ),

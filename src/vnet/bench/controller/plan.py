@@ -12,10 +12,14 @@ from vnet.bench.progress import BenchOptions
 from vnet.model.rate import parse_rate
 
 DATABASES = ("sqlite", "postgresql")
-OPERATIONS = ("create", "modify", "remove")  # the order of one round, as the paper's Figs. 2-4
+# the order of one round: the paper's Figs. 2-4 (create, modify, remove), and between them
+# the moves: path modifies ("move") and creates that fit only by moving another ("rearrange")
+OPERATIONS = ("create", "modify", "move", "rearrange", "remove")
 # paper 001 Sec. 4.1: 100 creates, 100 removes, 50 modifies at 1, 10 and 100 simultaneous
 PAPER_CREATES, PAPER_MODIFIES, PAPER_CONCURRENCY = 100, 50, (1, 10, 100)
 QUICK_CREATES, QUICK_MODIFIES, QUICK_CONCURRENCY = 12, 6, (1, 6)
+PAPER_MOVES, PAPER_REARRANGES = 50, 10
+QUICK_MOVES, QUICK_REARRANGES = 6, 2
 DEFAULT_TOPOLOGY = Path("examples/controller-40.yaml")
 MAX_CREATES, MAX_CONCURRENCY = 2000, 500
 
@@ -27,6 +31,8 @@ class Plan:
     concurrency: tuple[int, ...]  # simultaneous requests, the x axis
     creates: int  # per round; every created connection is removed again
     modifies: int  # per round, each on a connection created in the same round
+    moves: int  # path modifies per round, each on a connection created in the same round
+    rearranges: int  # creates needing a move, one at a time, in the rounds at 1 request
     bandwidth_bps: int  # what each create asks for
     modified_bps: int  # what each modify changes it to
     repeat: int  # rounds per (database, concurrency)
@@ -68,6 +74,8 @@ def make_plan(
     bandwidth: str = "1mbit",
     modified: str = "2mbit",
     seed: int = 1,
+    moves: int | None = None,
+    rearranges: int | None = None,
 ) -> Plan:
     quick = common.quick
     chosen = parse_kinds(databases, DATABASES, "--databases") if databases else None
@@ -77,6 +85,11 @@ def make_plan(
     modifies = modifies if modifies is not None else (QUICK_MODIFIES if quick else PAPER_MODIFIES)
     if modifies > creates:
         raise OptionError("--modifies", f"at most --creates ({creates}), got {modifies}")
+    moves = moves if moves is not None else (QUICK_MOVES if quick else PAPER_MOVES)
+    if moves > creates:
+        raise OptionError("--moves", f"at most --creates ({creates}), got {moves}")
+    if rearranges is None:
+        rearranges = QUICK_REARRANGES if quick else PAPER_REARRANGES
     default_concurrency = QUICK_CONCURRENCY if quick else PAPER_CONCURRENCY
     return Plan(
         topology=Path(topology) if topology else _default_topology(),
@@ -84,6 +97,8 @@ def make_plan(
         concurrency=_concurrency(concurrency) if concurrency else default_concurrency,
         creates=creates,
         modifies=modifies,
+        moves=moves,
+        rearranges=rearranges,
         bandwidth_bps=_rate(bandwidth, "--bandwidth"),
         modified_bps=_rate(modified, "--modified"),
         repeat=common.repeat,

@@ -1,8 +1,10 @@
 """One `vnet bench controller` run: per database a lab with its controller, then the rounds.
 
-A round at concurrency c: the creates, then the modifies, then the removes, each with c
-requests in flight; after the creates and after the modifies the links are checked for
-over-admission, after the removes for leaks. Rounds are repeated (--repeat) at every c.
+A round at concurrency c: the creates, the modifies, the path modifies (moves), then the
+removes, each with c requests in flight, and before the removes the creates that need a
+rearrangement (one at a time, in the rounds at the lowest c: moves.py); after each the
+links are checked for over-admission, after the removes for leaks. Rounds are repeated
+(--repeat) at every c.
 """
 
 from __future__ import annotations
@@ -11,15 +13,15 @@ import os
 import random
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 from vnet.bench.contract import BenchError
-from vnet.bench.controller import checks, record
+from vnet.bench.controller import checks, moves, record
 from vnet.bench.controller.driver import Access, Answer, drive
 from vnet.bench.controller.harness import controller_lab
 from vnet.bench.controller.pace import Pace
 from vnet.bench.controller.plan import OPERATIONS, Plan
-from vnet.bench.controller.schedule import Round, make_round
+from vnet.bench.controller.schedule import Request, Round, make_round
 from vnet.bench.progress import BenchOptions, BenchProgress
 from vnet.bench.results import BenchResult
 from vnet.client.errors import ConnectError, ControllerError
@@ -71,20 +73,52 @@ def _check(access: Access, op: str, names: set[str]) -> list[checks.Violation]:
         return checks.leaks(links, client.connections(), names)
 
 
-def _round(
-    result: BenchResult, access: Access, database: str, c: int, round_: Round, paces: Paces
-) -> None:
+def _path_moves(access: Access, round_: Round, count: int) -> list[Request]:
+    """The round's first `count` kept connections that have another path, each moved there."""
+    with access.client() as client:
+        live = {v.name: v for v in client.connections()}
+        links = client.links()
+    views = [live[c.body.name] for c in round_.creates if c.body.name in live]
+    return list(moves.path_moves(views, links, count))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What one round is run with, beyond its requests."""
+
+    database: str
+    concurrency: int
+    tag: str
+    moves: int
+    rearranges: int  # 0 unless this is a round at the plan's lowest concurrency
+    endhosts: Sequence[EndHostView]
+
+
+def _answers(
+    result: BenchResult, access: Access, at: Setting, op: str, round_: Round
+) -> tuple[list[Answer], int]:
+    """The op's answers and the concurrency (x) they were measured at."""
+    if op == "move":
+        return drive(access, _path_moves(access, round_, at.moves), at.concurrency), at.concurrency
+    if op == "rearrange":
+        return moves.rearrangements(access, at.tag, at.rearranges, at.endhosts, result.note), 1
+    return drive(access, round_.of(op), at.concurrency), at.concurrency
+
+
+def _round(result: BenchResult, access: Access, at: Setting, round_: Round, paces: Paces) -> None:
     found: list[checks.Violation] = []
+    database, c = at.database, at.concurrency
     for op in OPERATIONS:
-        answers = drive(access, round_.of(op), c)
+        answers, x = _answers(result, access, at, op, round_)
         if op == "create":
             names = _kept(answers, round_)
             round_ = _only(round_, names)
-        judged = record.add_answers(result, database, op, c, answers)
-        if judged is not None:
-            paces[(database, op, c)].append(judged)
+        if answers:  # a topology may have no move to make
+            judged = record.add_answers(result, database, op, x, answers)
+            if judged is not None:
+                paces[(database, op, x)].append(judged)
         for failed in [a for a in answers if a.split is None and a.error][:3]:
-            result.note(f"{database} {op} at {c}: HTTP {failed.status}: {failed.error}")
+            result.note(f"{database} {op} at {x}: HTTP {failed.status}: {failed.error}")
         found += _check(access, op, names)
     record.add_violations(result, database, c, len(found))
     for violation in found:
@@ -107,7 +141,9 @@ def _measure(
                     hosts, tag, plan.creates, plan.modifies, plan.bandwidth_bps,
                     plan.modified_bps, rng,
                 )  # fmt: skip
-                _round(result, access, database, c, round_, paces)
+                lowest = c == min(plan.concurrency)
+                at = Setting(database, c, tag, plan.moves, plan.rearranges if lowest else 0, hosts)
+                _round(result, access, at, round_, paces)
                 progress.advance()
 
 

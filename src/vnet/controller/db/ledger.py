@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, and_, func, select, update
+from sqlalchemy import CursorResult, and_, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
@@ -154,6 +154,23 @@ def release(session: Session, connection: Connection, generation: int | None = N
     if generation is not None:
         query = query.where(Reservation.generation == generation)
     result = session.execute(query)  # also updates the rows this session has loaded
+    return cast(CursorResult[Any], result).rowcount
+
+
+def discard(session: Session, connection: Connection, generation: int) -> int:
+    """A make-before-break that failed: its generation's rows are deleted, not released.
+
+    The generation never carried traffic, and the connection stays on the one before, so a
+    retry reserves the same generation again (the rows' unique key); released rows kept
+    that key and made the retry an IntegrityError. Rows deleted."""
+    if generation <= connection.generation:
+        raise ValueError(f"generation {generation} is not a next one of {connection.generation}")
+    session.flush()
+    result = session.execute(
+        delete(Reservation).where(
+            Reservation.connection_id == connection.id, Reservation.generation == generation
+        )
+    )
     return cast(CursorResult[Any], result).rowcount
 
 

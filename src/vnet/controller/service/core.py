@@ -21,7 +21,7 @@ from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import AgentError, Agents
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Tenant
-from vnet.controller.errors import AgentRefused, BadRequest, Conflict
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict, Rejected
 from vnet.controller.inventory import Inventory
 from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
@@ -31,7 +31,7 @@ from vnet.controller.service import inventory_ops, store, views
 from vnet.controller.service.connections import Admitted, Flows, Replay, TryMoves
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.moves import Moves
-from vnet.controller.service.rearrangement import make_moves
+from vnet.controller.service.rearrangement import CHOICES, make_moves
 from vnet.controller.service.utilisation import UtilisationPoller
 from vnet.model import controller_api as api
 from vnet.model.controller_config import ControllerConfig
@@ -119,21 +119,41 @@ class Service:
                 field=api.IDEMPOTENCY_HEADER,
             )
         inv = await self.inventory()
+        key = idempotency_key
         moved: list[api.Move] = []
         try:
-            admitted = await self._admit(inv, tenant, request, idempotency_key, timings)
+            admitted = await self._admit(inv, tenant, request, key, timings)
         except TryMoves:
-            moves = await self.db.read(
-                lambda s: self.flows.choose_moves(s, inv, tenant, request), timings
-            )
-            moved = await make_moves(self, inv, moves, timings)
-            admitted = await self._admit(inv, tenant, request, idempotency_key, timings, False)
+            moved, admitted = await self._admit_moving(inv, tenant, request, key, timings)
         if isinstance(admitted, Replay):
             return admitted.answer
         view = await self.flows.realise_new(admitted, tenant, timings)
         # another tenant's connection may have moved: its name is not this caller's to see
         shown = [m for m in moved if who.may_see(m.tenant)]
         return api.ConnectionAnswer(connection=view, moved=shown)
+
+    async def _admit_moving(
+        self,
+        inv: Inventory,
+        tenant: str,
+        request: api.ConnectionRequest,
+        key: str | None,
+        timings: Timings | None,
+    ) -> tuple[list[api.Move], Admitted | Replay]:
+        """Moves, then admission without moving; chosen again while a move lost a race."""
+        moved: list[api.Move] = []
+        for choice in range(1, CHOICES + 1):
+            moves = await self.db.read(
+                lambda s: self.flows.choose_moves(s, inv, tenant, request), timings
+            )
+            made = await make_moves(self, inv, moves, timings)
+            moved += made.moves
+            try:
+                return moved, await self._admit(inv, tenant, request, key, timings, False)
+            except Rejected:
+                if made.complete or choice == CHOICES:
+                    raise
+        raise AssertionError("unreachable")
 
     async def _admit(
         self,

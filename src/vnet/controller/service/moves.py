@@ -5,7 +5,8 @@ counts (both paths carry traffic during the switch); then the agents take the th
 `steps.make_before_break` (new transit/egress, switch the ingress, remove what only the old
 path used), each one agent transaction; then one DB transaction switches the ledger (g
 released once, g+1 current). An agent that refuses puts every host back on generation g (an
-agent transaction of its own when a step had already been confirmed) and releases g+1.
+agent transaction of its own when a step had already been confirmed) and deletes the rows
+of g+1 (it never carried traffic; a retry reserves g+1 again).
 """
 
 from __future__ import annotations
@@ -167,7 +168,7 @@ def restore_changes(old: planning.HostPieces, touched: set[str]) -> list[HostCha
 
 def undo(session: Session, moving: Moving, error: str) -> None:
     conn = session.get_one(Connection, moving.connection_id)
-    ledger.release(session, conn, moving.generation)
+    ledger.discard(session, conn, moving.generation)  # a retry reserves it again
     conn.state = ConnectionState.ESTABLISHED
     store.add_event(session, conn, "failed", f"modify refused: {error}")
     store.finish_journal(session, moving.request_id, error=error)
