@@ -11,11 +11,12 @@ Bandwidths are bit/s on the way out and a rate ("20mbit") or bit/s on the way in
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
 
 from vnet.model.connection import Protocol
+from vnet.model.names import MAX_NETWORK_NAME, MAX_NODE_NAME, MAX_TENANT_NAME, NAME_PATTERN
 from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Network6, Rate
 
 API_PREFIX = "/api/v1"
@@ -28,47 +29,80 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Names in requests, as the model names them (vnet.model.names), so that the served OpenAPI
+# description states each rule the controller enforces.
+NodeName = Annotated[str, Field(min_length=1, max_length=MAX_NODE_NAME, pattern=NAME_PATTERN)]
+NetworkName = Annotated[str, Field(min_length=1, max_length=MAX_NETWORK_NAME, pattern=NAME_PATTERN)]
+TenantName = Annotated[str, Field(min_length=1, max_length=MAX_TENANT_NAME, pattern=NAME_PATTERN)]
+TOKEN_LIFETIME_MAX = 10 * 366 * 24 * 3600  # seconds: ten years; beyond, a date overflows
+
+# A bandwidth in a request: bit/s as an integer, or a rate string whose value is a whole
+# number of bit/s (the fraction has no more digits than the unit has zeros). At most
+# API_RATE_MAX: the database keeps rates in 64-bit signed integers.
+API_RATE_MAX = 2**63 - 1
+RATE_PATTERN = (
+    "^(?:[1-9][0-9]{0,17}(?:bit|bps)?"
+    "|[1-9][0-9]{0,14}(?:\\.[0-9]{1,3})?(?:k|kbit|kbps)"
+    "|[1-9][0-9]{0,11}(?:\\.[0-9]{1,6})?(?:m|mbit|mbps)"
+    "|[1-9][0-9]{0,8}(?:\\.[0-9]{1,9})?(?:g|gbit|gbps)"
+    "|[1-9][0-9]{0,5}(?:\\.[0-9]{1,12})?(?:t|tbit))$"
+)
+ApiRate = Annotated[
+    Rate,
+    Field(le=API_RATE_MAX),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 1, "maximum": API_RATE_MAX},
+                {"type": "string", "pattern": RATE_PATTERN},
+            ],
+            "description": "bit/s, or a rate such as '20mbit' or '1.5gbit'",
+        }
+    ),
+]
+
+
 # -- requests ------------------------------------------------------------------------------
 class ConnectionRequest(_Body):
     """A tenant asks for a guaranteed connection between two of its end hosts."""
 
     name: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    a: str  # source end host
-    b: str  # destination end host
+    a: NodeName  # source end host
+    b: NodeName  # destination end host
     protocol: Protocol | None = None
     src_port: int | None = Field(None, ge=1, le=65535)
     dst_port: int | None = Field(None, ge=1, le=65535)
-    bandwidth: Rate
+    bandwidth: ApiRate
     bidirectional: bool = False
     # explicit path of physical hosts, from a's host to b's host; None: the controller chooses
-    path: list[str] | None = None
+    path: list[NodeName] | None = None
     packet_size: int = Field(1500, ge=64, le=9000)  # what the encapsulation overhead is counted at
 
 
 class ModifyRequest(_Body):
     """Change the bandwidth, the path, or both (make-before-break)."""
 
-    bandwidth: Rate | None = None
-    path: list[str] | None = None
+    bandwidth: ApiRate | None = None
+    path: list[NodeName] | None = None
 
 
 class TenantRequest(_Body):
-    name: str = Field(min_length=1, max_length=64)
+    name: TenantName
 
 
 class NetworkRequest(_Body):
     """A tenant's new virtual network; `bandwidth` is its guarantee on each link it crosses."""
 
-    name: str = Field(min_length=1, max_length=64)  # the model's naming rules apply too
+    name: NetworkName
     vni: int = Field(ge=1, le=VNI_MAX)
     ipv4: Network4 | None = None
     ipv6: Network6 | None = None
-    bandwidth: Rate | None = None
-    hosts: list[str] = Field(default_factory=list)  # carried there even without a VR yet
+    bandwidth: ApiRate | None = None
+    hosts: list[NodeName] = Field(default_factory=list)  # carried there even without a VR yet
 
 
 class RouterInterfaceRequest(_Body):
-    network: str
+    network: NetworkName
     ipv4: Interface4 | None = None
     ipv6: Interface6 | None = None
 
@@ -76,15 +110,15 @@ class RouterInterfaceRequest(_Body):
 class RouterRequest(_Body):
     """A tenant's new VR; `host` None: the controller places it (docs/controller.md)."""
 
-    name: str = Field(min_length=1, max_length=64)  # the model's naming rules apply too
-    host: str | None = None
+    name: NodeName
+    host: NodeName | None = None
     interfaces: list[RouterInterfaceRequest] = Field(min_length=1)
 
 
 class TokenRequest(_Body):
     role: Role
-    tenant: str | None = None  # required for role "tenant"
-    expires_in: int | None = Field(None, ge=1)  # seconds; None: never
+    tenant: TenantName | None = None  # required for role "tenant"
+    expires_in: int | None = Field(None, ge=1, le=TOKEN_LIFETIME_MAX)  # seconds; None: never
 
 
 # -- answers -------------------------------------------------------------------------------

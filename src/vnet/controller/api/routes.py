@@ -89,7 +89,7 @@ def body(model: type[Body]) -> Any:
         fmt = codec.request_format(request.headers.get("content-type"))
         data = codec.parse_body(await _read_limited(request), fmt, model)
         try:
-            return model.model_validate(data)
+            return model.model_validate(data, strict=True)  # JSON's types: no "5" for 5
         except ValidationError as err:
             raise invalid(err.errors()) from None
 

@@ -9,37 +9,46 @@ formats decode to one tree. Errors are RpcError with the exact schema path
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from lxml import etree
 
+from vnet.model import strict
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import MODULE, NAMESPACE, PREFIX
 from vnet.model.yang.schema import SchemaNode, root
 
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 _INTS = {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
 _BIG = {"int64", "uint64", "decimal64"}  # RFC 7951 section 6.1: numbers in strings
+# their text: ASCII digits (int() and str.isdigit() also take '١٢٣', '１２' and '1_0')
+_BIG_TEXT = {
+    "int64": re.compile(r"-?[0-9]{1,19}\Z"),
+    "uint64": re.compile(r"[0-9]{1,20}\Z"),
+    "decimal64": re.compile(r"-?[0-9]{1,19}(\.[0-9]{1,18})?\Z"),
+}
 
 
 # -- parsing -----------------------------------------------------------------------
+def _malformed(err: strict.BodyError) -> RpcError:
+    return RpcError(ErrorTag.MALFORMED_MESSAGE, err.reason, ErrorType.RPC)
+
+
 def parse_json(body: bytes | str) -> Any:
+    """A JSON body through the one strict reader (vnet.model.strict): a member given twice,
+    a number of thousands of digits or a body nested thousands deep is malformed."""
     try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RpcError(
-            ErrorTag.MALFORMED_MESSAGE, f"the body is not valid JSON: {err}", ErrorType.RPC
-        ) from None
+        return strict.parse_json(body)
+    except strict.BodyError as err:
+        raise _malformed(err) from None
 
 
 def parse_xml(body: bytes | str) -> etree._Element:
-    """Well-formed XML without entity expansion or network access."""
+    """Well-formed XML without entity expansion, network access or DTD, nested boundedly."""
     try:
-        return etree.fromstring(body, _PARSER)
-    except etree.XMLSyntaxError as err:
-        raise RpcError(
-            ErrorTag.MALFORMED_MESSAGE, f"the body is not well-formed XML: {err}", ErrorType.RPC
-        ) from None
+        return strict.parse_xml(body)
+    except strict.BodyError as err:
+        raise _malformed(err) from None
 
 
 # -- XML -----------------------------------------------------------------------------
@@ -168,9 +177,7 @@ def _scalar(snode: SchemaNode, value: Any, path: str) -> Any:
             raise _type_error(snode, value, path, "a JSON number")
         return value
     if t in _BIG:
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise _type_error(snode, value, path, "a number in a JSON string")
-        return str(value)
+        return _big_number(snode, value, path)
     if t == "boolean":
         if not isinstance(value, bool):
             raise _type_error(snode, value, path, "true or false")
@@ -182,6 +189,15 @@ def _scalar(snode: SchemaNode, value: Any, path: str) -> Any:
     if not isinstance(value, str):
         raise _type_error(snode, value, path, "a JSON string")
     return value
+
+
+def _big_number(snode: SchemaNode, value: Any, path: str) -> str:
+    """An int64, uint64 or decimal64: its digits as a string (RFC 7951 section 6.1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise _type_error(snode, value, path, "a number in a JSON string")
+    if not _BIG_TEXT[snode.base_type].match(str(value)):
+        raise _type_error(snode, value, path, "a number in ASCII digits")
+    return str(value)
 
 
 def key_predicate(snode: SchemaNode, entry: dict[str, Any]) -> str:
