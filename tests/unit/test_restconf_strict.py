@@ -38,7 +38,7 @@ DEEP = b'{"vnet-router:virtual-networks": ' + b"[" * 100_000 + b"]" * 100_000 + 
 JSON_CASES = [
     (network_json(vni="9" * 5000), "5000 digits"),
     (network_json(vni="1" + "0" * 30), "digits"),
-    (network_json(vni="1e30"), "vni"),
+    (network_json(vni="1e30"), "too large"),
     (network_json(vni="12.5"), "vni"),
     (DEEP, "deep"),
     (network_json(name='"n3", "name": "n4"'), "given twice"),

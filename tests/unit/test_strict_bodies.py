@@ -33,6 +33,10 @@ def test_json_within_the_bounds_reads_as_json() -> None:
         "a": [1, -2, 3.5, "x", True, None],
         "b": {"c": 2**64 - 1},
     }
+    # whole numbers spelled with a fraction or exponent are integers, as in JSON Schema
+    whole = strict.parse_json("[14326.0, 1e3, -2.50e1, 0.5]")
+    assert whole == [14326, 1000, -25, 0.5]
+    assert [type(n) for n in whole] == [int, int, int, float]
     assert strict.parse_json(deep_json(strict.MAX_DEPTH)) is not None
 
 
@@ -45,6 +49,7 @@ def test_json_within_the_bounds_reads_as_json() -> None:
         ('{"vni": 1' + "0" * 30 + "}", "31 digits", None),
         ('{"rate": 1.' + "5" * 100 + "}", "digits", None),
         ('{"rate": 1e999}', "too large", None),
+        ('{"rate": 1e30}', "too large", None),
         ('{"rate": NaN}', "NaN is not a JSON number", None),
         ('{"rate": -Infinity}', "Infinity is not a JSON number", None),
         (deep_json(strict.MAX_DEPTH + 1), f"more than {strict.MAX_DEPTH} deep", None),

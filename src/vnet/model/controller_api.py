@@ -11,9 +11,9 @@ Bandwidths are bit/s on the way out and a rate ("20mbit") or bit/s on the way in
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from vnet.model.connection import Protocol
 from vnet.model.names import MAX_NETWORK_NAME, MAX_NODE_NAME, MAX_TENANT_NAME, NAME_PATTERN
@@ -34,6 +34,12 @@ class _Body(BaseModel):
 NodeName = Annotated[str, Field(min_length=1, max_length=MAX_NODE_NAME, pattern=NAME_PATTERN)]
 NetworkName = Annotated[str, Field(min_length=1, max_length=MAX_NETWORK_NAME, pattern=NAME_PATTERN)]
 TenantName = Annotated[str, Field(min_length=1, max_length=MAX_TENANT_NAME, pattern=NAME_PATTERN)]
+NODE_NAME_SCHEMA = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_NODE_NAME,
+    "pattern": NAME_PATTERN,
+}
 TOKEN_LIFETIME_MAX = 10 * 366 * 24 * 3600  # seconds: ten years; beyond, a date overflows
 
 # A bandwidth in a request: bit/s as an integer, or a rate string whose value is a whole
@@ -47,19 +53,14 @@ RATE_PATTERN = (
     "|[1-9][0-9]{0,8}(?:\\.[0-9]{1,9})?(?:g|gbit|gbps)"
     "|[1-9][0-9]{0,5}(?:\\.[0-9]{1,12})?(?:t|tbit))$"
 )
-ApiRate = Annotated[
-    Rate,
-    Field(le=API_RATE_MAX),
-    WithJsonSchema(
-        {
-            "anyOf": [
-                {"type": "integer", "minimum": 1, "maximum": API_RATE_MAX},
-                {"type": "string", "pattern": RATE_PATTERN},
-            ],
-            "description": "bit/s, or a rate such as '20mbit' or '1.5gbit'",
-        }
-    ),
-]
+RATE_SCHEMA = {
+    "anyOf": [
+        {"type": "integer", "minimum": 1, "maximum": API_RATE_MAX},
+        {"type": "string", "pattern": RATE_PATTERN},
+    ],
+    "description": "bit/s, or a rate such as '20mbit' or '1.5gbit'",
+}
+ApiRate = Annotated[Rate, Field(le=API_RATE_MAX), WithJsonSchema(RATE_SCHEMA)]
 
 
 # -- requests ------------------------------------------------------------------------------
@@ -79,11 +80,34 @@ class ConnectionRequest(_Body):
     packet_size: int = Field(1500, ge=64, le=9000)  # what the encapsulation overhead is counted at
 
 
-class ModifyRequest(_Body):
-    """Change the bandwidth, the path, or both (make-before-break)."""
+def _some_non_null_member(schema: dict[str, Any]) -> None:
+    """The document of a body whose members may be left out but are never null."""
+    schema["minProperties"] = 1
+    for member in schema["properties"].values():
+        member.pop("default", None)
 
-    bandwidth: ApiRate | None = None
-    path: list[NodeName] | None = None
+
+class ModifyRequest(_Body):
+    """Change the bandwidth, the path, or both (make-before-break); what is left out stays.
+    A member given as null says nothing, and is refused like a modify that names nothing."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_some_non_null_member)
+
+    bandwidth: Annotated[ApiRate | None, WithJsonSchema(RATE_SCHEMA)] = None
+    path: Annotated[
+        list[NodeName] | None,
+        WithJsonSchema({"type": "array", "items": NODE_NAME_SCHEMA, "minItems": 1}),
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _names_a_change(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if nulls := [k for k in ("bandwidth", "path") if k in data and data[k] is None]:
+                raise ValueError(f"{' and '.join(nulls)} may be left out, not null")
+            if not data:
+                raise ValueError("a modify names a new bandwidth, a new path, or both")
+        return data
 
 
 class TenantRequest(_Body):
@@ -116,6 +140,17 @@ class RouterRequest(_Body):
 
 
 class TokenRequest(_Body):
+    # the document states what create_token enforces: a tenant token names its tenant, a
+    # provider token none
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"role": {"const": "tenant"}}},
+            "then": {"required": ["tenant"], "properties": {"tenant": {"type": "string"}}},
+            "else": {"properties": {"tenant": {"type": "null"}}},
+        },
+    )
+
     role: Role
     tenant: TenantName | None = None  # required for role "tenant"
     expires_in: int | None = Field(None, ge=1, le=TOKEN_LIFETIME_MAX)  # seconds; None: never

@@ -21,14 +21,15 @@ rate parser refuses a fractional bit/s); `integer_text` reads an integer written
 from __future__ import annotations
 
 import json
-import math
 import re
+from decimal import Decimal
 from typing import Any
 
 from lxml import etree
 
 MAX_DEPTH = 32  # the deepest body either API takes is 6 levels (RESTCONF's routers)
 MAX_DIGITS = 24  # every 64-bit integer (20 digits) and a little more, never thousands
+_TOO_LARGE = Decimal(10) ** MAX_DIGITS
 _INTEGER = re.compile(r"[+-]?[0-9]+\Z")  # ASCII only: str.isdigit() also takes '١٢٣' and '１２'
 _NO_DOCTYPE = "XML bodies may not carry a document type declaration (<!DOCTYPE>)"
 _XML_PARSER = etree.XMLParser(
@@ -72,15 +73,18 @@ def _json_int(text: str) -> int:
     return int(text)
 
 
-def _json_float(text: str) -> float:
-    """A JSON number with a fraction or exponent; the callers refuse it where an integer is
-    meant (1.5 bit/s), so only its size is checked here."""
+def _json_float(text: str) -> int | float:
+    """A JSON number with a fraction or exponent. One whose value is whole (14326.0, 1e3) is
+    that integer, as JSON Schema's "integer" counts it; any other stays a float, for the
+    callers to refuse where an integer is meant (1.5 bit/s)."""
     if problem := _digits_problem(text):
         raise BodyError(problem)
-    value = float(text)
-    if not math.isfinite(value):  # 1e999
-        raise BodyError(f"the number {text} is too large")
-    return value
+    exact = Decimal(text)
+    if abs(exact) >= _TOO_LARGE:  # 1e999: not turned into a 1000-digit int, nor inf
+        raise BodyError(f"the number {text} is too large (at most {MAX_DIGITS} digits)")
+    if exact == exact.to_integral_value():
+        return int(exact)
+    return float(text)
 
 
 def _json_constant(name: str) -> Any:

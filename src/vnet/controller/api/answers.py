@@ -116,7 +116,10 @@ def invalid(errors: Sequence[Mapping[str, Any]]) -> Invalid:
     """Pydantic's errors as one Invalid naming the (first) field and every problem."""
     problems, fields = [], []
     for error in errors:
-        loc = [str(part) for part in error.get("loc", ()) if part not in _LOCATIONS]
+        loc = list(error.get("loc", ()))
+        if loc and loc[0] in _LOCATIONS:  # only where it came from: a field may be "path"
+            loc = loc[1:]
+        loc = [str(part) for part in loc]
         where = ".".join(loc) or "body"
         fields.append(where)
         problems.append(f"{where}: {error.get('msg', 'invalid')}")

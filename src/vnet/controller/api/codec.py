@@ -7,7 +7,7 @@ element named like its JSON field, a list is its element repeated (`<path>h1</pa
 <path>h2</path>`), a list answer is wrapped (`<ConnectionViewList><ConnectionView>...`), a
 null field is left out (an empty element reads as null), a map is its element repeated with
 the key as attribute (`<guarantees key="l1">100</guarantees>`). Values are the JSON form's
-text (`true`, ISO 8601 times).
+text (`true`, ISO 8601 times), and so the text `null` is null, never the string "null".
 
 Both forms are read by vnet.model.strict, the one strict reader RESTCONF uses too: numbers of
 bounded digits, bounded nesting, no member given twice, XML without entity expansion, network
@@ -136,7 +136,12 @@ def _element_fields(element: Any, model: type[BaseModel], where: str) -> dict[st
         info = model.model_fields.get(name)
         kind, inner = _shape(info.annotation if info else str)
         if kind == "list":
+            if _is_null(child) and name not in data:  # `<path>null</path>`: no list
+                data[name] = None
+                continue
             items = data.setdefault(name, [])
+            if items is None:
+                raise BadRequest(f"<{name}> is null and has items in <{where}>", field=name)
             if not _is_empty(child):
                 items.append(_value(child, inner, f"{where}/{name}"))
         elif kind == "map":
@@ -146,6 +151,10 @@ def _element_fields(element: Any, model: type[BaseModel], where: str) -> dict[st
         else:
             data[name] = None if _is_empty(child) else _value(child, inner, f"{where}/{name}")
     return data
+
+
+def _is_null(element: Any) -> bool:
+    return len(element) == 0 and (element.text or "").strip() == "null"
 
 
 def _is_empty(element: Any) -> bool:
@@ -158,6 +167,8 @@ def _value(element: Any, annotation: Any, where: str) -> Any:
     if len(element):
         raise BadRequest(f"<{where}> holds elements; it takes a value", field=where)
     text = element.text.strip() if element.text else element.text
+    if _is_null(element):  # JSON's null spelled as the JSON form's text, like true and false
+        return None
     return _typed(text, annotation) if text else text
 
 

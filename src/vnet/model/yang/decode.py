@@ -73,13 +73,7 @@ def element_name(
 def leaf_value(snode: SchemaNode, el: etree._Element, path: str) -> Any:
     """A leaf (or leaf-list item) element -> its RFC 7951 JSON value."""
     if len(el):
-        raise RpcError(
-            ErrorTag.BAD_ELEMENT,
-            f"{snode.name!r} is a {snode.kind} and cannot contain elements",
-            ErrorType.APPLICATION,
-            path,
-            info={"bad-element": snode.name},
-        )
+        raise _bad_element(snode, "cannot contain elements", path)
     try:
         return snode.to_json_value(el.text or "")
     except ValueError:
@@ -105,6 +99,7 @@ def element_value(
     if snode.kind in ("leaf", "leaf-list"):
         v = leaf_value(snode, el, path)
         return [v] if single and snode.kind == "leaf-list" else v
+    _no_text(el, snode, path)
     obj: dict[str, Any] = {}
     for child in el:
         if not isinstance(child.tag, str):
@@ -125,6 +120,24 @@ def element_value(
         else:
             obj[name] = v
     return [obj] if single and snode.kind == "list" else obj
+
+
+def _no_text(el: etree._Element, snode: SchemaNode, path: str) -> None:
+    """A container or list entry holds elements only: text beside them (`<underlay>true
+    </underlay>`) is refused, not dropped."""
+    texts = [el.text, *(child.tail for child in el)]
+    if any(text and text.strip() for text in texts):
+        raise _bad_element(snode, "holds elements, not text", path)
+
+
+def _bad_element(snode: SchemaNode, why: str, path: str) -> RpcError:
+    return RpcError(
+        ErrorTag.BAD_ELEMENT,
+        f"{snode.name!r} is a {snode.kind} and {why}",
+        ErrorType.APPLICATION,
+        path,
+        info={"bad-element": snode.name},
+    )
 
 
 def xml_member(el: etree._Element, parent: SchemaNode, path: str) -> dict[str, Any]:
