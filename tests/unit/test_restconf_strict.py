@@ -6,6 +6,7 @@ unchanged (the real Datastore without the kernel, as in test_restconf_app)."""
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import httpx
@@ -84,5 +85,30 @@ def test_a_valid_network_is_still_taken(tmp_path: Path) -> None:
         assert r.status_code == 204, r.text
         names = [n["name"] for n in ds.running["vnet-router:virtual-networks"]["network"]]
         assert names == ["n1", "n2", "n3"]
+
+    run(tmp_path, body)
+
+
+@pytest.mark.parametrize("tenant", ["a/../b", "<b>x</b>", "\U0001f600"])
+def test_a_tenant_name_outside_the_rule_is_400_at_its_leaf(tmp_path: Path, tenant: str) -> None:
+    async def body(c: httpx.AsyncClient, ds: Datastore) -> None:
+        before = copy.deepcopy(ds.running)
+        raw = network_json(tenant=json.dumps(tenant))
+        r = await c.patch(NETS, content=raw, auth=AUTH, headers={"Content-Type": JSON})
+        assert r.status_code == 400, r.text
+        assert "tenant" in r.json()["ietf-restconf:errors"]["error"][0]["error-path"], r.text
+        assert ds.running == before
+
+    run(tmp_path, body)
+
+
+def test_text_beside_a_containers_elements_is_refused(tmp_path: Path) -> None:
+    async def body(c: httpx.AsyncClient, ds: Datastore) -> None:
+        before = copy.deepcopy(ds.running)
+        raw = f'<underlay xmlns="{NS}">true</underlay>'.encode()
+        path = "/restconf/data/vnet-router:underlay"
+        r = await c.put(path, content=raw, auth=AUTH, headers={"Content-Type": XML})
+        assert r.status_code == 400 and "holds elements, not text" in r.text, r.text
+        assert ds.running == before
 
     run(tmp_path, body)

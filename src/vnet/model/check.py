@@ -196,6 +196,10 @@ class _Checker:
                     subject,
                 )
             vnis.setdefault(net.vni, net.name)
+            if problem := tenant_name_problem(net.tenant):  # a tenant only networks name
+                self.add(
+                    ("networks", i, "tenant"), f"tenant {shown(net.tenant)} {problem}", subject
+                )
             if declared and net.tenant not in declared:
                 self.add(
                     ("networks", i, "tenant"),
