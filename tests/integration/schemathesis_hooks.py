@@ -1,5 +1,6 @@
-"""What schemathesis is told about the controller's OpenAPI document beyond JSON Schema
-(loaded by the conformance tests through SCHEMATHESIS_HOOKS).
+"""What schemathesis is told about the controller's and RESTCONF's OpenAPI documents beyond
+JSON Schema (loaded by tests/integration/test_openapi_conformance.py through
+SCHEMATHESIS_HOOKS).
 
 - The address formats pydantic names (`ipv4network`, `ipv6interface`, ...): JSON Schema has no
   such formats and no pattern can say "host bits zero", so valid values of each are generated
@@ -7,8 +8,10 @@
   bits zero; an interface is an address with its prefix length).
 - XML carries no JSON types: `5` and `"5"` are one text, `""` and an empty element are one
   element. A negative case made by changing a value's type is then not invalid once it is
-  XML, so negative cases are sent as JSON only (the XML reader's own refusals are unit tests:
-  tests/unit/test_controller_api_strict.py); positive cases go in both forms.
+  XML, so negative cases are sent as JSON only, and a negative XML case that the coverage
+  phase sends anyway does not count (the XML readers' own refusals are unit tests:
+  tests/unit/test_controller_api_strict.py, test_restconf_strict.py); positive cases go in
+  both forms.
 """
 
 from __future__ import annotations
@@ -53,7 +56,8 @@ for family in (4, 6):
 
 
 def _xml(case: Any) -> bool:
-    return (case.media_type or "").split(";")[0] in XML_TYPES
+    media = (case.media_type or "").split(";")[0]
+    return media in XML_TYPES or media.endswith("+xml")  # RESTCONF's yang-data+xml too
 
 
 @schemathesis.hook

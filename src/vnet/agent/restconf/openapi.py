@@ -73,7 +73,9 @@ def _leaf_schema(leaf: Any) -> dict[str, Any]:
     return out
 
 
-def _node_schema(snode: Any) -> dict[str, Any]:
+def _node_schema(snode: Any, merge: bool = False) -> dict[str, Any]:
+    """The JSON Schema of a node's RFC 7951 value. `merge`: of a plain patch, which may name
+    an existing entry by its keys alone (its mandatory leaves are already there)."""
     if isinstance(snode, libyang.SLeaf):
         return _leaf_schema(snode)
     if isinstance(snode, libyang.SLeafList):
@@ -85,7 +87,7 @@ def _node_schema(snode: Any) -> dict[str, Any]:
     props = {}
     for child in snode.children():
         if isinstance(child, (libyang.SContainer, libyang.SList, libyang.SLeaf, libyang.SLeafList)):
-            props[child.name()] = _node_schema(child)
+            props[child.name()] = _node_schema(child, merge)
     # the codec refuses a member the module does not have (unknown-element)
     obj: dict[str, Any] = {"type": "object", "properties": props, "additionalProperties": False}
     if isinstance(snode, libyang.SList):
@@ -93,7 +95,8 @@ def _node_schema(snode: Any) -> dict[str, Any]:
         required_leaves = [
             c.name() for c in snode.children() if isinstance(c, libyang.SLeaf) and c.mandatory()
         ]
-        obj["required"] += [r for r in required_leaves if r not in obj["required"]]
+        if not merge:
+            obj["required"] += [r for r in required_leaves if r not in obj["required"]]
         return {"type": "array", "items": obj, "description": _text(snode.description())}
     obj["description"] = _text(snode.description())
     if snode.config_false():
@@ -229,7 +232,7 @@ def _walk(
         }
         ops["patch"] = {
             "summary": f"Merge into {name} (plain patch)",
-            "requestBody": _body(member, schema, example),
+            "requestBody": _body(member, _node_schema(snode, merge=True), example),
             "responses": _responses({"204": {"description": "Merged"}}),
         }
         ops["delete"] = {
