@@ -17,16 +17,22 @@ from lxml import etree
 from sqlalchemy.orm import Session, sessionmaker
 
 from tests.controller_api_support import FakeService, Tokens, make_tokens
-from tests.unit.test_controller_api_service import api, url  # noqa: F401 (fixtures)
+from tests.unit.test_controller_api_service import INVENTORY, api, url  # noqa: F401 (fixtures)
+from vnet.client.endpoint import Endpoint
+from vnet.controller.agents.realise import Agents
 from vnet.controller.api import make_app
 from vnet.controller.db import default_url, make_engine, session_factory, upgrade
 from vnet.controller.principal import Principal
+from vnet.controller.server import prepare_database
+from vnet.controller.service.core import Service
+from vnet.model import build_topology
 from vnet.model.controller_api import (
     NetworkRequest,
     NetworkView,
     RouterRequest,
     RouterView,
 )
+from vnet.model.controller_config import AgentAccess, ControllerConfig
 
 V1 = "/api/v1"
 XML = "application/xml"
@@ -167,3 +173,48 @@ def test_real_service_network_without_carriers_is_held_and_listed(api: Any) -> N
     assert again.status_code == 409 and again.json()["field"] == "name"
     beta = client.get(f"{V1}/networks", headers=bearer(tokens.beta)).json()
     assert "lan9" not in {n["name"] for n in beta}
+
+
+def test_a_network_of_an_undeclared_tenant_is_409_before_any_agent(api: Any) -> None:  # noqa: F811
+    """The inventory file declares acme and beta; gamma is made through the API. The model
+    refuses a network of an undeclared tenant beside declared ones (a typo, in a file): that
+    is a conflict with the inventory, said before any agent is asked (was a 400 naming
+    `networks[4].tenant`, a place the client never wrote)."""
+    client, tokens, _ = api
+    r = client.post(f"{V1}/tenants", json={"name": "gamma"}, headers=bearer(tokens.provider))
+    assert r.status_code == 201, r.text
+    body = {"name": "g1", "vni": 777, "ipv4": "10.77.0.0/24"}
+    r = client.post(f"{V1}/tenants/gamma/networks", json=body, headers=bearer(tokens.provider))
+    got = r.json()
+    assert (r.status_code, got["code"], got["field"]) == (409, "undeclared-tenant", "tenant")
+
+
+def test_a_network_on_hosts_a_lab_provisions_is_409_before_any_agent(
+    url: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """The lab's agents refuse network edits ("provisioned by its lab"); the controller's
+    configuration says so (provision_networks: false), and the controller refuses first. The
+    agent's address is unreachable: asking it would have been a 502, not this 409."""
+    agents = [
+        AgentAccess(host="h1", address="192.0.2.1", provision_networks=False),  # TEST-NET-1
+        AgentAccess(host="h2", address="192.0.2.2", provision_networks=False),
+    ]
+    config = ControllerConfig(state_dir=tmp_path / "state", database=url, agents=agents)
+    engine = prepare_database(config, build_topology(INVENTORY))
+    service = Service(config, engine, Agents({a.host: Endpoint(a.address) for a in agents}))
+    token = config.provider_token_path.read_text().strip()
+    try:
+        with TestClient(make_app(service, session_factory(engine), config)) as client:
+            for body in ({"name": "n5", "vni": 705}, {"name": "n6", "vni": 706, "hosts": ["h2"]}):
+                r = client.post(f"{V1}/tenants/acme/networks", json=body, headers=bearer(token))
+                got = r.json()
+                assert (r.status_code, got["code"], got["field"]) == (
+                    409,
+                    "provisioned-by-lab",
+                    "hosts",
+                ), got
+            listed = client.get(f"{V1}/networks", headers=bearer(token)).json()
+            assert {"n5", "n6"}.isdisjoint(n["name"] for n in listed)
+    finally:
+        engine.dispose()

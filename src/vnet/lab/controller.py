@@ -92,6 +92,7 @@ def controller_config(topo: Topology, directory: Path) -> ControllerConfig:
             user=topo.management.user,
             password_file=directory / PASSWORD,
             namespace=namespace,
+            provision_networks=False,  # as its agents are started (agents.py)
         )
         for host in topo.hosts
     ]

@@ -21,6 +21,7 @@ from vnet.model.names import (
     ifname_problem,
     lab_name_problem,
     node_name_problem,
+    tenant_name_problem,
 )
 from vnet.model.qos import qos_problems
 from vnet.model.srv6_check import connection_problems
@@ -172,6 +173,8 @@ class _Checker:
     def check_tenants(self) -> None:
         seen: set[str] = set()
         for i, tenant in enumerate(self.t.tenants):
+            if problem := tenant_name_problem(tenant.name):
+                self.add(("tenants", i, "name"), f"name {shown(tenant.name)} {problem}")
             if tenant.name in seen:
                 self.add(("tenants", i, "name"), f"duplicate tenant {tenant.name!r}")
             seen.add(tenant.name)
@@ -193,6 +196,10 @@ class _Checker:
                     subject,
                 )
             vnis.setdefault(net.vni, net.name)
+            if problem := tenant_name_problem(net.tenant):  # a tenant only networks name
+                self.add(
+                    ("networks", i, "tenant"), f"tenant {shown(net.tenant)} {problem}", subject
+                )
             if declared and net.tenant not in declared:
                 self.add(
                     ("networks", i, "tenant"),

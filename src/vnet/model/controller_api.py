@@ -11,11 +11,12 @@ Bandwidths are bit/s on the way out and a rate ("20mbit") or bit/s on the way in
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from vnet.model.connection import Protocol
+from vnet.model.names import MAX_NETWORK_NAME, MAX_NODE_NAME, MAX_TENANT_NAME, NAME_PATTERN
 from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Network6, Rate
 
 API_PREFIX = "/api/v1"
@@ -28,47 +29,104 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Names in requests, as the model names them (vnet.model.names), so that the served OpenAPI
+# description states each rule the controller enforces.
+NodeName = Annotated[str, Field(min_length=1, max_length=MAX_NODE_NAME, pattern=NAME_PATTERN)]
+NetworkName = Annotated[str, Field(min_length=1, max_length=MAX_NETWORK_NAME, pattern=NAME_PATTERN)]
+TenantName = Annotated[str, Field(min_length=1, max_length=MAX_TENANT_NAME, pattern=NAME_PATTERN)]
+NODE_NAME_SCHEMA = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": MAX_NODE_NAME,
+    "pattern": NAME_PATTERN,
+}
+TOKEN_LIFETIME_MAX = 10 * 366 * 24 * 3600  # seconds: ten years; beyond, a date overflows
+
+# A bandwidth in a request: bit/s as an integer, or a rate string whose value is a whole
+# number of bit/s (the fraction has no more digits than the unit has zeros). At most
+# API_RATE_MAX: the database keeps rates in 64-bit signed integers.
+API_RATE_MAX = 2**63 - 1
+RATE_PATTERN = (
+    "^(?:[1-9][0-9]{0,17}(?:bit|bps)?"
+    "|[1-9][0-9]{0,14}(?:\\.[0-9]{1,3})?(?:k|kbit|kbps)"
+    "|[1-9][0-9]{0,11}(?:\\.[0-9]{1,6})?(?:m|mbit|mbps)"
+    "|[1-9][0-9]{0,8}(?:\\.[0-9]{1,9})?(?:g|gbit|gbps)"
+    "|[1-9][0-9]{0,5}(?:\\.[0-9]{1,12})?(?:t|tbit))$"
+)
+RATE_SCHEMA = {
+    "anyOf": [
+        {"type": "integer", "minimum": 1, "maximum": API_RATE_MAX},
+        {"type": "string", "pattern": RATE_PATTERN},
+    ],
+    "description": "bit/s, or a rate such as '20mbit' or '1.5gbit'",
+}
+ApiRate = Annotated[Rate, Field(le=API_RATE_MAX), WithJsonSchema(RATE_SCHEMA)]
+
+
 # -- requests ------------------------------------------------------------------------------
 class ConnectionRequest(_Body):
     """A tenant asks for a guaranteed connection between two of its end hosts."""
 
     name: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    a: str  # source end host
-    b: str  # destination end host
+    a: NodeName  # source end host
+    b: NodeName  # destination end host
     protocol: Protocol | None = None
     src_port: int | None = Field(None, ge=1, le=65535)
     dst_port: int | None = Field(None, ge=1, le=65535)
-    bandwidth: Rate
+    bandwidth: ApiRate
     bidirectional: bool = False
     # explicit path of physical hosts, from a's host to b's host; None: the controller chooses
-    path: list[str] | None = None
+    path: list[NodeName] | None = None
     packet_size: int = Field(1500, ge=64, le=9000)  # what the encapsulation overhead is counted at
 
 
-class ModifyRequest(_Body):
-    """Change the bandwidth, the path, or both (make-before-break)."""
+def _some_non_null_member(schema: dict[str, Any]) -> None:
+    """The document of a body whose members may be left out but are never null."""
+    schema["minProperties"] = 1
+    for member in schema["properties"].values():
+        member.pop("default", None)
 
-    bandwidth: Rate | None = None
-    path: list[str] | None = None
+
+class ModifyRequest(_Body):
+    """Change the bandwidth, the path, or both (make-before-break); what is left out stays.
+    A member given as null says nothing, and is refused like a modify that names nothing."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_some_non_null_member)
+
+    bandwidth: Annotated[ApiRate | None, WithJsonSchema(RATE_SCHEMA)] = None
+    path: Annotated[
+        list[NodeName] | None,
+        WithJsonSchema({"type": "array", "items": NODE_NAME_SCHEMA, "minItems": 1}),
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _names_a_change(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            if nulls := [k for k in ("bandwidth", "path") if k in data and data[k] is None]:
+                raise ValueError(f"{' and '.join(nulls)} may be left out, not null")
+            if not data:
+                raise ValueError("a modify names a new bandwidth, a new path, or both")
+        return data
 
 
 class TenantRequest(_Body):
-    name: str = Field(min_length=1, max_length=64)
+    name: TenantName
 
 
 class NetworkRequest(_Body):
     """A tenant's new virtual network; `bandwidth` is its guarantee on each link it crosses."""
 
-    name: str = Field(min_length=1, max_length=64)  # the model's naming rules apply too
+    name: NetworkName
     vni: int = Field(ge=1, le=VNI_MAX)
     ipv4: Network4 | None = None
     ipv6: Network6 | None = None
-    bandwidth: Rate | None = None
-    hosts: list[str] = Field(default_factory=list)  # carried there even without a VR yet
+    bandwidth: ApiRate | None = None
+    hosts: list[NodeName] = Field(default_factory=list)  # carried there even without a VR yet
 
 
 class RouterInterfaceRequest(_Body):
-    network: str
+    network: NetworkName
     ipv4: Interface4 | None = None
     ipv6: Interface6 | None = None
 
@@ -76,15 +134,26 @@ class RouterInterfaceRequest(_Body):
 class RouterRequest(_Body):
     """A tenant's new VR; `host` None: the controller places it (docs/controller.md)."""
 
-    name: str = Field(min_length=1, max_length=64)  # the model's naming rules apply too
-    host: str | None = None
+    name: NodeName
+    host: NodeName | None = None
     interfaces: list[RouterInterfaceRequest] = Field(min_length=1)
 
 
 class TokenRequest(_Body):
+    # the document states what create_token enforces: a tenant token names its tenant, a
+    # provider token none
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "if": {"properties": {"role": {"const": "tenant"}}},
+            "then": {"required": ["tenant"], "properties": {"tenant": {"type": "string"}}},
+            "else": {"properties": {"tenant": {"type": "null"}}},
+        },
+    )
+
     role: Role
-    tenant: str | None = None  # required for role "tenant"
-    expires_in: int | None = Field(None, ge=1)  # seconds; None: never
+    tenant: TenantName | None = None  # required for role "tenant"
+    expires_in: int | None = Field(None, ge=1, le=TOKEN_LIFETIME_MAX)  # seconds; None: never
 
 
 # -- answers -------------------------------------------------------------------------------

@@ -53,6 +53,9 @@ class AgentAccess(_Strict):
     key_file: Path | None = None
     hostkey: str | None = None  # the agent's SSH host key (base64) to pin
     namespace: str | None = None  # network namespace to connect from (a lab's management)
+    # False: the host's virtual networks come from a lab's topology file and its agent
+    # refuses to change them, so the controller refuses a network there before asking it
+    provision_networks: bool = True
 
 
 class ControllerConfig(_Strict):

@@ -19,6 +19,14 @@ MAX_NETWORK_NAME = 32
 # \Z, not $: "$" also matches before a trailing newline, which would let "r1\n" through.
 NODE_NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*\Z")
 
+# The same rule in JSON Schema's (ECMA's) spelling, for the APIs' documents; there and in
+# pydantic's (Rust's) regex "$" is the end of the text, as "\Z" is in Python's.
+NAME_PATTERN = "^[A-Za-z][A-Za-z0-9_-]*$"
+# Tenants are named like networks: letters, digits, '-' and '_', starting with a letter, at
+# most as long as the YANG module's `tenant` leaf allows. Their names reach URLs, the console
+# and the agents' configuration, so markup, '/' or '..' have no place in them.
+MAX_TENANT_NAME = 32
+
 # Lab names are part of every namespace name ("vnet-<lab>-<node>"); no dash,
 # so that one lab's prefix can never be a prefix of another lab's.
 MAX_LAB_NAME = 8
@@ -68,7 +76,7 @@ def ifname_problem(name: str) -> str | None:
 def node_name_problem(name: str) -> str | None:
     """Why `name` cannot name a host, VR or end host, or None if it can."""
     if not NODE_NAME_RE.match(name):
-        return "must start with a letter and contain only letters, digits, '-' and '_'"
+        return _NAME_RULE
     if len(name) > MAX_NODE_NAME:
         return (
             f"is {len(name)} characters; at most {MAX_NODE_NAME} fit, because vnet "
@@ -77,9 +85,22 @@ def node_name_problem(name: str) -> str | None:
     return None
 
 
+def tenant_name_problem(name: str) -> str | None:
+    """Why `name` cannot name a tenant, or None if it can."""
+    return _rule_problem(name, NODE_NAME_RE, _NAME_RULE, MAX_TENANT_NAME)
+
+
 def lab_name_problem(name: str) -> str | None:
-    if not LAB_NAME_RE.match(name):
-        return "must be lower-case letters and digits, starting with a letter (no '-')"
-    if len(name) > MAX_LAB_NAME:
-        return f"is {len(name)} characters; at most {MAX_LAB_NAME}"
+    rule = "must be lower-case letters and digits, starting with a letter (no '-')"
+    return _rule_problem(name, LAB_NAME_RE, rule, MAX_LAB_NAME)
+
+
+_NAME_RULE = "must start with a letter and contain only letters, digits, '-' and '_'"
+
+
+def _rule_problem(name: str, pattern: re.Pattern[str], rule: str, limit: int) -> str | None:
+    if not pattern.match(name):
+        return rule
+    if len(name) > limit:
+        return f"is {len(name)} characters; at most {limit}"
     return None

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
+from starlette.exceptions import HTTPException
 
 from vnet.agent.datastore import Datastore
 from vnet.agent.logins import LoginThrottle
@@ -432,4 +433,15 @@ def create_app(ds: Datastore, config: AgentConfig) -> FastAPI:
     app.add_api_route(
         "/restconf/{rest:path}", rc.not_found, methods=methods, include_in_schema=False
     )
+    app.add_exception_handler(HTTPException, _framework_refusal)
     return app
+
+
+async def _framework_refusal(request: Request, err: Exception) -> Response:
+    """What no route matched (a key holding a line break, which the framework's path pattern
+    does not match, an unknown method) is a RESTCONF error body too, not the framework's."""
+    assert isinstance(err, HTTPException)
+    tag = ErrorTag.OPERATION_NOT_SUPPORTED if err.status_code == 405 else ErrorTag.INVALID_VALUE
+    message = f"{request.method} {request.url.path}: {err.detail}"
+    refusal = StatusError(tag, message, ErrorType.PROTOCOL, status=err.status_code)
+    return _error_response(refusal, request.headers.get("accept"))

@@ -3,7 +3,9 @@ the time per phase in a `Server-Timing` header.
 
 Every answer that is not 2xx is an ErrorBody (status, code, reason, field): a ServiceError
 from the service, a malformed or invalid body, an unknown route, and also an unexpected
-failure, which is logged here with its traceback and answered 500 without it.
+failure, which is logged here with its traceback and answered without it: 503 with
+Retry-After when the database cannot write (full disk, read-only, unreachable), else 500;
+either way the client's connection stays open for its next request.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel, ValidationError
+from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException
 
 from vnet.controller.api import codec
@@ -26,6 +29,7 @@ from vnet.model.controller_api import ErrorBody
 log = logging.getLogger("vnet.controller.api")
 PHASES = ("db", "path", "devices")  # what the service measures; the API adds "api"
 _LOCATIONS = {"body", "query", "path", "header", "cookie"}
+RETRY_AFTER_SECONDS = 30  # a full or read-only disk needs a person; a lock, a moment
 
 
 class Invalid(ServiceError):
@@ -112,7 +116,10 @@ def invalid(errors: Sequence[Mapping[str, Any]]) -> Invalid:
     """Pydantic's errors as one Invalid naming the (first) field and every problem."""
     problems, fields = [], []
     for error in errors:
-        loc = [str(part) for part in error.get("loc", ()) if part not in _LOCATIONS]
+        loc = list(error.get("loc", ()))
+        if loc and loc[0] in _LOCATIONS:  # only where it came from: a field may be "path"
+            loc = loc[1:]
+        loc = [str(part) for part in loc]
         where = ".".join(loc) or "body"
         fields.append(where)
         problems.append(f"{where}: {error.get('msg', 'invalid')}")
@@ -134,13 +141,54 @@ def install_error_handlers(app: FastAPI) -> None:
         reason = f"{request.method} {request.url.path}: {err.detail}"
         return error_answer(request, ErrorBody(status=err.status_code, code=code, reason=reason))
 
-    async def unexpected(request: Request, err: Exception) -> Response:
-        log.error("%s %s failed", request.method, request.url.path, exc_info=err)
-        reason = f"internal error ({type(err).__name__}); the controller's log has the details"
-        return error_answer(request, ErrorBody(status=500, code="internal-error", reason=reason))
-
     app.add_exception_handler(ServiceError, service_error)
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(ValidationError, validation_error)
     app.add_exception_handler(HTTPException, http_error)
-    app.add_exception_handler(Exception, unexpected)
+    app.add_middleware(Unexpected)
+
+
+def unexpected_body(err: Exception) -> tuple[ErrorBody, dict[str, str]]:
+    """The answer to a failure of the controller itself: a database that cannot write now
+    (full, read-only, locked, unreachable) is 503 with its cause and when to retry; anything
+    else a 500 naming the exception, its traceback in the log."""
+    if isinstance(err, OperationalError):
+        cause = str(err.orig or err).splitlines()[0][:200]
+        reason = f"the controller's database cannot be written now ({cause}); retry later"
+        body = ErrorBody(status=503, code="database-unavailable", reason=reason)
+        return body, {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    reason = f"internal error ({type(err).__name__}); the controller's log has the details"
+    return ErrorBody(status=500, code="internal-error", reason=reason), {}
+
+
+class Unexpected:
+    """Pure ASGI middleware inside Starlette's ServerErrorMiddleware: a failure no route
+    expected is answered here and not raised on. Starlette's own handler answered it too, but
+    then raised again, and uvicorn closed the client's kept-alive connection, so the client's
+    next request failed with "connection reset"."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: dict[str, Any]) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as err:
+            if started:  # half an answer is out: only closing the connection tells the client
+                raise
+            request = Request(scope)
+            log.error("%s %s failed", request.method, request.url.path, exc_info=err)
+            body, headers = unexpected_body(err)
+            response = error_answer(request, body)
+            response.headers.update(headers)
+            await response(scope, receive, send)

@@ -7,19 +7,18 @@ element named like its JSON field, a list is its element repeated (`<path>h1</pa
 <path>h2</path>`), a list answer is wrapped (`<ConnectionViewList><ConnectionView>...`), a
 null field is left out (an empty element reads as null), a map is its element repeated with
 the key as attribute (`<guarantees key="l1">100</guarantees>`). Values are the JSON form's
-text (`true`, ISO 8601 times).
+text (`true`, ISO 8601 times), and so the text `null` is null, never the string "null".
 
-Parsing uses lxml (already vnet's XML library, for NETCONF): libxml2 is maintained, fast, and
-lxml's parser can be told to refuse what makes XML dangerous. Hardened here: no entity
-expansion, no network, no huge trees, a document type declaration (the place where entities
-are declared: billion laughs, external entities) is refused outright, and a body is refused
-above MAX_BODY bytes before it is parsed. The decoded dict then goes through the same pydantic
-validation as JSON, so both forms fail with the same precise error.
+Both forms are read by vnet.model.strict, the one strict reader RESTCONF uses too: numbers of
+bounded digits, bounded nesting, no member given twice, XML without entity expansion, network
+or document type declaration (billion laughs, external entities); a body is refused above
+MAX_BODY bytes before it is read. An XML integer or boolean field's text becomes its JSON
+value (ASCII digits only, `true`/`false`), and the dict then goes through the same strict
+pydantic validation as JSON (no "5" for 5, no 1 for true), so both forms fail alike.
 """
 
 from __future__ import annotations
 
-import json
 import types
 import typing
 from typing import Any
@@ -28,14 +27,12 @@ from lxml import etree
 from pydantic import BaseModel
 
 from vnet.controller.errors import BadRequest, ServiceError
+from vnet.model import strict
 
 JSON = "application/json"
 XML = "application/xml"
 _XML_TYPES = {XML, "text/xml"}
 MAX_BODY = 1 << 20  # no request body of this API comes near 1 MiB
-_PARSER = etree.XMLParser(
-    resolve_entities=False, no_network=True, huge_tree=False, load_dtd=False, dtd_validation=False
-)
 
 
 class UnsupportedMedia(ServiceError):
@@ -107,32 +104,23 @@ def _is_xml(content_type: str | None) -> bool:
 
 # -- decoding requests -----------------------------------------------------------------------
 def parse_body(raw: bytes, fmt: str, model: type[BaseModel]) -> dict[str, Any]:
-    """The body as plain data for `model`'s validation; BadRequest if it is not well formed."""
+    """The body as plain data for `model`'s validation; BadRequest if it is not well formed
+    (the model layer's strict reader: bounded digits and depth, no member given twice)."""
     if len(raw) > MAX_BODY:
         raise BadRequest(f"the body has {len(raw)} bytes; at most {MAX_BODY} are accepted")
-    if fmt == "xml":
-        return _xml_body(raw, model)
     try:
-        data = json.loads(raw or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise BadRequest(f"the body is not valid JSON: {err}") from None
+        if fmt == "xml":
+            return _xml_body(raw, model)
+        data = strict.parse_json(raw or b"null")
+    except strict.BodyError as err:
+        raise BadRequest(err.reason, field=err.field) from None
     if not isinstance(data, dict):
         raise BadRequest(f"the body must be a JSON object ({model.__name__})")
     return data
 
 
-_NO_DOCTYPE = "XML bodies may not carry a document type declaration (<!DOCTYPE>)"
-
-
 def _xml_body(raw: bytes, model: type[BaseModel]) -> dict[str, Any]:
-    if b"<!DOCTYPE" in raw:  # refused before libxml2 reads it (its declarations)
-        raise BadRequest(_NO_DOCTYPE)
-    try:
-        root = etree.fromstring(raw, _PARSER)
-    except etree.XMLSyntaxError as err:
-        raise BadRequest(f"the body is not well-formed XML: {err}") from None
-    if root.getroottree().docinfo.doctype:  # spelled in another encoding (UTF-16...)
-        raise BadRequest(_NO_DOCTYPE)
+    root = strict.parse_xml(raw)
     name = etree.QName(root).localname
     if name != model.__name__:
         raise BadRequest(f"the XML body's root element is <{name}>; expected <{model.__name__}>")
@@ -148,7 +136,12 @@ def _element_fields(element: Any, model: type[BaseModel], where: str) -> dict[st
         info = model.model_fields.get(name)
         kind, inner = _shape(info.annotation if info else str)
         if kind == "list":
+            if _is_null(child) and name not in data:  # `<path>null</path>`: no list
+                data[name] = None
+                continue
             items = data.setdefault(name, [])
+            if items is None:
+                raise BadRequest(f"<{name}> is null and has items in <{where}>", field=name)
             if not _is_empty(child):
                 items.append(_value(child, inner, f"{where}/{name}"))
         elif kind == "map":
@@ -160,6 +153,10 @@ def _element_fields(element: Any, model: type[BaseModel], where: str) -> dict[st
     return data
 
 
+def _is_null(element: Any) -> bool:
+    return len(element) == 0 and (element.text or "").strip() == "null"
+
+
 def _is_empty(element: Any) -> bool:
     return len(element) == 0 and not (element.text or "").strip()
 
@@ -169,7 +166,23 @@ def _value(element: Any, annotation: Any, where: str) -> Any:
         return _element_fields(element, annotation, where)
     if len(element):
         raise BadRequest(f"<{where}> holds elements; it takes a value", field=where)
-    return element.text.strip() if element.text else element.text
+    text = element.text.strip() if element.text else element.text
+    if _is_null(element):  # JSON's null spelled as the JSON form's text, like true and false
+        return None
+    return _typed(text, annotation) if text else text
+
+
+def _typed(text: str, annotation: Any) -> Any:
+    """An integer or boolean field's text as its JSON value, read as strictly as JSON reads
+    it; any other text stays a string, for the (strict) validation to refuse with its field."""
+    if annotation is int:
+        try:
+            return strict.integer_text(text)
+        except strict.BodyError:
+            return text
+    if annotation is bool:
+        return {"true": True, "false": False}.get(text, text)
+    return text
 
 
 def _shape(annotation: Any) -> tuple[str, Any]:

@@ -109,6 +109,7 @@ def describe(app: FastAPI) -> dict[str, Any]:
         separate_input_output_schemas=False,
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
+    _refusals_are_error_bodies(schema)
     for model in REQUEST_BODIES:
         body = model.model_json_schema(ref_template="#/components/schemas/{model}")
         for name, definition in body.pop("$defs", {}).items():
@@ -116,3 +117,16 @@ def describe(app: FastAPI) -> dict[str, Any]:
         components.setdefault(model.__name__, body)
     app.openapi_schema = schema
     return schema
+
+
+def _refusals_are_error_bodies(schema: dict[str, Any]) -> None:
+    """FastAPI describes a bad parameter's 422 as its own HTTPValidationError; this API
+    answers it with an ErrorBody (answers.py), like every other refusal."""
+    error = {media: {"schema": ref(ErrorBody)} for media in (JSON, XML)}
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            refused = operation.get("responses", {}).get("422")
+            if refused is not None:
+                refused["content"] = error
+    for name in ("HTTPValidationError", "ValidationError"):
+        schema.get("components", {}).get("schemas", {}).pop(name, None)

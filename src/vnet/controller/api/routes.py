@@ -18,7 +18,7 @@ from vnet.controller.api import codec
 from vnet.controller.api.answers import answer, error_answer, invalid, server_timing
 from vnet.controller.api.auth import Authenticator, create_token
 from vnet.controller.api.openapi import doc
-from vnet.controller.errors import BadRequest, ServiceError
+from vnet.controller.errors import ServiceError
 from vnet.controller.principal import Principal
 from vnet.controller.service import ControllerService, Timings
 from vnet.model.controller_api import (
@@ -89,7 +89,7 @@ def body(model: type[Body]) -> Any:
         fmt = codec.request_format(request.headers.get("content-type"))
         data = codec.parse_body(await _read_limited(request), fmt, model)
         try:
-            return model.model_validate(data)
+            return model.model_validate(data, strict=True)  # JSON's types: no "5" for 5
         except ValidationError as err:
             raise invalid(err.errors()) from None
 
@@ -227,7 +227,9 @@ IdempotencyKey = Annotated[
     str | None,
     Header(
         alias=IDEMPOTENCY_HEADER,
+        min_length=1,
         max_length=128,
+        pattern=r"\S",  # not only white space (the document says so too)
         description="a retried request with the same key answers with the first one's connection",
     ),
 ]
@@ -244,8 +246,6 @@ async def post_connection(
     key: IdempotencyKey = None,
 ) -> Response:
     me.require_tenant(tenant)
-    if key is not None and not key.strip():
-        raise BadRequest("the Idempotency-Key header is empty", field=IDEMPOTENCY_HEADER)
     service = service_of(request)
     return await timed(
         request, lambda t: service.create_connection(me, tenant, ask, key, t), status=201
@@ -282,8 +282,6 @@ async def patch_connection(
     ask: Annotated[ModifyRequest, body(ModifyRequest)],
 ) -> Response:
     me.require_tenant(tenant)
-    if ask.bandwidth is None and ask.path is None:
-        raise BadRequest("a modify names a new bandwidth, a new path, or both", field="bandwidth")
     service = service_of(request)
     return await timed(request, lambda t: service.modify_connection(me, tenant, name, ask, t))
 
@@ -298,9 +296,22 @@ async def delete_connection(request: Request, tenant: str, name: str, me: Who) -
 # -- live utilisation --------------------------------------------------------------------------
 EVENTS_DOC = {
     200: {
-        "description": "Server-sent events: `event: links` with the LinkView list as `data`, "
-        "every utilisation_interval seconds (`limit` ends the stream after that many)",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        "description": "Server-sent events: `event: links` with the LinkView list as `data` "
+        "(JSON), every utilisation_interval seconds (`limit` ends the stream after that many); "
+        "`event: error` with an ErrorBody as `data` ends it",
+        # OpenAPI 3.1: a text/event-stream schema describes one event, as a client reads it
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "event": {"type": "string", "enum": ["links", "error"]},
+                        "data": {"type": "string", "contentMediaType": "application/json"},
+                    },
+                    "required": ["event", "data"],
+                }
+            }
+        },
     }
 }
 

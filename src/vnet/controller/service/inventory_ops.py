@@ -97,13 +97,28 @@ async def create_network(
             )
     net = VirtualNetwork(tenant=tenant, **request.model_dump(exclude_none=True))
     wanted = _with(topo, networks=[*topo.networks, net])
+    _require_declared(topo, tenant)
     _require_valid(wanted, "name", topo)
     carriers = list(request.hosts) or [h.name for h in topo.hosts if h.name in svc.agents.sessions]
+    _require_provisioning(svc, carriers)
     edits = _network_edits(wanted, net, carriers)
     await _realise(svc, edits, lambda t: _with(t, networks=[*t.networks, net]))
     # as listed: with the guarantee rows the inventory wrote for the links it crosses
     shown = views.networks((await svc.inventory()).topology, tenant)
     return next(n for n in shown if n.name == net.name)
+
+
+def _require_provisioning(svc: Service, carriers: list[str]) -> None:
+    """Refused before any agent is asked: a host whose networks come from its lab's topology
+    file (its agent would refuse the edit)."""
+    fixed = sorted(a.host for a in svc.config.agents if not a.provision_networks)
+    if lab_hosts := [h for h in carriers if h in fixed]:
+        raise Conflict(
+            f"the virtual networks of {', '.join(lab_hosts)} are provisioned by its lab; "
+            "add the network to the lab's topology file instead",
+            field="hosts",
+            code="provisioned-by-lab",
+        )
 
 
 def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> dict[str, Edit]:
@@ -143,6 +158,20 @@ def _tenant_network(topo: Topology, tenant: str, name: str, field: str) -> Virtu
     raise NotFound(
         f"tenant {tenant!r} has no network {name!r}", field=field, code="unknown-network"
     )
+
+
+def _require_declared(topo: Topology, tenant: str) -> None:
+    """An inventory that declares tenants takes networks of those only (the model refuses
+    any other as a typo, and a tenant declared later would renumber the SRv6 locators): a
+    tenant made through the API there is refused here, as a conflict with the inventory."""
+    declared = [t.name for t in topo.tenants]
+    if declared and tenant not in declared:
+        raise Conflict(
+            f"tenant {tenant!r} is not declared in the inventory file, which declares "
+            f"{', '.join(declared)}: declare it there to give it networks",
+            field="tenant",
+            code="undeclared-tenant",
+        )
 
 
 def _require_valid(topo: Topology, field: str, before: Topology | None = None) -> None:

@@ -9,37 +9,46 @@ formats decode to one tree. Errors are RpcError with the exact schema path
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from lxml import etree
 
+from vnet.model import strict
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import MODULE, NAMESPACE, PREFIX
 from vnet.model.yang.schema import SchemaNode, root
 
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 _INTS = {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
 _BIG = {"int64", "uint64", "decimal64"}  # RFC 7951 section 6.1: numbers in strings
+# their text: ASCII digits (int() and str.isdigit() also take '١٢٣', '１２' and '1_0')
+_BIG_TEXT = {
+    "int64": re.compile(r"-?[0-9]{1,19}\Z"),
+    "uint64": re.compile(r"[0-9]{1,20}\Z"),
+    "decimal64": re.compile(r"-?[0-9]{1,19}(\.[0-9]{1,18})?\Z"),
+}
 
 
 # -- parsing -----------------------------------------------------------------------
+def _malformed(err: strict.BodyError) -> RpcError:
+    return RpcError(ErrorTag.MALFORMED_MESSAGE, err.reason, ErrorType.RPC)
+
+
 def parse_json(body: bytes | str) -> Any:
+    """A JSON body through the one strict reader (vnet.model.strict): a member given twice,
+    a number of thousands of digits or a body nested thousands deep is malformed."""
     try:
-        return json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RpcError(
-            ErrorTag.MALFORMED_MESSAGE, f"the body is not valid JSON: {err}", ErrorType.RPC
-        ) from None
+        return strict.parse_json(body)
+    except strict.BodyError as err:
+        raise _malformed(err) from None
 
 
 def parse_xml(body: bytes | str) -> etree._Element:
-    """Well-formed XML without entity expansion or network access."""
+    """Well-formed XML without entity expansion, network access or DTD, nested boundedly."""
     try:
-        return etree.fromstring(body, _PARSER)
-    except etree.XMLSyntaxError as err:
-        raise RpcError(
-            ErrorTag.MALFORMED_MESSAGE, f"the body is not well-formed XML: {err}", ErrorType.RPC
-        ) from None
+        return strict.parse_xml(body)
+    except strict.BodyError as err:
+        raise _malformed(err) from None
 
 
 # -- XML -----------------------------------------------------------------------------
@@ -64,13 +73,7 @@ def element_name(
 def leaf_value(snode: SchemaNode, el: etree._Element, path: str) -> Any:
     """A leaf (or leaf-list item) element -> its RFC 7951 JSON value."""
     if len(el):
-        raise RpcError(
-            ErrorTag.BAD_ELEMENT,
-            f"{snode.name!r} is a {snode.kind} and cannot contain elements",
-            ErrorType.APPLICATION,
-            path,
-            info={"bad-element": snode.name},
-        )
+        raise _bad_element(snode, "cannot contain elements", path)
     try:
         return snode.to_json_value(el.text or "")
     except ValueError:
@@ -96,6 +99,7 @@ def element_value(
     if snode.kind in ("leaf", "leaf-list"):
         v = leaf_value(snode, el, path)
         return [v] if single and snode.kind == "leaf-list" else v
+    _no_text(el, snode, path)
     obj: dict[str, Any] = {}
     for child in el:
         if not isinstance(child.tag, str):
@@ -116,6 +120,24 @@ def element_value(
         else:
             obj[name] = v
     return [obj] if single and snode.kind == "list" else obj
+
+
+def _no_text(el: etree._Element, snode: SchemaNode, path: str) -> None:
+    """A container or list entry holds elements only: text beside them (`<underlay>true
+    </underlay>`) is refused, not dropped."""
+    texts = [el.text, *(child.tail for child in el)]
+    if any(text and text.strip() for text in texts):
+        raise _bad_element(snode, "holds elements, not text", path)
+
+
+def _bad_element(snode: SchemaNode, why: str, path: str) -> RpcError:
+    return RpcError(
+        ErrorTag.BAD_ELEMENT,
+        f"{snode.name!r} is a {snode.kind} and {why}",
+        ErrorType.APPLICATION,
+        path,
+        info={"bad-element": snode.name},
+    )
 
 
 def xml_member(el: etree._Element, parent: SchemaNode, path: str) -> dict[str, Any]:
@@ -168,9 +190,7 @@ def _scalar(snode: SchemaNode, value: Any, path: str) -> Any:
             raise _type_error(snode, value, path, "a JSON number")
         return value
     if t in _BIG:
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise _type_error(snode, value, path, "a number in a JSON string")
-        return str(value)
+        return _big_number(snode, value, path)
     if t == "boolean":
         if not isinstance(value, bool):
             raise _type_error(snode, value, path, "true or false")
@@ -182,6 +202,15 @@ def _scalar(snode: SchemaNode, value: Any, path: str) -> Any:
     if not isinstance(value, str):
         raise _type_error(snode, value, path, "a JSON string")
     return value
+
+
+def _big_number(snode: SchemaNode, value: Any, path: str) -> str:
+    """An int64, uint64 or decimal64: its digits as a string (RFC 7951 section 6.1)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise _type_error(snode, value, path, "a number in a JSON string")
+    if not _BIG_TEXT[snode.base_type].match(str(value)):
+        raise _type_error(snode, value, path, "a number in ASCII digits")
+    return str(value)
 
 
 def key_predicate(snode: SchemaNode, entry: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import libyang
 
+from vnet.model import strict
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import (
     MODULE,
@@ -76,7 +77,7 @@ class SchemaNode:
     def to_json_value(self, text: str) -> Any:
         """Leaf text (as in XML) -> RFC 7951 JSON value; ValueError if it is no number."""
         if self.base_type in _INT_TYPES:
-            return int(text.strip())
+            return strict.integer_text(text)  # a ValueError: ASCII digits, bounded
         if self.base_type == "boolean":
             return text.strip() == "true"
         if self.base_type == "empty":
