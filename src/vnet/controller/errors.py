@@ -55,6 +55,14 @@ class Conflict(ServiceError):
     code = "conflict"
 
 
+class Gone(ServiceError):
+    """What the request names existed and is no more: a retried create whose connection was
+    released since."""
+
+    status = 410
+    code = "gone"
+
+
 class Rejected(ServiceError):
     """Admission said no: `shortfalls` names every link direction that lacks how much."""
 
