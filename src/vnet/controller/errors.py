@@ -78,7 +78,8 @@ class Rejected(ServiceError):
 
 
 class AgentRefused(ServiceError):
-    """An agent refused or failed during realisation; every host is back where it was."""
+    """An agent refused or failed during realisation; every host is back where it was, or
+    the reason says which host still holds what, and until when (service/putback.py)."""
 
     status = 502
     code = "agent-refused"
@@ -86,6 +87,13 @@ class AgentRefused(ServiceError):
     def __init__(self, host: str, reason: str):
         super().__init__(f"host {host}: {reason}")
         self.host = host
+
+    def noted(self, note: str) -> AgentRefused:
+        """The same refusal, its reason followed by `note` (what stays where, and why)."""
+        noted = AgentRefused(self.host, "")
+        noted.reason = f"{self.reason}; {note}"
+        noted.args = (noted.reason,)
+        return noted
 
     def body(self) -> ErrorBody:
         return super().body().model_copy(update={"host": self.host})

@@ -15,14 +15,13 @@ released (once) and the connection is released.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
 from vnet.controller import planner
 from vnet.controller.admission.admit import Policy
-from vnet.controller.agents.realise import AgentError, Agents, ConfirmError, HostChange
+from vnet.controller.agents.realise import AgentError, Agents, HostChange
 from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import (
     Connection,
@@ -33,7 +32,7 @@ from vnet.controller.db.models import (
 from vnet.controller.db.numbers import add_connection
 from vnet.controller.errors import AgentRefused, Conflict, Gone, Rejected
 from vnet.controller.inventory import Inventory, held_connections
-from vnet.controller.service import planning, steps, store
+from vnet.controller.service import planning, putback, steps, store
 from vnet.controller.service.database import Database, Timings, add_time
 from vnet.controller.service.liveness import Liveness
 from vnet.model.controller_api import (
@@ -79,7 +78,6 @@ class Flows:
         self.liveness = Liveness(db.engine)  # names this controller's requests
         self.agents = agents
         self.policy = policy
-        self.repair: Callable[[list[str]], None] | None = None  # hosts to reconcile later
 
     # -- create ----------------------------------------------------------------------------
     def admit(
@@ -175,14 +173,15 @@ class Flows:
                 journaling += time.perf_counter() - began
 
         started = time.perf_counter()
+        hosts = [c.host for c in changes]
         try:
             await self.agents.transaction(request_id, list(changes), on_committed=committed)
-        except ConfirmError:
-            # some hosts kept the change, one goes back at its timeout: whatever the
-            # database ends up saying, those hosts are reconciled with it (Service.repair)
-            if self.repair is not None:
-                self.repair(sorted({c.host for c in changes}))
+        except AgentError as err:
+            # hosts it left changed are put back once the caller's undo is written
+            putback.record(hosts, err)
             raise
+        else:
+            putback.record(hosts, None)
         finally:
             add_time(timings, "devices", time.perf_counter() - started - journaling)
 
