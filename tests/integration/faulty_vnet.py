@@ -11,6 +11,8 @@ here, by `hooks/sitecustomize.py`, which conftest puts on PYTHONPATH:
                                its K-th agent (0-based), before it does anything else
     VNET_TEST_KILL_IN_RECORD_WRITE=1   `lab up` kills itself (SIGKILL) in its first write
                                of the lab's record: the staging file made, not yet written
+    VNET_TEST_NETCONF_FAULTS=1 an agent reads `netconf-fault` in its state directory at
+                               each NETCONF step of a transaction (see netconf_faults)
 
 `python faulty_vnet.py ARGS` runs `vnet ARGS` with the hooks installed.
 """
@@ -26,6 +28,11 @@ FAIL_ENV = "VNET_TEST_FAIL_AT_STEP"
 HANG_ENV = "VNET_TEST_HANG_AT_STEP"
 KILL_ENV = "VNET_TEST_KILL_AFTER_SPAWN"
 KILL_IN_WRITE_ENV = "VNET_TEST_KILL_IN_RECORD_WRITE"
+NETCONF_ENV = "VNET_TEST_NETCONF_FAULTS"
+NETCONF_FAULT = "netconf-fault"  # in the agent's state directory: "ACTION STEP"
+NETCONF_FIRED = "netconf-fault.fired"  # written when it fired: "ACTION STEP"
+ACTIONS = ("refuse", "die", "hang")
+STEPS = ("lock", "edit", "validate", "commit", "confirm")  # a controller transaction's RPCs
 
 
 class InjectedFailure(RuntimeError):
@@ -98,9 +105,61 @@ def kill_in_record_write() -> None:
     lab.replace_durably = replace_durably  # type: ignore[assignment]
 
 
+def _step(name: str, op: Any) -> str | None:
+    """Which step of a controller transaction an RPC is: <lock> of the candidate,
+    <edit-config>, <validate>, <commit><confirmed/> (commit), <commit> with a persist-id
+    and no <confirmed/> (confirm); None for anything else."""
+    local = {child.tag.rsplit("}", 1)[-1] for child in op if isinstance(child.tag, str)}
+    if name == "lock":
+        return "lock"
+    if name == "edit-config":
+        return "edit"
+    if name == "validate":
+        return "validate"
+    if name == "commit":
+        return "commit" if "confirmed" in local else "confirm" if "persist-id" in local else None
+    return None
+
+
+def netconf_faults() -> None:
+    """At the step named in the agent's `netconf-fault` file (written by a test, read at every
+    step, used once: the file goes before the fault acts), the agent
+    refuses (an rpc-error), dies (SIGKILL to its own PID: no cleanup, as kill -9 does) or
+    hangs (SIGSTOP to its own PID; it handles the step once a test sends SIGCONT)."""
+    import signal
+    from pathlib import Path
+
+    import vnet.agent.netconf.session as session
+    from vnet.model.yang.errors import ErrorTag, RpcError
+
+    def state_dir() -> Path:
+        return Path(sys.argv[sys.argv.index("--config") + 1]).parent
+
+    def wrap(name: str, handler: Any) -> Any:
+        async def faulty(s: Any, op: Any) -> Any:
+            step = _step(name, op)
+            fault = state_dir() / NETCONF_FAULT
+            if step is not None and fault.exists():
+                action, wanted = fault.read_text().split()
+                if wanted == step:
+                    fault.unlink()
+                    (state_dir() / NETCONF_FIRED).write_text(f"{action} {step}\n")
+                    if action == "refuse":
+                        raise RpcError(ErrorTag.OPERATION_FAILED, f"{step} refused by a test")
+                    os.kill(os.getpid(), signal.SIGKILL if action == "die" else signal.SIGSTOP)
+            return await handler(s, op)
+
+        return faulty
+
+    for name in ("lock", "edit-config", "validate", "commit"):
+        session.OPERATIONS[name] = wrap(name, session.OPERATIONS[name])
+
+
 def install_from_environment() -> None:
     if os.environ.get(KILL_IN_WRITE_ENV):
         kill_in_record_write()
+    if os.environ.get(NETCONF_ENV):
+        netconf_faults()
     if os.environ.get(KILL_ENV):
         kill_after_spawn(int(os.environ[KILL_ENV]))
     if os.environ.get(FAIL_ENV):

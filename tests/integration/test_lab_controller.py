@@ -13,6 +13,7 @@ import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -128,6 +129,46 @@ def test_request_list_show_release_through_the_cli(lab: tuple[str, Path]) -> Non
     assert json.loads(conn(name, "list", "--json").stdout) == []
     for host in view["path"]:
         assert not any(p.startswith("vc") for p in pieces_on(name, host)), host
+
+
+def test_a_retry_after_release_is_refused_not_established(lab: tuple[str, Path]) -> None:
+    """A create retried with the key of a connection released since answers 410 naming it
+    (exit 1), never "established" for a connection no agent holds; curl sees the same."""
+    name, _ = lab
+    args = ("keyed", "pc1", "pc3", "--bandwidth", "5mbit", "--protocol", "udp", "--dport", "5070")
+    key = ("--idempotency-key", "order-410")
+    first = json.loads(conn(name, "request", *args, *key, "--json").stdout)
+    again = json.loads(conn(name, "request", *args, *key, "--json").stdout)
+    assert again["connection"] == first["connection"]  # a retry while it lives: its answer
+    conn(name, "release", "keyed")
+    retried = conn(name, "request", *args, *key, check=False)
+    assert retried.returncode == 1, retried
+    assert "established" not in retried.stdout + retried.stderr
+    assert "connection-released (HTTP 410)" in retried.stderr and "'keyed'" in retried.stderr
+    for host in first["connection"]["path"]:
+        assert not any(p.startswith("vc") for p in pieces_on(name, host)), host
+    body = curl_post(name, "/tenants/acme/connections", first["connection"], "order-410")
+    assert (body["status"], body["code"]) == (410, "connection-released"), body
+
+
+def curl_post(name: str, path: str, view: dict[str, Any], key: str) -> dict[str, Any]:
+    """POST a create of `view`'s connection with curl, from the controller's namespace."""
+    access = labmod.controller_access(name)
+    token = Path(access.token_file).read_text().strip()
+    fields = ("name", "a", "b", "protocol", "src_port", "dst_port", "bandwidth", "bidirectional")
+    request = {f: view[f] for f in fields}
+    done = subprocess.run(
+        [
+            *("ip", "netns", "exec", access.namespace, "curl", "-sS", "--max-time", "10"),
+            *("-H", f"Authorization: Bearer {token}", "-H", f"Idempotency-Key: {key}"),
+            *("-H", "Content-Type: application/json", "--data-binary", json.dumps(request)),
+            f"{access.url}/api/v1{path}",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return dict(json.loads(done.stdout))
 
 
 def _udp_received_bps(name: str, port: int, offered: str) -> float:

@@ -21,7 +21,13 @@ from tests.controller_api_support import Tokens
 from vnet.controller.agents.realise import Agents
 from vnet.controller.api import make_app
 from vnet.controller.api.auth import create_token
-from vnet.controller.db import Connection, Reservation, default_url, session_factory
+from vnet.controller.db import (
+    Connection,
+    ConnectionEvent,
+    Reservation,
+    default_url,
+    session_factory,
+)
 from vnet.controller.server import prepare_database
 from vnet.controller.service.core import Service
 from vnet.model import build_topology
@@ -278,3 +284,61 @@ def test_events_carry_the_links_the_caller_may_see(api: tuple[TestClient, Tokens
     links = json.loads(data.removeprefix("data: "))
     assert sorted(link["name"] for link in links) == ["h1-h2", "h1-h3", "h2-h3"]
     assert all(len(link["directions"]) == 2 for link in links)
+
+
+def _set_state(engine: Any, state: str, created: bool) -> None:
+    """The key's connection (the only one) put in `state`, with or without a `created` event
+    in its history (whether it was ever established)."""
+    with session_factory(engine).begin() as session:
+        conn = session.scalars(select(Connection)).one()
+        conn.state = state
+        events = select(ConnectionEvent).where(ConnectionEvent.connection_id == conn.id)
+        for event in session.scalars(events):
+            if event.kind == "created":
+                session.delete(event)
+        if created:
+            session.add(ConnectionEvent(connection_id=conn.id, kind="created", detail=""))
+
+
+@pytest.mark.parametrize(
+    ("state", "created", "status", "code"),
+    [
+        ("established", True, 201, None),
+        ("requested", False, 409, "request-in-flight"),
+        ("modifying", True, 409, "request-in-flight"),
+        ("released", True, 410, "connection-released"),
+    ],
+)
+def test_a_retried_key_answers_what_its_connection_is_now(
+    api: tuple[TestClient, Tokens, Any], state: str, created: bool, status: int, code: str | None
+) -> None:
+    """Never "established" for a connection that is not: each state of the key's connection
+    has its own answer, and the retry makes nothing new."""
+    client, tokens, engine = api
+    headers = bearer(tokens.acme, **{"Idempotency-Key": "order-7"})
+    first = client.post(f"{V1}/tenants/acme/connections", json=REQUEST, headers=headers)
+    assert first.status_code == 502, first.text  # no agent: the attempt failed, nothing made
+    _set_state(engine, state, created)
+    again = client.post(f"{V1}/tenants/acme/connections", json=REQUEST, headers=headers)
+    body = again.json()
+    assert again.status_code == status, body
+    if code is None:
+        assert body["status"] == body["connection"]["status"] == "established"
+    else:
+        assert (body["code"], body["field"]) == (code, "Idempotency-Key")
+        assert "'c1'" in body["reason"] and state in body["reason"]
+    assert held(engine)[0] == 1  # no second connection
+
+
+def test_a_key_whose_attempt_failed_is_tried_afresh(api: tuple[TestClient, Tokens, Any]) -> None:
+    """A first attempt that failed made nothing: the retry is a new admission (here it fails
+    again, no agent answering), never the failed attempt's row as "established"."""
+    client, tokens, engine = api
+    headers = bearer(tokens.acme, **{"Idempotency-Key": "order-8"})
+    for attempt in (1, 2):
+        r = client.post(f"{V1}/tenants/acme/connections", json=REQUEST, headers=headers)
+        assert (r.status_code, r.json()["code"]) == (502, "agent-refused"), r.text
+        assert held(engine)[0] == attempt  # each attempt's history kept
+    with session_factory(engine)() as session:
+        keys = list(session.scalars(select(Connection.idempotency_key).order_by(Connection.id)))
+    assert keys == [None, "order-8"]  # the key names the latest attempt

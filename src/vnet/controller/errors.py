@@ -55,6 +55,14 @@ class Conflict(ServiceError):
     code = "conflict"
 
 
+class Gone(ServiceError):
+    """What the request names existed and is no more: a retried create whose connection was
+    released since."""
+
+    status = 410
+    code = "gone"
+
+
 class Rejected(ServiceError):
     """Admission said no: `shortfalls` names every link direction that lacks how much."""
 
@@ -70,7 +78,8 @@ class Rejected(ServiceError):
 
 
 class AgentRefused(ServiceError):
-    """An agent refused or failed during realisation; every host is back where it was."""
+    """An agent refused or failed during realisation; every host is back where it was, or
+    the reason says which host still holds what, and until when (service/putback.py)."""
 
     status = 502
     code = "agent-refused"
@@ -78,6 +87,13 @@ class AgentRefused(ServiceError):
     def __init__(self, host: str, reason: str):
         super().__init__(f"host {host}: {reason}")
         self.host = host
+
+    def noted(self, note: str) -> AgentRefused:
+        """The same refusal, its reason followed by `note` (what stays where, and why)."""
+        noted = AgentRefused(self.host, "")
+        noted.reason = f"{self.reason}; {note}"
+        noted.args = (noted.reason,)
+        return noted
 
     def body(self) -> ErrorBody:
         return super().body().model_copy(update={"host": self.host})

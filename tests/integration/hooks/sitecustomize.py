@@ -10,6 +10,7 @@ if any(
         "VNET_TEST_HANG_AT_STEP",
         "VNET_TEST_KILL_AFTER_SPAWN",
         "VNET_TEST_KILL_IN_RECORD_WRITE",
+        "VNET_TEST_NETCONF_FAULTS",
     )
 ):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -17,7 +17,11 @@ for one request or a group of them (group.py decides which).
 
 A failure in 1-4 backs every host out: discard-changes where nothing was committed,
 cancel-commit where a confirmed commit may be pending (cancel is harmless where none is),
-then unlock. The agents' own timeout is the last resort when the controller dies.
+then unlock; a host that does not answer the cancel is named in the error (`pending`), with
+the time its own confirm timeout rolls the change back. A confirm that fails in 5 raises
+ConfirmError: a host that refused it gets its commit cancelled, one that does not answer is
+`pending`, and the hosts that did confirm are named (`kept`) for the caller to put back.
+The agents' own timeout is the last resort when the controller dies.
 """
 
 from __future__ import annotations
@@ -94,18 +98,27 @@ class Transaction:
         self.lock_wait = lock_wait
         self.pinned: dict[str, int] = {}  # host -> generation of the session holding its lock
         self.commit_sent: set[str] = set()
+        self.unanswered: set[str] = set()  # hosts whose commit went unanswered
+        self.committed_at = time.monotonic()
 
     async def run(self) -> None:
         try:
             await self._lock_all()
             await self._everywhere(self._edit_and_validate)
+            self.committed_at = time.monotonic()  # the agents' confirm timeouts start about now
             await self._everywhere(self._commit)
-            committed_at = time.monotonic()
             await self._journal()
-        except BaseException:
-            await self._back_out()
+        except BaseException as err:
+            pending = await self._back_out()
+            if isinstance(err, AgentError) and pending:
+                err.pending, err.rollback_by = pending, self._rollback_by()
             raise
-        await self._confirm_all(committed_at + self.confirm_timeout * 0.9)
+        await self._confirm_all(self.committed_at + self.confirm_timeout * 0.9)
+
+    def _rollback_by(self) -> float:
+        """When the commits sent roll back by their agents' own timeout (time.time()), if the
+        agents took them when they were sent and run on."""
+        return time.time() + self.committed_at + self.confirm_timeout - time.monotonic()
 
     # -- the steps ----------------------------------------------------------------------
     async def _lock_all(self) -> None:
@@ -170,10 +183,15 @@ class Transaction:
 
     async def _commit(self, host: str) -> None:
         self.commit_sent.add(host)
-        await self.sessions[host].call(
-            lambda c: c.commit(confirmed=True, timeout=self.confirm_timeout, persist=self.token),
-            self.pinned[host],
-        )
+        timeout, token = self.confirm_timeout, self.token
+        try:
+            await self.sessions[host].call(
+                lambda c: c.commit(confirmed=True, timeout=timeout, persist=token),
+                self.pinned[host],
+            )
+        except ConnectError:
+            self.unanswered.add(host)  # backing out asks it once, not again and again
+            raise
 
     async def _journal(self) -> None:
         errors: dict[str, BaseException] = {}
@@ -197,12 +215,23 @@ class Transaction:
         results = await asyncio.gather(
             *(self._confirm(h, deadline) for h in self.hosts), return_exceptions=True
         )
-        failed = [r for r in results if isinstance(r, BaseException)]
-        if failed:
-            first = failed[0]
-            if isinstance(first, AgentError):
-                raise ConfirmError(first.host, first.reason, first.tag, first.path) from first
+        outcome = dict(zip(self.hosts, results, strict=True))
+        failed = {h: r for h, r in outcome.items() if isinstance(r, BaseException)}
+        if not failed:
+            return
+        first = next(iter(failed.values()))
+        if not isinstance(first, AgentError):
             raise first
+        error = ConfirmError(first.host, first.reason, first.tag, first.path)
+        error.kept = tuple(h for h in self.hosts if h not in failed)
+        # a host that answered (a refusal) takes back its commit now; one that did not
+        # answer keeps it pending until its own timeout (or its next start)
+        answered = [h for h, r in failed.items() if isinstance(r, AgentError) and r.tag]
+        cancelled = await asyncio.gather(*(cancel(self.sessions[h], self.token) for h in answered))
+        undone = {h for h, state in zip(answered, cancelled, strict=True) if state != MAYBE_PENDING}
+        error.pending = tuple(h for h in failed if h not in undone)
+        error.rollback_by = self._rollback_by()
+        raise error from first
 
     async def _confirm(self, host: str, deadline: float) -> None:
         try:
@@ -232,17 +261,24 @@ class Transaction:
             delay = await backoff(delay)
 
     # -- backing out -----------------------------------------------------------------------
-    async def _back_out(self) -> None:
-        await asyncio.gather(*(self._back_out_host(h) for h in self.pinned))
+    async def _back_out(self) -> tuple[str, ...]:
+        """Every host back; the hosts that may still hold a commit (their cancel went
+        unanswered)."""
+        states = await asyncio.gather(*(self._back_out_host(h) for h in self.pinned))
+        return tuple(h for h, state in zip(self.pinned, states, strict=True) if state)
 
-    async def _back_out_host(self, host: str) -> None:
+    async def _back_out_host(self, host: str) -> bool:
+        """Back out of `host`; True if a commit sent there may be pending still."""
         session = self.sessions[host]
+        pending = False
         if host in self.commit_sent:
-            await cancel(session, self.token)
+            attempts = 1 if host in self.unanswered else 3
+            pending = await cancel(session, self.token, attempts) == MAYBE_PENDING
         with contextlib.suppress(ClientError, ConnectError):
             # a lost session: the agent discarded the candidate and dropped the lock itself
             await session.call(lambda c: c.discard(), self.pinned[host])
         await self._unlock(host)
+        return pending
 
     async def _unlock(self, host: str) -> None:
         with contextlib.suppress(ClientError, ConnectError):
@@ -259,18 +295,22 @@ class Transaction:
                 raise result
 
 
-async def cancel(session: HostSession, token: str, attempts: int = 3) -> bool:
-    """Cancel the confirmed commit pending under `token`: True if one was; False if none
-    was (or the agent could not be reached: its timeout rolls it back)."""
+CANCELLED, NONE_PENDING, MAYBE_PENDING = "cancelled", "none pending", "maybe pending"
+
+
+async def cancel(session: HostSession, token: str, attempts: int = 3) -> str:
+    """Cancel the confirmed commit pending under `token`: CANCELLED if one was, NONE_PENDING
+    if none was, MAYBE_PENDING if the agent did not answer or refused for another reason (its
+    own timeout rolls it back)."""
     for _ in range(attempts):
         try:
             await session.call(lambda c: c.cancel_commit(persist_id=token))
-            return True
+            return CANCELLED
         except ClientError as err:
             if nothing_pending(err):
-                return False
+                return NONE_PENDING
             log.warning("cancel-commit %s on %s refused: %s", token, session.host, err)
-            return False
+            return MAYBE_PENDING
         except ConnectError as err:
             log.warning("cancel-commit %s on %s: %s", token, session.host, err)
-    return False
+    return MAYBE_PENDING

@@ -15,14 +15,13 @@ released (once) and the connection is released.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
 from vnet.controller import planner
 from vnet.controller.admission.admit import Policy
-from vnet.controller.agents.realise import AgentError, Agents, ConfirmError, HostChange
+from vnet.controller.agents.realise import AgentError, Agents, HostChange
 from vnet.controller.db import journal, ledger
 from vnet.controller.db.models import (
     Connection,
@@ -31,12 +30,17 @@ from vnet.controller.db.models import (
     ReservationRole,
 )
 from vnet.controller.db.numbers import add_connection
-from vnet.controller.errors import AgentRefused, Conflict, Rejected
+from vnet.controller.errors import AgentRefused, Conflict, Gone, Rejected
 from vnet.controller.inventory import Inventory, held_connections
-from vnet.controller.service import planning, steps, store
+from vnet.controller.service import planning, putback, steps, store
 from vnet.controller.service.database import Database, Timings, add_time
 from vnet.controller.service.liveness import Liveness
-from vnet.model.controller_api import ConnectionAnswer, ConnectionRequest, ConnectionView
+from vnet.model.controller_api import (
+    IDEMPOTENCY_HEADER,
+    ConnectionAnswer,
+    ConnectionRequest,
+    ConnectionView,
+)
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,6 @@ class Flows:
         self.liveness = Liveness(db.engine)  # names this controller's requests
         self.agents = agents
         self.policy = policy
-        self.repair: Callable[[list[str]], None] | None = None  # hosts to reconcile later
 
     # -- create ----------------------------------------------------------------------------
     def admit(
@@ -93,7 +96,9 @@ class Flows:
         if key is not None:
             earlier = store.by_idempotency_key(session, owner.id, key)
             if earlier is not None:
-                return Replay(replay(earlier, tenant, request, key))
+                answer = replay(session, earlier, tenant, request, key)
+                if answer is not None:
+                    return Replay(answer)
         store.require_free_name(session, owner.id, tenant, request.name)
         store.require_own_flow(session, owner.id, request)
         conn = new_connection(owner.id, request, key)
@@ -168,14 +173,15 @@ class Flows:
                 journaling += time.perf_counter() - began
 
         started = time.perf_counter()
+        hosts = [c.host for c in changes]
         try:
             await self.agents.transaction(request_id, list(changes), on_committed=committed)
-        except ConfirmError:
-            # some hosts kept the change, one goes back at its timeout: whatever the
-            # database ends up saying, those hosts are reconciled with it (Service.repair)
-            if self.repair is not None:
-                self.repair(sorted({c.host for c in changes}))
+        except AgentError as err:
+            # hosts it left changed are put back once the caller's undo is written
+            putback.record(hosts, err)
             raise
+        else:
+            putback.record(hosts, None)
         finally:
             add_time(timings, "devices", time.perf_counter() - started - journaling)
 
@@ -222,14 +228,37 @@ def new_connection(tenant_id: int, request: ConnectionRequest, key: str | None) 
     )
 
 
-def replay(conn: Connection, tenant: str, request: ConnectionRequest, key: str) -> ConnectionAnswer:
+def replay(
+    session: Session, conn: Connection, tenant: str, request: ConnectionRequest, key: str
+) -> ConnectionAnswer | None:
+    """A retried create answers what the key's connection is now: established (the first
+    attempt's answer again), 409 `request-in-flight` while a request is changing it, 410
+    `connection-released` once released. A first attempt that failed made nothing: its key
+    is let go and the retry is admitted afresh (None)."""
     if not store.same_request(conn, request):
         raise Conflict(
             f"idempotency key {key!r} was used for a different request (connection {conn.name!r})",
-            field="Idempotency-Key",
+            field=IDEMPOTENCY_HEADER,
             code="idempotency-key-reused",
         )
-    return ConnectionAnswer(connection=store.view(conn, tenant))
+    made = f"connection {conn.name!r}, made with idempotency key {key!r},"
+    if conn.state == ConnectionState.ESTABLISHED:
+        return ConnectionAnswer(connection=store.view(conn, tenant))
+    if conn.state in store.GONE and not store.was_established(session, conn):
+        conn.idempotency_key = None  # its history stays; the key names the new attempt
+        session.flush()  # before the new row takes the key (unique per tenant)
+        return None
+    if conn.state in store.GONE:
+        raise Gone(
+            f"{made} was released; a new connection needs a new key",
+            field=IDEMPOTENCY_HEADER,
+            code="connection-released",
+        )
+    raise Conflict(
+        f"{made} is {conn.state.value}: a request is changing it; ask again when it is done",
+        field=IDEMPOTENCY_HEADER,
+        code="request-in-flight",
+    )
 
 
 def mark_committed(session: Session, request_id: str) -> None:

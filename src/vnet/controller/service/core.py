@@ -27,7 +27,7 @@ from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
 from vnet.controller.reconcile import Reconciler, Watcher
 from vnet.controller.recovery import Settled, recover
-from vnet.controller.service import inventory_ops, store, views
+from vnet.controller.service import inventory_ops, putback, store, views
 from vnet.controller.service.connections import Admitted, Flows, Replay, TryMoves
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.moves import Moves
@@ -56,7 +56,6 @@ class Service:
         self.recovered: list[Settled] = []
         self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
         self._repairs: set[asyncio.Task[None]] = set()
-        self.flows.repair = self.repair
 
     # -- life ------------------------------------------------------------------------------
     async def start(self, background: bool = True) -> None:
@@ -86,8 +85,13 @@ class Service:
         await asyncio.to_thread(self.flows.liveness.release)
 
     def repair(self, hosts: list[str]) -> None:
-        """Reconcile `hosts` once a host that could not be confirmed has rolled back (its
-        confirm timeout), in the background."""
+        """Reconcile `hosts`, which a failed request may have left changed and which did not
+        answer: when each answers again (the watcher's next check after that), and once
+        more, in the background, after the confirm timeout that rolls a pending change
+        back."""
+        if self.watcher is not None:
+            for host in hosts:
+                self.watcher.reachable[host] = False  # reconciled when it answers again
 
         async def later() -> None:
             await asyncio.sleep(self.config.confirm_timeout + 1)
@@ -118,6 +122,17 @@ class Service:
                 f"an idempotency key has 1 to {KEY_MAX} characters, not {len(idempotency_key)}",
                 field=api.IDEMPOTENCY_HEADER,
             )
+        async with putback.answering(self):
+            return await self._create(who, tenant, request, idempotency_key, timings)
+
+    async def _create(
+        self,
+        who: Principal,
+        tenant: str,
+        request: api.ConnectionRequest,
+        idempotency_key: str | None,
+        timings: Timings | None,
+    ) -> api.ConnectionAnswer:
         inv = await self.inventory()
         key = idempotency_key
         moved: list[api.Move] = []
@@ -182,7 +197,8 @@ class Service:
         moving = await self.db.write(
             lambda s: self.moves.start(s, inv, tenant, name, request), timings
         )
-        view = await self.moves.realise(moving, tenant, timings)
+        async with putback.answering(self):
+            view = await self.moves.realise(moving, tenant, timings)
         return api.ConnectionAnswer(connection=view)
 
     async def release_connection(
@@ -193,7 +209,8 @@ class Service:
         started = await self.db.write(
             lambda s: self.flows.start_release(s, inv, tenant, name), timings
         )
-        return await self.flows.realise_release(started, tenant, timings)
+        async with putback.answering(self):
+            return await self.flows.realise_release(started, tenant, timings)
 
     async def connection(self, who: Principal, tenant: str, name: str) -> api.ConnectionView:
         who.require_tenant(tenant)

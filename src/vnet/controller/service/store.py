@@ -153,6 +153,14 @@ def by_idempotency_key(session: Session, tenant_id: int, key: str) -> Connection
     return session.scalar(query)
 
 
+def was_established(session: Session, conn: Connection) -> bool:
+    """Whether the connection ever held its pieces (its history says `created`)."""
+    query = select(ConnectionEvent.id).where(
+        ConnectionEvent.connection_id == conn.id, ConnectionEvent.kind == "created"
+    )
+    return session.scalar(query.limit(1)) is not None
+
+
 def same_request(conn: Connection, request: api.ConnectionRequest) -> bool:
     """Whether a retried request asks for what the connection was created for (its
     bandwidth and path only while it has not been modified since)."""
