@@ -37,11 +37,13 @@ def controller(module_labs: Labs) -> Iterator[Controller]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
+def browser(controller: Controller) -> Iterator[Browser]:
     OUTPUT.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        # root runs no sandboxed renderer; the pages are our own, on loopback
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        # root runs no sandboxed renderer; the pages are our own, on loopback. The console is
+        # HTTPS with a self-signed certificate: the browser trusts exactly its key (pinned)
+        pin = f"--ignore-certificate-errors-spki-list={controller.spki_sha256}"
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", pin])
         yield chromium
         chromium.close()
 

@@ -15,6 +15,13 @@ from vnet import __version__
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class ConfigurationError(click.ClickException):
+    """A configuration file that cannot be used: exit status 78 (EX_CONFIG), on which the
+    services' units do not restart (the error is in the journal; a restart cannot fix it)."""
+
+    exit_code = 78
+
+
 def needs_root(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

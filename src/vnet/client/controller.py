@@ -10,6 +10,8 @@ agents.
 
 from __future__ import annotations
 
+import ipaddress
+import ssl
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -86,6 +88,27 @@ def error_body(r: httpx.Response) -> ErrorBody:
     return ErrorBody(status=r.status_code, code=f"http-{r.status_code}", reason=text)
 
 
+def tls_verify(verify: bool | str) -> bool | ssl.SSLContext:
+    """httpx's `verify`: a file is the certificate (or CA) to trust, instead of the system's."""
+    return ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
+
+
+def refuse_clear_text(url: str) -> None:
+    """The token is sent with every request: over plain HTTP only to this machine itself."""
+    parsed = httpx.URL(url)
+    if parsed.scheme != "http":
+        return
+    try:
+        loopback = ipaddress.ip_address(parsed.host).is_loopback
+    except ValueError:
+        loopback = parsed.host == "localhost"
+    if not loopback:
+        raise ConnectError(
+            f"{url}: the API token would travel in clear over plain HTTP; use the"
+            " controller's https:// URL"
+        )
+
+
 def _segment(value: str) -> str:
     return quote(value, safe="")
 
@@ -102,6 +125,7 @@ class ControllerClient:
         verify: bool | str = True,
     ):
         self.base_url = base_url.rstrip("/")
+        refuse_clear_text(self.base_url)
         self.namespace = namespace
         # seconds per phase of the last answer (its Server-Timing header: db, path, devices, api)
         self.last_timings: dict[str, float] = {}
@@ -109,7 +133,7 @@ class ControllerClient:
             base_url=self.base_url + API_PREFIX,
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
             timeout=timeout,
-            verify=verify,
+            verify=tls_verify(verify),
         )
 
     @classmethod

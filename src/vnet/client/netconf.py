@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 from xml.sax.saxutils import escape
@@ -14,6 +15,7 @@ from ncclient.operations.errors import TimeoutExpiredError
 from ncclient.operations.rpc import RPCError
 from ncclient.transport.errors import AuthenticationError, SSHError, SSHUnknownHostError
 
+from vnet.client import hostkeys
 from vnet.client.endpoint import Endpoint
 from vnet.client.errors import AuthError, ClientError, ConnectError
 from vnet.client.routers import RouterState
@@ -37,6 +39,8 @@ def _inside(namespace: str | None) -> contextlib.AbstractContextManager[None]:
 def connect_manager(ep: Endpoint) -> manager.Manager:
     """An ncclient session to the agent; ConnectError/AuthError instead of ncclient's errors."""
     port = ep.port_for("netconf")
+    if ep.hostkey is None and ep.known_hosts is not None:
+        ep = dataclasses.replace(ep, hostkey=hostkeys.pinned_or_learned(ep))
     try:
         with _inside(ep.namespace):  # the SSH socket stays in the namespace
             return manager.connect(
@@ -53,7 +57,9 @@ def connect_manager(ep: Endpoint) -> manager.Manager:
             )
     except SSHUnknownHostError:
         raise AuthError(
-            f"the SSH host key of {ep.address}:{port} is not the one given with --hostkey"
+            f"the SSH host key of {ep.address}:{port} is not the one pinned (--hostkey, the"
+            " controller's agents[].hostkey or its known_hosts): if the agent's key was"
+            " replaced on purpose, pin what `vnet agent hostkey` prints on that host"
         ) from None
     except AuthenticationError as err:
         raise AuthError(f"the agent refused the login of {ep.user!r}: {err}") from None
