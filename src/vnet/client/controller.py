@@ -28,6 +28,7 @@ from vnet.model.controller_api import (
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
+    EndHostRequest,
     EndHostView,
     ErrorBody,
     HostView,
@@ -218,6 +219,11 @@ class ControllerClient:
 
     def endhosts(self, tenant: str | None = None) -> list[EndHostView]:
         return self._get("/endhosts", list[EndHostView], tenant=tenant)
+
+    def create_endhost(self, tenant: str, request: EndHostRequest) -> EndHostView:
+        """A tenant's machine in one of its networks (attached to the network by the operator)."""
+        path = f"/tenants/{_segment(tenant)}/endhosts"
+        return self._send("POST", path, request, EndHostView)
 
     def hosts(self) -> list[HostView]:
         return self._get("/hosts", list[HostView])

@@ -81,6 +81,17 @@ class RouterRequest(_Body):
     interfaces: list[RouterInterfaceRequest] = Field(min_length=1)
 
 
+class EndHostRequest(_Body):
+    """A tenant's machine in one of its networks, attached by the operator to the network's
+    bridge on `host` (its VRs route to it; connections name it)."""
+
+    name: str = Field(min_length=1, max_length=64)  # the model's naming rules apply too
+    host: str
+    network: str
+    ipv4: Interface4 | None = None
+    ipv6: Interface6 | None = None
+
+
 class TokenRequest(_Body):
     role: Role
     tenant: str | None = None  # required for role "tenant"

@@ -37,7 +37,7 @@ from vnet.model import controller_api as api
 from vnet.model.check import check
 from vnet.model.mtu import network_mtu
 from vnet.model.srv6 import locator, router_numbers
-from vnet.model.topology import Interface, Topology, VirtualNetwork, VirtualRouter
+from vnet.model.topology import EndHost, Interface, Topology, VirtualNetwork, VirtualRouter
 from vnet.model.underlay import underlay_addressing
 
 if TYPE_CHECKING:
@@ -104,6 +104,25 @@ async def create_network(
     # as listed: with the guarantee rows the inventory wrote for the links it crosses
     shown = views.networks((await svc.inventory()).topology, tenant)
     return next(n for n in shown if n.name == net.name)
+
+
+async def create_endhost(
+    svc: Service, who: Principal, tenant: str, request: api.EndHostRequest
+) -> api.EndHostView:
+    """Held in the database only: the machine is the tenant's, attached by the operator to
+    the network's bridge on its host; no agent holds end hosts."""
+    who.require_tenant(tenant)
+    await svc.db.read(lambda s: store.tenant_row(s, tenant))
+    topo = (await svc.inventory()).topology
+    _require_free_node_name(topo, request.name)
+    _tenant_network(topo, tenant, request.network, "network")
+    if request.host not in {h.name for h in topo.hosts}:
+        raise NotFound(f"unknown host {request.host!r}", field="host", code="unknown-host")
+    endhost = EndHost(**request.model_dump(exclude_none=True))
+    _require_valid(_with(topo, endhosts=[*topo.endhosts, endhost]), "name", topo)
+    await _realise(svc, {}, lambda t: _with(t, endhosts=[*t.endhosts, endhost]))
+    shown = views.endhosts((await svc.inventory()).topology, tenant)
+    return next(e for e in shown if e.name == endhost.name)
 
 
 def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> dict[str, Edit]:
