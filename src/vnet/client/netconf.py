@@ -20,6 +20,7 @@ from vnet.client.endpoint import Endpoint
 from vnet.client.errors import AuthError, ClientError, ConnectError
 from vnet.client.routers import RouterState
 from vnet.model import VirtualNetwork, VirtualRouter
+from vnet.model.topology import Route
 from vnet.model.yang import decode, encode
 from vnet.model.yang.host import network_entry, network_of, router_entry
 from vnet.model.yang.module import NAMESPACE, NETWORKS, PREFIX, ROUTERS, qualified
@@ -219,6 +220,16 @@ class NetconfClient:
         node = root().children["routers"].children["router"]
         xml = encode.to_xml("router", [router_entry(vr)], node)
         self._edit_router(_with_operation(xml, "create"), target)
+
+    def add_routes(self, name: str, routes: list[Route], target: str = RUNNING) -> None:
+        """Merge `routes` into router `name`'s (a route to the same destination is replaced)."""
+        if self.router(name, state=False) is None:  # a merge would create it
+            raise _missing(name)
+        entries = "".join(
+            f"<route><destination>{r.destination}</destination><next-hop>{r.via}</next-hop></route>"
+            for r in routes
+        )
+        self._edit_router(f"<router><name>{escape(name)}</name>{entries}</router>", target)
 
     def delete_router(self, name: str, target: str = RUNNING) -> None:
         self._edit_router(

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vnet.model.connection import Protocol
-from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Network6, Rate
+from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Network6, Rate, Route
 
 API_PREFIX = "/api/v1"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -90,6 +90,7 @@ class EndHostRequest(_Body):
     network: str
     ipv4: Interface4 | None = None
     ipv6: Interface6 | None = None
+    routes: list[Route] = Field(default_factory=list)  # its own, e.g. default via its VR
 
 
 class TokenRequest(_Body):
