@@ -22,6 +22,7 @@ from sqlalchemy import select
 
 from tests.controller_api_support import FakeService
 from vnet.cli import main
+from vnet.client import ConnectError, ControllerClient
 from vnet.controller import server
 from vnet.controller.api.auth import Authenticator, digest
 from vnet.controller.db import default_url, make_engine, session_factory
@@ -50,6 +51,13 @@ def stored_hashes(state_dir: Path) -> list[str]:
         engine.dispose()
 
 
+def refused_by_client(url: str, token: str) -> str:
+    """What `vnet conn ...` says to a controller whose certificate it was not given."""
+    with ControllerClient(url, token) as client, pytest.raises(ConnectError) as caught:
+        client.whoami()
+    return str(caught.value)
+
+
 def test_serves_until_sigterm_and_cleans_up(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -70,6 +78,7 @@ def test_serves_until_sigterm_and_cleans_up(
         async with httpx.AsyncClient(base_url=ready["url"]) as unverified:  # the system's CAs
             with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
                 await unverified.get("/api/v1/whoami")
+        seen["refused"] = await asyncio.to_thread(refused_by_client, ready["url"], token)
         os.kill(os.getpid(), signal.SIGTERM)
 
     async def both() -> None:
@@ -79,6 +88,7 @@ def test_serves_until_sigterm_and_cleans_up(
     assert seen["whoami"] == {"role": "provider", "tenant": None}
     assert seen["ready"]["pid"] == os.getpid()  # type: ignore[index]
     assert seen["ready"]["url"].startswith("https://")  # type: ignore[index]
+    assert "does not trust" in str(seen["refused"]) and "--ca-file" in str(seen["refused"])
     assert "SHA-256 fingerprint " + fingerprint(config.certificate_path) in caplog.text
     assert not config.ready_path.exists()  # removed on the way out
     token_file = config.provider_token_path

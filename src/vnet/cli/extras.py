@@ -75,7 +75,7 @@ def extra_for(module: str, command: str | None) -> str | None:
     role = ROLE_OF_COMMAND.get(command or "")
     if role in holders:
         return role
-    return min(holders, key=lambda e: (len(holders[e]), e))
+    return min(holders, key=lambda e: (len(holders[e]), e == "all", e))  # a role before all
 
 
 def missing_extra_message(err: ModuleNotFoundError, command: str | None) -> str | None:

@@ -161,6 +161,18 @@ class ControllerClient:
             raise ConnectError(
                 f"the controller at {self.base_url} did not answer in time"
             ) from None
+        except httpx.ConnectError as err:
+            if "CERTIFICATE_VERIFY_FAILED" in str(err):
+                raise ConnectError(
+                    f"the controller at {self.base_url} presented a certificate this client"
+                    " does not trust: give its certificate (controller-cert.pem in its state"
+                    " directory, or its CA) with --ca-file or VNET_CONTROLLER_CA, after"
+                    f" comparing its SHA-256 fingerprint with the controller's log ({err})"
+                ) from None
+            where = f" (from namespace {self.namespace})" if self.namespace else ""
+            raise ConnectError(
+                f"cannot reach the controller at {self.base_url}{where}: {err}"
+            ) from None
         except httpx.HTTPError as err:
             where = f" (from namespace {self.namespace})" if self.namespace else ""
             raise ConnectError(
