@@ -7,7 +7,8 @@ export UV_PYTHON_DOWNLOADS := never
 VENV := .venv/bin
 CARGO_CRATES := $(wildcard perfbench/Cargo.toml hypervisor/Cargo.toml)
 
-.PHONY: demo test bootstrap-demo bootstrap bootstrap-rust lint unit integration fuzz rust rust-test bench-build clean
+.PHONY: demo test bootstrap-demo bootstrap bootstrap-rust lint unit integration fuzz rust rust-test \
+	bench-build dist install-rust clean
 
 demo: bootstrap-demo
 	$(VENV)/vnet demo
@@ -53,9 +54,25 @@ rust-test: rust
 	  cargo clippy -q --release --manifest-path $$c --all-targets -- -D warnings && \
 	  cargo test -q --release --manifest-path $$c || exit 1; done
 
+# The packages an operator installs (docs/deploy.md): a wheel and an sdist in dist/, whose
+# extras are the roles (vnet[agent], vnet[controller], vnet[bench], vnet[all]). The wheel
+# ships the console's browser libraries that bootstrap fetches.
+DIST ?= dist
+dist: bootstrap
+	rm -rf $(DIST)
+	.cache/tools/bin/uv build -q --out-dir $(DIST)
+
+# The native binaries (perfbench, hypervisor), built in release and installed into
+# $(PREFIX)/bin: `make install-rust PREFIX=/usr/local` on the machine that runs benchmarks.
+PREFIX ?= /usr/local
+install-rust: rust
+	install -d $(DESTDIR)$(PREFIX)/bin
+	@for c in $(CARGO_CRATES); do d=$$(dirname $$c); \
+	  install -m 0755 $$d/target/release/$$d $(DESTDIR)$(PREFIX)/bin/$$d || exit 1; done
+
 bench-build: bootstrap
 	$(VENV)/vnet bench build --vrs 100 --json out/bench-build-100.json
 	$(VENV)/vnet bench build --vrs 1000 --json out/bench-build-1000.json
 
 clean:
-	rm -rf .venv .cache out perfbench/target
+	rm -rf .venv .cache out dist perfbench/target hypervisor/target

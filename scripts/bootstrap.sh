@@ -27,6 +27,8 @@ TEST_PACKAGES=(tcpdump netsniff-ng openvswitch-switch openvswitch-common curl li
                # the controller's PostgreSQL: the server tests start (initdb, postgres as nobody)
                # and libpq5, which psycopg 3 (pure Python) loads
                postgresql libpq5
+               # the services' units are checked with systemd-analyze verify
+               systemd
                # the web console's browser tests: Playwright drives Debian's Chromium by its
                # executable path (Playwright's own browser download is never used)
                chromium)

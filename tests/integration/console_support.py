@@ -5,10 +5,13 @@ driven by Playwright (its own browser download is never used)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from ruamel.yaml import YAML
 
 from vnet.lab import lab as labmod
@@ -42,9 +47,19 @@ def example_lab(name: str) -> dict[str, Any]:
 
 @dataclass
 class Controller:
-    url: str  # http://127.0.0.1:port
+    url: str  # https://127.0.0.1:port
     provider_token: str
     lab: str
+    certificate: str  # its self-signed certificate, which the clients verify
+
+    @property
+    def spki_sha256(self) -> str:
+        """The base64 SHA-256 of the certificate's public key: what Chromium pins."""
+        cert = x509.load_pem_x509_certificate(Path(self.certificate).read_bytes())
+        spki = cert.public_key().public_bytes(
+            serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        return base64.b64encode(hashlib.sha256(spki).digest()).decode()
 
     @property
     def console(self) -> str:
@@ -53,7 +68,10 @@ class Controller:
     def api(self, method: str, path: str, token: str | None = None, **kw: Any) -> httpx.Response:
         """The JSON API, as an independent client would use it."""
         headers = {"Authorization": f"Bearer {token or self.provider_token}"}
-        return httpx.request(method, self.url + "/api/v1" + path, headers=headers, timeout=60, **kw)
+        trust = ssl.create_default_context(cafile=self.certificate)
+        return httpx.request(
+            method, self.url + "/api/v1" + path, headers=headers, timeout=60, verify=trust, **kw
+        )
 
     def token(self, tenant: str | None = None, expires_in: int | None = None) -> str:
         body = {"role": "tenant" if tenant else "provider", "tenant": tenant}
@@ -81,7 +99,8 @@ def controller_config(lab: str, lab_file: Path, state: Path, hosts: list[str]) -
         secret.chmod(0o600)
         agents.append(
             {"host": host, "address": ep.address, "netconf_port": ep.netconf_port,
-             "user": ep.user, "password_file": str(secret), "namespace": ep.namespace}
+             "user": ep.user, "password_file": str(secret), "namespace": ep.namespace,
+             "hostkey": ep.hostkey}
         )  # fmt: skip
     config = {
         "state_dir": str(state),
@@ -120,7 +139,7 @@ def start_controller(labs: Labs) -> Iterator[Controller]:
         wait_until(ready_file.exists, 90, "the controller serves", interval=0.2, give_up=exited)
         ready = json.loads(ready_file.read_text())
         token = Path(ready["provider_token_file"]).read_text().strip()
-        yield Controller(ready["url"], token, name)
+        yield Controller(ready["url"], token, name, ready["certificate"])
     finally:
         proc.send_signal(signal.SIGTERM)
         try:

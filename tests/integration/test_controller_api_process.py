@@ -72,6 +72,7 @@ def write_config(
                 "user": ep.user,
                 "password_file": str(secret),
                 "namespace": None if namespace else ep.namespace,
+                "hostkey": ep.hostkey,
             }
         )
     settings = {
@@ -96,6 +97,7 @@ class Controller:
     config_file: Path
     url: str
     log: Path
+    certificate: str  # its self-signed HTTPS certificate, which curl verifies
 
     def token(self, *args: str) -> str:
         argv = [VNET, "controller", "token", "create", "--config", str(self.config_file), *args]
@@ -121,7 +123,7 @@ def start(config_file: Path, log: Path) -> Controller:
         raise AssertionError(f"controller did not start:\n{log.read_text()}") from None
     ready = json.loads(config.ready_path.read_text())
     assert ready["pid"] == process.pid
-    return Controller(process, config, config_file, ready["url"], log)
+    return Controller(process, config, config_file, ready["url"], log, ready["certificate"])
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -151,7 +153,8 @@ def curl(
     c: Controller, method: str, path: str, token: str | None, *args: str, netns: str | None = None
 ) -> Answer:
     """One request with curl (run in `netns` if given): its status, headers, body."""
-    argv = ["curl", "-sS", "-X", method, "-D", "-", f"{c.url}{V1}{path}", *args]
+    argv = ["curl", "-sS", "--cacert", c.certificate, "-X", method, "-D", "-", f"{c.url}{V1}{path}"]
+    argv += args
     if netns is not None:
         argv = ["ip", "netns", "exec", netns, *argv]
     if token is not None:
@@ -220,7 +223,8 @@ def test_controller_process_json_and_xml_with_curl(lab: Lab, controller: Control
 
 def follow_events(c: Controller, token: str) -> subprocess.Popen[bytes]:
     """curl following GET /events, once its first event arrived."""
-    argv = ["curl", "-sSN", f"{c.url}{V1}/events", "-H", f"Authorization: Bearer {token}"]
+    argv = ["curl", "-sSN", "--cacert", c.certificate, f"{c.url}{V1}/events"]
+    argv += ["-H", f"Authorization: Bearer {token}"]
     events = subprocess.Popen(argv, stdout=subprocess.PIPE)
     assert events.stdout is not None
     assert events.stdout.readline() == b"event: links\n"

@@ -10,6 +10,8 @@ from vnet.controller.agents.access import AccessError, endpoints_of
 from vnet.controller.agents.realise import Agents
 from vnet.model.controller_config import ControllerConfig
 
+KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIJCZ+FN4s1s3WL20ryAMafdtQRGwtZhMCPoB+/aSh1oX"
+
 
 def config(tmp_path: Path, agents: list[dict[str, object]]) -> ControllerConfig:
     return ControllerConfig.model_validate({"state_dir": str(tmp_path), "agents": agents})
@@ -26,13 +28,21 @@ def test_endpoints_carry_the_access_and_the_password_from_its_file(tmp_path: Pat
                 "address": "172.30.0.1",
                 "password_file": str(secret),
                 "namespace": "vnet-lab-mgmt",
+                "hostkey": f"ssh-ed25519 {KEY} root@h1",
             },
-            {"host": "h2", "address": "172.30.0.2", "netconf_port": 8830, "user": "ops"},
+            {
+                "host": "h2",
+                "address": "172.30.0.2",
+                "netconf_port": 8830,
+                "user": "ops",
+                "hostkey": KEY,
+            },
         ],
     )
     eps = endpoints_of(cfg)
     assert eps["h1"].password == "s3cret" and eps["h1"].namespace == "vnet-lab-mgmt"
     assert eps["h1"].port == 830 and eps["h1"].host == "h1"
+    assert eps["h1"].hostkey == eps["h2"].hostkey == KEY  # what `vnet agent hostkey` prints
     assert eps["h2"].port == 8830 and eps["h2"].user == "ops" and eps["h2"].password is None
     agents = Agents.from_config(cfg)
     assert set(agents.endpoints) == {"h1", "h2"} and agents.confirm_timeout == cfg.confirm_timeout
@@ -42,8 +52,26 @@ def test_an_unreadable_password_file_or_a_host_twice_is_refused(tmp_path: Path) 
     missing = tmp_path / "nowhere"
     with pytest.raises(AccessError, match=r"host 'h1'.*password_file.*nowhere"):
         endpoints_of(
-            config(tmp_path, [{"host": "h1", "address": "a", "password_file": str(missing)}])
+            config(
+                tmp_path,
+                [{"host": "h1", "address": "a", "password_file": str(missing), "hostkey": KEY}],
+            )
         )
-    twice = [{"host": "h1", "address": "a"}, {"host": "h1", "address": "b"}]
+    twice = [{"host": "h1", "address": "a", "hostkey": KEY}, {"host": "h1", "address": "b"}]
     with pytest.raises(AccessError, match="'h1' is given twice"):
         endpoints_of(config(tmp_path, twice))
+
+
+def test_an_agent_without_a_pinned_host_key_is_refused_unless_trusted_on_first_use(
+    tmp_path: Path,
+) -> None:
+    unpinned = [{"host": "h1", "address": "172.30.0.1"}]
+    with pytest.raises(AccessError, match=r"host 'h1'.*not pinned.*vnet agent hostkey"):
+        endpoints_of(config(tmp_path, unpinned))
+    with pytest.raises(AccessError, match=r"host 'h1'.*hostkey.*ssh-ed25519 AAAA"):
+        endpoints_of(config(tmp_path, [{**unpinned[0], "hostkey": "not a key"}]))
+    trusting = ControllerConfig.model_validate(
+        {"state_dir": str(tmp_path), "agents": unpinned, "trust_on_first_use": True}
+    )
+    ep = endpoints_of(trusting)["h1"]
+    assert ep.hostkey is None and ep.known_hosts == str(tmp_path / "agents.known_hosts")

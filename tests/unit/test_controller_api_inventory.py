@@ -218,3 +218,33 @@ def test_a_network_on_hosts_a_lab_provisions_is_409_before_any_agent(
             assert {"n5", "n6"}.isdisjoint(n["name"] for n in listed)
     finally:
         engine.dispose()
+
+
+def test_real_service_end_host_is_held_listed_and_refused_precisely(api: Any) -> None:  # noqa: F811
+    """An end host is the tenant's machine: the database alone holds it (no agent is asked),
+    and connections may then name it."""
+    client, tokens, _ = api
+    body = {"name": "pc9", "host": "h2", "network": "lan1", "ipv4": "10.61.1.9/24"}
+    before = client.get(f"{V1}/endhosts", headers=bearer(tokens.provider)).json()
+    cases = [
+        (tokens.beta, "beta", body, 404, "unknown-network", "network"),
+        (tokens.acme, "acme", {**body, "host": "h9"}, 404, "unknown-host", "host"),
+        (tokens.acme, "acme", {**body, "name": "r1"}, 409, "conflict", "name"),
+        (tokens.acme, "acme", {**body, "ipv4": "10.99.0.9/24"}, 400, "bad-request", "name"),
+        (tokens.acme, "beta", body, 403, "forbidden", None),
+    ]
+    for token, tenant, ask, status, code, where in cases:
+        r = client.post(f"{V1}/tenants/{tenant}/endhosts", json=ask, headers=bearer(token))
+        got = r.json()
+        assert (r.status_code, got["code"], got["field"]) == (status, code, where), got
+    assert client.get(f"{V1}/endhosts", headers=bearer(tokens.provider)).json() == before
+    r = client.post(f"{V1}/tenants/acme/endhosts", json=body, headers=bearer(tokens.acme))
+    assert r.status_code == 201, r.text
+    assert r.json() == {
+        "tenant": "acme", "name": "pc9", "host": "h2", "network": "lan1",
+        "addresses": ["10.61.1.9"],
+    }  # fmt: skip
+    listed = client.get(f"{V1}/endhosts", headers=bearer(tokens.acme)).json()
+    assert listed[-1]["name"] == "pc9"
+    again = client.post(f"{V1}/tenants/acme/endhosts", json=body, headers=bearer(tokens.acme))
+    assert again.status_code == 409 and again.json()["field"] == "name"

@@ -132,3 +132,10 @@ def test_token_file(tmp_path: Any) -> None:
 def test_server_timing_header() -> None:
     assert server_timing(None) == {}
     assert server_timing("db;dur=2;desc=x, bogus, api;dur=oops") == {"db": 0.002}
+
+
+def test_a_token_is_not_sent_in_clear_to_another_machine() -> None:
+    with pytest.raises(ConnectError, match="in clear over plain HTTP; use the controller's https"):
+        ControllerClient("http://192.0.2.1:8480", "t")
+    for url in ("http://127.0.0.1:8480", "http://[::1]:8480", "https://192.0.2.1:8480"):
+        ControllerClient(url, "t").close()  # this machine itself, or HTTPS

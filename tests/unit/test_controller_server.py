@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import socket
+import ssl
 import stat
 from pathlib import Path
 
@@ -20,12 +22,14 @@ from sqlalchemy import select
 
 from tests.controller_api_support import FakeService
 from vnet.cli import main
+from vnet.client import ConnectError, ControllerClient
 from vnet.controller import server
 from vnet.controller.api.auth import Authenticator, digest
 from vnet.controller.db import default_url, make_engine, session_factory
 from vnet.controller.db.models import ApiToken
 from vnet.controller.errors import Unauthorized
 from vnet.model.controller_config import ControllerConfig
+from vnet.tools.tls import fingerprint
 
 
 def free_port() -> int:
@@ -47,18 +51,34 @@ def stored_hashes(state_dir: Path) -> list[str]:
         engine.dispose()
 
 
-def test_serves_until_sigterm_and_cleans_up(tmp_path: Path) -> None:
+def refused_by_client(url: str, token: str) -> str:
+    """What `vnet conn ...` says to a controller whose certificate it was not given."""
+    with ControllerClient(url, token) as client, pytest.raises(ConnectError) as caught:
+        client.whoami()
+    return str(caught.value)
+
+
+def test_serves_until_sigterm_and_cleans_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, "vnet.controller")
     config = ControllerConfig(state_dir=tmp_path / "state", port=free_port())
     seen: dict[str, object] = {}
 
     async def client_then_stop() -> None:
         while not config.ready_path.exists():
             await asyncio.sleep(0.02)
-        seen["ready"] = json.loads(config.ready_path.read_text())
+        ready = seen["ready"] = json.loads(config.ready_path.read_text())
         token = config.provider_token_path.read_text().strip()
-        async with httpx.AsyncClient(base_url=str(seen["ready"]["url"])) as http:  # type: ignore[index]
+        # HTTPS by default, verified against the self-signed certificate the ready file names
+        trust = ssl.create_default_context(cafile=ready["certificate"])
+        async with httpx.AsyncClient(base_url=ready["url"], verify=trust) as http:
             r = await http.get("/api/v1/whoami", headers={"Authorization": f"Bearer {token}"})
             seen["whoami"] = r.json()
+        async with httpx.AsyncClient(base_url=ready["url"]) as unverified:  # the system's CAs
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+                await unverified.get("/api/v1/whoami")
+        seen["refused"] = await asyncio.to_thread(refused_by_client, ready["url"], token)
         os.kill(os.getpid(), signal.SIGTERM)
 
     async def both() -> None:
@@ -67,6 +87,9 @@ def test_serves_until_sigterm_and_cleans_up(tmp_path: Path) -> None:
     asyncio.run(asyncio.wait_for(both(), 60))
     assert seen["whoami"] == {"role": "provider", "tenant": None}
     assert seen["ready"]["pid"] == os.getpid()  # type: ignore[index]
+    assert seen["ready"]["url"].startswith("https://")  # type: ignore[index]
+    assert "does not trust" in str(seen["refused"]) and "--ca-file" in str(seen["refused"])
+    assert "SHA-256 fingerprint " + fingerprint(config.certificate_path) in caplog.text
     assert not config.ready_path.exists()  # removed on the way out
     token_file = config.provider_token_path
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600

@@ -17,6 +17,7 @@ from vnet.agent.datastore import Datastore, drift
 from vnet.agent.frontends import FRONTENDS, Running, starter
 from vnet.agent.startup import serve_while_reconciling, startup_to_apply
 from vnet.model.agent_config import AgentConfig
+from vnet.tools import sdnotify
 from vnet.tools.durable import replace_durably
 
 log = logging.getLogger("vnet.agent")
@@ -72,8 +73,10 @@ async def run(
         # Tells whoever started us (e.g. `vnet lab up`) that every port is open.
         ready = {"pid": os.getpid(), "address": config.address, "ports": config.ports.model_dump()}
         replace_durably(Path(ready_path(config)), json.dumps(ready).encode(), 0o644)
+        sdnotify.notify(f"READY=1\nSTATUS=serving {', '.join(frontends or FRONTENDS)}")
         _settle_after_start()
         await stop.wait()
+        sdnotify.notify("STOPPING=1")
     finally:
         await drift.stop(watcher)
         for frontend in running:

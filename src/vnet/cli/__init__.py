@@ -15,6 +15,13 @@ from vnet import __version__
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+class ConfigurationError(click.ClickException):
+    """A configuration file that cannot be used: exit status 78 (EX_CONFIG), on which the
+    services' units do not restart (the error is in the journal; a restart cannot fix it)."""
+
+    exit_code = 78
+
+
 def needs_root(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -133,8 +140,45 @@ class LazyGroup(click.Group):
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy:
-            return self.lazy[name]()
+            self.chosen = name
+            try:
+                return self.lazy[name]()
+            except ModuleNotFoundError as err:  # an install without this command's extra
+                return _missing_extra_command(name, err)
         return super().get_command(ctx, name)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """A library missing only once the command runs: which extra to install."""
+        try:
+            return super().invoke(ctx)
+        except ModuleNotFoundError as err:
+            from vnet.cli.extras import missing_extra_message
+
+            message = missing_extra_message(err, getattr(self, "chosen", None))
+            if message is None:
+                raise
+            raise click.ClickException(message) from None
+
+
+def _missing_extra_command(name: str, err: ModuleNotFoundError) -> click.Command:
+    """Stands in for a command whose module cannot be imported: says which extra to install."""
+    from vnet.cli.extras import missing_extra_message
+
+    message = missing_extra_message(err, name)
+    if message is None:
+        raise err
+
+    def refuse() -> None:
+        raise click.ClickException(message)
+
+    return click.Command(
+        name,
+        callback=refuse,
+        help=message,
+        short_help="(not installed: " + message.split(": ")[-1] + ")",
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        add_help_option=False,
+    )
 
 
 @click.group(

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import click
 from pydantic import ValidationError
+from ruamel.yaml.error import YAMLError
 
 from vnet.agent.config import load_config
 from vnet.agent.frontends import FRONTENDS
+from vnet.cli import ConfigurationError
 
 
 @click.group()
@@ -17,18 +19,22 @@ def agent() -> None:
     """The management agent of one physical host (NETCONF, RESTCONF, SNMP)."""
 
 
-@agent.command()
-@click.option(
+config_option = click.option(
     "--config",
     "config_path",
     type=click.Path(exists=True, dir_okay=False),
     help="Agent configuration (YAML): host, address, ports, users, state_dir.",
 )
-@click.option(
+state_dir_option = click.option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Where the datastore persists (overrides the file).",
+    help="Where the datastore and the host keys persist (overrides the file).",
 )
+
+
+@agent.command()
+@config_option
+@state_dir_option
 @click.option("--address", help="Management address to listen on.")
 @click.option("--host", "host_name", help="This physical host's name.")
 @click.option("--netconf-port", type=int)
@@ -86,7 +92,9 @@ def run(
         if extra_users and all(e["loc"] == ("users",) for e in err.errors()):
             cfg = load_config(config_path, {**overrides, "users": extra_users})
         else:
-            raise click.ClickException(f"agent configuration: {err}") from None
+            raise ConfigurationError(f"agent configuration: {err}") from None
+    except (YAMLError, OSError) as err:
+        raise ConfigurationError(f"agent configuration {config_path}: {err}") from None
     else:
         if extra_users:
             cfg = cfg.model_copy(
@@ -110,3 +118,26 @@ def run(
         asyncio.run(run_agent(cfg, chosen, startup))
     except RpcError as err:  # the startup file does not validate: nothing was changed
         raise click.ClickException(f"{startup}: {err}") from None
+
+
+@agent.command()
+@config_option
+@state_dir_option
+def hostkey(config_path: str | None, state_dir: Path | None) -> None:
+    """Print this agent's SSH host key, for the controller to pin (its agents[].hostkey).
+
+    The key is made here if the agent has not started yet, the one it then serves."""
+    from vnet.agent.netconf.server import host_key
+    from vnet.model.agent_config import HOSTKEY_FILE, AgentConfig
+    from vnet.tools.sshkeys import public_line
+
+    if state_dir is None and config_path is None:
+        state_dir = AgentConfig.model_fields["state_dir"].default
+    if state_dir is None:
+        try:
+            state_dir = load_config(config_path).state_dir
+        except (ValidationError, YAMLError, OSError) as err:
+            raise ConfigurationError(f"agent configuration: {err}") from None
+    state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    host_key(state_dir)
+    click.echo(public_line(state_dir / HOSTKEY_FILE))

@@ -45,7 +45,7 @@ AGENT_KEYS = (
     *("plain_http", "hostkey", "timeout"),
 )
 # the options only the controller form takes (`released`: list only)
-CONTROLLER_ONLY = ("controller", "token_file", "tenant", "released")
+CONTROLLER_ONLY = ("controller", "token_file", "ca_file", "tenant", "released")
 
 
 @click.group()
@@ -91,7 +91,8 @@ def agent_or_controller(
                 if only.get("tenant") is not None or only.get("released"):
                     raise click.UsageError("--tenant and --released are for the controller")
                 return agent_run(**kwargs)
-            target = resolve(only.pop("controller"), only.pop("token_file"), kwargs["lab"])
+            given = (only.pop("controller"), only.pop("token_file"))
+            target = resolve(*given, kwargs["lab"], only.pop("ca_file", None))
             as_json, timeout = kwargs["as_json"], kwargs["timeout"]
             rest = {k: v for k, v in kwargs.items() if k not in (*AGENT_KEYS, "lab", "as_json")}
             return call(

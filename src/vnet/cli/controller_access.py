@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-CONTROLLER_KEYS = ("controller", "token_file")
+CONTROLLER_KEYS = ("controller", "token_file", "ca_file")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,7 @@ class ControllerTarget:
     url: str
     token_file: str
     namespace: str | None = None
+    ca_file: str | None = None  # None: the system's CAs
 
 
 def controller_options(fn: F) -> F:
@@ -40,13 +41,21 @@ def controller_options(fn: F) -> F:
             "--controller",
             envvar="VNET_CONTROLLER",
             metavar="URL",
-            help="The controller's URL, e.g. http://127.0.0.1:8480 (or VNET_CONTROLLER).",
+            help="The controller's URL, e.g. https://10.0.0.1:8480 (or VNET_CONTROLLER).",
         ),
         click.option(
             "--token-file",
             envvar="VNET_CONTROLLER_TOKEN_FILE",
             type=click.Path(dir_okay=False),
             help="A file holding the API token (or VNET_CONTROLLER_TOKEN_FILE).",
+        ),
+        click.option(
+            "--ca-file",
+            envvar="VNET_CONTROLLER_CA",
+            type=click.Path(exists=True, dir_okay=False),
+            help="The certificate (or its CA's) the controller's HTTPS is verified against,"
+            " e.g. its self-signed controller-cert.pem (or VNET_CONTROLLER_CA); default: the"
+            " system's CAs.",
         ),
     ]
     for d in reversed(decorators):
@@ -62,7 +71,9 @@ def controller_command(fn: F) -> F:
     return click.option("--lab", help="Ask the controller of this lab (its provider token).")(fn)
 
 
-def resolve(controller: str | None, token_file: str | None, lab: str | None) -> ControllerTarget:
+def resolve(
+    controller: str | None, token_file: str | None, lab: str | None, ca_file: str | None = None
+) -> ControllerTarget:
     """The controller to ask, from the options; UsageError (exit 2) when they do not say."""
     if controller and lab:
         raise click.UsageError("give either --controller URL or --lab NAME, not both")
@@ -73,14 +84,15 @@ def resolve(controller: str | None, token_file: str | None, lab: str | None) -> 
             rec = controller_access(lab)
         except LabError as err:
             raise click.ClickException(str(err)) from None
-        return ControllerTarget(rec.url, token_file or rec.token_file, rec.namespace)
+        certificate = ca_file or rec.certificate
+        return ControllerTarget(rec.url, token_file or rec.token_file, rec.namespace, certificate)
     if not controller:
         raise click.UsageError(
             "name the controller: --controller URL --token-file F, or --lab NAME"
         )
     if not token_file:
         raise click.UsageError("give --token-file F (a file holding the API token)")
-    return ControllerTarget(controller, token_file)
+    return ControllerTarget(controller, token_file, ca_file=ca_file)
 
 
 def report(err: Exception, as_json: bool) -> None:
@@ -107,7 +119,11 @@ def call(
 
     try:
         with ControllerClient.from_token_file(
-            target.url, target.token_file, namespace=target.namespace, timeout=timeout
+            target.url,
+            target.token_file,
+            namespace=target.namespace,
+            timeout=timeout,
+            verify=target.ca_file or True,
         ) as client:
             return action(client)
     except (ControllerError, ConnectError) as err:
@@ -121,7 +137,7 @@ def run_controller(action: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(**kwargs: Any) -> Any:
         opts = {k: kwargs.pop(k) for k in CONTROLLER_KEYS}
         lab, as_json, timeout = kwargs.pop("lab"), kwargs.pop("as_json"), kwargs.pop("timeout")
-        target = resolve(opts["controller"], opts["token_file"], lab)
+        target = resolve(opts["controller"], opts["token_file"], lab, opts["ca_file"])
         return call(target, timeout, as_json, lambda c: action(c, as_json, **kwargs))
 
     return wrapper

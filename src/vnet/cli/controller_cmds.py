@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
+from vnet.cli import ConfigurationError
 from vnet.model.controller_config import ControllerConfig
 
 CONFIG_HELP = "Controller configuration (YAML; docs/controller.md): state_dir, database, agents..."
@@ -27,9 +28,9 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> C
         try:
             loaded = YAML(typ="safe").load(path.read_text())
         except (OSError, YAMLError) as err:
-            raise click.ClickException(f"{path}: {err}") from None
+            raise ConfigurationError(f"{path}: {err}") from None
         if loaded is not None and not isinstance(loaded, dict):
-            raise click.ClickException(f"{path}: the configuration is a mapping of settings")
+            raise ConfigurationError(f"{path}: the configuration is a mapping of settings")
         data = dict(loaded or {})
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})
     try:
@@ -39,7 +40,7 @@ def load_config(path: Path | None, overrides: dict[str, Any] | None = None) -> C
             f"{'.'.join(str(p) for p in e['loc']) or 'configuration'}: {e['msg']}"
             for e in err.errors()
         )
-        raise click.ClickException(f"{path or 'controller configuration'}: {problems}") from None
+        raise ConfigurationError(f"{path or 'controller configuration'}: {problems}") from None
 
 
 config_option = click.option(
@@ -83,7 +84,7 @@ def run(
     verbose: int,
 ) -> None:
     """Serve the API until SIGTERM; migrate and recover first."""
-    from vnet.controller.server import StartError
+    from vnet.controller.server import StartConfigError, StartError
     from vnet.controller.server import run as run_controller
     from vnet.tools import logs
 
@@ -103,9 +104,11 @@ def run(
         try:
             inventory = load_topology(config.inventory)
         except TopologyFileError as err:
-            raise click.ClickException(f"inventory: {err}") from None
+            raise ConfigurationError(f"inventory: {err}") from None
     try:
         run_controller(config, inventory)
+    except StartConfigError as err:
+        raise ConfigurationError(str(err)) from None
     except StartError as err:
         raise click.ClickException(str(err)) from None
 

@@ -18,7 +18,7 @@ from vnet.cli.controller_access import (
     run_controller,
     tenant_of,
 )
-from vnet.model.controller_api import NetworkRequest, RouterRequest
+from vnet.model.controller_api import EndHostRequest, NetworkRequest, RouterRequest
 
 if TYPE_CHECKING:
     from vnet.client import ControllerClient
@@ -43,7 +43,7 @@ def list_(client: ControllerClient, as_json: bool, tenant: str | None) -> None:
         out.print_networks(nets)
 
 
-def _valid(model: type[NetworkRequest] | type[RouterRequest], **fields: object):  # type: ignore[no-untyped-def]
+def _valid(model: type[NetworkRequest | RouterRequest | EndHostRequest], **fields: object):  # type: ignore[no-untyped-def]
     """The request, or a usage error naming the bad value (nothing is sent)."""
     try:
         return model.model_validate(fields)
@@ -149,3 +149,42 @@ def _router_tenant(client: ControllerClient, given: str | None, body: RouterRequ
     if len(owners) != 1:
         raise click.UsageError("the provider's token acts for every tenant: give --tenant T")
     return owners.pop()
+
+
+@net.command()
+@click.argument("name")
+@click.option("--host", required=True, help="The host whose network bridge it is attached to.")
+@click.option(
+    "--interface",
+    "interface",
+    required=True,
+    metavar="NET=ADDR[,ADDR]",
+    help="Its network and addresses (lan1=10.61.1.5/24,fd00::5/64).",
+)
+@click.option(
+    "--gateway", "gateways", multiple=True, help="Its default route's next hop (a VR's address)."
+)
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def endhost(
+    client: ControllerClient,
+    as_json: bool,
+    name: str,
+    host: str,
+    interface: str,
+    gateways: tuple[str, ...],
+    tenant: str | None,
+) -> None:
+    """Declare end host NAME, a tenant's machine on HOST (attached by the operator to the
+    network's bridge vb<VNI> there), so connections may name it."""
+    routes = [{"to": "default", "via": gw} for gw in gateways]
+    body = _valid(EndHostRequest, name=name, host=host, routes=routes, **_interface(interface))
+    view = client.create_endhost(tenant_of(client, tenant), body)
+    if as_json:
+        out.dump(view)
+    else:
+        from vnet.ui import console
+
+        console.print(f"end host [bold]{view.name}[/bold] on {view.host} ({view.network})")

@@ -10,6 +10,8 @@ agents.
 
 from __future__ import annotations
 
+import ipaddress
+import ssl
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -26,6 +28,7 @@ from vnet.model.controller_api import (
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
+    EndHostRequest,
     EndHostView,
     ErrorBody,
     HostView,
@@ -86,6 +89,27 @@ def error_body(r: httpx.Response) -> ErrorBody:
     return ErrorBody(status=r.status_code, code=f"http-{r.status_code}", reason=text)
 
 
+def tls_verify(verify: bool | str) -> bool | ssl.SSLContext:
+    """httpx's `verify`: a file is the certificate (or CA) to trust, instead of the system's."""
+    return ssl.create_default_context(cafile=verify) if isinstance(verify, str) else verify
+
+
+def refuse_clear_text(url: str) -> None:
+    """The token is sent with every request: over plain HTTP only to this machine itself."""
+    parsed = httpx.URL(url)
+    if parsed.scheme != "http":
+        return
+    try:
+        loopback = ipaddress.ip_address(parsed.host).is_loopback
+    except ValueError:
+        loopback = parsed.host == "localhost"
+    if not loopback:
+        raise ConnectError(
+            f"{url}: the API token would travel in clear over plain HTTP; use the"
+            " controller's https:// URL"
+        )
+
+
 def _segment(value: str) -> str:
     return quote(value, safe="")
 
@@ -102,6 +126,7 @@ class ControllerClient:
         verify: bool | str = True,
     ):
         self.base_url = base_url.rstrip("/")
+        refuse_clear_text(self.base_url)
         self.namespace = namespace
         # seconds per phase of the last answer (its Server-Timing header: db, path, devices, api)
         self.last_timings: dict[str, float] = {}
@@ -109,7 +134,7 @@ class ControllerClient:
             base_url=self.base_url + API_PREFIX,
             headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
             timeout=timeout,
-            verify=verify,
+            verify=tls_verify(verify),
         )
 
     @classmethod
@@ -135,6 +160,18 @@ class ControllerClient:
         except httpx.TimeoutException:
             raise ConnectError(
                 f"the controller at {self.base_url} did not answer in time"
+            ) from None
+        except httpx.ConnectError as err:
+            if "CERTIFICATE_VERIFY_FAILED" in str(err):
+                raise ConnectError(
+                    f"the controller at {self.base_url} presented a certificate this client"
+                    " does not trust: give its certificate (controller-cert.pem in its state"
+                    " directory, or its CA) with --ca-file or VNET_CONTROLLER_CA, after"
+                    f" comparing its SHA-256 fingerprint with the controller's log ({err})"
+                ) from None
+            where = f" (from namespace {self.namespace})" if self.namespace else ""
+            raise ConnectError(
+                f"cannot reach the controller at {self.base_url}{where}: {err}"
             ) from None
         except httpx.HTTPError as err:
             where = f" (from namespace {self.namespace})" if self.namespace else ""
@@ -194,6 +231,11 @@ class ControllerClient:
 
     def endhosts(self, tenant: str | None = None) -> list[EndHostView]:
         return self._get("/endhosts", list[EndHostView], tenant=tenant)
+
+    def create_endhost(self, tenant: str, request: EndHostRequest) -> EndHostView:
+        """A tenant's machine in one of its networks (attached to the network by the operator)."""
+        path = f"/tenants/{_segment(tenant)}/endhosts"
+        return self._send("POST", path, request, EndHostView)
 
     def hosts(self) -> list[HostView]:
         return self._get("/hosts", list[HostView])

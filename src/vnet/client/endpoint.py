@@ -19,6 +19,8 @@ class Endpoint:
     plain_http: bool = False  # RESTCONF over HTTP (tests, behind a TLS proxy)
     timeout: float = 30.0
     hostkey: str | None = None  # NETCONF: the agent's SSH host key (base64) to pin
+    # NETCONF without `hostkey`: trust the key first seen, kept in this file (client.hostkeys)
+    known_hosts: str | None = None
     key_file: str | None = None  # NETCONF: log in with this private key (besides a password)
     host: str = ""  # the physical host's name, given to the VirtualRouters read back
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 from xml.sax.saxutils import escape
@@ -14,10 +15,12 @@ from ncclient.operations.errors import TimeoutExpiredError
 from ncclient.operations.rpc import RPCError
 from ncclient.transport.errors import AuthenticationError, SSHError, SSHUnknownHostError
 
+from vnet.client import hostkeys
 from vnet.client.endpoint import Endpoint
 from vnet.client.errors import AuthError, ClientError, ConnectError
 from vnet.client.routers import RouterState
 from vnet.model import VirtualNetwork, VirtualRouter
+from vnet.model.topology import Route
 from vnet.model.yang import decode, encode
 from vnet.model.yang.host import network_entry, network_of, router_entry
 from vnet.model.yang.module import NAMESPACE, NETWORKS, PREFIX, ROUTERS, qualified
@@ -37,6 +40,8 @@ def _inside(namespace: str | None) -> contextlib.AbstractContextManager[None]:
 def connect_manager(ep: Endpoint) -> manager.Manager:
     """An ncclient session to the agent; ConnectError/AuthError instead of ncclient's errors."""
     port = ep.port_for("netconf")
+    if ep.hostkey is None and ep.known_hosts is not None:
+        ep = dataclasses.replace(ep, hostkey=hostkeys.pinned_or_learned(ep))
     try:
         with _inside(ep.namespace):  # the SSH socket stays in the namespace
             return manager.connect(
@@ -53,7 +58,9 @@ def connect_manager(ep: Endpoint) -> manager.Manager:
             )
     except SSHUnknownHostError:
         raise AuthError(
-            f"the SSH host key of {ep.address}:{port} is not the one given with --hostkey"
+            f"the SSH host key of {ep.address}:{port} is not the one pinned (--hostkey, the"
+            " controller's agents[].hostkey or its known_hosts): if the agent's key was"
+            " replaced on purpose, pin what `vnet agent hostkey` prints on that host"
         ) from None
     except AuthenticationError as err:
         raise AuthError(f"the agent refused the login of {ep.user!r}: {err}") from None
@@ -213,6 +220,16 @@ class NetconfClient:
         node = root().children["routers"].children["router"]
         xml = encode.to_xml("router", [router_entry(vr)], node)
         self._edit_router(_with_operation(xml, "create"), target)
+
+    def add_routes(self, name: str, routes: list[Route], target: str = RUNNING) -> None:
+        """Merge `routes` into router `name`'s (a route to the same destination is replaced)."""
+        if self.router(name, state=False) is None:  # a merge would create it
+            raise _missing(name)
+        entries = "".join(
+            f"<route><destination>{r.destination}</destination><next-hop>{r.via}</next-hop></route>"
+            for r in routes
+        )
+        self._edit_router(f"<router><name>{escape(name)}</name>{entries}</router>", target)
 
     def delete_router(self, name: str, target: str = RUNNING) -> None:
         self._edit_router(

@@ -41,8 +41,9 @@ from vnet.controller.db.migrate import one_start_at_a_time
 from vnet.controller.service import ControllerService
 from vnet.model.controller_config import ControllerConfig
 from vnet.model.topology import Topology
-from vnet.tools import netns
+from vnet.tools import netns, sdnotify
 from vnet.tools.durable import remove_quietly, replace_durably, write_durably
+from vnet.tools.tls import ensure_self_signed, fingerprint
 
 log = logging.getLogger("vnet.controller")
 # a request still running this long after SIGTERM is cancelled (its service call is then
@@ -55,6 +56,11 @@ ServiceFactory = Callable[[Engine, Agents, ControllerConfig], Awaitable[Controll
 
 class StartError(Exception):
     """The controller cannot start: what failed and why (nothing was left running)."""
+
+
+class StartConfigError(StartError):
+    """The configuration itself is unusable (an unpinned agent, unreadable TLS files): a
+    restart cannot help."""
 
 
 def database_url(config: ControllerConfig) -> str:
@@ -80,6 +86,7 @@ async def serve(
     stopping = _Stopping()
     stopping.install()
     config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tls = tls_files(config)  # an unusable certificate stops the start before anything runs
     engine = await asyncio.to_thread(prepare_database, config, inventory)
     agents: Agents | None = None
     service: ControllerService | None = None
@@ -87,7 +94,7 @@ async def serve(
         agents = make_agents(config)
         service = await (service_factory or start_service)(engine, agents, config)
         if not stopping.requested:
-            await _serve_http(config, service, session_factory(engine), stopping)
+            await _serve_http(config, service, session_factory(engine), stopping, tls)
     finally:
         remove_quietly(config.ready_path)
         await _close(service, agents, engine)
@@ -160,7 +167,7 @@ def make_agents(config: ControllerConfig) -> Agents:
     try:
         return Agents.from_config(config)
     except AccessError as err:
-        raise StartError(str(err)) from err
+        raise StartConfigError(str(err)) from err
 
 
 async def start_service(
@@ -221,6 +228,7 @@ async def _serve_http(
     service: ControllerService,
     sessions: sessionmaker[Session],
     stopping: _Stopping,
+    tls: dict[str, str],
 ) -> None:
     console = importlib.util.find_spec("vnet.controller.ui") is not None
     app = make_app(service, sessions, config, ui=console)
@@ -233,6 +241,7 @@ async def _serve_http(
             log_level="warning",
             log_config=None,
             timeout_graceful_shutdown=GRACE_SECONDS,
+            **tls,  # type: ignore[arg-type]
         )
     )
     stopping.server, stopping.closing = server, app.state.closing
@@ -242,22 +251,51 @@ async def _serve_http(
             await asyncio.sleep(0.01)
         if server.started:
             write_ready(config, console)
-            log.info("serving on http://%s:%d (pid %d)", config.listen, config.port, os.getpid())
+            log.info("serving on %s (pid %d)", base_url(config), os.getpid())
         await task
     finally:
         sock.close()
 
 
-def write_ready(config: ControllerConfig, console: bool) -> None:
-    """Tells whoever started us (a lab, a test) that the API answers, and where."""
+def tls_files(config: ControllerConfig) -> dict[str, str]:
+    """uvicorn's certificate and key settings: the configured pair, or a self-signed one made
+    in state_dir; nothing for plain_http. Logs the fingerprint clients compare."""
+    if config.plain_http:
+        log.warning("serving plain HTTP (plain_http): API tokens travel in clear")
+        return {}
+    if config.tls_certificate is None:
+        host = socket.gethostname()
+        ensure_self_signed(
+            config.certificate_path, config.key_path, config.listen, host, "vnet controller"
+        )
+    for path in (config.certificate_path, config.key_path):
+        if not os.access(path, os.R_OK):
+            raise StartConfigError(f"TLS: cannot read {path}")
+    try:
+        print_ = fingerprint(config.certificate_path)
+    except ValueError as err:
+        raise StartConfigError(f"TLS: {config.certificate_path}: not PEM: {err}") from None
+    log.info("HTTPS certificate %s, SHA-256 fingerprint %s", config.certificate_path, print_)
+    return {"ssl_certfile": str(config.certificate_path), "ssl_keyfile": str(config.key_path)}
+
+
+def base_url(config: ControllerConfig) -> str:
     host = f"[{config.listen}]" if ":" in config.listen else config.listen
+    return f"{'http' if config.plain_http else 'https'}://{host}:{config.port}"
+
+
+def write_ready(config: ControllerConfig, console: bool) -> None:
+    """Tells whoever started us (a lab, a test) that the API answers, where, and the
+    certificate its clients verify (null for plain_http)."""
     ready: dict[str, Any] = {
         "pid": os.getpid(),
-        "url": f"http://{host}:{config.port}",
+        "url": base_url(config),
         "console": console,
         "provider_token_file": str(config.provider_token_path),
+        "certificate": None if config.plain_http else str(config.certificate_path),
     }
     replace_durably(config.ready_path, json.dumps(ready).encode(), 0o644)
+    sdnotify.notify(f"READY=1\nSTATUS=serving on {ready['url']}")
 
 
 async def _close(service: Any, agents: Agents | None, engine: Engine) -> None:

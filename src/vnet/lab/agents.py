@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from vnet.lab.record import LabRecord
 from vnet.model import Topology, host_configs
-from vnet.model.agent_config import AgentConfig, Ports, User
+from vnet.model.agent_config import HOSTKEY_FILE, AgentConfig, Ports, User
 from vnet.model.host_pieces import with_guarantees
 from vnet.model.management import MANAGEMENT_NODE, host_address
 from vnet.model.underlay import underlay_addressing
@@ -31,6 +31,7 @@ from vnet.model.yang.guarantees import SRV6, connections_of, locators_of
 from vnet.model.yang.module import ROUTERS
 from vnet.substrate.placement import underlay_port_name
 from vnet.tools import processes
+from vnet.tools.sshkeys import key_base64, public_line
 from vnet.tools.wait import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
@@ -52,6 +53,14 @@ class AgentEndpoint:
     user: str
     password: str
     restconf_cert: Path | None = None  # the agent's self-signed certificate, to pin
+    hostkey: str | None = None  # the agent's SSH host key (base64), to pin
+
+
+def pinned_hostkey(state_dir: Path) -> str | None:
+    """The SSH host key (base64) the agent made in `state_dir` at its first start, for its
+    clients to pin; None before that."""
+    path = state_dir / HOSTKEY_FILE
+    return key_base64(public_line(path)) if path.exists() else None
 
 
 def agent_scope(lab: str, host: str) -> str:
@@ -94,6 +103,7 @@ def client_endpoint(topo_name: str, config: AgentConfig, timeout: float = 30) ->
         password=user.password,
         namespace=f"vnet-{topo_name}-{MANAGEMENT_NODE}",
         timeout=timeout,
+        hostkey=pinned_hostkey(config.state_dir),
     )
 
 
@@ -268,4 +278,5 @@ def endpoint(topo_name: str, host: str, rec: LabRecord) -> AgentEndpoint:
         user=rec.agent_user,
         password=rec.agent_password,
         restconf_cert=Path(agent.state_dir) / TLS_CERT,
+        hostkey=pinned_hostkey(Path(agent.state_dir)),
     )

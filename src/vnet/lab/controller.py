@@ -53,7 +53,7 @@ def management_namespace(lab: str) -> str:
 
 def url(topo: Topology) -> str:
     assert topo.controller is not None
-    return f"http://{client_address(topo)}:{topo.controller.port}"
+    return f"https://{client_address(topo)}:{topo.controller.port}"
 
 
 def inventory_text(topo: Topology, file: str | None) -> str:
@@ -93,6 +93,10 @@ def controller_config(topo: Topology, directory: Path) -> ControllerConfig:
             password_file=directory / PASSWORD,
             namespace=namespace,
             provision_networks=False,  # as its agents are started (agents.py)
+            # pinned: the key each agent made at its first start, before the controller
+            hostkey=agents.pinned_hostkey(
+                agents.agent_dir(directory.parents[1], topo.name, host.name)
+            ),
         )
         for host in topo.hosts
     ]
@@ -183,7 +187,7 @@ def wait_ready(child: subprocess.Popen[bytes], config: ControllerConfig, timeout
         if reason := exited():
             raise RuntimeError(reason) from None
         raise RuntimeError(
-            f"the controller did not answer at http://{config.listen}:{config.port} within "
+            f"the controller did not answer at https://{config.listen}:{config.port} within "
             f"{timeout:.0f} s; its log:\n{_log_tail(config.state_dir)}"
         ) from err
 
@@ -219,6 +223,7 @@ def ensure(
         token_file=str(config.provider_token_path),
         state_dir=str(directory),
         config=str(directory / CONFIG),
+        certificate=str(config.certificate_path),  # self-signed, made in its state directory
     )
     write_record(record)
     agents.release(child)  # only now: a crash before this leaves no controller running

@@ -38,6 +38,7 @@ class ControllerRecord:
     token_file: str  # the provider administrator's API token (0600)
     state_dir: str
     config: str  # the ControllerConfig file it was started with
+    certificate: str | None = None  # its HTTPS certificate, which its clients verify
 
 
 @dataclass

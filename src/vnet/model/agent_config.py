@@ -90,6 +90,9 @@ class SnmpSettings(BaseModel):
         return self
 
 
+HOSTKEY_FILE = "ssh_host_ed25519_key"  # in state_dir: the NETCONF server's SSH host key
+
+
 class AgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     host: str = "host"  # the physical host's name
@@ -127,6 +130,11 @@ class AgentConfig(BaseModel):
         if self.recovery_user is not None and self.user(self.recovery_user) is None:
             raise ValueError(f"recovery_user {self.recovery_user!r} is not one of `users`")
         return self
+
+    @property
+    def hostkey_path(self) -> Path:
+        """The SSH host key the controller pins (`vnet agent hostkey` prints it)."""
+        return self.state_dir / HOSTKEY_FILE
 
     def user(self, name: str) -> User | None:
         return next((u for u in self.users if u.name == name), None)

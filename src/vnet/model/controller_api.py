@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validat
 
 from vnet.model.connection import Protocol
 from vnet.model.names import MAX_NETWORK_NAME, MAX_NODE_NAME, MAX_TENANT_NAME, NAME_PATTERN
-from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Network6, Rate
+from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Network6, Rate, Route
 
 API_PREFIX = "/api/v1"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -137,6 +137,18 @@ class RouterRequest(_Body):
     name: NodeName
     host: NodeName | None = None
     interfaces: list[RouterInterfaceRequest] = Field(min_length=1)
+
+
+class EndHostRequest(_Body):
+    """A tenant's machine in one of its networks, attached by the operator to the network's
+    bridge on `host` (its VRs route to it; connections name it)."""
+
+    name: NodeName
+    host: NodeName
+    network: NetworkName
+    ipv4: Interface4 | None = None
+    ipv6: Interface6 | None = None
+    routes: list[Route] = Field(default_factory=list)  # its own, e.g. default via its VR
 
 
 class TokenRequest(_Body):

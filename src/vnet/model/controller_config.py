@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 DEFAULT_PORT = 8480
 
@@ -51,7 +51,10 @@ class AgentAccess(_Strict):
     # the secret lives in a file (mode 0600), never in this configuration or the database
     password_file: Path | None = None
     key_file: Path | None = None
-    hostkey: str | None = None  # the agent's SSH host key (base64) to pin
+    # the agent's SSH host key to pin: what `vnet agent hostkey` prints on that host
+    # ("ssh-ed25519 AAAA...") or its base64 part. Without one the controller refuses the
+    # agent unless trust_on_first_use is set
+    hostkey: str | None = None
     namespace: str | None = None  # network namespace to connect from (a lab's management)
     # False: the host's virtual networks come from a lab's topology file and its agent
     # refuses to change them, so the controller refuses a network there before asking it
@@ -83,6 +86,35 @@ class ControllerConfig(_Strict):
     log_file: Path | None = None
     log_max_bytes: int = Field(10 * 2**20, ge=4096)
     log_backups: int = Field(3, ge=0, le=100)
+
+    # HTTPS: the API's and console's certificate and key (PEM). None: a self-signed pair made
+    # in state_dir at first start (its SHA-256 fingerprint is logged; clients verify it)
+    tls_certificate: Path | None = None
+    tls_key: Path | None = None
+    # serve plain HTTP (behind a TLS-terminating proxy only): tokens would travel in clear
+    plain_http: bool = False
+    # accept an agent without a pinned `hostkey`: the key it shows first is kept in state_dir
+    # (agents.known_hosts) and required from then on
+    trust_on_first_use: bool = False
+
+    @model_validator(mode="after")
+    def _certificate_with_key(self) -> ControllerConfig:
+        if (self.tls_certificate is None) != (self.tls_key is None):
+            raise ValueError("tls_certificate and tls_key are given together or not at all")
+        return self
+
+    @property
+    def certificate_path(self) -> Path:
+        return self.tls_certificate or self.state_dir / "controller-cert.pem"
+
+    @property
+    def key_path(self) -> Path:
+        return self.tls_key or self.state_dir / "controller-key.pem"
+
+    @property
+    def known_hosts_path(self) -> Path:
+        """The agents' host keys learnt on first use (trust_on_first_use)."""
+        return self.state_dir / "agents.known_hosts"
 
     @property
     def provider_token_path(self) -> Path:

@@ -15,14 +15,14 @@ from vnet.agent.datastore import Datastore
 from vnet.agent.logins import LoginThrottle
 from vnet.agent.netconf.session import Session
 from vnet.agent.private_files import write_private
-from vnet.model.agent_config import AgentConfig
+from vnet.model.agent_config import HOSTKEY_FILE, AgentConfig
 
 log = logging.getLogger("vnet.agent.netconf")
 
 
 def host_key(state_dir: Path) -> asyncssh.SSHKey:
     """The agent's SSH host key, made on first start so clients can pin it."""
-    path = state_dir / "ssh_host_ed25519_key"
+    path = state_dir / HOSTKEY_FILE
     if not path.exists():
         key = asyncssh.generate_private_key("ssh-ed25519")
         write_private(path, key.export_private_key())

@@ -21,7 +21,7 @@ import httpx
 
 from vnet.bench.controller.schedule import Create, Modify, Request
 from vnet.bench.controller.timing import ServerTimingError, Split, split
-from vnet.client.controller import ControllerClient
+from vnet.client.controller import ControllerClient, tls_verify
 from vnet.model.controller_api import API_PREFIX, IDEMPOTENCY_HEADER
 from vnet.tools.netns import entered
 
@@ -34,13 +34,16 @@ REFUSED = 409  # no capacity: a valid answer ("rejected, and why"), not an error
 class Access:
     """How to reach one running controller."""
 
-    url: str  # e.g. http://172.30.0.253:8480
+    url: str  # e.g. https://172.30.0.253:8480
     token: str  # the provider administrator's token
     namespace: str | None  # where to connect from
+    verify: bool | str = True  # the controller's certificate (a file), or the system's CAs
 
     def client(self) -> ControllerClient:
         """A synchronous client for the reads between runs (links, end hosts, connections)."""
-        return ControllerClient(self.url, self.token, namespace=self.namespace, timeout=TIMEOUT)
+        return ControllerClient(
+            self.url, self.token, namespace=self.namespace, timeout=TIMEOUT, verify=self.verify
+        )
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ def _client(access: Access, concurrency: int) -> httpx.AsyncClient:
         headers={"Authorization": f"Bearer {access.token}"},
         limits=limits,
         timeout=TIMEOUT,
+        verify=tls_verify(access.verify),
     )
 
 

@@ -40,7 +40,8 @@ def bench_topology(path: Path, database: str | None) -> Topology:
 def access(name: str) -> Access:
     """Where the lab `name`'s controller listens, from the lab's record."""
     c = lab.controller_access(name)
-    return Access(url=c.url, token=read_token(c.token_file), namespace=c.namespace)
+    verify = c.certificate or True
+    return Access(url=c.url, token=read_token(c.token_file), namespace=c.namespace, verify=verify)
 
 
 @contextlib.contextmanager

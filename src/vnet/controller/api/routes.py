@@ -29,6 +29,7 @@ from vnet.model.controller_api import (
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
+    EndHostRequest,
     EndHostView,
     HostView,
     LinkView,
@@ -207,6 +208,15 @@ async def post_router(
 ) -> Response:
     return await timed(
         request, lambda _: service_of(request).create_router(me, tenant, ask), status=201
+    )
+
+
+@router.post("/tenants/{tenant}/endhosts", **doc(EndHostView, body=EndHostRequest, status=201))
+async def post_endhost(
+    request: Request, tenant: str, me: Who, ask: Annotated[EndHostRequest, body(EndHostRequest)]
+) -> Response:
+    return await timed(
+        request, lambda _: service_of(request).create_endhost(me, tenant, ask), status=201
     )
 
 

@@ -19,6 +19,7 @@ from vnet.model.controller_api import (
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
+    EndHostRequest,
     EndHostView,
     HostView,
     LinkView,
@@ -78,6 +79,9 @@ class ControllerService(Protocol):
     async def create_router(
         self, who: Principal, tenant: str, request: RouterRequest
     ) -> RouterView: ...
+    async def create_endhost(
+        self, who: Principal, tenant: str, request: EndHostRequest
+    ) -> EndHostView: ...
     async def routers(self, who: Principal, tenant: str | None = None) -> list[RouterView]: ...
     async def endhosts(self, who: Principal, tenant: str | None = None) -> list[EndHostView]: ...
     async def hosts(self, who: Principal) -> list[HostView]: ...

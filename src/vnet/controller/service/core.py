@@ -284,6 +284,11 @@ class Service:
     ) -> api.RouterView:
         return await inventory_ops.create_router(self, who, tenant, request)
 
+    async def create_endhost(
+        self, who: Principal, tenant: str, request: api.EndHostRequest
+    ) -> api.EndHostView:
+        return await inventory_ops.create_endhost(self, who, tenant, request)
+
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""
         shown = views.visible_tenant(who, tenant)

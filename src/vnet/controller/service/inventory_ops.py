@@ -36,8 +36,15 @@ from vnet.controller.service import store, views
 from vnet.model import controller_api as api
 from vnet.model.check import check
 from vnet.model.mtu import network_mtu
-from vnet.model.srv6 import locator, router_numbers
-from vnet.model.topology import Interface, Topology, VirtualNetwork, VirtualRouter
+from vnet.model.srv6 import locator, locator_routes, router_numbers
+from vnet.model.topology import (
+    ControllerSection,
+    EndHost,
+    Interface,
+    Topology,
+    VirtualNetwork,
+    VirtualRouter,
+)
 from vnet.model.underlay import underlay_addressing
 
 if TYPE_CHECKING:
@@ -69,11 +76,8 @@ async def create_router(
     _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces", topo)
     host = request.host or await _place(svc, topo)
     vr = vr.model_copy(update={"host": host})
-
-    def create(client: NetconfClient, target: str) -> None:
-        client.create_router(vr, target=target)
-
-    await _realise(svc, {host: create}, lambda t: _with(t, routers=[*t.routers, vr]))
+    edits = _router_edits(_with(topo, routers=[*topo.routers, vr]), vr)
+    await _realise(svc, edits, lambda t: _with(t, routers=[*t.routers, vr]))
     return api.RouterView(
         tenant=tenant, name=vr.name, host=host, networks=[i.network for i in vr.interfaces]
     )
@@ -119,6 +123,54 @@ def _require_provisioning(svc: Service, carriers: list[str]) -> None:
             field="hosts",
             code="provisioned-by-lab",
         )
+
+
+async def create_endhost(
+    svc: Service, who: Principal, tenant: str, request: api.EndHostRequest
+) -> api.EndHostView:
+    """Held in the database only: the machine is the tenant's, attached by the operator to
+    the network's bridge on its host; no agent holds end hosts."""
+    who.require_tenant(tenant)
+    await svc.db.read(lambda s: store.tenant_row(s, tenant))
+    topo = (await svc.inventory()).topology
+    _require_free_node_name(topo, request.name)
+    _tenant_network(topo, tenant, request.network, "network")
+    if request.host not in {h.name for h in topo.hosts}:
+        raise NotFound(f"unknown host {request.host!r}", field="host", code="unknown-host")
+    endhost = EndHost(**request.model_dump(exclude_none=True))
+    _require_valid(_with(topo, endhosts=[*topo.endhosts, endhost]), "name", topo)
+    await _realise(svc, {}, lambda t: _with(t, endhosts=[*t.endhosts, endhost]))
+    shown = views.endhosts((await svc.inventory()).topology, tenant)
+    return next(e for e in shown if e.name == endhost.name)
+
+
+def _router_edits(topo: Topology, new: VirtualRouter) -> dict[str, Edit]:
+    """The new VR with its routes to its tenant's other VRs' SRv6 locators, and the routes
+    those VRs gain to the new one's (`locator_routes`, as a lab with a controller gives its
+    VRs from the start): without them a connection's segments lead nowhere."""
+    routed = locator_routes(topo.model_copy(update={"controller": ControllerSection()}))
+    before = {vr.name: vr for vr in topo.routers}
+    per_host: dict[str, list[Callable[[NetconfClient, str], None]]] = {}
+    for vr in routed.routers:
+        if vr.name == new.name:
+            per_host.setdefault(vr.host, []).append(
+                lambda c, t, made=vr: c.create_router(made, target=t)
+            )
+            continue
+        gained = [r for r in vr.routes if r not in before[vr.name].routes]
+        if gained:
+            per_host.setdefault(vr.host, []).append(
+                lambda c, t, name=vr.name, routes=gained: c.add_routes(name, routes, target=t)
+            )
+
+    def on(host: str) -> Edit:
+        def apply(client: NetconfClient, target: str) -> None:
+            for step in per_host[host]:
+                step(client, target)
+
+        return apply
+
+    return {host: on(host) for host in per_host}
 
 
 def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> dict[str, Edit]:
