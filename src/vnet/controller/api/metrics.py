@@ -22,6 +22,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.process_collector import ProcessCollector
 
 from vnet.controller.principal import Principal
 from vnet.controller.service import ControllerService
@@ -39,6 +40,7 @@ class ApiMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=self.registry)  # the controller's CPU, memory, open files
         self.requests = Counter(
             "vnet_controller_requests",
             "API requests by route template, method and HTTP status",
