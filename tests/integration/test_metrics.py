@@ -41,6 +41,11 @@ def test_a_scrape_without_credentials_is_refused(agent: AgentUnderTest) -> None:
         assert r.status == 401, r
         assert r.headers["www-authenticate"].startswith("Basic ")
         assert r.error()["error-tag"] == "access-denied"
+    om = curl(agent, "GET", "/metrics", accept="application/openmetrics-text; version=1.0.0")
+    assert om.status == 200 and om.headers["content-type"].startswith(
+        "application/openmetrics-text"
+    ), om
+    assert om.body.rstrip().endswith("# EOF")
     r = curl(agent, "GET", "/metrics?name=x")
     assert r.status == 400 and "'name' is unknown" in r.error()["error-message"], r
 

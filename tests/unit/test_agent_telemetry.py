@@ -5,16 +5,22 @@ outcome. The state metrics are checked against RESTCONF on a real agent
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from pathlib import Path
 
+import httpx
 import pytest
 from prometheus_client import generate_latest
 
+from tests.metrics_support import Samples, parse, value
 from tests.unit.test_nacm import VRS, _config, _tree
+from tests.unit.test_restconf_app import NoKernelDatastore
 from vnet.agent.logins import LoginThrottle
 from vnet.agent.nacm import Nacm
+from vnet.agent.restconf.app import create_app
 from vnet.agent.telemetry import REGISTRY, commit_timer, protocol_of
+from vnet.model.agent_config import AgentConfig
 from vnet.model.yang.errors import ErrorTag, RpcError
 
 KINDS = ("data-write", "operation", "notification")
@@ -76,3 +82,35 @@ def test_commits_are_timed_by_protocol_and_outcome() -> None:
         raise RpcError(ErrorTag.OPERATION_FAILED, "the kernel refused")
     assert sample(count, protocol="snmp", result="success") == ok + 1
     assert sample(count, protocol="netconf", result="failure") == failed + 1
+
+
+def test_a_scrape_shows_what_the_user_may_read(tmp_path: Path) -> None:
+    """/metrics is a RESTCONF request: 401 without credentials, and a tenant's user counts
+    its own VRs only (NACM), as its GET of the datastore shows them."""
+    config = AgentConfig.model_validate(
+        {
+            "state_dir": tmp_path,
+            "host": "h1",
+            "users": [
+                {"name": "admin", "password": "s3cret"},
+                {"name": "alice", "password": "pw", "tenant": "A"},
+            ],
+        }
+    )
+
+    async def scrapes() -> tuple[httpx.Response, Samples, Samples, int]:
+        ds = NoKernelDatastore(config)
+        ds.running = _tree()
+        transport = httpx.ASGITransport(app=create_app(ds, config))
+        async with httpx.AsyncClient(transport=transport, base_url="https://agent") as c:
+            refused = await c.get("/metrics")
+            admin = parse((await c.get("/metrics", auth=("admin", "s3cret"))).text)
+            alice = parse((await c.get("/metrics", auth=("alice", "pw"))).text)
+            got = await c.get("/restconf/data/vnet-router:routers", auth=("alice", "pw"))
+        ds._kx.shutdown(wait=False)
+        return refused, admin, alice, len(got.json()["vnet-router:routers"]["router"])
+
+    refused, admin, alice, alice_reads = asyncio.run(scrapes())
+    assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Basic")
+    assert value(admin, "vnet_agent_routers", state="running") == 2
+    assert value(alice, "vnet_agent_routers", state="running") == alice_reads == 1

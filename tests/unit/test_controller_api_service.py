@@ -8,6 +8,7 @@ that reach the agents are tested on a lab (tests/integration/test_controller_api
 from __future__ import annotations
 
 import json
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from lxml import etree
+from prometheus_client import generate_latest
 from sqlalchemy import func, select
 
 from tests.controller_api_support import Tokens
@@ -22,6 +24,7 @@ from tests.metrics_support import label_values, parse, value
 from vnet.controller.agents.realise import Agents
 from vnet.controller.api import make_app
 from vnet.controller.api.auth import create_token
+from vnet.controller.api.metrics import ServiceCollector
 from vnet.controller.db import (
     Connection,
     ConnectionEvent,
@@ -29,10 +32,13 @@ from vnet.controller.db import (
     default_url,
     session_factory,
 )
+from vnet.controller.recovery import Settled
 from vnet.controller.server import prepare_database
 from vnet.controller.service.core import Service
 from vnet.model import build_topology
+from vnet.model.controller_api import HostView
 from vnet.model.controller_config import ControllerConfig
+from vnet.tools.metrics import Combined
 
 V1 = "/api/v1"
 XML = "application/xml"
@@ -391,3 +397,22 @@ def test_metrics_agree_with_the_api(api: tuple[TestClient, Tokens, Any]) -> None
         "/api/v1/links",
         "unmatched",
     }
+
+
+def test_metrics_of_liveness_and_recovery() -> None:
+    """An agent that did not answer is 0, one never asked is absent; what recovery settled
+    and restored at start is counted by operation and outcome, and per host."""
+    hosts = [
+        HostView(name="h1", agent="a:830", reachable=True),
+        HostView(name="h2", agent="b:830", reachable=False),
+        HostView(name="h3", agent="c:830"),
+    ]
+    settled = [Settled("x-1", "create", "finished"), Settled("x-2", "create", "finished")]
+    service = types.SimpleNamespace(recovered=settled, restored={"h1": ["r1", "r2"]})
+    samples = parse(generate_latest(Combined(ServiceCollector([], hosts, service))).decode())
+    assert value(samples, "vnet_controller_agent_up", host="h1") == 1
+    assert value(samples, "vnet_controller_agent_up", host="h2") == 0
+    assert label_values(samples, "host") == {"h1", "h2"}
+    recovered = {"operation": "create", "outcome": "finished"}
+    assert value(samples, "vnet_controller_recovered_requests", **recovered) == 2
+    assert value(samples, "vnet_controller_restored_routers", host="h1") == 2
