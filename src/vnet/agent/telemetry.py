@@ -18,17 +18,16 @@ from contextlib import contextmanager
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.process_collector import ProcessCollector
 
+from vnet.tools.metrics import LATENCY_BUCKETS
+
 REGISTRY = CollectorRegistry(auto_describe=True)
 ProcessCollector(registry=REGISTRY)
-
-# a commit on this machine takes ~2 ms (no kernel change) to seconds (hundreds of VRs)
-COMMIT_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 
 COMMIT_SECONDS = Histogram(
     "vnet_agent_commit_duration_seconds",
     "Time from validation to the commit point (kernel and disk), per protocol and outcome",
     ["protocol", "result"],
-    buckets=COMMIT_BUCKETS,
+    buckets=LATENCY_BUCKETS,
     registry=REGISTRY,
 )
 DRIFT_REPAIRS = Counter(

@@ -27,11 +27,9 @@ from prometheus_client.process_collector import ProcessCollector
 from vnet.controller.principal import Principal
 from vnet.controller.service import ControllerService
 from vnet.model.controller_api import HostView, LinkView
-from vnet.tools.metrics import exposition_of
+from vnet.tools.metrics import LATENCY_BUCKETS, exposition_of
 
 METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-# an API request takes ~1 ms (a read) to seconds (a connection through three agents)
-BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 PROVIDER = Principal("provider", None)
 
 
@@ -52,7 +50,7 @@ class ApiMetrics:
             "Request duration: phase total, and the Server-Timing phases (db, path, devices, "
             "api) of the requests that change connections",
             ["route", "method", "phase"],
-            buckets=BUCKETS,
+            buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
         self.admissions = Counter(
