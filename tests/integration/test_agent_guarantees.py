@@ -6,6 +6,7 @@ and the counters come back in <get>."""
 from __future__ import annotations
 
 import copy
+import json
 import subprocess
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from lxml import etree
 from ncclient.operations.rpc import RPCError
 
+from tests.metrics_support import parse
 from vnet.client import Endpoint, NetconfClient
 from vnet.lab.sandbox import ADDRESS
 from vnet.model.yang import host as codec
@@ -198,8 +200,6 @@ def test_counters_come_back_in_get(agent: AgentUnderTest) -> None:
 
 def test_restconf_reads_and_refuses_like_netconf(agent: AgentUnderTest) -> None:
     """curl: the connection with its shaper's counters; a bad piece is a 400 at its path."""
-    import json
-
     got = curl(agent, "GET", "/restconf/data/vnet-router:srv6")
     assert got.status == 200, got
     conn = json.loads(got.body)["vnet-router:srv6"]["connection"][0]
@@ -257,3 +257,43 @@ def test_a_restarted_agent_observes_its_pieces_and_changes_nothing(agent: AgentU
     start_agent_process(agent, "netconf,restconf")
     assert kernel_view(agent) == before
     test_re_applying_plans_nothing(agent)
+
+
+def test_metrics_show_the_class_and_connection_counters(agent: AgentUnderTest) -> None:
+    """/metrics (Prometheus's parser) holds every class's and every connection piece's bytes,
+    packets and drops, between what RESTCONF said just before and just after."""
+    first = _guarantee_counters(agent)
+    scraped = curl(agent, "GET", "/metrics")
+    assert scraped.status == 200, scraped
+    samples = parse(scraped.body)
+    last = _guarantee_counters(agent)
+    assert first, "no counters in RESTCONF"
+    for (metric, labels), low in first.items():
+        key = (metric, frozenset(labels))
+        assert key in samples, (key, sorted(k for k in samples if "class" in k[0]))
+        assert low <= samples[key] <= last[(metric, labels)], (key, low, samples[key])
+
+
+def _guarantee_counters(agent: AgentUnderTest) -> dict[tuple[str, tuple[Any, ...]], int]:
+    """(metric, labels) -> value of every class and connection counter RESTCONF shows."""
+    underlay = json.loads(curl(agent, "GET", "/restconf/data/vnet-router:underlay").body)
+    srv6 = json.loads(curl(agent, "GET", "/restconf/data/vnet-router:srv6").body)
+    out = {}
+    for itf in underlay["vnet-router:underlay"]["interface"]:
+        found = [(itf.get("reserved-statistics"), ("reserved", ""))]
+        found.append((itf.get("best-effort-statistics"), ("best-effort", "")))
+        found += [(c.get("statistics"), ("network", c["network"])) for c in itf["class"]]
+        for stats, (kind, network) in found:
+            labels = (("interface", itf["name"]), ("class", kind), ("network", network))
+            for counter, text in (stats or {}).items():
+                out[(f"vnet_agent_class_{counter}_total", labels)] = int(text)
+    for conn in srv6["vnet-router:srv6"]["connection"]:
+        for ing in conn["ingress"]:
+            labels = (
+                ("connection", str(conn["id"])),
+                ("router", ing["router"]),
+                ("network", ing["network"]),
+            )
+            for counter, text in ing.get("statistics", {}).items():
+                out[(f"vnet_agent_connection_{counter}_total", labels)] = int(text)
+    return out

@@ -21,6 +21,7 @@ import pytest
 from lxml import etree
 from ruamel.yaml import YAML
 
+from tests.metrics_support import parse, value
 from vnet.lab import lab as labmod
 from vnet.model.controller_config import ControllerConfig
 from vnet.tools import postgres
@@ -150,11 +151,17 @@ class Answer:
 
 
 def curl(
-    c: Controller, method: str, path: str, token: str | None, *args: str, netns: str | None = None
+    c: Controller,
+    method: str,
+    path: str,
+    token: str | None,
+    *args: str,
+    netns: str | None = None,
+    prefix: str = V1,
 ) -> Answer:
     """One request with curl (run in `netns` if given): its status, headers, body."""
-    argv = ["curl", "-sS", "--cacert", c.certificate, "-X", method, "-D", "-", f"{c.url}{V1}{path}"]
-    argv += args
+    argv = ["curl", "-sS", "--cacert", c.certificate, "-X", method, "-D", "-"]
+    argv += [f"{c.url}{prefix}{path}", *args]
     if netns is not None:
         argv = ["ip", "netns", "exec", netns, *argv]
     if token is not None:
@@ -203,6 +210,7 @@ def test_controller_process_json_and_xml_with_curl(lab: Lab, controller: Control
     assert curl(c, "GET", "/whoami", acme).json() == {"role": "tenant", "tenant": "acme"}
     create_in_json_once(lab, c, acme)
     create_in_xml(c, acme)
+    scrape_agrees(c, provider, acme)
     refuse_bad_input(lab, c, acme, beta)
     for name in ("video", "voice"):
         gone = curl(c, "DELETE", f"/tenants/acme/connections/{name}", acme)
@@ -268,6 +276,33 @@ def create_in_xml(c: Controller, acme: str) -> None:
     listing = curl(c, "GET", "/connections", acme, "-H", f"Accept: {XML}").xml()
     assert listing.tag == "ConnectionViewList"
     assert sorted(v.findtext("name") or "" for v in listing) == ["video", "voice"]
+
+
+def scrape_agrees(c: Controller, provider: str, acme: str) -> None:
+    """/metrics, read with Prometheus's parser, says what /links and /hosts say: the two
+    connections' reservations per link direction, every agent up; and the admissions made."""
+    assert curl(c, "GET", "/metrics", None, prefix="").status == 401
+    assert curl(c, "GET", "/metrics", acme, prefix="").status == 403
+    links = curl(c, "GET", "/links", provider).json()
+    hosts = curl(c, "GET", "/hosts", provider).json()
+    scraped = curl(c, "GET", "/metrics", provider, prefix="")
+    assert scraped.status == 200, scraped.body
+    samples = parse(scraped.body.decode())
+    held = 0
+    for link in links:  # type: ignore[attr-defined]
+        for d in link["directions"]:
+            src, dst = d["direction"].split(" -> ")
+            where = {"link": link["name"], "source": src, "target": dst}
+            assert value(samples, "vnet_controller_link_reserved_bps", **where) == d["reserved_bps"]
+            assert value(samples, "vnet_controller_link_free_bps", **where) == d["free_bps"]
+            held += d["reserved_bps"]
+    assert held >= 22_000_000  # video (20 Mbit/s) and voice (2 Mbit/s), on every hop
+    for host in hosts:  # type: ignore[attr-defined]
+        assert host["reachable"] is True, host
+        assert value(samples, "vnet_controller_agent_up", host=host["name"]) == 1
+    # video, its retry (answered with the same connection) and voice
+    admitted = {"operation": "create", "outcome": "admitted", "reason": ""}
+    assert value(samples, "vnet_controller_admissions_total", **admitted) == 3
 
 
 def refuse_bad_input(lab: Lab, c: Controller, acme: str, beta: str) -> None:

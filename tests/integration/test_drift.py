@@ -11,8 +11,10 @@ from contextlib import contextmanager
 from lxml import etree
 from ncclient import manager
 
+from tests.metrics_support import Samples, parse, value
 from vnet.lab.sandbox import HostSandbox, SandboxAgent
 from vnet.substrate import nsfs
+from vnet.tools import processes
 
 from .agent_support import NETWORK_XML, AgentUnderTest, netconf_connect
 from .conftest import unique_lab
@@ -29,14 +31,14 @@ ROUTER_FILTER = f'<routers xmlns="{NS}"><router><name>r1</name></router></router
 def agent_with(policy: str) -> Iterator[tuple[SandboxAgent, manager.Manager]]:
     host = HostSandbox(scope=unique_lab())
     settings = {
-        "ports": {"netconf": AgentUnderTest.netconf_port},
+        "ports": {"netconf": AgentUnderTest.netconf_port, "restconf": AgentUnderTest.restconf_port},
         "drift_interval": 0.5,
         "drift_policy": policy,
     }
     sandbox = SandboxAgent(host, settings, password="s3cret")
     try:
         host.create()
-        sandbox.start("netconf")
+        sandbox.start("netconf,restconf")
         port = AgentUnderTest.netconf_port
         with netconf_connect(host.namespace, "127.0.0.1", port, sandbox.user, "s3cret") as m:
             m.edit_config(target="running", config=NETWORK_XML)
@@ -55,6 +57,13 @@ def next_event(m: manager.Manager, timeout: float = 30) -> str:
         if n is not None:
             return n.notification_xml
     raise AssertionError("no notification")
+
+
+def scrape(sandbox: SandboxAgent) -> Samples:
+    """The agent's /metrics, with curl inside its host's namespace."""
+    url = f"https://127.0.0.1:{AgentUnderTest.restconf_port}/metrics"
+    argv = ["curl", "-sSfk", "--max-time", "20", "-u", f"{sandbox.user}:s3cret", url]
+    return parse(processes.run(sandbox.host.namespace, argv, timeout=30).stdout)
 
 
 def router_state(m: manager.Manager) -> etree._Element:
@@ -77,6 +86,7 @@ def test_a_deleted_namespace_is_reported_and_repaired(tmp_path) -> None:  # type
         assert "<result>failure</result>" in failed and "vanished" in failed, failed
         repaired = next_event(m)
         assert "<result>success</result>" in repaired and "repaired" in repaired, repaired
+        assert value(scrape(sandbox), "vnet_agent_drift_repairs_total", result="success") == 1
         assert nsfs.exists(ns)
         router = router_state(m)
         assert field(router, "oper-state") == "running"
@@ -94,6 +104,10 @@ def test_without_repair_it_shows_failed_without_counters_and_a_write_repairs(tmp
         itf = router.find(f"{{{NS}}}interface")
         assert itf.find(f"{{{NS}}}oper-status").text == "down"
         assert itf.find(f"{{{NS}}}statistics") is None  # no counters from a dead handle
+        samples = scrape(sandbox)
+        assert value(samples, "vnet_agent_routers", state="failed") == 1
+        assert value(samples, "vnet_agent_routers", state="running") == 0
+        assert not [k for k in samples if k[0].startswith("vnet_agent_interface_")]
         assert not nsfs.exists(ns)
         m.edit_config(target="running", config=VR.format(extra="<admin-state>down</admin-state>"))
         assert nsfs.exists(ns)

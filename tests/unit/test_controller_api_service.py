@@ -8,6 +8,7 @@ that reach the agents are tested on a lab (tests/integration/test_controller_api
 from __future__ import annotations
 
 import json
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,12 +16,15 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from lxml import etree
+from prometheus_client import generate_latest
 from sqlalchemy import func, select
 
 from tests.controller_api_support import Tokens
+from tests.metrics_support import label_values, parse, value
 from vnet.controller.agents.realise import Agents
 from vnet.controller.api import make_app
 from vnet.controller.api.auth import create_token
+from vnet.controller.api.metrics import ServiceCollector
 from vnet.controller.db import (
     Connection,
     ConnectionEvent,
@@ -28,10 +32,13 @@ from vnet.controller.db import (
     default_url,
     session_factory,
 )
+from vnet.controller.recovery import Settled
 from vnet.controller.server import prepare_database
 from vnet.controller.service.core import Service
 from vnet.model import build_topology
+from vnet.model.controller_api import HostView
 from vnet.model.controller_config import ControllerConfig
+from vnet.tools.metrics import Combined
 
 V1 = "/api/v1"
 XML = "application/xml"
@@ -342,3 +349,70 @@ def test_a_key_whose_attempt_failed_is_tried_afresh(api: tuple[TestClient, Token
     with session_factory(engine)() as session:
         keys = list(session.scalars(select(Connection.idempotency_key).order_by(Connection.id)))
     assert keys == [None, "order-8"]  # the key names the latest attempt
+
+
+# -- /metrics ----------------------------------------------------------------------------------
+CONNECTIONS_ROUTE = "/api/v1/tenants/{tenant}/connections"
+
+
+def test_metrics_agree_with_the_api(api: tuple[TestClient, Tokens, Any]) -> None:
+    """Scraped with Prometheus's parser: per link direction what /links says, requests by
+    route template (never the path sent), the Server-Timing phases, rejections by reason."""
+    client, tokens, _ = api
+    assert client.get("/metrics").status_code == 401
+    refused = client.get("/metrics", headers=bearer(tokens.acme))
+    assert (refused.status_code, refused.json()["code"]) == (403, "forbidden")
+    ask = {**REQUEST, "bandwidth": "95mbit", "path": ["h1", "h3"]}
+    for _ in range(2):
+        r = client.post(f"{V1}/tenants/acme/connections", json=ask, headers=bearer(tokens.acme))
+        assert r.status_code == 409, r.text
+    assert client.get(f"{V1}/no/such/{'x' * 40}").status_code == 404  # unmatched route
+    links = client.get(f"{V1}/links", headers=bearer(tokens.provider)).json()
+    r = client.get("/metrics", headers=bearer(tokens.provider))
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain"), r.text
+    samples = parse(r.text)
+    for link in links:
+        for d in link["directions"]:
+            src, dst = d["direction"].split(" -> ")
+            where = {"link": link["name"], "source": src, "target": dst}
+            for metric, expected in (
+                ("reserved", d["reserved_bps"]),
+                ("free", d["free_bps"]),
+                ("capacity", link["capacity_bps"]),
+            ):
+                assert value(samples, f"vnet_controller_link_{metric}_bps", **where) == expected
+    rejected = {"operation": "create", "outcome": "rejected", "reason": "no-capacity"}
+    assert value(samples, "vnet_controller_admissions_total", **rejected) == 2
+    posts = {"route": CONNECTIONS_ROUTE, "method": "POST"}
+    assert value(samples, "vnet_controller_requests_total", status="409", **posts) == 2
+    for phase in ("db", "path", "devices", "api", "total"):
+        count = "vnet_controller_request_duration_seconds_count"
+        assert value(samples, count, phase=phase, **posts) == 2, phase
+    scrapes = {"route": "/metrics", "method": "GET"}
+    for status in ("401", "403"):
+        assert value(samples, "vnet_controller_requests_total", status=status, **scrapes) == 1
+    assert label_values(samples, "route") <= {
+        CONNECTIONS_ROUTE,
+        "/metrics",
+        "/api/v1/links",
+        "unmatched",
+    }
+
+
+def test_metrics_of_liveness_and_recovery() -> None:
+    """An agent that did not answer is 0, one never asked is absent; what recovery settled
+    and restored at start is counted by operation and outcome, and per host."""
+    hosts = [
+        HostView(name="h1", agent="a:830", reachable=True),
+        HostView(name="h2", agent="b:830", reachable=False),
+        HostView(name="h3", agent="c:830"),
+    ]
+    settled = [Settled("x-1", "create", "finished"), Settled("x-2", "create", "finished")]
+    service = types.SimpleNamespace(recovered=settled, restored={"h1": ["r1", "r2"]})
+    samples = parse(generate_latest(Combined(ServiceCollector([], hosts, service))).decode())
+    assert value(samples, "vnet_controller_agent_up", host="h1") == 1
+    assert value(samples, "vnet_controller_agent_up", host="h2") == 0
+    assert label_values(samples, "host") == {"h1", "h2"}
+    recovered = {"operation": "create", "outcome": "finished"}
+    assert value(samples, "vnet_controller_recovered_requests", **recovered) == 2
+    assert value(samples, "vnet_controller_restored_routers", host="h1") == 2

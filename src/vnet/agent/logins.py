@@ -15,6 +15,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from vnet.agent.telemetry import LOGIN_FAILURES, LOGIN_THROTTLED
+
 log = logging.getLogger("vnet.agent.logins")
 
 FREE_FAILURES = 5  # typos are free
@@ -57,6 +59,7 @@ class LoginThrottle:
         while len(self._records) > MAX_TRACKED:
             self._records.popitem(last=False)
         record.failures += 1
+        LOGIN_FAILURES.labels(self.protocol.lower()).inc()
         extra = record.failures - self.free
         delay = 0.0 if extra <= 0 else min(self.max_delay, self.first_delay * 2 ** (extra - 1))
         record.not_before = self.clock() + delay
@@ -71,6 +74,7 @@ class LoginThrottle:
 
     def refused(self, source: str, user: str) -> None:
         """An attempt came while throttled: it is not even checked."""
+        LOGIN_THROTTLED.labels(self.protocol.lower()).inc()
         log.warning(
             "%s: login for user %r from %s refused: %.1f s left after %d failures",
             self.protocol,

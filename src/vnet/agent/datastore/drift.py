@@ -25,6 +25,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from vnet.agent.datastore.events import Event
+from vnet.agent.telemetry import DRIFT_REPAIRS
 from vnet.model.yang import host as codec
 from vnet.substrate import Kernel, Placement, nsfs, observe, realize_host
 from vnet.substrate import link as links
@@ -118,7 +119,9 @@ class DriftWatcher:
                 await ds._in_kernel_thread(ds._converge, desired, None)
             except Exception as err:
                 log.error("repairing drift failed: %s", err)
+                DRIFT_REPAIRS.labels("failure").inc()
                 return
+        DRIFT_REPAIRS.labels("success").inc()
         now = time.time()
         repaired = [
             Event(name, r.get("index"), "modify", "success", f"repaired: {why}")

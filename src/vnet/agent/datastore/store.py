@@ -17,6 +17,7 @@ from vnet.agent.datastore.events import Event, EventBus, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
 from vnet.agent.datastore.persist import RunningFile, disk_error
 from vnet.agent.nacm import Nacm
+from vnet.agent.telemetry import commit_timer
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
@@ -253,9 +254,10 @@ class Datastore:
     async def _commit_locked(
         self, new_tree: dict[str, Any], session: str, rollback: dict[str, Any] | None
     ) -> None:
-        self.check_lock(RUNNING, session)
-        tree, hc = validation.prepare(self.config, new_tree, self.running)
-        await self._transact(tree, hc, rollback)
+        with commit_timer(session):  # the one metrics hook of the commit path
+            self.check_lock(RUNNING, session)
+            tree, hc = validation.prepare(self.config, new_tree, self.running)
+            await self._transact(tree, hc, rollback)
 
     def _confirm_unchanged(self, session: str) -> None:
         """A confirming commit of an unchanged candidate: running is already valid and in

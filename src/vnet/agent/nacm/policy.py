@@ -4,10 +4,13 @@ configuration (their external groups and tenant), and the recovery user."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from vnet.agent.nacm import paths, rules, tenant
 from vnet.agent.nacm.access import Access
+from vnet.agent.telemetry import NACM_DENIALS
 from vnet.model.agent_config import AgentConfig
 from vnet.model.yang import host as codec
 from vnet.model.yang import schema
@@ -94,7 +97,8 @@ class Nacm:
             new = {**new, rules.NACM: rules.canonical(nacm)}
         access = self.access(user, old if running is None else running)
         if access is not None:
-            access.check_write(old, new)
+            with _counted("data-write"):
+                access.check_write(old, new)
         return new
 
     def may_read_router(self, user: str | None, running: dict[str, Any], name: str) -> bool:
@@ -106,11 +110,17 @@ class Nacm:
         routers = codec.routers_of(running)
         entry = next((r for r in routers if r.get("name") == name), {"name": name})
         tree = {ROUTERS: {"router": [entry]}, NETWORKS: running.get(NETWORKS, {})}
-        return ROUTERS in access.readable(tree)
+        if ROUTERS in access.readable(tree):
+            return True
+        NACM_DENIALS.labels("notification").inc()
+        return False
 
     def may_exec(self, user: str | None, running: dict[str, Any], module: str, rpc: str) -> bool:
         access = self.access(user, running)
-        return access is None or access.may_exec(module, rpc)
+        if access is None or access.may_exec(module, rpc):
+            return True
+        NACM_DENIALS.labels("operation").inc()
+        return False
 
     # -- the shared candidate and the datastore's holders ----------------------------
     # Every session shares one candidate and one running datastore, so <commit> and
@@ -127,6 +137,7 @@ class Nacm:
         if access is None:
             return
         if confirmed and not access.may_exec("ietf-netconf", "lock"):
+            NACM_DENIALS.labels("operation").inc()
             raise RpcError(
                 ErrorTag.ACCESS_DENIED,
                 f"user {user!r} may not make a confirmed commit: it holds the datastore "
@@ -148,10 +159,22 @@ class Nacm:
 def _as_effect_of(operation: str, access: Access, old: dict[str, Any], new: dict[str, Any]) -> None:
     """The write check of old -> new, its refusal naming `operation`."""
     try:
-        access.check_write(old, new)
+        with _counted("data-write"):
+            access.check_write(old, new)
     except RpcError as err:
         raise dataclasses.replace(
             err,
             message=f"{operation} would make a change user {access.user!r} may not make "
             f"(every session shares the candidate): {err.message}",
         ) from None
+
+
+@contextmanager
+def _counted(kind: str) -> Iterator[None]:
+    """Count an access-denied refusal of the block (RFC 8341's denied-* counters)."""
+    try:
+        yield
+    except RpcError as err:
+        if err.tag == ErrorTag.ACCESS_DENIED:
+            NACM_DENIALS.labels(kind).inc()
+        raise

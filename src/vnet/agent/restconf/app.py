@@ -23,7 +23,7 @@ from starlette.exceptions import HTTPException
 
 from vnet.agent.datastore import Datastore
 from vnet.agent.logins import LoginThrottle
-from vnet.agent.restconf import codec, openapi, paths, resource, txn
+from vnet.agent.restconf import codec, metrics, openapi, paths, resource, txn
 from vnet.agent.restconf.codec import JSON, XML
 from vnet.agent.restconf.paths import StatusError
 from vnet.model.agent_config import AgentConfig
@@ -245,6 +245,20 @@ class Restconf:
         except RpcError as err:
             return _error_response(err, accept)
 
+    async def metrics(self, request: Request) -> Response:
+        """/metrics for Prometheus: authenticated as every request, and showing only the VRs,
+        classes and connections the user may read (restconf/metrics.py)."""
+        accept = request.headers.get("accept")
+        try:
+            user = self.authenticate(request)
+            self.query(request, set())
+            running = self.ds.running_snapshot()
+            tree = self.ds.nacm.readable(user, running, await self.ds.state_tree())
+            body, content_type = metrics.exposition(tree, accept)
+            return Response(body, headers={"Content-Type": content_type})
+        except RpcError as err:
+            return _error_response(err, accept)
+
     def _yang_library(self, mt: str) -> Response:
         library = schema.yang_library()
         if mt == JSON:
@@ -430,6 +444,7 @@ def create_app(ds: Datastore, config: AgentConfig) -> FastAPI:
     )
     for url in (DATA_PREFIX, DATA_PREFIX + "/", DATA_PREFIX + "/{rest:path}"):
         app.add_api_route(url, rc.data, methods=methods, include_in_schema=False)
+    app.add_api_route("/metrics", rc.metrics, methods=["GET"], include_in_schema=False)
     app.add_api_route(
         "/restconf/{rest:path}", rc.not_found, methods=methods, include_in_schema=False
     )

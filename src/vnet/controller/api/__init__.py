@@ -13,7 +13,7 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from vnet import __version__
 from vnet.controller.api.answers import TimingStart, install_error_handlers
 from vnet.controller.api.auth import Authenticator, create_token
+from vnet.controller.api.metrics import ApiMetrics, Measured, exposition
 from vnet.controller.api.openapi import DESCRIPTION, describe
 from vnet.controller.api.routes import router, who
 from vnet.controller.service import ControllerService
@@ -53,11 +54,14 @@ def make_app(
     app.state.authenticator = Authenticator(sessions)
     app.state.utilisation_interval = config.utilisation_interval if config else 1.0
     app.state.closing = asyncio.Event()  # set when the server stops: event streams end
+    app.state.metrics = ApiMetrics()  # each app its own instruments (GET /metrics)
     install_error_handlers(app)
     app.include_router(router)
     app.add_middleware(TimingStart)
+    app.add_middleware(Measured, metrics=app.state.metrics)  # outermost: sees every answer
     app.openapi = lambda: describe(app)  # type: ignore[method-assign]
     serve_docs(app)
+    serve_metrics(app)
     if ui:
         mount_console(app)
     return app
@@ -78,6 +82,18 @@ def serve_docs(app: FastAPI) -> None:
             swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
             swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
         )
+
+
+def serve_metrics(app: FastAPI) -> None:
+    """/metrics for Prometheus (api/metrics.py): the provider's, with its bearer token as any
+    API request; without one 401, with a tenant's 403, as ErrorBody."""
+
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics(request: Request) -> Response:
+        (await who(request)).require_provider()
+        accept = request.headers.get("accept")
+        body, content_type = await exposition(app.state.metrics, app.state.service, accept)
+        return Response(body, headers={"Content-Type": content_type})
 
 
 def mount_console(app: FastAPI) -> None:

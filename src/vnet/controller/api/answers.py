@@ -94,6 +94,7 @@ def server_timing(
     total = time.perf_counter() - started(request)
     spent = {phase: timings.get(phase, 0.0) for phase in PHASES}
     spent["api"] = max(0.0, total - service_seconds)
+    request.scope["vnet.phases"] = spent  # for the request's duration metrics (metrics.py)
     value = ", ".join(f"{phase};dur={seconds * 1000:.2f}" for phase, seconds in spent.items())
     return {"Server-Timing": value}
 

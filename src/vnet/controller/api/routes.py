@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from vnet.controller.api import codec
 from vnet.controller.api.answers import answer, error_answer, invalid, server_timing
 from vnet.controller.api.auth import Authenticator, create_token
+from vnet.controller.api.metrics import ApiMetrics
 from vnet.controller.api.openapi import doc
 from vnet.controller.errors import ServiceError
 from vnet.controller.principal import Principal
@@ -101,18 +102,25 @@ async def timed(
     request: Request,
     call: Callable[[Timings], Awaitable[BaseModel]],
     status: int = 200,
+    admission: str | None = None,
 ) -> Response:
-    """Run a changing call with a timings dict; answer (or refuse) with Server-Timing."""
+    """Run a changing call with a timings dict; answer (or refuse) with Server-Timing.
+    `admission`: the call asks admission control (create, modify), counted by outcome."""
     timings: Timings = {}
     called = time.perf_counter()
+    metrics: ApiMetrics = request.app.state.metrics
     try:
         result = await call(timings)
     except ServiceError as err:
         in_service = time.perf_counter() - called
+        if admission:
+            metrics.rejected(admission, err.code)
         response = error_answer(request, err.body())
         response.headers.update(server_timing(request, timings, in_service))
         return response
     in_service = time.perf_counter() - called
+    if admission:
+        metrics.admitted(admission)
     response = answer(request, result, status=status)
     response.headers.update(server_timing(request, timings, in_service))  # encoding included
     return response
@@ -258,7 +266,10 @@ async def post_connection(
     me.require_tenant(tenant)
     service = service_of(request)
     return await timed(
-        request, lambda t: service.create_connection(me, tenant, ask, key, t), status=201
+        request,
+        lambda t: service.create_connection(me, tenant, ask, key, t),
+        status=201,
+        admission="create",
     )
 
 
@@ -293,7 +304,9 @@ async def patch_connection(
 ) -> Response:
     me.require_tenant(tenant)
     service = service_of(request)
-    return await timed(request, lambda t: service.modify_connection(me, tenant, name, ask, t))
+    return await timed(
+        request, lambda t: service.modify_connection(me, tenant, name, ask, t), admission="modify"
+    )
 
 
 @router.delete(CONNECTION, **doc(ConnectionView))
