@@ -92,7 +92,7 @@ class DriftWatcher:
         """One look: report what newly drifted, then apply the policy; returns the drift."""
         ds = self.ds
         async with ds.write_lock:  # else a commit deleting a VR would look like drift
-            routers = codec.routers_of(ds.running_snapshot())
+            routers = codec.routers_of(ds.running)  # what the kernel holds
             kernel = ds._kernel_handle()
             found = await ds._in_kernel_thread(find_drift, kernel, ds.placement, routers)
         indexes = {r["name"]: r.get("index") for r in routers}

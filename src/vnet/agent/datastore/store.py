@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import guarantee_state, state, validation
 from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits
+from vnet.agent.datastore.durability import Written, made_durable
 from vnet.agent.datastore.events import Event, EventBus, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
-from vnet.agent.datastore.persist import RunningFile, disk_error
+from vnet.agent.datastore.persist import GroupSync, RunningFile, disk_error
 from vnet.agent.nacm import Nacm
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
@@ -30,7 +31,10 @@ class Datastore:
     def __init__(self, config: AgentConfig, apply_to_kernel: bool = True):
         self.config = config
         self.apply_to_kernel = apply_to_kernel
+        # the configuration of the last commit (kernel and journal hold it; a writer's base)
         self.running: dict[str, Any] = {}
+        # the last one on disk: what readers see (`running_snapshot`)
+        self.durable: dict[str, Any] = {}
         self.candidate: dict[str, Any] = {}
         self.candidate_dirty = False
         self.candidate_base: dict[str, Any] = {}  # the tree the staged changes were made on
@@ -38,6 +42,10 @@ class Datastore:
         self.events = EventBus()
         self.nacm = Nacm(config)  # who may read, change and run what (RFC 8341)
         self.file = RunningFile(config.state_dir)
+        self._group = GroupSync(self.file)  # concurrent commits share one fsync
+        self._written: dict[asyncio.Task[Any], list[Written]] = {}  # by the writing task
+        self._epoch = 0  # raised when an fsync failed and the unsynced commits were undone
+        self._durable_position = 0
         self.write_lock = asyncio.Lock()
         self.started_at: dict[str, float] = {}  # VR name -> when it last came up
         # what the kernel holds of ours after each commit (None: unknown, observe it)
@@ -80,6 +88,7 @@ class Datastore:
             self.running = rollback
         elif self.file.exists():
             self.running = self.file.load()
+        self.durable = self.running
         self.candidate = copy.deepcopy(self.running)
         if self.apply_to_kernel:
             await self._in_kernel_thread(self._converge, self._desired(self.running), None)
@@ -119,8 +128,9 @@ class Datastore:
     def running_snapshot(self) -> dict[str, Any]:
         """The committed running tree itself, not a copy: read it, never change it.
 
-        A commit puts a new tree in its place, so a snapshot stays as it was."""
-        return self.running
+        A commit puts a new tree in its place, so a snapshot stays as it was. Committed
+        means on disk: a commit waiting for its fsync is not seen yet."""
+        return self.durable
 
     def tree(self, source: str) -> dict[str, Any]:
         """A copy of a datastore's tree, for a caller that edits it."""
@@ -236,7 +246,7 @@ class Datastore:
         """Run a write to its end even if its caller is cancelled (a client gone, the agent
         stopping): a commit is never cut between kernel, memory and disk. A cancelled
         caller's commit that has not passed its commit point is undone (`_abandoned`)."""
-        task = asyncio.ensure_future(work)
+        task = asyncio.ensure_future(self._acknowledged(work))
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -245,6 +255,17 @@ class Datastore:
             raise
         finally:
             self._abandoned.discard(task)
+
+    async def _acknowledged(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run a write, then (the write lock released, so the next writer can go on)
+        wait until each commit it made is durable: acknowledged means on disk."""
+        try:
+            result = await work
+        finally:
+            written = self._written.pop(asyncio.current_task(), [])  # type: ignore[arg-type]
+        for commit in written:
+            await made_durable(self, commit)
+        return result
 
     def _check_abandoned(self) -> None:
         if asyncio.current_task() in self._abandoned:
@@ -263,10 +284,14 @@ class Datastore:
         again cost the controller's every request a full commit (confirm ~10 of ~35 ms)."""
         self.check_lock(RUNNING, session)
         try:
-            self.file.stage(self.running, None)
-            self.file.promote()
+            position = self.file.append(self.running, None)
         except OSError as err:
             raise disk_error("saving the configuration", err, "nothing was changed") from None
+        self._wrote(Written(position, self._epoch, self.running, []))
+
+    def _wrote(self, commit: Written) -> None:
+        """`commit` is in the journal: the caller's answer waits for its fsync."""
+        self._written.setdefault(asyncio.current_task(), []).append(commit)  # type: ignore[arg-type]
 
     def _pending_rollback(self) -> dict[str, Any] | None:
         """The rollback point an ordinary commit keeps on disk (a confirmed commit's)."""
@@ -279,47 +304,31 @@ class Datastore:
         """Kernel, memory and disk all take `tree` (disk: with `rollback`, the rollback
         point of a pending confirmed commit), or none does (persist.py says how).
 
-        1. stage the tree on disk (fsynced): a full or read-only disk fails here;
-        2. converge the kernel (it rolls itself back if it refuses a step);
-        3. promote the staged file (the commit point), then update memory and notify.
-        A failure or cancellation before 3 undoes 2 and removes the staged file."""
+        1. converge the kernel (it rolls itself back if it refuses a step);
+        2. append the change to the journal (the commit point; a full or read-only disk
+           fails here, and the kernel change is undone);
+        3. update memory; the caller's answer and the events wait for the journal's
+           fsync, which concurrent commits share (`_acknowledged`).
+        A failure or cancellation before 2 undoes 1."""
         self._check_abandoned()
         events = diff_events(self.running, tree)
-        try:
-            self.file.stage(tree, rollback)
-        except OSError as err:
-            self._publish_failure(events, str(err))
-            raise disk_error("saving the configuration", err, "nothing was changed") from None
         before, desired = self._actual, None
         try:
             if self.apply_to_kernel:
                 desired = await self._apply(hc, events)
             self._check_abandoned()
-            self.file.promote()
+            position = self.file.append(tree, rollback)
         except BaseException as err:
-            self.file.drop_staged()
             if desired is not None:
                 await self._undo_kernel(before, desired)
             if isinstance(err, OSError):
-                self._restore_file()
                 self._publish_failure(events, str(err))
-                raise disk_error(
-                    "saving the configuration", err, "the kernel change was undone"
-                ) from None
+                raise disk_error("saving the configuration", err, "nothing was changed") from None
             raise
         self.running = tree
         if not self.candidate_dirty:
             self.candidate = copy.deepcopy(tree)
-        self._note_uptimes(events)
-        self.events.publish(events)
-
-    def _restore_file(self) -> None:
-        """Promoting failed: if the rename happened but the directory's fsync did not,
-        running.json may hold the new tree; write the previous one back (best effort)."""
-        try:
-            self.file.save(self.running, self._pending_rollback())
-        except OSError:
-            log.exception("restoring running.json after a failed commit")
+        self._wrote(Written(position, self._epoch, tree, events))
 
     async def _apply(self, hc: HostConfig, events: list[Event]) -> KernelState:
         """Converge the kernel to `hc` and return what it now holds; on refusal, the kernel
