@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -54,8 +53,9 @@ async def _durability_lost(ds: Datastore, commit: Written) -> None:
         ds._epoch += 1
         ds._publish_failure(commit.events, "saving the configuration failed")
         ds.running = ds.durable
+        ds.validator.forget()
         if not ds.candidate_dirty:
-            ds.candidate = copy.deepcopy(ds.running)
+            ds.candidate = ds.running
         try:
             ds.file.save(ds.running, ds._pending_rollback())
         except OSError:

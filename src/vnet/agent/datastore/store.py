@@ -41,6 +41,7 @@ class Datastore:
         self.locks = Locks()
         self.events = EventBus()
         self.nacm = Nacm(config)  # who may read, change and run what (RFC 8341)
+        self.validator = validation.Validator(config)  # checks what a commit changes
         self.file = RunningFile(config.state_dir)
         self._group = GroupSync(self.file)  # concurrent commits share one fsync
         self._written: dict[asyncio.Task[Any], list[Written]] = {}  # by the writing task
@@ -89,7 +90,7 @@ class Datastore:
         elif self.file.exists():
             self.running = self.file.load()
         self.durable = self.running
-        self.candidate = copy.deepcopy(self.running)
+        self.candidate = self.running  # trees are never changed in place
         if self.apply_to_kernel:
             await self._in_kernel_thread(self._converge, self._desired(self.running), None)
         now = time.time()
@@ -134,10 +135,14 @@ class Datastore:
 
     def tree(self, source: str) -> dict[str, Any]:
         """A copy of a datastore's tree, for a caller that edits it."""
+        return copy.deepcopy(self._tree_of(source))
+
+    def _tree_of(self, source: str) -> dict[str, Any]:
+        """A datastore's tree itself (never changed in place)."""
         if source == CANDIDATE:
-            return copy.deepcopy(self.candidate)
+            return self.candidate
         if source == RUNNING:
-            return copy.deepcopy(self.running)
+            return self.running
         raise RpcError(
             ErrorTag.INVALID_VALUE,
             f"no datastore {source!r}; use running or candidate",
@@ -180,7 +185,7 @@ class Datastore:
     # -- validation ----------------------------------------------------------
     def prepare(self, tree: dict[str, Any]) -> dict[str, Any]:
         """Assign missing VR indexes, then validate; return the tree or raise RpcError."""
-        return validation.prepare(self.config, tree, self.running)[0]
+        return self.validator.prepare(tree, self.running)[0]
 
     def check(self, tree: dict[str, Any]) -> None:
         validation.validated(self.config, tree)
@@ -209,7 +214,8 @@ class Datastore:
         user: str | None = None,
     ) -> T:
         """Read-modify-write without lost updates: `compute(current tree)` returns the
-        new tree (and a result for the caller) while no other writer can commit.
+        new tree (and a result for the caller) while no other writer can commit (it gets
+        a copy: it may change it).
         `user`: whose change it is, authorised node by node (None: the agent's own)."""
         result: T = await self._to_the_end(self._update(target, compute, session, test_only, user))
         return result
@@ -225,7 +231,7 @@ class Datastore:
         async with self.write_lock:
             self.check_lock(target, session)
             new_tree, result = compute(self.tree(target))
-            before = self.candidate if target == CANDIDATE else self.running
+            before = self._tree_of(target)
             new_tree = self.nacm.authorise_write(user, before, new_tree, self.running)
             if test_only:
                 self.prepare(new_tree)
@@ -275,8 +281,7 @@ class Datastore:
         self, new_tree: dict[str, Any], session: str, rollback: dict[str, Any] | None
     ) -> None:
         self.check_lock(RUNNING, session)
-        tree, hc = validation.prepare(self.config, new_tree, self.running)
-        await self._transact(tree, hc, rollback)
+        await self._transact(*self.validator.prepare(new_tree, self.running), rollback)
 
     def _confirm_unchanged(self, session: str) -> None:
         """A confirming commit of an unchanged candidate: running is already valid and in
@@ -299,7 +304,11 @@ class Datastore:
         return pending.rollback if pending is not None else None
 
     async def _transact(
-        self, tree: dict[str, Any], hc: HostConfig, rollback: dict[str, Any] | None
+        self,
+        tree: dict[str, Any],
+        hc: HostConfig,
+        change: validation.Change,
+        rollback: dict[str, Any] | None,
     ) -> None:
         """Kernel, memory and disk all take `tree` (disk: with `rollback`, the rollback
         point of a pending confirmed commit), or none does (persist.py says how).
@@ -326,8 +335,9 @@ class Datastore:
                 raise disk_error("saving the configuration", err, "nothing was changed") from None
             raise
         self.running = tree
+        self.validator.committed(tree, hc, change)
         if not self.candidate_dirty:
-            self.candidate = copy.deepcopy(tree)
+            self.candidate = tree  # shared: trees are never changed in place
         self._wrote(Written(position, self._epoch, tree, events))
 
     async def _apply(self, hc: HostConfig, events: list[Event]) -> KernelState:
@@ -409,7 +419,7 @@ class Datastore:
                 self._confirm_unchanged(session)
             else:
                 await self._commit_locked(self.candidate, session, rollback)
-            self.candidate = copy.deepcopy(self.running)
+            self.candidate = self.running  # trees are never changed in place
             self.candidate_dirty = False
             if rollback is not None:
                 self.confirms.arm(rollback, session, persist, timeout)
@@ -449,10 +459,10 @@ class Datastore:
     async def _roll_back_locked(self) -> None:
         pending = self.confirms.pending
         assert pending is not None
-        tree, hc = validation.prepare(self.config, pending.rollback, self.running)
+        tree, hc, change = self.validator.prepare(pending.rollback, self.running)
         # no lock check: a rollback is owed to everyone; a candidate someone is editing
         # keeps their changes (as after any commit)
-        await self._transact(tree, hc, None)
+        await self._transact(tree, hc, change, None)
         self.confirms.settle()
         log.info("confirmed commit rolled back")
 
@@ -461,7 +471,7 @@ class Datastore:
         self.check_lock(CANDIDATE, session)
         if self.candidate_dirty:
             self.nacm.authorise_discard(user, self.running, self.candidate, self.candidate_base)
-        self.candidate = copy.deepcopy(self.running)
+        self.candidate = self.running  # trees are never changed in place
         self.candidate_dirty = False
 
     def lock(self, target: str, session: str) -> None:
@@ -474,7 +484,7 @@ class Datastore:
         """A session ended: drop its locks (a held candidate lock discards its changes);
         a confirmed commit it started without <persist> goes back."""
         if CANDIDATE in self.locks.release(session):
-            self.candidate = copy.deepcopy(self.running)
+            self.candidate = self.running  # trees are never changed in place
             self.candidate_dirty = False
         self.confirms.session_ended(session)
 
