@@ -206,7 +206,8 @@ class SnmpFrontend:
             return (fresh.tree if fresh.tree is not None else tree), fresh
 
         try:
-            plan = await self.ds.update(RUNNING, compute, SESSION, user=user)
+            # plan_set builds a new tree (it plans on the running snapshot too)
+            plan = await self.ds.update(RUNNING, compute, SESSION, user=user, in_place=False)
         except RpcError as err:
             status = COMMIT_ERRORS.get(err.tag, "inconsistentValue")
             log.info("SNMP SET refused (%s): %s", status, err)
