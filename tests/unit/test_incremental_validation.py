@@ -1,7 +1,8 @@
 """The datastore's incremental checks (incremental.py) against the full ones: over a long
 random history of edits, valid and not (a taken address, index or name, an unknown
 network, a bad route), each candidate is accepted or refused exactly as the full checks
-do it, with their message and path, and an accepted one has the same HostConfig."""
+do it, with their message and path, and an accepted one has the same HostConfig and the
+same desired kernel state (realised from the previous one) as realize_host gives."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from vnet.agent.datastore import validation
 from vnet.model.agent_config import AgentConfig, User
 from vnet.model.yang.errors import RpcError
 from vnet.model.yang.module import NETWORKS, ROUTERS
+from vnet.substrate import Placement, realize_host
 
 Tree = dict[str, Any]
 NETS = {
@@ -56,7 +58,8 @@ def outcome(fn: Any) -> tuple[str, Any]:
 def test_incremental_checks_answer_as_the_full_ones(seed: int) -> None:
     rng = random.Random(seed)
     config = AgentConfig(state_dir=Path(tempfile.mkdtemp()), users=[User(name="a", password="x")])
-    checker = validation.Validator(config)
+    place = Placement(scope="t", prefix="vnet-t-", own_host=config.host, endhosts=False)
+    checker = validation.Validator(config, place)
     running: Tree = {NETWORKS: NETS}
     accepted = refused = incremental = 0
     for step in range(300):
@@ -83,7 +86,9 @@ def test_incremental_checks_answer_as_the_full_ones(seed: int) -> None:
             continue
         tree, hc, change = checker.prepare(candidate, running)
         assert (tree, hc) == full[1], step
-        checker.committed(tree, hc, change)
+        desired = checker.realized(hc, change)
+        assert desired == realize_host(hc, place), step
+        checker.committed(tree, hc, change, desired)
         incremental += change.incremental
         running = tree
         accepted += 1

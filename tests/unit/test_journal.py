@@ -20,6 +20,7 @@ import pytest
 from vnet.agent.datastore import Datastore, journal, persist
 from vnet.agent.datastore.persist import JOURNAL_FILE, RunningFile
 from vnet.model.agent_config import AgentConfig, User
+from vnet.model.yang.errors import RpcError
 from vnet.model.yang.module import NETWORKS, ROUTERS
 from vnet.tools.wait import wait_until
 
@@ -216,3 +217,43 @@ def test_concurrent_commits_share_one_fsync_and_none_is_answered_before_it(
     assert len(fsyncs) == 1, "the nine commits written during the first fsync share it"
     assert RunningFile(tmp_path).load()[ROUTERS]["router"][-1]["name"] == "r9"
     assert (tmp_path / JOURNAL_FILE).exists()
+
+
+def test_a_failed_fsync_undoes_the_commits_waiting_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An fsync that fails (EIO): the commits it was to make durable are answered with an
+    error and undone; running, the files and the next commit go on from the last
+    configuration on disk."""
+    real_sync = RunningFile.sync
+    failures = [OSError(5, "Input/output error")]
+
+    def failing_sync(file: RunningFile) -> None:
+        if failures:
+            raise failures.pop()
+        real_sync(file)
+
+    monkeypatch.setattr(RunningFile, "sync", failing_sync)
+    base = {NETWORKS: network(10)}
+
+    def with_routers(*names: str) -> Tree:
+        routers = [router(n, i + 1) for i, n in enumerate(names)]
+        return {**base, ROUTERS: {"router": routers}}
+
+    async def main() -> None:
+        config = AgentConfig(state_dir=tmp_path, users=[User(name="admin", password="x")])
+        ds = Datastore(config, apply_to_kernel=False)
+        await ds.start()
+        ds.file.save(with_routers("r1"))  # on disk before the failing fsync
+        ds.running = ds.durable = ds.candidate = ds.file.load()
+        ds.validator.forget()
+        with pytest.raises(RpcError, match="the change was undone"):
+            await ds.commit_tree(with_routers("r1", "r2"))
+        assert ds.running_snapshot() == ds.running == with_routers("r1")
+        assert RunningFile(tmp_path).load() == with_routers("r1")
+        await ds.commit_tree(with_routers("r1", "r3"))
+        await ds.close()
+
+    asyncio.run(main())
+    routers = RunningFile(tmp_path).load()[ROUTERS]["router"]
+    assert [r["name"] for r in routers] == ["r1", "r3"]

@@ -124,8 +124,7 @@ class RouterIndex:
         vxlan = {c.network.name for c in hc.networks if c.remote_vteps and hc.vtep is not None}
         if any(n + (net in vxlan) > BRIDGE_MAX_PORTS for net, n in ports.items()):
             return True
-        guarantees = hc.underlay or hc.srv6.locators or hc.srv6.connections
-        return bool(guarantees) and bool(guarantee_problems(hc))
+        return has_guarantees(hc) and bool(guarantee_problems(hc))
 
     def _owned(self, owner: str | None, change: Change) -> bool:
         """Held by a VR that stays (not one the change replaces or deletes)."""
@@ -177,6 +176,11 @@ class RouterIndex:
 
     def reset(self) -> None:
         self.base = None
+
+
+def has_guarantees(hc: HostConfig) -> bool:
+    """Underlay classes or connection pieces: they name networks and VRs."""
+    return bool(hc.underlay or hc.srv6.locators or hc.srv6.connections)
 
 
 def _names(entries: list[dict[str, Any]]) -> set[str]:

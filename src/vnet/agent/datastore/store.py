@@ -41,7 +41,6 @@ class Datastore:
         self.locks = Locks()
         self.events = EventBus()
         self.nacm = Nacm(config)  # who may read, change and run what (RFC 8341)
-        self.validator = validation.Validator(config)  # checks what a commit changes
         self.file = RunningFile(config.state_dir)
         self._group = GroupSync(self.file)  # concurrent commits share one fsync
         self._written: dict[asyncio.Task[Any], list[Written]] = {}  # by the writing task
@@ -62,6 +61,7 @@ class Datastore:
             networks=config.provision_networks,
             endhosts=False,
         )
+        self.validator = validation.Validator(config, self.placement)  # what a commit changes
 
     # -- lifecycle -----------------------------------------------------------
     def has_stored(self) -> bool:
@@ -328,7 +328,7 @@ class Datastore:
         before, desired = self._actual, None
         try:
             if self.apply_to_kernel:
-                desired = await self._apply(hc, events)
+                desired = await self._apply(self.validator.realized(hc, change), events)
             self._check_abandoned()
             position = self.file.append(tree, rollback)
         except BaseException as err:
@@ -339,15 +339,14 @@ class Datastore:
                 raise disk_error("saving the configuration", err, "nothing was changed") from None
             raise
         self.running = tree
-        self.validator.committed(tree, hc, change)
+        self.validator.committed(tree, hc, change, desired)
         if not self.candidate_dirty:
             self.candidate = tree  # shared: trees are never changed in place
         self._wrote(Written(position, self._epoch, tree, events))
 
-    async def _apply(self, hc: HostConfig, events: list[Event]) -> KernelState:
-        """Converge the kernel to `hc` and return what it now holds; on refusal, the kernel
-        is rolled back and the events say so."""
-        desired = realize_host(hc, self.placement)
+    async def _apply(self, desired: KernelState, events: list[Event]) -> KernelState:
+        """Converge the kernel to `desired` and return it; on refusal, the kernel is rolled
+        back and the events say so."""
         try:
             await self._in_kernel_thread(self._converge, desired, self._actual)
         except ApplyError as err:

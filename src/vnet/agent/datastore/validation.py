@@ -9,7 +9,7 @@ from typing import Any
 import libyang
 
 from vnet.agent.config import AgentConfig
-from vnet.agent.datastore.incremental import Change, RouterIndex, yang_tree
+from vnet.agent.datastore.incremental import Change, RouterIndex, has_guarantees, yang_tree
 
 __all__ = ["Change", "Validator", "host_config", "prepare", "validated"]
 from vnet.model import TopologyError
@@ -21,17 +21,23 @@ from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.host import Known
 from vnet.model.yang.module import ROUTERS
 from vnet.model.yang.schema import validate
+from vnet.substrate import KernelState, Placement, realize_host
+from vnet.substrate.realize import realize_host_change
 
 Tree = dict[str, Any]
 
 
 class Validator:
     """`prepare` for commits: the checks a change needs (incremental.py), with the index
-    of running that `committed` moves on."""
+    of running that `committed` moves on; and the desired kernel state of a change
+    (`realized`), from running's when only VRs changed."""
 
-    def __init__(self, config: AgentConfig) -> None:
+    def __init__(self, config: AgentConfig, placement: Placement) -> None:
         self.config = config
+        self.placement = placement
         self.index = RouterIndex()
+        # running's tree and what realize_host made of it (None: not known)
+        self.realization: tuple[Tree, KernelState] | None = None
 
     def prepare(self, tree: Tree, running: Tree) -> tuple[Tree, HostConfig, Change]:
         """As `prepare`, and the change for `committed` once `tree` is running."""
@@ -45,12 +51,29 @@ class Validator:
             return tree, hc, replace(change, incremental=False)
         return tree, hc, change
 
-    def committed(self, tree: Tree, hc: HostConfig, change: Change) -> None:
+    def realized(self, hc: HostConfig, change: Change) -> KernelState:
+        """realize_host(hc), in time that follows the change when only VRs changed."""
+        base = self.realization
+        if base is None or base[0] is not self.index.base or not change.incremental:
+            return realize_host(hc, self.placement)
+        if has_guarantees(hc):
+            return realize_host(hc, self.placement)
+        names = {r["name"] for r in change.changed}
+        gone = [self.index.facts[name].vr for name in change.gone]
+        made = [vr for vr in hc.routers if vr.name in names]
+        return realize_host_change(base[1], hc, self.placement, gone, made)
+
+    def committed(
+        self, tree: Tree, hc: HostConfig, change: Change, desired: KernelState | None = None
+    ) -> None:
+        """`tree` is running now (`desired`: its realisation, if it was made)."""
         self.index.advance(tree, hc, change)
+        self.realization = (tree, desired) if desired is not None else None
 
     def forget(self) -> None:
         """Running changed other than through `committed`: the next check is a full one."""
         self.index.reset()
+        self.realization = None
 
 
 def prepare(config: AgentConfig, tree: Tree, running: Tree) -> tuple[Tree, HostConfig]:
