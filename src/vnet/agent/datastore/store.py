@@ -160,7 +160,7 @@ class Datastore:
         A VR interface's counters are its host port's, mirrored; the route count
         needs the VR's own namespace.
         """
-        running = self.running
+        running = self.durable  # a reader: what is on disk
         routers = state.selected_routers(running, detailed)
         tree = state.with_routers(running, routers, detailed is None)
         kernel_view = await self._in_kernel_thread(self._read_state, routers, detailed is None)
