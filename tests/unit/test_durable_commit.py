@@ -14,7 +14,13 @@ from typing import Any
 import pytest
 
 from vnet.agent.datastore import CANDIDATE, Datastore
-from vnet.agent.datastore.persist import RUNNING_FILE, STAGED_FILE
+from vnet.agent.datastore.persist import (
+    FORMAT_2,
+    JOURNAL_FILE,
+    RUNNING_FILE,
+    STAGED_FILE,
+    RunningFile,
+)
 from vnet.model.agent_config import AgentConfig, User
 from vnet.model.yang.errors import ErrorTag, RpcError
 
@@ -52,11 +58,12 @@ def run(state_dir: Path, body: Callable[[Datastore], Awaitable[None]]) -> None:
 
 
 def on_disk(state_dir: Path) -> list[str]:
-    return names(json.loads((state_dir / RUNNING_FILE).read_text())["running"])
+    """The VRs a start would load (snapshot and journal, read afresh)."""
+    return names(RunningFile(state_dir).load())
 
 
 def rollback_on_disk(state_dir: Path) -> list[str] | None:
-    point = json.loads((state_dir / RUNNING_FILE).read_text())["rollback"]
+    point = RunningFile(state_dir).load_rollback()
     return None if point is None else names(point)
 
 
@@ -67,16 +74,20 @@ async def stage_candidate(ds: Datastore, t: dict[str, Any], session: str = "1") 
 def test_a_refused_save_changes_nothing_and_leaves_no_file(tmp_path: Path) -> None:
     async def body(ds: Datastore) -> None:
         await ds.commit_tree(tree("r1"))
-        (tmp_path / STAGED_FILE).mkdir()  # the staged write now fails (EISDIR)
+        journal, kept = tmp_path / JOURNAL_FILE, tmp_path / "kept"
+        journal.rename(kept)
+        journal.mkdir()  # the journal's write now fails (EISDIR)
         with pytest.raises(RpcError) as info:
             await ds.commit_tree(tree("r1", "r2"))
         assert info.value.tag == ErrorTag.OPERATION_FAILED
         assert "nothing was changed" in info.value.message
         assert names(ds.running_snapshot()) == ["r1"]
+        journal.rmdir()
+        kept.rename(journal)
         assert on_disk(tmp_path) == ["r1"]
 
     run(tmp_path, body)
-    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == [RUNNING_FILE]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [JOURNAL_FILE]
 
 
 def test_start_drops_a_commit_interrupted_before_its_commit_point(tmp_path: Path) -> None:
@@ -210,3 +221,21 @@ def test_an_older_agents_bare_running_file_still_loads(tmp_path: Path) -> None:
         assert names(ds.running_snapshot()) == ["r1"]
 
     run(tmp_path, body)
+
+
+def test_an_older_agents_running_file_with_a_rollback_point_is_journalled(
+    tmp_path: Path,
+) -> None:
+    """Format 2 (the whole tree and the rollback point in running.json) is read, written
+    anew as a snapshot, and the commits after it go to the journal."""
+    old = {"format": FORMAT_2, "running": tree("r1", "r2"), "rollback": tree("r1")}
+    (tmp_path / RUNNING_FILE).write_text(json.dumps(old))
+
+    async def body(ds: Datastore) -> None:
+        assert names(ds.running_snapshot()) == ["r1"]  # the pending commit went back
+        await ds.commit_tree(tree("r1", "r3"))
+
+    run(tmp_path, body)
+    assert on_disk(tmp_path) == ["r1", "r3"] and rollback_on_disk(tmp_path) is None
+    assert json.loads((tmp_path / RUNNING_FILE).read_text())["running"] == tree("r1")
+    assert (tmp_path / JOURNAL_FILE).stat().st_size > 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import shutil
 import subprocess
 import sys
@@ -165,3 +166,26 @@ def test_yang_module_is_clean_under_pyang_strict_and_lint() -> None:
         text=True,
     )
     assert done.returncode == 0 and not (done.stdout + done.stderr).strip(), done.stderr
+
+
+def test_an_edit_never_changes_the_given_tree_and_shares_what_it_does_not_touch() -> None:
+    """Copy on write: the datastore hands apply_edit its running tree itself."""
+    itf = "<interface><name>eth0</name><network>n1</network></interface>"
+    t = NETWORKS
+    for name in ("r1", "r2", "r3"):
+        t = edit(t, vr(name, inner=itf))
+    before = copy.deepcopy(t)
+    body = (
+        vr("r2", inner="<admin-state>down</admin-state>")
+        + vr("r3", "delete")
+        + vr("r4", "create", inner=itf)
+    )
+    out = edit(t, body)
+    assert t == before, "the edit changed the tree it was given"
+    old = t["vnet-router:routers"]["router"]
+    new = out["vnet-router:routers"]["router"]
+    assert [r["name"] for r in new] == ["r1", "r2", "r4"]
+    assert new[0] is old[0], "an untouched entry is shared, not copied"
+    assert new[1]["admin-state"] == "down" and "admin-state" not in old[1]
+    assert new[1]["interface"] is old[1]["interface"]
+    assert out["vnet-router:virtual-networks"] is t["vnet-router:virtual-networks"]

@@ -14,14 +14,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import socket
 import struct
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
@@ -32,6 +33,7 @@ from vnet.substrate.rtquery import Dump, LinkBrief, LinkDump, RouteTally
 from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
+T = TypeVar("T")
 NUD_USABLE = 0x02 | 0x04 | 0x08 | 0x10 | 0x80  # reachable, stale, delay, probe, permanent
 SIOCGIFINDEX = 0x8933
 IFREQ = struct.Struct("16si")  # struct ifreq's name and ifindex
@@ -50,6 +52,18 @@ def ns_text(ns: NsName) -> str:
     return ns if ns is not None else "(own namespace)"
 
 
+def _request(method: Callable[..., T]) -> Callable[..., T]:
+    """A method that sends one netlink request (a change, a get or a dump): counted in
+    `Kernel.requests` by its name, so a test (or a profile) sees what a commit asks."""
+
+    @functools.wraps(method)
+    def counted(self: Kernel, *args: Any, **kwargs: Any) -> T:
+        self.requests[method.__name__] += 1
+        return method(self, *args, **kwargs)
+
+    return counted
+
+
 class Kernel:
     """Netlink access to every namespace vnet touches, with a bounded socket cache."""
 
@@ -63,6 +77,7 @@ class Kernel:
         self._max = max_sockets
         # veth ends the kernel is still tearing down after a namespace deletion
         self._vanishing: set[tuple[NsName, str]] = set()
+        self.requests: Counter[str] = Counter()  # netlink requests sent, by method
 
     def close(self) -> None:
         for ipr in self._sockets.values():
@@ -139,6 +154,7 @@ class Kernel:
         return int(IFREQ.unpack(reply)[1])
 
     # -- namespaces --------------------------------------------------------
+    @_request
     def create_namespace(self, name: str, sysctls: dict[str, str], mark: str) -> None:
         """A namespace with `sysctls` set and `mark` as its loopback's alias."""
         nsfs.create(name)
@@ -196,6 +212,7 @@ class Kernel:
         self._vanishing.discard((ns, name))
 
     # -- links -------------------------------------------------------------
+    @_request
     def add_link(self, ns: NsName, name: str, kind: str, master: str | None, **attrs: Any) -> None:
         """`ip link add`; `peer` (veth) is {"ifname", "ns", "mtu"}."""
         self._wait_vanished(ns, name)
@@ -214,6 +231,7 @@ class Kernel:
         finally:
             os.close(fd)
 
+    @_request
     def set_link(self, ns: NsName, name: str, master: str | None = None, **attrs: Any) -> None:
         """`ip link set` of state, ifalias, mtu; master "" detaches, None leaves it."""
         if master is not None:
@@ -221,9 +239,11 @@ class Kernel:
         index = self.index(ns, name)
         self._acknowledged(ns, lambda seq: rtquery.setlink_request(index, seq, **attrs))
 
+    @_request
     def delete_link(self, ns: NsName, name: str) -> None:
         self.ipr(ns).link("del", index=self.index(ns, name))
 
+    @_request
     def link_brief(self, ns: NsName, name: str) -> LinkBrief | None:
         """Interface `name`'s index, flags, MTU, master, MAC, alias and counters, or None.
 
@@ -237,6 +257,7 @@ class Kernel:
                 if rtquery.reply_seq(reply) == seq:
                     return rtquery.parse_getlink_reply(reply)
 
+    @_request
     def route_count(self, ns: NsName, family: int, table: int, kind: int) -> int:
         """How many routes of `family` in `table` (below 256) have type `kind`: a dump
         whose routes are counted from their headers, not decoded (rtquery.py)."""
@@ -244,6 +265,7 @@ class Kernel:
         self._dump(ns, lambda seq: rtquery.getroute_dump_request(family, seq), tally)
         return tally.count
 
+    @_request
     def link_briefs(self, ns: NsName) -> list[LinkBrief]:
         """Every interface of `ns` as `link_brief` describes it, in one dump."""
         dump = LinkDump()
@@ -275,43 +297,54 @@ class Kernel:
         self._seq += 1
         return self._query(ns), self._seq
 
+    @_request
     def links(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).get_links())
 
+    @_request
     def link(self, ns: NsName, name: str) -> Message | None:
         with contextlib.suppress(NetlinkError):
             return self.ipr(ns).link("get", ifname=name)[0]
         return None
 
     # -- addresses, routes, rules, fdb ----------------------------------------
+    @_request
     def address(self, ns: NsName, command: str, dev: str, cidr: str) -> None:
         index = self.index(ns, dev)
         self._acknowledged(ns, lambda seq: rtquery.address_request(command, index, cidr, seq))
 
+    @_request
     def addresses(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).get_addr())
 
+    @_request
     def route(self, ns: NsName, command: str, dev: str | None = None, **attrs: Any) -> None:
         if dev is not None:
             attrs["oif"] = self.index(ns, dev)
         self.ipr(ns).route(command, **attrs)
 
+    @_request
     def routes(self, ns: NsName, family: int, **match: Any) -> list[Message]:
         return list(self.ipr(ns).route("dump", family=family, **match))
 
+    @_request
     def rule(self, ns: NsName, command: str, **attrs: Any) -> None:
         self.ipr(ns).rule(command, **attrs)
 
+    @_request
     def rules(self, ns: NsName, family: int) -> list[Message]:
         return list(self.ipr(ns).get_rules(family=family))
 
+    @_request
     def fdb(self, ns: NsName, command: str, dev: str, **attrs: Any) -> None:
         self.ipr(ns).fdb(command, ifindex=self.index(ns, dev), **attrs)
 
+    @_request
     def fdb_entries(self, ns: NsName) -> list[Message]:
         return list(self.ipr(ns).fdb("dump"))
 
     # -- traffic control -------------------------------------------------------
+    @_request
     def tc(
         self,
         ns: NsName,
@@ -328,18 +361,21 @@ class Kernel:
             if not missing_ok:
                 raise
 
+    @_request
     def qdiscs(self, ns: NsName) -> list[Message]:
         try:
             return list(self.ipr(ns).get_qdiscs())
         except NetlinkError:
             return []
 
+    @_request
     def classes(self, ns: NsName, index: int) -> list[Message]:
         try:
             return list(self.ipr(ns).get_classes(index=index))
         except NetlinkError:
             return []
 
+    @_request
     def filters(self, ns: NsName, index: int, parent: int) -> list[Message]:
         return list(self.ipr(ns).get_filters(index=index, parent=parent))
 
@@ -373,9 +409,11 @@ class Kernel:
         found = self.neighbours(ns, socket.AF_INET6, dst=addr)
         return any(n["state"] & NUD_USABLE for n in found)
 
+    @_request
     def neighbours(self, ns: NsName, family: int, **match: Any) -> list[Message]:
         return list(self.ipr(ns).get_neighbours(family=family, **match))
 
+    @_request
     def neighbour(self, ns: NsName, command: str, **attrs: Any) -> None:
         """`ip neigh <command>`; attrs as pyroute2 takes them (dst, lladdr, ifindex, state)."""
         self.ipr(ns).neigh(command, **attrs)

@@ -90,6 +90,31 @@ def realize_host(hc: HostConfig, where: Placement) -> KernelState:
     return state
 
 
+def realize_host_change(
+    before: KernelState,
+    hc: HostConfig,
+    where: Placement,
+    gone: list[VirtualRouter],
+    made: list[VirtualRouter],
+) -> KernelState:
+    """`realize_host(hc, where)`, from `before` (what it gave for the previous configuration)
+    when only VRs changed: the VRs `gone` (deleted or replaced) taken out, those `made`
+    (new or replacing) put in, the bridge shortcuts worked out again. Only for a host
+    without guarantees (their classes and pieces name VRs); the networks as they were."""
+    state = before.copy()
+    nets = {carried.network.name: carried.network for carried in hc.networks}
+    mtus = {name: host_network_mtu(hc, net) for name, net in nets.items()}
+    for vr in gone:
+        old = KernelState()
+        add_router(old, where, vr, nets, mtus)
+        state.remove(old)
+    for vr in made:
+        add_router(state, where, vr, nets, mtus)
+    state.redirects = {}
+    add_shortcuts(state, where.scope)
+    return state
+
+
 def add_shortcuts(state: KernelState, scope: str) -> None:
     """A redirect on each member port of a bridge towards the other members' ports.
 

@@ -7,7 +7,8 @@ objects of one kind, defined with their operations in that kind's module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+from dataclasses import dataclass, field, fields
 
 from vnet.substrate.address import Address
 from vnet.substrate.cgroup import Cgroup
@@ -48,6 +49,21 @@ class KernelState:
 
     def add_link(self, link: Link) -> None:
         self.links[link.key] = link
+
+    def copy(self) -> KernelState:
+        """A copy whose collections can change without changing this one's (the objects
+        in them are immutable, so they are shared)."""
+        return KernelState(**{f.name: copy.copy(getattr(self, f.name)) for f in fields(self)})
+
+    def remove(self, part: KernelState) -> None:
+        """Take out what `part` holds (the objects of one node, say)."""
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(part, f.name)
+            if isinstance(mine, set):
+                mine -= theirs
+            else:
+                for key in theirs:
+                    mine.pop(key, None)
 
     def merge(self, other: KernelState) -> None:
         self.namespaces.update(other.namespaces)

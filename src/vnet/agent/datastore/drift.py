@@ -2,7 +2,9 @@
 
 Seen by a bounded periodic look (issue 17, finding 2): every `drift_interval`
 seconds, one stat per VR (is its namespace still mounted?) and one netlink
-dump of the host's ports (is each of its veths still there?). A VR found
+dump of the host's ports (is each of its veths still there?). The look holds
+no write lock (commits go on meanwhile): what it finds of a VR that a commit
+changed or deleted in the meantime is dropped. A VR found
 drifted is reported once: a NETCONF `router-event` / SNMP `vnetVrFailed`
 notification (operation modify, result failure, the message says what is
 gone), oper-state `failed` in every read, and no counters (state.py). The
@@ -60,6 +62,19 @@ def find_drift(
     return out
 
 
+def _still_configured(
+    found: dict[str, str], looked_at: list[dict[str, Any]], now: list[dict[str, Any]]
+) -> dict[str, str]:
+    """The drift of VRs that no commit changed while the agent looked (no write lock is
+    held for the look, so commits go on): a commit touches only the VRs it changes, so
+    what was found of the others stands; a VR a commit deleted or changed is not drift."""
+    if not found:
+        return found
+    before = {r["name"]: r for r in looked_at}
+    current = {r["name"]: r for r in now}
+    return {name: why for name, why in found.items() if current.get(name) == before[name]}
+
+
 def _wait_gone(kernel: Kernel, ports: list[str], timeout: float = 5.0) -> None:
     """The kernel removes a dead namespace's veths (and their host ends) a little later:
     wait for that, so a repair or a write plans from a kernel that has settled."""
@@ -92,10 +107,10 @@ class DriftWatcher:
     async def check(self) -> dict[str, str]:
         """One look: report what newly drifted, then apply the policy; returns the drift."""
         ds = self.ds
-        async with ds.write_lock:  # else a commit deleting a VR would look like drift
-            routers = codec.routers_of(ds.running_snapshot())
-            kernel = ds._kernel_handle()
-            found = await ds._in_kernel_thread(find_drift, kernel, ds.placement, routers)
+        routers = codec.routers_of(ds.running)  # what the kernel holds (a commit's base)
+        kernel = ds._kernel_handle()
+        found = await ds._in_kernel_thread(find_drift, kernel, ds.placement, routers)
+        found = _still_configured(found, routers, codec.routers_of(ds.running))
         indexes = {r["name"]: r.get("index") for r in routers}
         new = {name: why for name, why in found.items() if name not in self.drifted}
         for name, why in new.items():

@@ -3,26 +3,89 @@ exact error paths) and then the YANG module (libyang)."""
 
 from __future__ import annotations
 
-import copy
+from dataclasses import replace
 from typing import Any
 
 import libyang
 
 from vnet.agent.config import AgentConfig
+from vnet.agent.datastore.incremental import Change, RouterIndex, has_guarantees, yang_tree
+
+__all__ = ["Change", "Validator", "host_config", "prepare", "validated"]
 from vnet.model import TopologyError
 from vnet.model.check import check_host
 from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.host import Known
+from vnet.model.yang.module import ROUTERS
 from vnet.model.yang.schema import validate
+from vnet.substrate import KernelState, Placement, realize_host
+from vnet.substrate.realize import realize_host_change
+
+Tree = dict[str, Any]
 
 
-def prepare(
-    config: AgentConfig, tree: dict[str, Any], running: dict[str, Any]
-) -> tuple[dict[str, Any], HostConfig]:
+class Validator:
+    """`prepare` for commits: the checks a change needs (incremental.py), with the index
+    of running that `committed` moves on; and the desired kernel state of a change
+    (`realized`), from running's when only VRs changed."""
+
+    def __init__(self, config: AgentConfig, placement: Placement) -> None:
+        self.config = config
+        self.placement = placement
+        self.index = RouterIndex()
+        # running's tree and what realize_host made of it (None: not known)
+        self.realization: tuple[Tree, KernelState] | None = None
+
+    def prepare(self, tree: Tree, running: Tree) -> tuple[Tree, HostConfig, Change]:
+        """As `prepare`, and the change for `committed` once `tree` is running."""
+        tree = _with_indexes(self.config, tree, running)
+        change = self.index.change(tree, running)
+        if not change.incremental:
+            return tree, validated(self.config, tree), change
+        hc = _parsed(self.config, tree, self.index.known)
+        if self.index.problems_likely(hc, change) or not _yang_valid(yang_tree(change, hc)):
+            hc = validated(self.config, tree)  # the full checks' answer; it raises
+            return tree, hc, replace(change, incremental=False)
+        return tree, hc, change
+
+    def realized(self, hc: HostConfig, change: Change) -> KernelState:
+        """realize_host(hc), in time that follows the change when only VRs changed."""
+        base = self.realization
+        if base is None or base[0] is not self.index.base or not change.incremental:
+            return realize_host(hc, self.placement)
+        if has_guarantees(hc):
+            return realize_host(hc, self.placement)
+        names = {r["name"] for r in change.changed}
+        gone = [self.index.facts[name].vr for name in change.gone]
+        made = [vr for vr in hc.routers if vr.name in names]
+        return realize_host_change(base[1], hc, self.placement, gone, made)
+
+    def committed(
+        self, tree: Tree, hc: HostConfig, change: Change, desired: KernelState | None = None
+    ) -> None:
+        """`tree` is running now (`desired`: its realisation, if it was made)."""
+        self.index.advance(tree, hc, change)
+        self.realization = (tree, desired) if desired is not None else None
+
+    def forget(self) -> None:
+        """Running changed other than through `committed`: the next check is a full one."""
+        self.index.reset()
+        self.realization = None
+
+
+def prepare(config: AgentConfig, tree: Tree, running: Tree) -> tuple[Tree, HostConfig]:
     """A copy of `tree` with missing VR indexes assigned, and its validated HostConfig."""
-    tree = copy.deepcopy(tree)
+    tree = _with_indexes(config, tree, running)
+    return tree, validated(config, tree)
+
+
+def _with_indexes(config: AgentConfig, tree: Tree, running: Tree) -> Tree:
+    """`tree` with missing VR indexes assigned: a new tree, sharing the entries it does not
+    change (trees are never changed in place), so this costs what the change does."""
+    tree = dict(tree)
     if not config.provision_networks and codec.networks_of(tree) != codec.networks_of(running):
         raise RpcError(
             ErrorTag.ACCESS_DENIED,
@@ -32,12 +95,25 @@ def prepare(
             "/vr:virtual-networks",
         )
     routers = codec.routers_of(tree)
+    if all("index" in r for r in routers):
+        return tree
     used = {int(r["index"]) for r in routers if "index" in r}
-    for r in routers:
+    for k, r in enumerate(routers):
         if "index" not in r:
-            r["index"] = next_free_index(used)
+            routers[k] = r = {**r, "index": next_free_index(used)}
             used.add(r["index"])
-    return tree, validated(config, tree)
+    tree[ROUTERS] = {**tree[ROUTERS], "router": routers}
+    return tree
+
+
+def _yang_valid(tree: Tree) -> bool:
+    try:
+        dnode = validate(tree)
+    except libyang.LibyangError:
+        return False
+    if dnode is not None:
+        dnode.free()
+    return True
 
 
 def validated(config: AgentConfig, tree: dict[str, Any]) -> HostConfig:
@@ -56,21 +132,30 @@ def validated(config: AgentConfig, tree: dict[str, Any]) -> HostConfig:
 
 def host_config(config: AgentConfig, tree: dict[str, Any]) -> HostConfig:
     """The tree's HostConfig if the model's invariants hold; else the first problem, at its path."""
-    try:
-        hc = codec.host_config(tree, config.host, config.vtep)
-        problems = check_host(hc)
-        if problems:
-            raise TopologyError(problems, "configuration")
-    except TopologyError as err:
-        first = err.problems[0]
-        more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
-        raise RpcError(
-            ErrorTag.INVALID_VALUE,
-            codec.problem_message(first) + more,
-            ErrorType.APPLICATION,
-            codec.error_path(first.loc, tree),
-        ) from None
+    hc = _parsed(config, tree)
+    if problems := check_host(hc):
+        raise _problem_error(TopologyError(problems, "configuration"), tree)
     return hc
+
+
+def _parsed(config: AgentConfig, tree: Tree, known: Known | None = None) -> HostConfig:
+    """The tree's HostConfig (`known`: the model objects of unchanged VRs, reused), or
+    RpcError with the first entry that does not parse."""
+    try:
+        return codec.host_config(tree, config.host, config.vtep, known=known)
+    except TopologyError as err:
+        raise _problem_error(err, tree) from None
+
+
+def _problem_error(err: TopologyError, tree: Tree) -> RpcError:
+    first = err.problems[0]
+    more = f" (and {len(err.problems) - 1} more)" if len(err.problems) > 1 else ""
+    return RpcError(
+        ErrorTag.INVALID_VALUE,
+        codec.problem_message(first) + more,
+        ErrorType.APPLICATION,
+        codec.error_path(first.loc, tree),
+    )
 
 
 def _libyang_message(err: libyang.LibyangError) -> str:

@@ -4,6 +4,12 @@ Operations merge, replace, create, delete and remove, inherited downwards
 and overridable per element; default-operation none only traverses. The
 result is a new RFC 7951 tree: the datastore validates and commits it as a
 whole, so an edit is all or nothing (stronger than stop-on-error).
+
+The given tree is never changed: the editor copies each container, list and
+entry on its way down before it changes it (copy on write), and shares every
+other one with the given tree, so an edit costs what it touches, not the size
+of the datastore. List entries are found through an index of their keys, built
+once per list and edit.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from vnet.model.yang.schema import NAMESPACE, PREFIX, SchemaNode, namespace_of, 
 
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 OPERATIONS = ("merge", "replace", "create", "delete", "remove", "none")
+Entries = list[dict[str, Any]]  # a list's entries (the editor has a method named list)
+KeyIndex = dict[tuple[Any, ...], dict[str, Any]]  # a list's entries by their keys
 
 
 # the modules whose configuration an edit may carry, by XML namespace
@@ -30,6 +38,24 @@ class _Editor:
     def __init__(self) -> None:
         self.changed = False
         self.module, self.namespace, self.prefix = MODULE, NAMESPACE, PREFIX
+        self.own: set[int] = set()  # ids of the nodes this edit made (its own to change)
+        self.keyed: dict[int, KeyIndex] = {}  # by id of the list
+
+    def mine(self, parent: dict[str, Any], key: str, empty: type) -> Any:
+        """parent[key], made this edit's own (a copy of the shared node) first."""
+        node = parent.get(key)
+        if node is None:
+            node = parent[key] = empty()
+        elif id(node) not in self.own:
+            node = parent[key] = copy.copy(node)
+        self.own.add(id(node))
+        return node
+
+    def entry_index(self, entries: Entries, keys: tuple[str, ...]) -> KeyIndex:
+        index = self.keyed.get(id(entries))
+        if index is None:
+            index = self.keyed[id(entries)] = {tuple(e.get(k) for k in keys): e for e in entries}
+        return index
 
     def enter_module(self, el: etree._Element) -> SchemaNode:
         """A top-level element: the module it belongs to becomes the one edited."""
@@ -108,7 +134,7 @@ class _Editor:
         if op == "replace":
             parent[key] = {}
             self.changed = True
-        target = parent.setdefault(key, {})
+        target = self.mine(parent, key, dict)
         child_op = "merge" if op in ("create", "replace") else op
         self.children(target, snode, el, child_op, path)
 
@@ -121,6 +147,56 @@ class _Editor:
         op: str,
         path: str,
     ) -> None:
+        keys = self.list_keys(snode, el, path)
+        pred = "".join(f"[{self.prefix}:{k}='{v}']" for k, v in keys.items())
+        epath = path + pred
+        entries: Entries = self.mine(parent, key, list)
+        index = self.entry_index(entries, snode.keys)
+        found = tuple(keys[k] for k in snode.keys)
+        match = index.get(found)
+        if op in ("delete", "remove"):
+            if match is None:
+                if op == "delete":
+                    raise RpcError(
+                        ErrorTag.DATA_MISSING,
+                        f"cannot delete {snode.name} {_describe(keys)}: it does not exist",
+                        ErrorType.APPLICATION,
+                        epath,
+                    )
+                return
+            _remove(entries, match)
+            del index[found]
+            self.changed = True
+            return
+        if op == "create" and match is not None:
+            raise RpcError(
+                ErrorTag.DATA_EXISTS,
+                f"{snode.name} {_describe(keys)} already exists",
+                ErrorType.APPLICATION,
+                epath,
+            )
+        if op == "replace" and match is not None:
+            _remove(entries, match)
+            del index[found]
+            match = None
+        if match is None:
+            entry = dict(keys)
+            before = self.changed
+            self.children(
+                entry, snode, el, "merge" if op != "none" else "none", epath, keys=snode.keys
+            )
+            if op != "none" or self.changed != before:
+                entries.append(entry)
+                index[found] = entry
+                self.own.add(id(entry))
+                self.changed = True
+            return
+        match = self.own_entry(entries, index, found)
+        self.children(
+            match, snode, el, "merge" if op in ("create", "replace") else op, epath, keys=snode.keys
+        )
+
+    def list_keys(self, snode: SchemaNode, el: etree._Element, path: str) -> dict[str, Any]:
         keys: dict[str, Any] = {}
         for k in snode.keys:
             key_el = el.find(f"{{{self.namespace}}}{k}")
@@ -133,46 +209,21 @@ class _Editor:
                     info={"bad-element": k},
                 )
             keys[k] = leaf_value(snode.children[k], key_el, f"{path}/{self.prefix}:{k}")
-        pred = "".join(f"[{self.prefix}:{k}='{v}']" for k, v in keys.items())
-        epath = path + pred
-        entries: list[dict[str, Any]] = parent.setdefault(key, [])
-        match = next((e for e in entries if all(e.get(k) == v for k, v in keys.items())), None)
-        if op in ("delete", "remove"):
-            if match is None:
-                if op == "delete":
-                    raise RpcError(
-                        ErrorTag.DATA_MISSING,
-                        f"cannot delete {snode.name} {_describe(keys)}: it does not exist",
-                        ErrorType.APPLICATION,
-                        epath,
-                    )
-                return
-            entries.remove(match)
-            self.changed = True
-            return
-        if op == "create" and match is not None:
-            raise RpcError(
-                ErrorTag.DATA_EXISTS,
-                f"{snode.name} {_describe(keys)} already exists",
-                ErrorType.APPLICATION,
-                epath,
-            )
-        if op == "replace" and match is not None:
-            entries.remove(match)
-            match = None
-        if match is None:
-            entry = dict(keys)
-            before = self.changed
-            self.children(
-                entry, snode, el, "merge" if op != "none" else "none", epath, keys=snode.keys
-            )
-            if op != "none" or self.changed != before:
-                entries.append(entry)
-                self.changed = True
-            return
-        self.children(
-            match, snode, el, "merge" if op in ("create", "replace") else op, epath, keys=snode.keys
-        )
+        return keys
+
+    def own_entry(
+        self,
+        entries: Entries,
+        index: KeyIndex,
+        found: tuple[Any, ...],
+    ) -> dict[str, Any]:
+        """The entry at `found`, made this edit's own (copied in place) before it changes."""
+        match = index[found]
+        if id(match) not in self.own:
+            position = next(i for i, e in enumerate(entries) if e is match)
+            match = entries[position] = index[found] = dict(match)
+            self.own.add(id(match))
+        return match
 
     def leaf(
         self,
@@ -215,7 +266,7 @@ class _Editor:
         path: str,
     ) -> None:
         value = leaf_value(snode, el, path)
-        values: list[Any] = parent.setdefault(key, [])
+        values: list[Any] = self.mine(parent, key, list)
         if op in ("delete", "remove"):
             if value in values:
                 values.remove(value)
@@ -240,17 +291,25 @@ class _Editor:
             self.changed = True
 
 
+def _remove(entries: list[dict[str, Any]], entry: dict[str, Any]) -> None:
+    """Remove `entry` itself (not an equal one: list.remove compares by value)."""
+    del entries[next(i for i, e in enumerate(entries) if e is entry)]
+
+
 def _describe(keys: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v!r}" for k, v in keys.items())
 
 
-def _prune(node: Any) -> Any:
-    """Drop containers and lists left empty: the model has no presence containers."""
+def _prune(node: Any, own: set[int]) -> Any:
+    """Drop containers and lists left empty: the model has no presence containers. Only
+    the nodes the edit made can have become empty; the shared ones are as they were."""
+    if id(node) not in own:
+        return node
     if isinstance(node, dict):
-        out = {k: _prune(v) for k, v in node.items()}
+        out = {k: _prune(v, own) for k, v in node.items()}
         return {k: v for k, v in out.items() if v not in ({}, [])}
     if isinstance(node, list):
-        return [_prune(v) for v in node]
+        return [_prune(v, own) for v in node]
     return node
 
 
@@ -264,8 +323,8 @@ def apply_edit(
             f"default-operation {default_operation!r} must be merge, replace or none",
             ErrorType.PROTOCOL,
         )
-    new = copy.deepcopy(tree)
-    if default_operation == "replace":
-        new = {}
-    _Editor().children(new, root(), config, default_operation, "", top=True)
-    return _prune(new)
+    new = {} if default_operation == "replace" else dict(tree)
+    editor = _Editor()
+    editor.own.add(id(new))
+    editor.children(new, root(), config, default_operation, "", top=True)
+    return _prune(new, editor.own)

@@ -366,6 +366,7 @@ async def op_edit_config(s: Session, op: etree._Element) -> None:
         s.id,
         test_only=test == "test-only",
         user=s.user,
+        in_place=False,  # apply_edit builds a new tree
     )
     return None
 

@@ -25,6 +25,8 @@ from vnet.agent.snmp.rows import Pending, Rows, empty_rows, working_rows
 from vnet.agent.snmp.setplan import SetPlan, blame_for, plan_set
 from vnet.agent.snmp.view import Column, View
 from vnet.model.yang.errors import ErrorTag, RpcError
+from vnet.model.yang.host import routers_of
+from vnet.model.yang.module import ROUTERS
 
 log = logging.getLogger("vnet.agent.snmp")
 
@@ -63,7 +65,7 @@ class _ConfigColumns:
             self.net_tree = running
 
 
-class _StateColumns:
+class StateColumns:
     """Kernel state (oper state, counters), read at most every STATE_TTL seconds."""
 
     def __init__(self) -> None:
@@ -74,21 +76,46 @@ class _StateColumns:
         self.lock = asyncio.Lock()
 
     def fresh(self, running: Tree) -> bool:
-        return (
-            self.tree is not None
-            and self.running == running
-            and time.monotonic() - self.at < STATE_TTL
-        )
+        return self.tree is not None and self.running == running and not self.expired()
 
     async def refresh(self, running_now: Callable[[], Tree], ds: Datastore) -> None:
         async with self.lock:
             running = running_now()
             if self.fresh(running):
                 return
-            state = await ds.state_tree()
+            if self.tree is not None and self.running is not None and not self.expired():
+                # only the configuration changed: read the state of the VRs it changed
+                changed = changed_routers(self.running, running, self.tree)
+                state = merged_state(self.tree, await ds.state_tree(changed), running)
+            else:
+                state = await ds.state_tree()
+                self.at = time.monotonic()
             self.tree, self.running = state, running
-            self.at = time.monotonic()
             self.columns = columns.state_columns(state)
+
+    def expired(self) -> bool:
+        return time.monotonic() - self.at >= STATE_TTL
+
+
+def changed_routers(before: Tree, after: Tree, state: Tree) -> set[str]:
+    """The VRs of `after` configured otherwise in `before`, or without a state in `state`."""
+    old = {r["name"]: r for r in routers_of(before)}
+    known = {r["name"] for r in routers_of(state)}
+    return {
+        r["name"] for r in routers_of(after) if old.get(r["name"]) != r or r["name"] not in known
+    }
+
+
+def merged_state(old: Tree, fresh: Tree, running: Tree) -> Tree:
+    """`fresh` (the state of the changed VRs, with everything but VRs) with each other VR
+    of `running` as `old` (read at most STATE_TTL ago for the same configuration) had it."""
+    read = {r["name"]: r for r in routers_of(fresh)}
+    kept = {r["name"]: r for r in routers_of(old)}
+    routers = [read.get(r["name"]) or kept[r["name"]] for r in routers_of(running)]
+    out = dict(fresh)
+    if routers:
+        out[ROUTERS] = {**running.get(ROUTERS, {}), "router": routers}
+    return out
 
 
 class SnmpFrontend:
@@ -100,7 +127,7 @@ class SnmpFrontend:
         self.write_lock = asyncio.Lock()
         self.descr = f"vnet {__version__} agent on {config.host} (VNET-ROUTER-MIB)"
         self._config = _ConfigColumns()
-        self._state = _StateColumns()
+        self._state = StateColumns()
         self.responder: Responder | None = None
         self.notifier: Notifier | None = None
         self.engine: Any = None
@@ -206,7 +233,8 @@ class SnmpFrontend:
             return (fresh.tree if fresh.tree is not None else tree), fresh
 
         try:
-            plan = await self.ds.update(RUNNING, compute, SESSION, user=user)
+            # plan_set builds a new tree (it plans on the running snapshot too)
+            plan = await self.ds.update(RUNNING, compute, SESSION, user=user, in_place=False)
         except RpcError as err:
             status = COMMIT_ERRORS.get(err.tag, "inconsistentValue")
             log.info("SNMP SET refused (%s): %s", status, err)

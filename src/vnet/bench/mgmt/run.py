@@ -110,7 +110,7 @@ def measure(
 ) -> None:
     assert agent.proc is not None
     meter = Meter(result, host.namespace)
-    setup = Netconf("setup", lambda: agent_session(agent))
+    setup = Netconf("setup", lambda: agent_session(agent, timeout=600))
     servers = Servers(agent.proc.pid, [], setup)
     record_memory(result, servers, meter, "idle, all front-ends, no session")
     if plan.baselines:

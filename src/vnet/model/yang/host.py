@@ -10,6 +10,7 @@ model object and back with the per-object functions `tree` itself uses
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -21,6 +22,9 @@ from vnet.model.resources import Resources
 from vnet.model.topology import Address, VirtualNetwork, VirtualRouter
 from vnet.model.yang.guarantees import guarantees_data, guarantees_path, guarantees_tree
 from vnet.model.yang.module import NETWORKS, PREFIX, ROUTERS
+
+# the VirtualRouter of a router entry parsed before, or None
+Known = Callable[[dict[str, Any]], VirtualRouter | None]
 
 # YANG name -> model field, per object kind
 _NET_FIELDS = {
@@ -79,10 +83,15 @@ def network_of(entry: dict[str, Any]) -> VirtualNetwork:
 
 
 def host_config(
-    tree: dict[str, Any], host: str, vtep: Address | str | None = None, underlay_mtu: int = 1500
+    tree: dict[str, Any],
+    host: str,
+    vtep: Address | str | None = None,
+    underlay_mtu: int = 1500,
+    known: Known | None = None,
 ) -> HostConfig:
     """The HostConfig a tree describes; TopologyError lists what does not parse, at
-    ("networks", i, field) or ("routers", i, ...) as the model's checks do."""
+    ("networks", i, field) or ("routers", i, ...) as the model's checks do. `known`:
+    the VirtualRouter of an entry already parsed (for `host`), or None to parse it."""
     data = {
         "host": host,
         "vtep": vtep,
@@ -91,7 +100,7 @@ def host_config(
             {"network": _pick(n, _NET_FIELDS), "remote_vteps": n.get("remote-vtep", [])}
             for n in networks_of(tree)
         ],
-        "routers": [_router_data(r, host) for r in routers_of(tree)],
+        "routers": [_known_or_data(r, host, known) for r in routers_of(tree)],
         **guarantees_data(tree),
     }
     try:
@@ -99,6 +108,14 @@ def host_config(
     except ValidationError as err:
         problems = [_flat(p) for p in problems_from_pydantic(err)]
         raise TopologyError(problems, "configuration") from None
+
+
+def _known_or_data(
+    entry: dict[str, Any], host: str, known: Known | None
+) -> VirtualRouter | dict[str, Any]:
+    """pydantic takes a model object as it is (revalidate_instances="never")."""
+    vr = known(entry) if known is not None else None
+    return vr if vr is not None else _router_data(entry, host)
 
 
 def _flat(problem: Problem) -> Problem:

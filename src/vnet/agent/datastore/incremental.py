@@ -1,0 +1,198 @@
+"""Validation that costs what a commit changes, not what the host holds.
+
+`RouterIndex` remembers, for the running configuration, each VR's tree entry
+and model object and what it contributes to the invariants between VRs: its
+index, its addresses per network, its bridge ports per network. A commit that
+changes only VRs (networks and every other top-level member as they were) is
+checked as:
+
+- the changed VRs' entries become model objects (pydantic); the others are the
+  objects of running, reused;
+- the model's checks run over the changed VRs alone (with every network), and
+  their indexes, addresses and bridge ports are looked up in the index of the
+  VRs they do not replace;
+- the guarantees (underlay classes, connections), when there are any, are
+  checked in full: they name VRs;
+- YANG (libyang) checks the tree with only the changed VRs (plus all VRs when
+  there are guarantees, whose leafrefs name VRs).
+
+A VR unchanged since running passed every check, so these cover every problem
+the full checks find. When any of them finds one, or anything else changed,
+the full checks run instead, so the answer (message and path) is theirs.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from vnet.model.bridge_ports import BRIDGE_MAX_PORTS
+from vnet.model.check import check_host
+from vnet.model.host import HostConfig
+from vnet.model.host_guarantees import Srv6OnHost
+from vnet.model.host_guarantees_check import guarantee_problems
+from vnet.model.topology import VirtualRouter
+from vnet.model.yang.guarantees import connections_of, locators_of
+from vnet.model.yang.module import ROUTERS
+
+Tree = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Facts:
+    entry: dict[str, Any]  # a private copy of the VR's tree entry
+    vr: VirtualRouter
+    addresses: tuple[tuple[str, object], ...]  # (network, address) per address
+    networks: tuple[str, ...]  # one per interface: the bridge it takes a port on
+
+
+def _facts(entry: dict[str, Any], vr: VirtualRouter) -> _Facts:
+    return _Facts(copy.deepcopy(entry), vr, *_contributions(vr))
+
+
+def _contributions(vr: VirtualRouter) -> tuple[tuple[tuple[str, object], ...], tuple[str, ...]]:
+    """A VR's (network, address) pairs, and the network of each of its bridge ports."""
+    addresses = tuple(
+        (itf.network, addr.ip)
+        for itf in vr.interfaces
+        for addr in (itf.ipv4, itf.ipv6)
+        if addr is not None
+    )
+    return addresses, tuple(i.network for i in vr.interfaces)
+
+
+@dataclass
+class Change:
+    """What a candidate tree changes against the index's base: the VRs to (re)check."""
+
+    tree: Tree
+    changed: list[dict[str, Any]]  # entries new or different, in tree order
+    gone: set[str]  # names of VRs replaced or deleted (their old facts no longer count)
+    incremental: bool  # False: check everything
+
+
+@dataclass
+class RouterIndex:
+    base: Tree | None = None  # the tree the index describes (running, by identity)
+    others: Tree = field(default_factory=dict)  # its members other than the VRs
+    facts: dict[str, _Facts] = field(default_factory=dict)
+    index_owner: dict[int, str] = field(default_factory=dict)
+    address_owner: dict[tuple[str, object], str] = field(default_factory=dict)
+    ports: Counter[str] = field(default_factory=Counter)
+
+    def known(self, entry: dict[str, Any]) -> VirtualRouter | None:
+        """The model object of an entry unchanged since the base, else None."""
+        found = self.facts.get(entry.get("name"))  # type: ignore[arg-type]
+        return found.vr if found is not None and found.entry == entry else None
+
+    def change(self, tree: Tree, base: Tree) -> Change:
+        entries = tree.get(ROUTERS, {}).get("router", [])
+        names = [r.get("name") for r in entries]
+        others = {k: v for k, v in tree.items() if k != ROUTERS}
+        container = {k: v for k, v in tree.get(ROUTERS, {}).items() if k != "router"}
+        if (
+            self.base is not base
+            or others != self.others
+            or container
+            or len(set(names)) != len(names)
+        ):
+            return Change(tree, list(entries), set(self.facts), incremental=False)
+        changed = [r for r in entries if self.known(r) is None]
+        gone = {r["name"] for r in changed if r["name"] in self.facts}
+        gone |= set(self.facts) - set(names)
+        return Change(tree, changed, gone, incremental=True)
+
+    def problems_likely(self, hc: HostConfig, change: Change) -> bool:
+        """True unless the changed VRs are shown to satisfy every invariant (then False)."""
+        names = _names(change.changed)
+        changed = [vr for vr in hc.routers if vr.name in names]
+        reduced = hc.model_copy(update={"routers": changed, "underlay": [], "srv6": Srv6OnHost()})
+        if check_host(reduced):
+            return True
+        ports = Counter(self.ports)
+        for name in change.gone:
+            ports.subtract(self.facts[name].networks)
+        for vr in changed:
+            addresses, networks = _contributions(vr)
+            if vr.index is not None and self._owned(self.index_owner.get(vr.index), change):
+                return True
+            if any(self._owned(self.address_owner.get(a), change) for a in addresses):
+                return True
+            ports.update(networks)
+        vxlan = {c.network.name for c in hc.networks if c.remote_vteps and hc.vtep is not None}
+        if any(n + (net in vxlan) > BRIDGE_MAX_PORTS for net, n in ports.items()):
+            return True
+        return has_guarantees(hc) and bool(guarantee_problems(hc))
+
+    def _owned(self, owner: str | None, change: Change) -> bool:
+        """Held by a VR that stays (not one the change replaces or deletes)."""
+        return owner is not None and owner not in change.gone
+
+    def advance(self, tree: Tree, hc: HostConfig, change: Change) -> None:
+        """`tree` (with `hc`) is running now: describe it."""
+        if not change.incremental:
+            self._rebuild(tree, hc)
+            return
+        for name in change.gone:
+            self._forget(name)
+        changed = _names(change.changed)
+        entries = {r["name"]: r for r in change.changed}
+        for vr in hc.routers:
+            if vr.name in changed:
+                self._learn(_facts(entries[vr.name], vr))
+        self.base = tree
+
+    def _rebuild(self, tree: Tree, hc: HostConfig) -> None:
+        self.facts.clear()
+        self.index_owner.clear()
+        self.address_owner.clear()
+        self.ports.clear()
+        for entry, vr in zip(tree.get(ROUTERS, {}).get("router", []), hc.routers, strict=True):
+            self._learn(_facts(entry, vr))
+        self.others = {k: v for k, v in tree.items() if k != ROUTERS}
+        self.base = tree
+
+    def _learn(self, facts: _Facts) -> None:
+        name = facts.vr.name
+        self.facts[name] = facts
+        if facts.vr.index is not None:
+            self.index_owner[facts.vr.index] = name
+        for key in facts.addresses:
+            self.address_owner[key] = name
+        self.ports.update(facts.networks)
+
+    def _forget(self, name: str) -> None:
+        facts = self.facts.pop(name, None)
+        if facts is None:
+            return
+        if self.index_owner.get(facts.vr.index) == name:  # type: ignore[arg-type]
+            del self.index_owner[facts.vr.index]  # type: ignore[arg-type]
+        for key in facts.addresses:
+            if self.address_owner.get(key) == name:
+                del self.address_owner[key]
+        self.ports.subtract(facts.networks)
+
+    def reset(self) -> None:
+        self.base = None
+
+
+def has_guarantees(hc: HostConfig) -> bool:
+    """Underlay classes or connection pieces: they name networks and VRs."""
+    return bool(hc.underlay or hc.srv6.locators or hc.srv6.connections)
+
+
+def _names(entries: list[dict[str, Any]]) -> set[str]:
+    return {r["name"] for r in entries}
+
+
+def yang_tree(change: Change, hc: HostConfig) -> Tree:
+    """The tree YANG must check: without the unchanged VRs, unless guarantees name VRs."""
+    tree = change.tree
+    if not change.incremental or locators_of(tree) or connections_of(tree):
+        return tree
+    reduced = {k: v for k, v in tree.items() if k != ROUTERS}
+    if change.changed:
+        reduced[ROUTERS] = {"router": change.changed}
+    return reduced
