@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import ssl
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -56,8 +57,9 @@ def test_a_full_disk_is_503_with_its_reason_and_the_connection_stays(
 ) -> None:
     c = controller
     token = c.config.provider_token_path.read_text().strip()
-    host, port = c.url.removeprefix("http://").rsplit(":", 1)
-    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    host, port = c.url.removeprefix("https://").rsplit(":", 1)
+    verified = ssl.create_default_context(cafile=c.certificate)  # the controller's own
+    connection = http.client.HTTPSConnection(host, int(port), timeout=30, context=verified)
     try:
         fill(c.config.state_dir)
         status, headers, body = ask(connection, "POST", "/tenants", token, {"name": "gamma"})

@@ -79,6 +79,7 @@ class Api:
     token: str
     netns: str | None
     config: ControllerConfig
+    certificate: str  # its HTTPS certificate, which curl verifies
 
     def call(self, method: str, path: str, *args: str) -> Answer:
         return curl(self, method, path, self.token, *args, netns=self.netns)  # type: ignore[arg-type]
@@ -114,14 +115,16 @@ class Api:
 
 
 def of_process(c: Controller) -> Api:
-    return Api(c.url, c.config.provider_token_path.read_text().strip(), None, c.config)
+    token = c.config.provider_token_path.read_text().strip()
+    return Api(c.url, token, None, c.config, c.certificate)
 
 
 def of_lab(name: str) -> Api:
     access = labmod.controller_access(name)
     config = ControllerConfig.model_validate_json(Path(access.config).read_text())
     token = Path(access.token_file).read_text().strip()
-    return Api(access.url, token, access.namespace, config)
+    assert access.certificate is not None  # a lab's controller serves HTTPS
+    return Api(access.url, token, access.namespace, config, access.certificate)
 
 
 def burst(api: Api, lab: Lab, log: Path | None = None) -> None:
