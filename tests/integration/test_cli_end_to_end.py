@@ -83,12 +83,14 @@ def test_demo_keep_opens_the_console_on_loopback(labs: Labs) -> None:
         finally:
             labmod.down("demo")
     url = re.search(
-        r"console, for this machine's browser: (http://127\.0\.0\.1:(\d+)/ui/)", done.stdout
+        r"console, for this machine's browser: (https://127\.0\.0\.1:(\d+)/ui/)", done.stdout
     )
     assert url, done.stdout
     assert int(url[2]) != port
     forwarder = next(p for p in recorded_processes(ctl) if p.what == "console forward")
-    page = httpx.get(url[1], follow_redirects=True, timeout=10)
+    certificate = labmod.controller_access(ctl).certificate  # the browser's trust, here httpx's
+    assert certificate is not None and certificate in done.stdout
+    page = httpx.get(url[1], follow_redirects=True, timeout=10, verify=certificate)
     assert page.status_code == 200 and "token" in page.text.lower(), page.text[:300]
     labmod.down(ctl)
     assert not processes.is_running(forwarder)

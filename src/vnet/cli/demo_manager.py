@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from rich.table import Table
 
@@ -25,7 +26,7 @@ from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
 from vnet.model.controller_api import ConnectionAnswer, ConnectionRequest
 from vnet.model.rate import format_rate, parse_rate
-from vnet.tools import forward, processes
+from vnet.tools import forward, processes, tls
 from vnet.tools.iperf3 import Iperf3Server, UdpRun, run_udp
 from vnet.ui import console
 
@@ -55,6 +56,7 @@ FORWARD = "console forward"  # its ProcessRecord's name in the lab's record
 class Console:
     url: str  # on this machine's loopback
     token_file: str
+    certificate: str | None  # the controller's HTTPS certificate (it covers 127.0.0.1)
 
 
 @dataclass
@@ -110,7 +112,9 @@ def open_console(lab: str, port: int) -> Console:
     namespace, recorded in the lab's record: `vnet lab down` stops it by PID."""
     access = labmod.controller_access(lab)
     assert access.namespace is not None
-    host, _, server_port = access.url.removeprefix("http://").rpartition(":")
+    served = urlsplit(access.url)
+    host, server_port = served.hostname, served.port
+    assert host is not None and server_port is not None, access.url
     listener = forward.listen_on_loopback(port)
     try:
         child = forward.spawn(access.namespace, listener, host, int(server_port))
@@ -118,7 +122,8 @@ def open_console(lab: str, port: int) -> Console:
         bound = listener.getsockname()[1]
     finally:
         listener.close()  # the child holds its own copy
-    return Console(f"http://{forward.LOOPBACK}:{bound}/ui/", access.token_file)
+    url = f"{served.scheme}://{forward.LOOPBACK}:{bound}/ui/"
+    return Console(url, access.token_file, access.certificate)
 
 
 def _tour(
@@ -126,7 +131,11 @@ def _tour(
 ) -> None:
     access = labmod.controller_access(report.lab)
     with ControllerClient.from_token_file(
-        access.url, access.token_file, namespace=access.namespace, timeout=60
+        access.url,
+        access.token_file,
+        namespace=access.namespace,
+        timeout=60,
+        verify=access.certificate or True,  # the lab's controller: its own certificate
     ) as client:
         t = time.perf_counter()
         say(f"asking the manager for {GUARANTEED.name} ({format_rate(GUARANTEED.bandwidth)}) ...")
@@ -247,11 +256,20 @@ def _say_plainly(text: str) -> None:
     console.print(text, markup=False, highlight=False, soft_wrap=True)
 
 
+def _certificate_note(certificate: str | None) -> str:
+    if certificate is None:
+        return ""
+    return (
+        f"The controller's certificate is self-signed: {certificate} (SHA-256 "
+        f"{tls.fingerprint(Path(certificate))}); let the browser trust it, or accept it once.\n"
+    )
+
+
 def print_console_access(r: ManagerReport) -> None:
     if r.console is None:
         console.print(
             "the console: `vnet demo --keep` leaves the manager's lab up and opens it on "
-            f"http://{forward.LOOPBACK}:{CONSOLE_PORT}/ui/ for this machine's browser"
+            f"https://{forward.LOOPBACK}:{CONSOLE_PORT}/ui/ for this machine's browser"
         )
         return
     console.print(
@@ -259,6 +277,8 @@ def print_console_access(r: ManagerReport) -> None:
         f"[bold]{r.console.url}[/bold]\n"
         f"(a listener on loopback, forwarding into the lab's management namespace); log in "
         f"with the provider token: `cat {r.console.token_file}`.\n"
+        f"{_certificate_note(r.console.certificate)}"
         f"`vnet conn list --lab {r.lab}`, and `vnet lab down {r.lab}` removes the lab and "
-        "the listener."
+        "the listener.",
+        soft_wrap=True,  # paths and URLs whole on their lines: people copy them
     )
