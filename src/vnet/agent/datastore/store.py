@@ -17,6 +17,7 @@ from vnet.agent.datastore.events import Event, EventBus, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
 from vnet.agent.datastore.persist import RunningFile, disk_error
 from vnet.agent.nacm import Nacm
+from vnet.agent.routing.service import RoutingService
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
@@ -53,6 +54,8 @@ class Datastore:
             networks=config.provision_networks,
             endhosts=False,
         )
+        # the VRs' routing daemons (FRR), kept as the running configuration says
+        self.routing = RoutingService(config.scope, self.placement.node_ns, self._in_kernel_thread)
 
     # -- lifecycle -----------------------------------------------------------
     def has_stored(self) -> bool:
@@ -83,6 +86,7 @@ class Datastore:
         self.candidate = copy.deepcopy(self.running)
         if self.apply_to_kernel:
             await self._in_kernel_thread(self._converge, self._desired(self.running), None)
+            await self.routing.start(self._host_config(self.running).routers)
         now = time.time()
         for r in codec.routers_of(self.running):
             self.started_at[r["name"]] = now
@@ -97,6 +101,8 @@ class Datastore:
 
     async def close(self) -> None:
         self.confirms.close()  # a pending confirmed commit's rollback point stays on disk
+        if self.apply_to_kernel:
+            await self.routing.close()
 
         def _close() -> None:
             if self._kernel is not None:
@@ -150,6 +156,7 @@ class Datastore:
         tree = state.with_routers(running, routers, detailed is None)
         kernel_view = await self._in_kernel_thread(self._read_state, routers, detailed is None)
         state.add_router_state(routers, kernel_view, self.started_at)
+        await self.routing.add_state(routers)
         key, value = state.hypervisor_state(self.config, self.placement, running)
         tree[key] = value
         counters = await self._in_kernel_thread(
@@ -310,6 +317,8 @@ class Datastore:
         self.running = tree
         if not self.candidate_dirty:
             self.candidate = copy.deepcopy(tree)
+        if self.apply_to_kernel:  # after the commit point: a daemon's failure is the VR's state
+            await self.routing.sync(hc.routers)
         self._note_uptimes(events)
         self.events.publish(events)
 
