@@ -108,12 +108,20 @@ def stop_scope(scope: str) -> int:
     return stopped
 
 
-def vtysh_json(directory: Path, command: str, timeout: float = 5) -> Any:
-    """One `show ... json` command of an instance, parsed; ToolError if it does not answer."""
-    out = processes.check_output(
-        [VTYSH, "--vty_socket", str(directory), "-c", command], timeout=timeout
-    )
+def vtysh_json(directory: Path, commands: list[str], timeout: float = 3) -> list[Any]:
+    """`show ... json` commands of an instance in one vtysh run, each parsed (in order);
+    ToolError if it does not answer in time or answers something else than JSON."""
+    argv = [VTYSH, "--vty_socket", str(directory)]
+    for command in commands:
+        argv += ["-c", command]
+    out = processes.check_output(argv, timeout=timeout)
+    decoder, parsed, at = json.JSONDecoder(), [], 0
     try:
-        return json.loads(out) if out.strip() else {}
+        while len(parsed) < len(commands):
+            while at < len(out) and out[at].isspace():
+                at += 1
+            value, at = decoder.raw_decode(out, at)
+            parsed.append(value)
     except ValueError as err:
-        raise ToolError(f"vtysh {command!r}: not JSON: {out[:200]!r}") from err
+        raise ToolError(f"vtysh {commands!r}: not JSON at {at}: {out[at : at + 200]!r}") from err
+    return parsed

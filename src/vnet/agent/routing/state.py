@@ -14,15 +14,12 @@ from vnet.agent.routing.supervisor import Instance
 from vnet.tools import frr
 from vnet.tools.errors import ToolError
 
+# (daemon that must run, command): OSPFv2 and v3 neighbours, then the routes zebra has of each
 _COMMANDS = {
-    "neighbors": {
-        "ipv4": ("ospfd", "show ip ospf neighbor json"),
-        "ipv6": ("ospf6d", "show ipv6 ospf6 neighbor json"),
-    },
-    "routes": {
-        "ipv4": ("ospfd", "show ip route ospf json"),
-        "ipv6": ("ospf6d", "show ipv6 route ospf6 json"),
-    },
+    ("ipv4", "neighbors"): ("ospfd", "show ip ospf neighbor json"),
+    ("ipv6", "neighbors"): ("ospf6d", "show ipv6 ospf6 neighbor json"),
+    ("ipv4", "routes"): ("ospfd", "show ip route ospf json"),
+    ("ipv6", "routes"): ("ospf6d", "show ipv6 route ospf6 json"),
 }
 
 
@@ -36,7 +33,8 @@ def read(inst: Instance, last_seen: dict[str, Any]) -> dict[str, Any]:
         out["last-error"] = inst.last_error
     if inst.state == "running":
         try:
-            neighbors, routes = _neighbors(inst), _routes(inst)
+            answers = _ask(inst)
+            neighbors, routes = _neighbors(answers), _routes(answers)
         except ToolError as err:
             out["last-error"] = str(err)
             neighbors, routes = [], []
@@ -57,14 +55,16 @@ def _date_and_time(when: float) -> str:
     return datetime.fromtimestamp(when, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _ask(inst: Instance, what: str, family: str) -> Any:
-    daemon, command = _COMMANDS[what][family]
-    return frr.vtysh_json(inst.directory, command) if daemon in inst.children else None
+def _ask(inst: Instance) -> dict[tuple[str, str], Any]:
+    """Every question whose daemon runs, in one vtysh call."""
+    asked = [(key, cmd) for key, (daemon, cmd) in _COMMANDS.items() if daemon in inst.children]
+    answers = frr.vtysh_json(inst.directory, [cmd for _, cmd in asked])
+    return {key: answer for (key, _), answer in zip(asked, answers, strict=True)}
 
 
-def _neighbors(inst: Instance) -> list[dict[str, Any]]:
+def _neighbors(answers: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
     out = []
-    v2 = _ask(inst, "neighbors", "ipv4") or {}
+    v2 = answers.get(("ipv4", "neighbors")) or {}
     for rid, entries in (v2.get("neighbors") or {}).items():
         for e in entries if isinstance(entries, list) else [entries]:
             out.append(
@@ -76,7 +76,7 @@ def _neighbors(inst: Instance) -> list[dict[str, Any]]:
                     "state": str(e.get("nbrState") or e.get("state", "")).split("/")[0],
                 }
             )
-    v3 = _ask(inst, "neighbors", "ipv6") or {}
+    v3 = answers.get(("ipv6", "neighbors")) or {}
     for e in v3.get("neighbors") or []:
         out.append(
             {
@@ -89,10 +89,10 @@ def _neighbors(inst: Instance) -> list[dict[str, Any]]:
     return [{k: v for k, v in n.items() if v is not None} for n in out]
 
 
-def _routes(inst: Instance) -> list[dict[str, Any]]:
+def _routes(answers: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
     out = []
     for family in ("ipv4", "ipv6"):
-        table = _ask(inst, "routes", family) or {}
+        table = answers.get((family, "routes")) or {}
         for prefix, entries in table.items():
             chosen = [e for e in entries if e.get("selected") or e.get("installed")]
             if not chosen:

@@ -107,7 +107,10 @@ class RoutingSupervisor:
         finally:
             frr.save_records(
                 inst.directory,
-                [processes.record(c, f"{d} of VR {inst.vr.name}") for d, c in inst.children.items()],
+                [
+                    processes.record(c, f"{d} of VR {inst.vr.name}")
+                    for d, c in inst.children.items()
+                ],
             )
         try:
             wait_until(lambda: self._up(inst), START_TIMEOUT, f"the FRR daemons of {inst.vr.name}")

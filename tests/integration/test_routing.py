@@ -1,0 +1,260 @@
+"""OSPF in VRs (FRRouting run by the agents) and failure injection in a three-host lab.
+
+The triangle of examples/ospf-triangle.yaml: r1 (h1), r2 (h2), r3 (h3), pc1 behind
+r1 and pc3 behind r3. ncclient and curl read the adjacencies and routes; fping
+proves the tenant's reachability; `lab link down`, `lab host down` and a killed
+daemon break things on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lxml import etree
+from ncclient import manager
+from ncclient.operations import RPCError
+
+from vnet.lab import faults, probes
+from vnet.lab import lab as labmod
+from vnet.tools import frr
+from vnet.tools.wait import wait_until
+
+from .agent_support import netconf_connect
+from .conftest import Labs, require_tools
+from .test_restconf import curl
+
+NS = "urn:vnet:yang:vnet-router"
+N = {"vr": NS}
+PC3 = "10.51.3.3"
+CONVERGE = 60.0  # seconds: OSPF with hello 1 / dead 4 reaches Full in well under this
+POLL = 0.5  # each look at the state runs vtysh in the VR; no need to hammer it
+
+
+@pytest.fixture(scope="module")
+def lab(module_labs: Labs) -> str:
+    require_tools("fping", "curl")
+    if reason := frr.installed():
+        pytest.skip(reason)
+    name, path = module_labs.file("ospf-triangle.yaml")
+    labmod.up(path)
+    return name
+
+
+def connect(lab: str, host: str) -> manager.Manager:
+    ep = labmod.agent_endpoint(lab, host)
+    return netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password)
+
+
+@pytest.fixture
+def h1(lab: str) -> Iterator[manager.Manager]:
+    with connect(lab, "h1") as m:
+        yield m
+
+
+def routing_state(m: manager.Manager, vr: str) -> etree._Element:
+    flt = f'<routers xmlns="{NS}"><router><name>{vr}</name><routing/></router></routers>'
+    reply = m.get(filter=("subtree", flt))
+    found = reply.data.find(".//vr:routing/vr:state", N)
+    assert found is not None, reply.data_xml
+    return found
+
+
+def full_neighbors(state: etree._Element) -> set[tuple[str, str]]:
+    return {
+        (n.findtext("vr:family", namespaces=N), n.findtext("vr:router-id", namespaces=N))
+        for n in state.iterfind("vr:neighbor", N)
+        if n.findtext("vr:state", namespaces=N) == "Full"
+    }
+
+
+def route_via(state: etree._Element, destination: str) -> list[str]:
+    for r in state.iterfind("vr:route", N):
+        if r.findtext("vr:destination", namespaces=N) == destination:
+            return [h.text or "" for h in r.iterfind("vr:next-hop", N)]
+    return []
+
+
+def reaches(lab: str, address: str = PC3) -> bool:
+    return probes.fping(f"vnet-{lab}-pc1", address, count=1, timeout_ms=300).received == 1
+
+
+def test_adjacencies_and_routes_over_netconf(lab: str, h1: manager.Manager) -> None:
+    # r2's router id is its smallest IPv4 address, r3's 10.51.3.254 (its LAN's)
+    want = {(f, rid) for f in ("ipv4", "ipv6") for rid in ("10.51.12.2", "10.51.3.254")}
+
+    def converged() -> bool:
+        s = routing_state(h1, "r1")
+        routes = route_via(s, "fd00:51:3::/64") and route_via(s, "10.51.3.0/24")
+        return want <= full_neighbors(s) and bool(routes)
+
+    wait_until(converged, CONVERGE, "r1 Full with r2, r3 (v2, v3), routes to pc3", interval=POLL)
+    state = routing_state(h1, "r1")
+    assert state.findtext("vr:daemons", namespaces=N) == "running"
+    assert route_via(state, "10.51.3.0/24") == ["10.51.13.3"], etree.tostring(state)
+    # r3 may learn pc1's LAN a moment after r1 learned pc3's
+    wait_until(lambda: reaches(lab) and reaches(lab, "fd00:51:3::3"), CONVERGE, "pc1 reaches pc3")
+
+
+def test_routing_state_over_restconf(lab: str) -> None:
+    ep = labmod.agent_endpoint(lab, "h3")
+
+    def r3_state() -> dict | None:
+        reply = curl(
+            ep,
+            "GET",
+            "/restconf/data/vnet-router:routers/router=r3/routing",
+            user=f"{ep.user}:{ep.password}",
+        )
+        assert reply.status == 200, reply.body
+        state = reply.json()["vnet-router:routing"]["state"]
+        full = [n for n in state.get("neighbor", []) if n["state"] == "Full"]
+        return state if len(full) == 4 else None
+
+    state = wait_until(r3_state, CONVERGE, "r3 Full with r1, r2 (v2, v3)", interval=POLL)
+    assert state["daemons"] == "running" and state["restarts"] == 0
+    assert {r["destination"] for r in state["route"]} >= {"10.51.1.0/24", "fd00:51:1::/64"}
+
+
+def test_a_routing_configuration_that_cannot_work_is_refused_at_its_path(
+    lab: str, h1: manager.Manager
+) -> None:
+    rx = (
+        f'<config><routers xmlns="{NS}"><router><name>rx</name>'
+        "<routing><protocol>ospf</protocol></routing><interface><name>eth0</name>"
+        "<network>a12</network><ipv4>10.51.12.9/24</ipv4><ipv6>fd00:51:12::9/64</ipv6>"
+        "<ospf><area>0.0.0.7</area><hello>1</hello><dead>4</dead></ospf>"
+        "</interface></router></routers></config>"
+    )
+    with pytest.raises(RPCError) as info:
+        h1.edit_config(target="running", config=rx)
+    assert info.value.path == (
+        "/vr:routers/vr:router[vr:name='rx']/vr:interface[vr:name='eth0']/vr:ospf/vr:area"
+    ), info.value.xml
+    assert "differs from 0.0.0.0 of router 'r1' interface 'eth0'" in str(info.value)
+    assert not frr.instance_dir(f"{lab}.h1", "rx").exists(), "nothing started"
+    ep = labmod.agent_endpoint(lab, "h1")
+    body = json.dumps({"vnet-router:ospf": {"hello": 1, "dead": 4, "bfd": {"min-rx": 5}}})
+    reply = curl(
+        ep,
+        "PUT",
+        "/restconf/data/vnet-router:routers/router=r1/interface=eth0/ospf",
+        body,
+        ctype="application/yang-data+json",
+        user=f"{ep.user}:{ep.password}",
+    )
+    assert reply.status == 400, reply.body
+    assert reply.error()["error-path"] == (
+        "/vnet-router:routers/router[name='r1']/interface[name='eth0']/ospf/bfd/min-rx"
+    ), reply.body
+
+
+def test_a_link_down_restores_pings_through_the_other_path(lab: str, h1: manager.Manager) -> None:
+    wait_until(lambda: reaches(lab), CONVERGE, "pc1 reaches pc3")
+    faults.set_link(lab, "h1-h3", up=False)
+    try:
+        # BFD on a13 (3 x 100 ms) takes r3 down at once; r2 carries the traffic then
+        wait_until(lambda: reaches(lab), CONVERGE, "pc1 reaches pc3 through r2")
+        assert route_via(routing_state(h1, "r1"), "10.51.3.0/24") == ["10.51.12.2"]
+    finally:
+        faults.set_link(lab, "h3-h1", up=True)
+    wait_until(
+        lambda: route_via(routing_state(h1, "r1"), "10.51.3.0/24") == ["10.51.13.3"],
+        CONVERGE,
+        "r1 back on the direct link",
+        interval=POLL,
+    )
+
+
+def test_a_killed_routing_daemon_is_detected_and_repaired(lab: str) -> None:
+    records = frr.instance_dir(f"{lab}.h2", "r2") / frr.RECORDS
+    ospfd = next(r for r in json.loads(records.read_text()) if r["what"].startswith("ospfd"))
+    os.kill(ospfd["pid"], signal.SIGKILL)
+    with connect(lab, "h2") as h2:
+
+        def repaired() -> bool:
+            s = routing_state(h2, "r2")
+            return s.findtext("vr:restarts", namespaces=N) == "1" and len(full_neighbors(s)) == 4
+
+        wait_until(repaired, CONVERGE, "r2 restarted and Full again", interval=POLL)
+        last_error = routing_state(h2, "r2").findtext("vr:last-error", namespaces=N)
+    assert last_error is not None and "ospfd" in last_error
+    new = json.loads(records.read_text())
+    assert ospfd["pid"] not in [r["pid"] for r in new]
+
+
+def test_loss_on_a_link_is_measured_within_tolerance(lab: str) -> None:
+    """10 % each way: a round trip is lost with 1 - 0.9^2 = 19 %; 1000 probes, +-5 points
+    (the binomial's standard deviation is 1.2 points)."""
+    far = _address_on(f"vnet-{lab}-h2", "ul-h1")
+    faults.set_link_loss(lab, "h1-h2", faults.parse_share("10%"))
+    try:
+        got = probes.fping(f"vnet-{lab}-h1", far, count=1000, interval_ms=2, timeout_ms=200)
+    finally:
+        faults.set_link_loss(lab, "h1-h2", faults.parse_share("0"))
+    lost = 1 - got.received / got.sent
+    assert abs(lost - 0.19) < 0.05, f"round-trip loss {lost:.1%} of {got.sent} probes"
+    after = probes.fping(f"vnet-{lab}-h1", far, count=100, interval_ms=2, timeout_ms=200)
+    assert after.received == 100, "0 % removes the program"
+
+
+def test_host_down_and_up(lab: str, h1: manager.Manager) -> None:
+    assert faults.host_down(lab, "h2") is True
+    try:
+        assert not labmod.status(lab).agents["h2"]["running"]
+        wait_until(
+            lambda: (
+                not any(rid == "10.51.12.2" for _, rid in full_neighbors(routing_state(h1, "r1")))
+            ),
+            CONVERGE,
+            "r1 loses r2",
+            interval=POLL,
+        )
+        assert reaches(lab), "pc1 still reaches pc3 over a13"
+    finally:
+        faults.host_up(lab, "h2")
+    assert labmod.status(lab).agents["h2"]["running"]
+    wait_until(
+        lambda: ("ipv4", "10.51.12.2") in full_neighbors(routing_state(h1, "r1")),
+        CONVERGE,
+        "r1 Full with r2 again",
+        interval=POLL,
+    )
+
+
+def frr_processes(lab: str) -> list[int]:
+    """PIDs of FRR daemons whose directory is one of this lab's agents'."""
+    marker = f"{frr.RUN_ROOT}/{lab}.".encode()
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmdline.startswith(str(frr.FRR_LIBEXEC).encode()) and marker in cmdline:
+                out.append(int(entry.name))
+    return out
+
+
+def test_lab_down_leaves_no_frr_process(lab: str) -> None:
+    """Also when an agent was killed without a chance to stop its daemons (kill -9)."""
+    assert len(frr_processes(lab)) >= 3
+    rec = labmod.read_record(lab)
+    assert rec is not None
+    agent = next(p for p in rec.processes if p.what == "agent h3")
+    os.kill(agent.pid, signal.SIGKILL)
+    labmod.down(lab)
+    assert frr_processes(lab) == []
+    assert not (frr.RUN_ROOT / f"{lab}.h3").exists()
+
+
+def _address_on(ns: str, port: str) -> str:
+    from vnet.tools.processes import run
+
+    out = run(ns, ["ip", "-4", "-o", "addr", "show", "dev", port], timeout=5).stdout
+    return out.split("inet ")[1].split("/")[0]
