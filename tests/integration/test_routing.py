@@ -120,6 +120,30 @@ def test_routing_state_over_restconf(lab: str) -> None:
     assert {r["destination"] for r in state["route"]} >= {"10.51.1.0/24", "fd00:51:1::/64"}
 
 
+def test_routing_rides_the_management_class_on_a_shaped_link(lab: str) -> None:
+    """r1's OSPF and BFD (2 sessions at 100 ms) toward r3 leave h1 over ul-h3 in the
+    guaranteed management class, not in a13's own class (VNI 513)."""
+    from vnet.lab.shaping import ClassRef, sample_class
+    from vnet.substrate import Kernel
+    from vnet.substrate.tc import MANAGEMENT_MINOR, UNDERLAY_MAJOR, handle
+
+    ns = f"vnet-{lab}-h1"
+    mgmt = ClassRef(ns, "ul-h3", handle(UNDERLAY_MAJOR, MANAGEMENT_MINOR))
+    a13 = ClassRef(ns, "ul-h3", handle(UNDERLAY_MAJOR, 513))
+    with Kernel() as k:
+        wait_until(lambda: reaches(lab), CONVERGE, "pc1 reaches pc3", interval=POLL)
+        before = [sample_class(k, c) for c in (mgmt, a13)]
+        wait_until(
+            lambda: sample_class(k, mgmt).packets - before[0].packets >= 40,
+            10,
+            "40 packets in the management class",
+            interval=POLL,
+        )
+        after = [sample_class(k, c) for c in (mgmt, a13)]
+    management, tenant = (a.packets - b.packets for a, b in zip(after, before, strict=True))
+    assert tenant <= management // 4, f"a13's class sent {tenant}, management {management}"
+
+
 def test_a_routing_configuration_that_cannot_work_is_refused_at_its_path(
     lab: str, h1: manager.Manager
 ) -> None:

@@ -160,7 +160,8 @@ def test_a_new_link_rate_rebuilds_the_classes_below_it() -> None:
     k = kinds(ops)
     assert k.count(SetShaper) == 2
     # the reset root lost its classes: they are added again, not changed, not deleted
-    assert k.count(AddTcClass) == 4 and k.count(AddTcFilter) == 4
+    # per end: any VXLAN, the rest, and the tenants' OSPFv2, OSPFv3, BFD, BFD6
+    assert k.count(AddTcClass) == 4 and k.count(AddTcFilter) == 12
     assert ChangeTcClass not in k and DeleteTcClass not in k
 
 
@@ -187,3 +188,29 @@ def test_every_new_operation_has_an_inverse_that_prints() -> None:
         for op in plan(new, KernelState()) + plan(new, old):
             assert op.inverse().inverse() == op
             assert op.describe() and op.inverse().describe()
+
+
+def test_tenant_routing_inside_vxlan_rides_the_management_class() -> None:
+    """OSPF and BFD of the tenants' VRs come first in prio 1, ahead of the networks' classes."""
+    from vnet.substrate.tc import MANAGEMENT_MINOR
+    from vnet.substrate.u32 import vxlan_routing_match
+
+    state = state_of(load_testbed())
+    ns, dev = next((f.ns, f.dev) for f in state.tc_filters)
+    mine = sorted(
+        (f for f in state.tc_filters if (f.ns, f.dev) == (ns, dev)), key=lambda f: (f.prio, f.hint)
+    )
+    routing = [f for f in mine if f.label.startswith("match vxlan ospf") or "bfd" in f.label]
+    assert [f.label for f in routing] == [
+        "match vxlan ospfv2",
+        "match vxlan ospfv3",
+        "match vxlan bfd",
+        "match vxlan bfd6",
+    ]
+    assert all(f.prio == 1 and f.classid == handle(LINK_MAJOR, MANAGEMENT_MINOR) for f in routing)
+    assert mine[: len(routing)] == routing, "before any network's class"
+    # IPv4 underlay: outer IP 20 + UDP 8 + VXLAN 8 = the inner frame at 36; its ethertype at
+    # 48, the inner IPv4 protocol at 36 + 14 + 9 = 59, a BFD port at 36 + 14 + 20 + 2 = 72
+    assert (59, 89, 0xFF) in vxlan_routing_match(0x0800, 89, None, False)
+    assert {(48, 0x86, 0xFF), (56, 89, 0xFF)} <= set(vxlan_routing_match(0x86DD, 89, None, False))
+    assert {(72, 0x0E, 0xFF), (73, 0xC8, 0xFF)} <= set(vxlan_routing_match(0x0800, 17, 3784, False))

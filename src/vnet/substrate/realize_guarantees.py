@@ -38,7 +38,13 @@ from vnet.substrate.tc import (
     handle,
     queue_bytes,
 )
-from vnet.substrate.u32 import ip6_dst_match, vxlan_match
+from vnet.substrate.u32 import (
+    TENANT_ROUTING,
+    Match,
+    ip6_dst_match,
+    vxlan_match,
+    vxlan_routing_match,
+)
 
 
 def realize_connections(topo: Topology, where: Placement, state: KernelState) -> None:
@@ -240,28 +246,19 @@ def add_link_tree(state: KernelState, ns: NsName, dev: str, tree: LinkTree, v6: 
         state.tc_classes[cls.key] = cls
         return cls.classid
 
+    def add_filter(prio: int, proto: int, match: Match, to: int, label: str, node: int) -> None:
+        f = TcFilter(ns, dev, root, prio, proto, match, to, label=label, hint=node)
+        state.tc_filters.add(f)
+
     mgmt_id = add_class(MANAGEMENT_MINOR, tree.reserved, tree.rate)
     be_id = add_class(BEST_EFFORT_MINOR, tree.best_effort, tree.rate)
-    for node, (minor, vni, rate, ceil) in enumerate(tree.networks, start=1):
+    # the tenants' routing (OSPF, BFD inside VXLAN) rides the guaranteed class with the
+    # substrate's own: first in prio 1 (u32 tries a prio's nodes in order)
+    for node, (label, ethertype, proto, port) in enumerate(TENANT_ROUTING, start=1):
+        match = vxlan_routing_match(ethertype, proto, port, v6)
+        add_filter(1, l3, match, mgmt_id, f"match vxlan {label}", node)
+    for node, (minor, vni, rate, ceil) in enumerate(tree.networks, start=len(TENANT_ROUTING) + 1):
         cid = add_class(minor, rate, ceil)
-        state.tc_filters.add(
-            TcFilter(
-                ns,
-                dev,
-                root,
-                1,
-                l3,
-                vxlan_match(vni, v6),
-                cid,
-                label=f"match vxlan vni {vni}",
-                hint=node,
-            )
-        )
-    state.tc_filters.add(
-        TcFilter(
-            ns, dev, root, 2, l3, vxlan_match(None, v6), be_id, label="match udp dport 4789", hint=1
-        )
-    )
-    state.tc_filters.add(
-        TcFilter(ns, dev, root, 3, ETH_P_ALL, (), mgmt_id, label="match u32 0 0", hint=1)
-    )
+        add_filter(1, l3, vxlan_match(vni, v6), cid, f"match vxlan vni {vni}", node)
+    add_filter(2, l3, vxlan_match(None, v6), be_id, "match udp dport 4789", 1)
+    add_filter(3, ETH_P_ALL, (), mgmt_id, "match u32 0 0", 1)
