@@ -187,3 +187,17 @@ def test_a_routing_problem_is_reported_at_its_yang_path() -> None:
     assert codec.error_path(("routers", 0, "routing", "router_id"), tree) == (
         "/vr:routers/vr:router[vr:name='r1']/vr:routing/vr:router-id"
     )
+
+
+def test_auto_routing_leaves_an_ospf_vr_to_ospf() -> None:
+    """Derived static routes would override OSPF's (and survive the failures it routes around)."""
+    data = copy.deepcopy(BASE)
+    data["tenants"] = [{"name": "a", "routing": "auto"}]
+    data["networks"].append({"name": "far", "tenant": "a", "vni": 12, "ipv4": "10.0.2.0/24"})
+    data["routers"][1]["interfaces"].append({"network": "far", "ipv4": "10.0.2.1/24"})
+    topo = build_topology(data)
+    assert topo.router("r1").routes == [], "r1 runs OSPF: no derived route to 'far'"
+    data["routers"][0]["routing"] = {"protocol": "static"}
+    data["routers"][0]["interfaces"][0].pop("ospf")
+    static = build_topology(data).router("r1")
+    assert [str(r.destination) for r in static.routes] == ["10.0.2.0/24"]
