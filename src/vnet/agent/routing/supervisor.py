@@ -36,7 +36,7 @@ class Instance:
     ns: str
     directory: Path
     children: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
-    state: str = "running"  # running | restarting | failed
+    state: str = "running"  # running | failed (a restart happens within one check)
     restarts: int = 0
     recent: list[float] = field(default_factory=list)  # when it was restarted lately
     last_error: str = ""
