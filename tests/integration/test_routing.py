@@ -196,10 +196,17 @@ def test_a_link_down_restores_pings_through_the_other_path(lab: str, h1: manager
 
 
 def test_a_killed_routing_daemon_is_detected_and_repaired(lab: str) -> None:
+    """Repaired within the restart policy, and told: a router-event "routing" notification."""
     records = frr.instance_dir(f"{lab}.h2", "r2") / frr.RECORDS
     ospfd = next(r for r in json.loads(records.read_text()) if r["what"].startswith("ospfd"))
-    os.kill(ospfd["pid"], signal.SIGKILL)
-    with connect(lab, "h2") as h2:
+    with connect(lab, "h2") as h2, connect(lab, "h2") as listener:
+        listener.create_subscription()
+        os.kill(ospfd["pid"], signal.SIGKILL)
+        event = listener.take_notification(timeout=10)
+        assert event is not None, "no notification within 10 s"
+        xml = event.notification_xml
+        assert "<router>r2</router>" in xml and "<operation>routing</operation>" in xml, xml
+        assert "<result>success</result>" in xml and "ospfd exited" in xml, xml
 
         def repaired() -> bool:
             s = routing_state(h2, "r2")
@@ -313,6 +320,25 @@ def test_host_down_and_up(lab: str, h1: manager.Manager) -> None:
         "r1 Full with r2 again",
         interval=POLL,
     )
+
+
+def test_deleting_a_vr_stops_its_daemons(lab: str) -> None:
+    d = frr.instance_dir(f"{lab}.h2", "r2")
+    running = [
+        rec
+        for r in json.loads((d / frr.RECORDS).read_text())
+        if processes.is_running(rec := processes.ProcessRecord(**r))
+    ]
+    assert len(running) == 3, "zebra, ospfd, ospf6d"
+    with connect(lab, "h2") as h2:
+        h2.edit_config(
+            target="running",
+            config=f'<config><routers xmlns="{NS}"><router '
+            'xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0" nc:operation="delete">'
+            "<name>r2</name></router></routers></config>",
+        )
+    assert [r for r in running if processes.is_running(r)] == []
+    assert not d.exists()
 
 
 def frr_processes(lab: str) -> list[int]:

@@ -55,7 +55,9 @@ class Datastore:
             endhosts=False,
         )
         # the VRs' routing daemons (FRR), kept as the running configuration says
-        self.routing = RoutingService(config.scope, self.placement.node_ns, self._in_kernel_thread)
+        self.routing = RoutingService(
+            config.scope, self.placement.node_ns, self._in_kernel_thread, self.events
+        )
 
     # -- lifecycle -----------------------------------------------------------
     def has_stored(self) -> bool:

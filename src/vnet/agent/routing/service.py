@@ -12,6 +12,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from vnet.agent.datastore.events import Event, EventBus
 from vnet.agent.routing import state
 from vnet.agent.routing.supervisor import RoutingSupervisor
 from vnet.model.topology import VirtualRouter
@@ -22,9 +23,16 @@ RunInKernel = Callable[..., Awaitable[Any]]
 
 
 class RoutingService:
-    def __init__(self, scope: str, node_ns: Callable[[str], str], in_kernel: RunInKernel):
+    def __init__(
+        self,
+        scope: str,
+        node_ns: Callable[[str], str],
+        in_kernel: RunInKernel,
+        events: EventBus,
+    ):
         self.supervisor = RoutingSupervisor(scope, node_ns)
         self._in_kernel = in_kernel
+        self._events = events  # a death, restart or failure is a router-event "routing"
         self._task: asyncio.Task[None] | None = None
         self._seen: dict[str, Any] = {}
 
@@ -47,9 +55,13 @@ class RoutingService:
         while True:
             await asyncio.sleep(CHECK_INTERVAL)
             try:
-                await self._in_kernel(self.supervisor.check)
+                changes = await self._in_kernel(self.supervisor.check)
             except Exception:  # the watch outlives one bad round; the next one retries
                 log.exception("checking the routing daemons failed")
+                continue
+            self._events.publish(
+                [Event(c.vr.name, c.vr.index, "routing", c.result, c.message) for c in changes]
+            )
 
     async def add_state(self, routers: list[dict[str, Any]]) -> None:
         """Each OSPF VR entry gets routing/state; a VR whose daemons are not running is failed."""

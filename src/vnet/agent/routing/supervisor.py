@@ -43,6 +43,15 @@ class Instance:
     last_change: float = field(default_factory=time.time)
 
 
+@dataclass(frozen=True)
+class Change:
+    """A VR's routing daemons died and were restarted (success) or are given up (failure)."""
+
+    vr: VirtualRouter
+    result: str
+    message: str
+
+
 class RoutingSupervisor:
     def __init__(self, scope: str, node_ns: Any):
         self.scope = scope
@@ -66,21 +75,21 @@ class RoutingSupervisor:
                 self.instances[name] = inst
                 self._start(inst)
 
-    def check(self) -> list[str]:
-        """Restart instances whose daemon died (bounded); the names of those that changed."""
-        changed = []
+    def check(self) -> list[Change]:
+        """Restart instances whose daemon died (bounded); what happened to each, for events."""
+        changes = []
         for name, inst in self.instances.items():
             if inst.state == "failed":
                 continue
             dead = [d for d, child in inst.children.items() if child.poll() is not None]
             if not dead:
                 continue
-            changed.append(name)
             now = time.time()
             inst.recent = [t for t in inst.recent if now - t < RESTART_WINDOW]
             reason = f"{', '.join(dead)} exited ({_tail(inst.directory, dead[0])})"
             if len(inst.recent) >= MAX_RESTARTS:
                 self._fail(inst, f"{reason}; {MAX_RESTARTS} restarts in {RESTART_WINDOW:g} s")
+                changes.append(Change(inst.vr, "failure", inst.last_error))
                 continue
             log.warning("VR %s: %s; restarting its routing daemons", name, reason)
             inst.recent.append(now)
@@ -88,7 +97,10 @@ class RoutingSupervisor:
             inst.last_error = reason
             self._stop_children(inst)
             self._start(inst)
-        return changed
+            ok = inst.state == "running"
+            message = f"{reason}; restarted" if ok else inst.last_error
+            changes.append(Change(inst.vr, "success" if ok else "failure", message))
+        return changes
 
     def stop_all(self) -> None:
         for inst in self.instances.values():
