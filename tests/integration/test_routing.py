@@ -195,6 +195,17 @@ def test_a_link_down_restores_pings_through_the_other_path(lab: str, h1: manager
     )
 
 
+def test_lab_up_during_a_link_fault_brings_the_link_back(lab: str) -> None:
+    """The file says the link is up: `lab up` heals the fault (and puts its routes back)."""
+    rec = labmod.read_record(lab)
+    assert rec is not None and rec.file is not None
+    faults.set_link(lab, "h1-h2", up=False)
+    ns, far = f"vnet-{lab}-h1", _address_on(f"vnet-{lab}-h2", "ul-h1")
+    assert probes.fping(ns, far, count=1).received == 0
+    labmod.up(rec.file)
+    assert probes.fping(ns, far, count=3).received == 3
+
+
 def test_a_killed_routing_daemon_is_detected_and_repaired(lab: str) -> None:
     """Repaired within the restart policy, and told: a router-event "routing" notification."""
     records = frr.instance_dir(f"{lab}.h2", "r2") / frr.RECORDS

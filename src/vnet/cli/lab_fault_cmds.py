@@ -23,7 +23,7 @@ def link() -> None:
 @needs_root
 @friendly_errors
 def link_down(lab_name: str | None, name: str) -> None:
-    """Set both ends of link NAME down, as a pulled cable."""
+    """Set link NAME down, as a pulled cable: nothing passes either way."""
     faults.set_link(labmod.pick_lab(lab_name), name, up=False)
     console.print(f"link {name} is down")
 
@@ -34,7 +34,7 @@ def link_down(lab_name: str | None, name: str) -> None:
 @needs_root
 @friendly_errors
 def link_up(lab_name: str | None, name: str) -> None:
-    """Set both ends of link NAME up again."""
+    """Set link NAME up again (and put back the underlay routes it lost)."""
     faults.set_link(labmod.pick_lab(lab_name), name, up=True)
     console.print(f"link {name} is up")
 

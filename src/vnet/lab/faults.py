@@ -1,14 +1,15 @@
 """Failure injection in a running lab: a link cut or lossy, a host losing its power.
 
 A link is named by its two hosts, `h1-h2` (either order). `link down` sets
-both of its ends down, as a pulled cable would; `link set --loss` drops a
+it down (the lab's end of the veth pair; the other loses its carrier), as a
+pulled cable would; `link set --loss` drops a
 share of what leaves either end (an eBPF program, substrate/loss.py: this
 kernel has no netem). `host down` sets every link of the host down and stops
 its agent, whose VRs' routing daemons stop with it, as a power failure would;
 `host up` brings the links back and starts the agent again, which restores
 its VRs from its state directory. Bringing a link up converges the lab's own
 objects again (the kernel drops a link's routes when it goes down), which also
-brings up any other link left down. `lab up` of the file does the same, and
+brings up any other link left down; `lab up` of the file does the same, and
 `lab down` works as before.
 """
 
@@ -61,12 +62,14 @@ def set_link(lab: str, name: str, up: bool) -> None:
 
 
 def _set_state(topo: Topology, links: list[UnderlayLink], up: bool) -> None:
-    """Both ends of each link down, or up; up also puts back the underlay routes the
-    kernel dropped with the link (the lab's converge: only what is missing is added)."""
+    """Each link down or up at the end the lab owns (its `a` side; the veth's other end
+    loses its carrier with it, so nothing passes either way, as with a pulled cable).
+    Up also puts back the underlay routes the kernel dropped with the link: the lab's
+    converge, which adds only what is missing (as `lab up` of the file would)."""
     with Kernel() as k:
         for link in links:
-            for ns, port in _ends(topo, link):
-                k.set_link(ns, port, state="up" if up else "down")
+            ns, port = _ends(topo, link)[0]
+            k.set_link(ns, port, state="up" if up else "down")
     if up:
         converge_lab(topo)
 
