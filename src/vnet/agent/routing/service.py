@@ -65,11 +65,12 @@ class RoutingService:
 
     async def add_state(self, routers: list[dict[str, Any]]) -> None:
         """Each OSPF VR entry gets routing/state; a VR whose daemons are not running is failed."""
-        for r in routers:
-            inst = self.supervisor.instances.get(r["name"])
-            if inst is None:
-                continue
-            view = await asyncio.to_thread(state.read, inst, self._seen)
+        asked = [(r, i) for r in routers if (i := self.supervisor.instances.get(r["name"]))]
+        # one vtysh per VR, side by side (the default executor bounds how many at once)
+        views = await asyncio.gather(
+            *(asyncio.to_thread(state.read, inst, self._seen) for _, inst in asked)
+        )
+        for (r, _), view in zip(asked, views, strict=True):
             r["routing"] = {**r.get("routing", {}), "state": view}
             if view["daemons"] != "running" and r.get("oper-state") == "running":
                 r["oper-state"] = "failed"

@@ -109,6 +109,9 @@ class RoutingSupervisor:
 
     def _start(self, inst: Instance) -> None:
         frr.stop_recorded(inst.directory)
+        if missing := frr.installed():
+            self._fail(inst, f"the routing daemons cannot start: {missing}")
+            return
         frr.prepare_dir(inst.directory, frrconf.config_files(inst.vr, inst.directory))
         try:
             for daemon in frrconf.daemons(inst.vr):
