@@ -121,6 +121,35 @@ def test_routing_state_over_restconf(lab: str) -> None:
     assert {r["destination"] for r in state["route"]} >= {"10.51.1.0/24", "fd00:51:1::/64"}
 
 
+def _pids(lab: str, host: str, vr: str) -> set[int]:
+    records = frr.instance_dir(f"{lab}.{host}", vr) / frr.RECORDS
+    return {r["pid"] for r in json.loads(records.read_text())}
+
+
+def test_only_a_change_frr_sees_restarts_the_daemons(lab: str, h1: manager.Manager) -> None:
+    """A static route leaves r1's daemons (and adjacencies) alone; a new cost restarts them."""
+    before = _pids(lab, "h1", "r1")
+    route = (
+        f'<config><routers xmlns="{NS}"><router><name>r1</name><route>'
+        "<destination>10.99.0.0/16</destination><next-hop>10.51.12.2</next-hop>"
+        "</route></router></routers></config>"
+    )
+    h1.edit_config(target="running", config=route)
+    assert _pids(lab, "h1", "r1") == before
+    cost = (
+        f'<config><routers xmlns="{NS}"><router><name>r1</name><interface><name>eth0</name>'
+        "<ospf><cost>11</cost></ospf></interface></router></routers></config>"
+    )
+    h1.edit_config(target="running", config=cost)
+    assert not _pids(lab, "h1", "r1") & before, "restarted with the new cost"
+    wait_until(
+        lambda: len(full_neighbors(routing_state(h1, "r1"))) == 4,
+        CONVERGE,
+        "r1 Full again with r2 and r3",
+        interval=POLL,
+    )
+
+
 def test_routing_rides_the_management_class_on_a_shaped_link(lab: str) -> None:
     """r1's OSPF and BFD (2 sessions at 100 ms) toward r3 leave h1 over ul-h3 in the
     guaranteed management class, not in a13's own class (VNI 513)."""

@@ -1,7 +1,7 @@
 """The agent's FRRouting instances: one per VR whose routing is ospf, kept as configured.
 
-`sync` after every commit starts, restarts (changed configuration) and stops
-instances so that exactly the running configuration's OSPF VRs have one;
+`sync` after every commit starts, restarts (changed FRR configuration) and
+stops instances so that exactly the running configuration's OSPF VRs have one;
 `check`, called every second, restarts an instance whose daemon died, at most
 MAX_RESTARTS times in RESTART_WINDOW seconds; past that, or when a daemon
 does not come up, the VR is failed with the reason until its next change.
@@ -67,8 +67,11 @@ class RoutingSupervisor:
         """Exactly one instance per up VR with OSPF routing, each with its current configuration."""
         wanted = {vr.name: vr for vr in routers if vr.runs_ospf and vr.admin_state == "up"}
         for name in list(self.instances):
-            if name not in wanted or wanted[name] != self.instances[name].vr:
+            inst = self.instances[name]
+            if name not in wanted or _files(wanted[name], inst) != _files(inst.vr, inst):
                 self._stop(self.instances.pop(name))
+            else:  # a change FRR does not see (a static route, an address): no flap
+                inst.vr = wanted[name]
         for name, vr in wanted.items():
             if name not in self.instances:
                 inst = Instance(vr, self.node_ns(name), frr.instance_dir(self.scope, name))
@@ -154,6 +157,10 @@ class RoutingSupervisor:
     def _stop(self, inst: Instance) -> None:
         self._stop_children(inst)
         frr.stop_recorded(inst.directory)
+
+
+def _files(vr: VirtualRouter, inst: Instance) -> dict[str, str]:
+    return frrconf.config_files(vr, inst.directory)
 
 
 def _tail(directory: Path, daemon: str) -> str:
