@@ -106,9 +106,11 @@ class RoutingSupervisor:
         return changes
 
     def stop_all(self) -> None:
+        """Every instance stopped, and the agent's folder under the run directory removed."""
         for inst in self.instances.values():
             self._stop(inst)
         self.instances.clear()
+        frr.stop_scope(self.scope)
 
     def _start(self, inst: Instance) -> None:
         frr.stop_recorded(inst.directory)
