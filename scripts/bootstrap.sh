@@ -24,6 +24,8 @@ TEST_PACKAGES=(tcpdump netsniff-ng openvswitch-switch openvswitch-common curl li
                # erlang-snmp carries SNMPv2-SMI/-TC/-CONF and INET-ADDRESS-MIB (Debian's
                # own IETF MIB files are non-free) so smilint and the tools can load it
                smitools snmp snmptrapd erlang-snmp
+               # routing inside VRs: zebra, ospfd, ospf6d and bfdd (the agent runs them)
+               frr
                # the controller's PostgreSQL: the server tests start (initdb, postgres as nobody)
                # and libpq5, which psycopg 3 (pure Python) loads
                postgresql libpq5

@@ -20,6 +20,10 @@ from vnet.substrate.seg6 import (
 )
 from vnet.substrate.tc import (
     LINK_MAJOR,
+    PRIO_ANY_VXLAN,
+    PRIO_NETWORK,
+    PRIO_REST,
+    PRIO_TENANT_ROUTING,
     VNET_MAJOR,
     AddTcClass,
     AddTcFilter,
@@ -145,7 +149,7 @@ def test_network_bandwidth_adds_a_class_and_a_vni_filter_on_both_link_ends() -> 
         ("vnet-emtest-mininet", handle(LINK_MAJOR, 102)),
     }
     filters = [op for op in ops if isinstance(op, AddTcFilter)]
-    assert len(filters) == 2 and all(op.filter.prio == 1 for op in filters)
+    assert len(filters) == 2 and all(op.filter.prio == PRIO_NETWORK for op in filters)
     # the best-effort class gives up what the network now has guaranteed
     changes = [op for op in ops if isinstance(op, ChangeTcClass)]
     assert {op.new.rate for op in changes} == {1_000_000_000 - 10_000_000 - 200_000_000}
@@ -160,7 +164,8 @@ def test_a_new_link_rate_rebuilds_the_classes_below_it() -> None:
     k = kinds(ops)
     assert k.count(SetShaper) == 2
     # the reset root lost its classes: they are added again, not changed, not deleted
-    assert k.count(AddTcClass) == 4 and k.count(AddTcFilter) == 4
+    # per end: any VXLAN, the rest, and the tenants' OSPFv2, OSPFv3, BFD, BFD6
+    assert k.count(AddTcClass) == 4 and k.count(AddTcFilter) == 12
     assert ChangeTcClass not in k and DeleteTcClass not in k
 
 
@@ -201,3 +206,34 @@ def test_every_new_operation_has_an_inverse_that_prints() -> None:
         for op in plan(new, KernelState()) + plan(new, old):
             assert op.inverse().inverse() == op
             assert op.describe() and op.inverse().describe()
+
+
+def test_tenant_routing_inside_vxlan_rides_the_management_class() -> None:
+    """OSPF and BFD of the tenants' VRs come first (their own prio), ahead of the networks'
+    classes."""
+    from vnet.substrate.tc import MANAGEMENT_MINOR
+    from vnet.substrate.u32 import vxlan_routing_match
+
+    state = state_of(load_testbed())
+    ns, dev = next((f.ns, f.dev) for f in state.tc_filters)
+    mine = sorted(
+        (f for f in state.tc_filters if (f.ns, f.dev) == (ns, dev)), key=lambda f: (f.prio, f.label)
+    )
+    routing = [f for f in mine if f.label.startswith("match vxlan ospf") or "bfd" in f.label]
+    assert sorted(f.label for f in routing) == [
+        "match vxlan bfd",
+        "match vxlan bfd6",
+        "match vxlan ospfv2",
+        "match vxlan ospfv3",
+    ]
+    assert all(
+        f.prio == PRIO_TENANT_ROUTING and f.classid == handle(LINK_MAJOR, MANAGEMENT_MINOR)
+        for f in routing
+    )
+    assert mine[: len(routing)] == routing, "before any network's class"
+    assert PRIO_TENANT_ROUTING < PRIO_NETWORK < PRIO_ANY_VXLAN < PRIO_REST
+    # IPv4 underlay: outer IP 20 + UDP 8 + VXLAN 8 = the inner frame at 36; its ethertype at
+    # 48, the inner IPv4 protocol at 36 + 14 + 9 = 59, a BFD port at 36 + 14 + 20 + 2 = 72
+    assert (59, 89, 0xFF) in vxlan_routing_match(0x0800, 89, None, False)
+    assert {(48, 0x86, 0xFF), (56, 89, 0xFF)} <= set(vxlan_routing_match(0x86DD, 89, None, False))
+    assert {(72, 0x0E, 0xFF), (73, 0xC8, 0xFF)} <= set(vxlan_routing_match(0x0800, 17, 3784, False))

@@ -444,6 +444,9 @@ def test_oids_match_the_mib_file() -> None:
     assert f["vnetVrIfOutDiscards"] == (*oids.IF_STATS_ENTRY, 9)
     assert f["vnetNetworkBandwidth"] == (*oids.NETWORK_ENTRY, oids.NET_BANDWIDTH)
     assert f["vnetEventMessage"] == oids.EVENT_MESSAGE[:-1]
+    assert f["vnetVrRoutingEntry"] == oids.VR_ROUTING_ENTRY
+    assert f["vnetVrRoutingFullNeighbors"] == (*oids.VR_ROUTING_ENTRY, oids.RTG_FULL)
+    assert f["vnetVrRoutingLastError"] == (*oids.VR_ROUTING_ENTRY, oids.RTG_LAST_ERROR)
     for name, oid in [
         ("vnetVrCreated", oids.VR_CREATED),
         ("vnetVrRemoved", oids.VR_REMOVED),
@@ -451,3 +454,43 @@ def test_oids_match_the_mib_file() -> None:
         ("vnetVrModified", oids.VR_MODIFIED),
     ]:
         assert f[name] == oid
+
+
+def test_routing_columns_count_an_ospf_vrs_neighbours_and_routes() -> None:
+    from vnet.agent.snmp.columns import state_columns
+
+    state = {
+        "vnet-router:routers": {
+            "router": [
+                {"name": "static", "index": 1},
+                {
+                    "name": "r2",
+                    "index": 2,
+                    "routing": {
+                        "protocol": "ospf",
+                        "state": {
+                            "daemons": "running",
+                            "restarts": 1,
+                            "last-error": "ospfd exited",
+                            "neighbor": [{"state": "Full"}, {"state": "Init"}],
+                            "route": [{"destination": "10.9.0.0/24"}],
+                        },
+                    },
+                },
+            ]
+        }
+    }
+    cells = {
+        col.oid[-1]: col.values
+        for col in state_columns(state)
+        if col.oid[:-1] == oids.VR_ROUTING_ENTRY
+    }
+    assert {c: v[(2,)].raw for c, v in cells.items()} == {
+        oids.RTG_DAEMONS: 1,
+        oids.RTG_RESTARTS: 1,
+        oids.RTG_NEIGHBORS: 2,
+        oids.RTG_FULL: 1,
+        oids.RTG_ROUTES: 1,
+        oids.RTG_LAST_ERROR: "ospfd exited",
+    }
+    assert all((1,) not in v for v in cells.values()), "no row for a static VR"

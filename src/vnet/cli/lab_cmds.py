@@ -132,3 +132,13 @@ def status(name: str | None, as_json: bool) -> None:
 def exec_cmd(lab_name: str | None, node: str, command: tuple[str, ...]) -> None:
     """Run COMMAND inside NODE's network namespace: vnet lab exec red-a -- ping 10.2.0.2"""
     labmod.exec_in(labmod.pick_lab(lab_name), node, list(command))
+
+
+def _add_fault_commands() -> None:
+    from vnet.cli.lab_fault_cmds import host, link
+
+    lab.add_command(link)
+    lab.add_command(host)
+
+
+_add_fault_commands()

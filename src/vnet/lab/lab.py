@@ -38,7 +38,7 @@ from vnet.substrate import (
     realize,
 )
 from vnet.substrate.kernel import NotANamespace
-from vnet.tools import cgroupfs, processes
+from vnet.tools import cgroupfs, frr, processes
 from vnet.tools.durable import remove_with_staging, replace_durably
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
@@ -128,12 +128,8 @@ def up(
     topo = topology if topology is not None else load_topology(path)
     t = timings.time("load and check", t)
     with_agents = topo.management is not None and topo.management.agents
-    # with agents, each host's agent makes its VRs; the lab makes the rest
-    where = replace(lab_placement(topo.name), routers=not with_agents)
-    desired = realize(topo, where)
-    with Kernel() as kernel:
-        ops = converge(kernel, desired, where, dry_run=dry_run, progress=progress, fault=fault)
-        t = timings.time("plan" if dry_run else "plan and apply", t)
+    desired, ops = converge_lab(topo, dry_run=dry_run, progress=progress, fault=fault)
+    t = timings.time("plan" if dry_run else "plan and apply", t)
     if dry_run:
         return UpResult(topo, ops, timings, desired)
     old = read_record(topo.name) or LabRecord(topo.name)
@@ -152,6 +148,22 @@ def up(
         timings.time("controller", t)
     write_record(record)
     return UpResult(topo, ops, timings, desired)
+
+
+def converge_lab(
+    topo: Topology,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    fault: Fault | None = None,
+) -> tuple[KernelState, list[Op]]:
+    """The lab's own share of the kernel (all but the agents' VRs) made to match `topo`."""
+    with_agents = topo.management is not None and topo.management.agents
+    # with agents, each host's agent makes its VRs; the lab makes the rest
+    where = replace(lab_placement(topo.name), routers=not with_agents)
+    desired = realize(topo, where)
+    with Kernel() as kernel:
+        ops = converge(kernel, desired, where, dry_run=dry_run, progress=progress, fault=fault)
+    return desired, ops
 
 
 def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
@@ -254,6 +266,8 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
         hosts = [ns.node for ns in lab_objects.state.namespaces.values() if ns.role == "host"]
         # what each host's agent made (its VRs) goes first, then the lab's own objects
         for scope in [*(agents.agent_scope(name, h) for h in sorted(hosts)), name]:
+            # routing daemons an agent killed without its clean-up left (by their records)
+            frr.stop_scope(scope)
             before = (
                 lab_objects
                 if scope == name

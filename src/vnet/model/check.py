@@ -24,6 +24,7 @@ from vnet.model.names import (
     tenant_name_problem,
 )
 from vnet.model.qos import qos_problems
+from vnet.model.routing_check import routing_problems
 from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import Route, Topology, VirtualNetwork, VirtualRouter
 
@@ -286,6 +287,7 @@ class _Checker:
             self.check_router_interfaces(i, vr)
             addrs = [a for itf in vr.interfaces for a in (itf.ipv4, itf.ipv6) if a is not None]
             self.check_routes(("routers", i), subject, vr.routes, addrs)
+        self.problems += routing_problems(self.t)
 
     def check_router_interfaces(self, i: int, vr: VirtualRouter) -> None:
         subject = f"router {shown(vr.name)}"

@@ -35,8 +35,8 @@ def assign_indexes(topo: Topology) -> Topology:
 def auto_routes(topo: Topology) -> Topology:
     """Static routes along shortest paths (hop count, ties by file order).
 
-    Only for tenants declared with `routing: auto`; routes written in the
-    file win over derived ones with the same destination.
+    Only for tenants declared with `routing: auto`, and not for their VRs that run
+    OSPF; routes written in the file win over derived ones with the same destination.
     """
     auto = {t.name for t in topo.tenants if t.routing == "auto"}
     if not auto:
@@ -45,7 +45,12 @@ def auto_routes(topo: Topology) -> Topology:
 
     tenant_of = {n.name: n.tenant for n in topo.networks}
     graphs = {fam: _family_graph(topo, fam, tenant_of, auto, nx) for fam in FAMILIES}
-    routers = [_with_routes(vr, topo, graphs, tenant_of, auto) for vr in topo.routers]
+    # a VR that runs OSPF learns its routes: derived static ones would override them
+    # (and outlive the failure OSPF routes around)
+    routers = [
+        vr if vr.runs_ospf else _with_routes(vr, topo, graphs, tenant_of, auto)
+        for vr in topo.routers
+    ]
     gateways = {r.name: r for r in routers}
     endhosts = [_with_default(eh, topo, gateways, tenant_of, auto) for eh in topo.endhosts]
     return topo.model_copy(update={"routers": routers, "endhosts": endhosts})

@@ -28,6 +28,7 @@ from vnet.model.connection import Connection
 from vnet.model.controller_config import DEFAULT_PORT, Share
 from vnet.model.rate import parse_rate
 from vnet.model.resources import Resources
+from vnet.model.routing import InterfaceOspf, Routing
 
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 
@@ -162,6 +163,8 @@ class Interface(_Strict):
     name: str | None = None
     ipv4: Interface4 | None = None
     ipv6: Interface6 | None = None
+    # its part in OSPF when the VR's routing is ospf; None: none (announced as connected)
+    ospf: InterfaceOspf | None = None
 
 
 class VirtualRouter(_Strict):
@@ -171,8 +174,14 @@ class VirtualRouter(_Strict):
     admin_state: Literal["up", "down"] = "up"
     interfaces: list[Interface] = Field(default_factory=list)
     routes: list[Route] = Field(default_factory=list)
+    # static (only `routes`) or ospf (FRR inside the VR); None: static
+    routing: Routing | None = None
     # CPU and memory its processes may use (routing daemons, applications); None: unlimited
     resources: Resources | None = None
+
+    @property
+    def runs_ospf(self) -> bool:
+        return self.routing is not None and self.routing.protocol == "ospf"
 
     def ifname(self, position: int) -> str:
         """The interface's name inside the VR: its own or eth<position>."""

@@ -28,6 +28,10 @@ from vnet.substrate.tc import (
     LINK_MAJOR,
     LINK_ROOT_CLASS,
     MANAGEMENT_MINOR,
+    PRIO_ANY_VXLAN,
+    PRIO_NETWORK,
+    PRIO_REST,
+    PRIO_TENANT_ROUTING,
     UNDERLAY_MAJOR,
     VNET_MAJOR,
     Shaper,
@@ -38,7 +42,13 @@ from vnet.substrate.tc import (
     handle,
     queue_bytes,
 )
-from vnet.substrate.u32 import ip6_dst_match, vxlan_match
+from vnet.substrate.u32 import (
+    TENANT_ROUTING,
+    Match,
+    ip6_dst_match,
+    vxlan_match,
+    vxlan_routing_match,
+)
 
 
 def realize_connections(topo: Topology, where: Placement, state: KernelState) -> None:
@@ -239,23 +249,19 @@ def add_link_tree(state: KernelState, ns: NsName, dev: str, tree: LinkTree, v6: 
         state.tc_classes[cls.key] = cls
         return cls.classid
 
+    def add_filter(prio: int, proto: int, match: Match, to: int, label: str) -> None:
+        state.tc_filters.add(TcFilter(ns, dev, root, prio, proto, match, to, label=label))
+
     mgmt_id = add_class(MANAGEMENT_MINOR, tree.reserved, tree.rate)
     be_id = add_class(BEST_EFFORT_MINOR, tree.best_effort, tree.rate)
+    # The kernel numbers each filter (TcFilter), so order between kinds is the prio's: the
+    # tenants' routing (OSPF, BFD inside VXLAN) rides the guaranteed class with the
+    # substrate's own, ahead of the networks' classes that would take it otherwise.
+    for label, ethertype, proto, port in TENANT_ROUTING:
+        match = vxlan_routing_match(ethertype, proto, port, v6)
+        add_filter(PRIO_TENANT_ROUTING, l3, match, mgmt_id, f"match vxlan {label}")
     for minor, vni, rate, ceil in tree.networks:
         cid = add_class(minor, rate, ceil)
-        state.tc_filters.add(
-            TcFilter(
-                ns,
-                dev,
-                root,
-                1,
-                l3,
-                vxlan_match(vni, v6),
-                cid,
-                label=f"match vxlan vni {vni}",
-            )
-        )
-    state.tc_filters.add(
-        TcFilter(ns, dev, root, 2, l3, vxlan_match(None, v6), be_id, label="match udp dport 4789")
-    )
-    state.tc_filters.add(TcFilter(ns, dev, root, 3, ETH_P_ALL, (), mgmt_id, label="match u32 0 0"))
+        add_filter(PRIO_NETWORK, l3, vxlan_match(vni, v6), cid, f"match vxlan vni {vni}")
+    add_filter(PRIO_ANY_VXLAN, l3, vxlan_match(None, v6), be_id, "match udp dport 4789")
+    add_filter(PRIO_REST, ETH_P_ALL, (), mgmt_id, "match u32 0 0")

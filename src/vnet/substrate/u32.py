@@ -40,6 +40,32 @@ def vxlan_match(vni: int | None, underlay_v6: bool) -> Match:
     return tuple(sorted(out))
 
 
+# what the tenants' routing protocols send inside VXLAN: (label, inner ethertype, inner IP
+# protocol, UDP destination port or None)
+OSPF, UDP, BFD_PORT = 89, 17, 3784
+TENANT_ROUTING = (
+    ("ospfv2", 0x0800, OSPF, None),
+    ("ospfv3", 0x86DD, OSPF, None),
+    ("bfd", 0x0800, UDP, BFD_PORT),
+    ("bfd6", 0x86DD, UDP, BFD_PORT),
+)
+ETHERNET_HEADER, VXLAN_HEADER, UDP_HEADER = 14, 8, 8
+
+
+def vxlan_routing_match(ethertype: int, proto: int, port: int | None, underlay_v6: bool) -> Match:
+    """VXLAN carrying an inner IPv4/IPv6 packet (without options or extension headers) of
+    protocol `proto` (and to UDP `port`): a tenant's OSPF or BFD inside its network."""
+    inner = (40 if underlay_v6 else 20) + UDP_HEADER + VXLAN_HEADER  # the inner frame
+    ip = inner + ETHERNET_HEADER
+    v6 = ethertype == 0x86DD
+    out = vxlan_match(None, underlay_v6)
+    out += match_bytes(struct.pack(">H", ethertype), b"\xff\xff", inner + 12)
+    out += match_bytes(bytes([proto]), b"\xff", ip + (6 if v6 else 9))
+    if port is not None:
+        out += match_bytes(struct.pack(">H", port), b"\xff\xff", ip + (40 if v6 else 20) + 2)
+    return tuple(sorted(out))
+
+
 def pyroute2_keys(match: Match) -> list[str]:
     if not match:
         return ["0x0/0x0+0"]

@@ -108,6 +108,8 @@ class RouterIndex:
         """True unless the changed VRs are shown to satisfy every invariant (then False)."""
         names = _names(change.changed)
         changed = [vr for vr in hc.routers if vr.name in names]
+        if any(vr.routing is not None and vr.routing.protocol != "static" for vr in changed):
+            return True  # OSPF's invariants span VRs (areas, timers, router ids): full checks
         reduced = hc.model_copy(update={"routers": changed, "underlay": [], "srv6": Srv6OnHost()})
         if check_host(reduced):
             return True

@@ -18,6 +18,7 @@ from vnet.agent.datastore.events import Event, EventBus, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
 from vnet.agent.datastore.persist import GroupSync, RunningFile, disk_error
 from vnet.agent.nacm import Nacm
+from vnet.agent.routing.service import RoutingService
 from vnet.agent.telemetry import commit_timer
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
@@ -63,6 +64,10 @@ class Datastore:
             endhosts=False,
         )
         self.validator = validation.Validator(config, self.placement)  # what a commit changes
+        # the VRs' routing daemons (FRR), kept as the running configuration says
+        self.routing = RoutingService(
+            config.scope, self.placement.node_ns, self._in_kernel_thread, self.events
+        )
 
     # -- lifecycle -----------------------------------------------------------
     def has_stored(self) -> bool:
@@ -94,6 +99,7 @@ class Datastore:
         self.candidate = self.running  # trees are never changed in place
         if self.apply_to_kernel:
             await self._in_kernel_thread(self._converge, self._desired(self.running), None)
+            await self.routing.start(self._host_config(self.running).routers)
         now = time.time()
         for r in codec.routers_of(self.running):
             self.started_at[r["name"]] = now
@@ -108,6 +114,8 @@ class Datastore:
 
     async def close(self) -> None:
         self.confirms.close()  # a pending confirmed commit's rollback point stays on disk
+        if self.apply_to_kernel:
+            await self.routing.close()
 
         def _close() -> None:
             if self._kernel is not None:
@@ -166,6 +174,7 @@ class Datastore:
         tree = state.with_routers(running, routers, detailed is None)
         kernel_view = await self._in_kernel_thread(self._read_state, routers, detailed is None)
         state.add_router_state(routers, kernel_view, self.started_at)
+        await self.routing.add_state(routers)
         key, value = state.hypervisor_state(self.config, self.placement, running)
         tree[key] = value
         counters = await self._in_kernel_thread(
@@ -344,6 +353,8 @@ class Datastore:
         if not self.candidate_dirty:
             self.candidate = tree  # shared: trees are never changed in place
         self._wrote(Written(position, self._epoch, tree, events))
+        if self.apply_to_kernel:  # after the commit point: a daemon's failure is the VR's state
+            await self.routing.sync(hc.routers)
 
     async def _apply(self, desired: KernelState, events: list[Event]) -> KernelState:
         """Converge the kernel to `desired` and return it; on refusal, the kernel is rolled

@@ -11,6 +11,7 @@ from typing import Any
 from vnet.agent.snmp import rowstatus as rs
 from vnet.agent.snmp import smi
 from vnet.agent.snmp.resources import resource_columns
+from vnet.agent.snmp.routing import routing_columns
 from vnet.agent.snmp.rows import (
     COLUMNS,
     ENTRY,
@@ -77,6 +78,7 @@ def state_columns(state: dict[str, Any] | None) -> list[Column]:
         Column(oids.column(oids.IF_STATS_ENTRY, c), v) for c, v in if_cells.items()
     ]
     columns += resource_columns(state or {})
+    columns += routing_columns(state or {})
     return lazy(columns) if state is None else columns
 
 

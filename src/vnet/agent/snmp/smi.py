@@ -69,6 +69,10 @@ def gauge(n: int) -> Value:
     return Value(Kind.GAUGE, n)
 
 
+def counter32(n: int) -> Value:
+    return Value(Kind.COUNTER32, n % 2**32)  # wraps, as a Counter32 does
+
+
 def counter64(n: int) -> Value:
     return Value(Kind.COUNTER64, n)
 

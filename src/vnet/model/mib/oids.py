@@ -48,6 +48,9 @@ NET_NAME, NET_TENANT, NET_IPV4, NET_IPV6, NET_MTU, NET_BANDWIDTH = 2, 3, 4, 5, 6
 # vnetVrResourceTable (issue 14): limits and use of a VR's cgroup, rows only for VRs with one
 VR_RESOURCE_ENTRY: OID = (*OBJECTS, 9, 1)
 RES_CPU_LIMIT, RES_CPUSET, RES_MEM_LIMIT, RES_CPU_TIME, RES_CUR_MEM = 1, 2, 3, 4, 5
+# vnetVrRoutingTable: the routing daemons of each OSPF VR and what they learned, counted
+VR_ROUTING_ENTRY: OID = (*OBJECTS, 10, 1)
+RTG_DAEMONS, RTG_RESTARTS, RTG_NEIGHBORS, RTG_FULL, RTG_ROUTES, RTG_LAST_ERROR = 1, 2, 3, 4, 5, 6
 
 EVENT_OPERATION: OID = (*NOTIFICATION_OBJECTS, 1, 0)
 EVENT_MESSAGE: OID = (*NOTIFICATION_OBJECTS, 2, 0)

@@ -20,6 +20,7 @@ from vnet.model.errors import Loc, Problem, TopologyError
 from vnet.model.host import HostConfig
 from vnet.model.resources import Resources
 from vnet.model.topology import Address, VirtualNetwork, VirtualRouter
+from vnet.model.yang import routing
 from vnet.model.yang.guarantees import guarantees_data, guarantees_path, guarantees_tree
 from vnet.model.yang.module import NETWORKS, PREFIX, ROUTERS
 
@@ -64,11 +65,20 @@ def _router_data(r: dict[str, Any], host: str) -> dict[str, Any]:
     data = {
         **_pick(r, _VR_FIELDS),
         "host": host,
-        "interfaces": [_pick(i, _ITF_FIELDS) for i in r.get("interface", [])],
+        "interfaces": [_interface_data(i) for i in r.get("interface", [])],
         "routes": [_pick(x, _ROUTE_FIELDS) for x in r.get("route", [])],
     }
     if "resources" in r:
         data["resources"] = _pick(r["resources"], _RESOURCE_FIELDS)
+    if "routing" in r:
+        data["routing"] = routing.routing_data(r["routing"])
+    return data
+
+
+def _interface_data(i: dict[str, Any]) -> dict[str, Any]:
+    data = _pick(i, _ITF_FIELDS)
+    if "ospf" in i:
+        data["ospf"] = routing.ospf_data(i["ospf"])
     return data
 
 
@@ -163,6 +173,8 @@ def router_entry(vr: VirtualRouter) -> dict[str, Any]:
             e["ipv4"] = str(itf.ipv4)
         if itf.ipv6:
             e["ipv6"] = str(itf.ipv6)
+        if itf.ospf is not None:
+            e["ospf"] = routing.ospf_entry(itf.ospf)
         itfs.append(e)
     entry: dict[str, Any] = {"name": vr.name}
     if vr.index is not None:
@@ -174,6 +186,8 @@ def router_entry(vr: VirtualRouter) -> dict[str, Any]:
         ]
     if vr.resources is not None:
         entry["resources"] = resources_entry(vr.resources)
+    if vr.routing is not None:
+        entry["routing"] = routing.routing_entry(vr.routing)
     return entry
 
 
@@ -232,8 +246,7 @@ def _router_path(rest: Loc, routers: list[dict[str, Any]]) -> str:
         itfs = router.get("interface", [])
         if rest[1] < len(itfs):
             path += f"/{p}:interface{_key_pred(itfs[rest[1]]['name'])}"
-            if len(rest) > 2:
-                path += f"/{p}:{rest[2]}"
+            path += routing.yang_steps(rest[2:])
         return path
     if rest[0] == "routes" and len(rest) > 1 and isinstance(rest[1], int):
         routes = router.get("route", [])
@@ -243,8 +256,8 @@ def _router_path(rest: Loc, routers: list[dict[str, Any]]) -> str:
                 field = {"to": "destination", "via": "next-hop"}.get(str(rest[2]), rest[2])
                 path += f"/{p}:{field}"
         return path
-    if rest[0] == "resources":
-        return path + "".join(f"/{p}:{part}" for part in rest)
+    if rest[0] in ("resources", "routing"):
+        return path + routing.yang_steps(rest)
     inverse = {v: k for k, v in _VR_FIELDS.items()}
     return path + f"/{p}:{inverse.get(str(rest[0]), rest[0])}"
 

@@ -1,0 +1,1 @@
+"""Dynamic routing inside VRs: FRRouting configuration from the model, and its daemons."""

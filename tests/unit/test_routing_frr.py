@@ -1,0 +1,93 @@
+"""FRR's configuration from the model, and the pure parts of failure injection."""
+
+from __future__ import annotations
+
+import copy
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from vnet.agent.routing.frrconf import config_files, daemons
+from vnet.lab.faults import link_of, parse_share
+from vnet.lab.lab import LabError
+from vnet.model import build_topology
+from vnet.substrate import loss
+
+from .test_routing_model import BASE
+
+D = Path("/run/x/r1")
+
+
+def _r1(ospf: dict, routing: dict | None = None):  # type: ignore[no-untyped-def]
+    data = copy.deepcopy(BASE)
+    data["routers"][0]["interfaces"][0]["ospf"] = ospf
+    data["routers"][1]["interfaces"][0]["ospf"] = {k: v for k, v in ospf.items() if k != "cost"}
+    if routing is not None:
+        data["routers"][0]["routing"] = routing
+    return build_topology(data).router("r1")
+
+
+def test_ospfv2_and_v3_with_bfd_profiles() -> None:
+    vr = _r1({"area": 1, "cost": 7, "hello": 1, "dead": 4, "bfd": {"min_rx": 100}})
+    assert daemons(vr) == ["zebra", "bfdd", "ospfd", "ospf6d"]
+    files = config_files(vr, D)
+    assert files["ospfd.conf"] == (
+        "hostname r1\n"
+        "log file /run/x/r1/ospfd.log\n"
+        "!\n"
+        "interface eth0\n"
+        " ip ospf area 0.0.0.1\n"
+        " ip ospf hello-interval 1\n"
+        " ip ospf dead-interval 4\n"
+        " ip ospf cost 7\n"
+        " ip ospf bfd\n"
+        " ip ospf bfd profile eth0\n"
+        "!\n"
+        "router ospf\n"
+        " ospf router-id 10.0.0.1\n"
+        " redistribute connected\n"
+        "!\n"
+    )
+    assert " ipv6 ospf6 area 0.0.0.1\n" in files["ospf6d.conf"]
+    assert " ospf6 router-id 10.0.0.1\n" in files["ospf6d.conf"]
+    assert (
+        " profile eth0\n  receive-interval 100\n  transmit-interval 300\n  detect-multiplier 3\n"
+        in files["bfdd.conf"]
+    )
+    assert "interface eth1" not in files["ospfd.conf"], "the stub network forms no adjacency"
+
+
+def test_only_the_families_asked_for_run() -> None:
+    vr = _r1({}, {"protocol": "ospf", "families": ["ipv6"], "router_id": "9.9.9.9"})
+    assert daemons(vr) == ["zebra", "ospf6d"]
+    assert set(config_files(vr, D)) == {"zebra.conf", "ospf6d.conf"}
+    assert " ospf6 router-id 9.9.9.9\n" in config_files(vr, D)["ospf6d.conf"]
+
+
+@pytest.mark.parametrize(
+    "text, share", [("2%", Fraction(1, 50)), ("0.5", Fraction(1, 200)), ("100%", 1), ("0", 0)]
+)
+def test_loss_shares(text: str, share: Fraction) -> None:
+    assert parse_share(text) == share
+
+
+@pytest.mark.parametrize("text", ["-1%", "101%", "lots", ""])
+def test_bad_loss_is_refused(text: str) -> None:
+    with pytest.raises(LabError, match="--loss"):
+        parse_share(text)
+
+
+def test_the_loss_program_draws_against_its_threshold() -> None:
+    assert loss.threshold(Fraction(1, 50)) == round(2**32 / 50)
+    assert loss.threshold(Fraction(1)) == 2**32  # every u32 draw is below: all dropped
+    program = loss.program(Fraction(1, 50))
+    assert len(program) == 8 * 8
+    assert program[8] == loss.LD_IMM64  # the 64-bit threshold, so 100 % fits
+
+
+def test_links_are_named_by_their_hosts_in_either_order() -> None:
+    topo = build_topology(copy.deepcopy(BASE))
+    assert link_of(topo, "h2-h1") == topo.links[0]
+    with pytest.raises(LabError, match=r"no link 'h1-h3' in lab 't' \(its links: h1-h2\)"):
+        link_of(topo, "h1-h3")
