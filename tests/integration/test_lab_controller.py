@@ -162,6 +162,7 @@ def curl_post(name: str, path: str, view: dict[str, Any], key: str) -> dict[str,
     done = subprocess.run(
         [
             *("ip", "netns", "exec", access.namespace, "curl", "-sS", "--max-time", "10"),
+            *("--cacert", str(access.certificate)),
             *("-H", f"Authorization: Bearer {token}", "-H", f"Idempotency-Key: {key}"),
             *("-H", "Content-Type: application/json", "--data-binary", json.dumps(request)),
             f"{access.url}/api/v1{path}",
