@@ -5,6 +5,7 @@ the SSH banner and 15 s for the key exchange)."""
 from __future__ import annotations
 
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +26,7 @@ SAYS = {
 @pytest.fixture
 def silent_peer(request: pytest.FixtureRequest) -> Iterator[int]:
     """A loopback listener that accepts, says `request.param`, and then reads and says
-    nothing until the test ends; its port."""
+    nothing until the test ends (None: resets the connection at once); its port."""
     listener = socket.create_server(("127.0.0.1", 0))
     accepted: list[socket.socket] = []
     done = threading.Event()
@@ -38,7 +39,11 @@ def silent_peer(request: pytest.FixtureRequest) -> Iterator[int]:
             except TimeoutError:
                 continue
             accepted.append(conn)
-            conn.sendall(request.param)
+            if request.param is None:  # resets at once, as an agent dying as it accepts
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                conn.close()
+            else:
+                conn.sendall(request.param)
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -72,3 +77,14 @@ def test_a_closed_port_is_a_connect_error_at_once() -> None:
         NetconfClient(Endpoint(port=port, password="x", timeout=TIMEOUT))
     assert time.monotonic() - started < SLACK
     assert not isinstance(raised.value, TimedOut), raised.value
+
+
+@pytest.mark.parametrize("silent_peer", [None], ids=["resets"], indirect=True)
+def test_a_peer_that_resets_in_the_banner_is_a_connect_error(silent_peer: int) -> None:
+    """Whether paramiko meets the reset writing its banner (an EOFError: not an OSError,
+    nor ncclient's) or reading the peer's, it is a ConnectError: the controller's session
+    retries or names the host, never a raw traceback."""
+    with pytest.raises(ConnectError) as raised:
+        NetconfClient(Endpoint(port=silent_peer, password="x", timeout=TIMEOUT))
+    assert not isinstance(raised.value, TimedOut), raised.value
+    assert f"127.0.0.1:{silent_peer}" in str(raised.value)

@@ -12,12 +12,7 @@ from lxml import etree
 from ncclient import manager
 from ncclient.operations.errors import TimeoutExpiredError
 from ncclient.operations.rpc import RPCError
-from ncclient.transport.errors import (
-    AuthenticationError,
-    SessionError,
-    SSHError,
-    SSHUnknownHostError,
-)
+from ncclient.transport.errors import AuthenticationError, SessionError, SSHUnknownHostError
 
 from vnet.client.deadline import ConnectDeadline
 from vnet.client.endpoint import Endpoint
@@ -82,16 +77,17 @@ def _connect(ep: Endpoint) -> tuple[manager.Manager, ConnectDeadline]:
 
 
 def _connect_error(ep: Endpoint, port: int, err: Exception) -> Exception:
-    """ncclient's error of a connect, as vnet.client's."""
+    """ncclient's (or paramiko's, or the socket's) error of a connect, as vnet.client's."""
     if isinstance(err, SSHUnknownHostError):
         return AuthError(
             f"the SSH host key of {ep.address}:{port} is not the one given with --hostkey"
         )
     if isinstance(err, AuthenticationError):
         return AuthError(f"the agent refused the login of {ep.user!r}: {err}")
-    if isinstance(err, (SSHError, SessionError, OSError)):
-        return ConnectError(f"cannot reach the agent's NETCONF at {ep.address}:{port}: {err}")
-    return err
+    # anything else ended the connect before the session was up: refused, reset, EOF in
+    # the banner (an agent dying as it accepted), a failed hello
+    why = str(err) or type(err).__name__
+    return ConnectError(f"cannot reach the agent's NETCONF at {ep.address}:{port}: {why}")
 
 
 def _with_operation(xml: str, operation: str) -> str:
