@@ -40,9 +40,17 @@ from .controller_service_support import (
 from .faulty_vnet import NETCONF_FAULT, NETCONF_FIRED
 
 T = TypeVar("T")
-CONFIRM_TIMEOUT = 10  # s: the agents roll back an unconfirmed commit after this long
-RPC_TIMEOUT = 4  # s: the controller gives up on an agent that does not answer an RPC
-RECONCILE_INTERVAL = 5.0  # s: the watcher asks every agent whether it answers
+# s: the agents roll back an unconfirmed commit after this long. A commit that a stopped
+# agent takes when it runs again rolls back this long after that, and the controller tries
+# a confirm for 0.9 of it: both are waited for once per case at that step. Above
+# RPC_TIMEOUT, so that an unanswered confirm is tried again once, as in production.
+CONFIRM_TIMEOUT = 6
+# s: the controller gives up on an agent that does not answer an RPC or a connect: a
+# connect to an agent that `lab up` just started again must fit in it on a loaded machine
+RPC_TIMEOUT = 4
+# s: the watcher asks every agent whether it answers: a host that runs again is
+# reconciled at its next check
+RECONCILE_INTERVAL = 1.0
 # a host's namespaces: the host's own and its VRs' (controller_service_support.LAB)
 NAMESPACES = {"h1": ("h1", "r1"), "h2": ("h2", "r2", "rb"), "h3": ("h3", "r3")}
 # what changes with time or traffic alone

@@ -144,6 +144,8 @@ def back_as_before(lab: Lab, controller: Controller, before: Snapshot, reason: s
         return not last
 
     try:
-        wait_until(same, 2 * CONFIRM_TIMEOUT + 10 * RECONCILE_INTERVAL, "hosts as before", 0.5)
+        # a bound, not a wait: the rollback and the reconciliation take a few seconds, a
+        # loaded machine's agent restart (`lab up`) and snapshots up to tens more
+        wait_until(same, 2 * CONFIRM_TIMEOUT + 10 * RECONCILE_INTERVAL + 60, "hosts as before", 0.5)
     except WaitTimeout:
         raise AssertionError(f"{reason}\n" + "\n".join(last)) from None

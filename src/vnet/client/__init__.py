@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from vnet.client.controller import ControllerClient, read_token
 from vnet.client.endpoint import DEFAULT_PORTS, Endpoint
-from vnet.client.errors import AuthError, ClientError, ConnectError, ControllerError
+from vnet.client.errors import AuthError, ClientError, ConnectError, ControllerError, TimedOut
 from vnet.client.netconf import NetconfClient, connect_manager
 from vnet.client.restconf import RestconfClient
 from vnet.client.routers import InterfaceState, RouterState
@@ -47,6 +47,7 @@ __all__ = [
     "NetconfClient",
     "RestconfClient",
     "RouterState",
+    "TimedOut",
     "connect",
     "connect_manager",
     "read_token",

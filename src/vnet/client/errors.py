@@ -29,6 +29,11 @@ class ConnectError(Exception):
     """The agent (or controller) could not be reached, or did not answer in time."""
 
 
+class TimedOut(ConnectError):
+    """The agent did not answer within the endpoint's timeout: the connect (every phase of
+    it) or an RPC."""
+
+
 class AuthError(ConnectError):
     """The agent refused the login, or its identity is not the pinned one."""
 

@@ -13,11 +13,12 @@ from lxml import etree
 from ncclient import manager
 from ncclient.operations.errors import TimeoutExpiredError
 from ncclient.operations.rpc import RPCError
-from ncclient.transport.errors import AuthenticationError, SSHError, SSHUnknownHostError
+from ncclient.transport.errors import AuthenticationError, SessionError, SSHUnknownHostError
 
 from vnet.client import hostkeys
+from vnet.client.deadline import ConnectDeadline
 from vnet.client.endpoint import Endpoint
-from vnet.client.errors import AuthError, ClientError, ConnectError
+from vnet.client.errors import AuthError, ClientError, ConnectError, TimedOut
 from vnet.client.routers import RouterState
 from vnet.model import VirtualNetwork, VirtualRouter
 from vnet.model.topology import Route
@@ -39,14 +40,24 @@ def _inside(namespace: str | None) -> contextlib.AbstractContextManager[None]:
 
 def connect_manager(ep: Endpoint) -> manager.Manager:
     """An ncclient session to the agent; ConnectError/AuthError instead of ncclient's errors."""
+    return _connect(ep)[0]
+
+
+def _connect(ep: Endpoint) -> tuple[manager.Manager, ConnectDeadline]:
+    """The session and its connection's deadline: every phase of the connect (TCP, SSH
+    banner, key exchange, login, subsystem, hello) together within `ep.timeout`, then each
+    RPC within it (deadline.py says why paramiko's own timeouts are not enough)."""
     port = ep.port_for("netconf")
     if ep.hostkey is None and ep.known_hosts is not None:
         ep = dataclasses.replace(ep, hostkey=hostkeys.pinned_or_learned(ep))
+    limit: ConnectDeadline | None = None
     try:
         with _inside(ep.namespace):  # the SSH socket stays in the namespace
-            return manager.connect(
+            limit = ConnectDeadline(ep.address, port, ep.timeout)
+            m = manager.connect(
                 host=ep.address,
                 port=port,
+                sock=limit.sock,
                 username=ep.user,
                 password=ep.password,
                 hostkey_verify=ep.hostkey is not None,
@@ -56,18 +67,34 @@ def connect_manager(ep: Endpoint) -> manager.Manager:
                 allow_agent=False,
                 timeout=ep.timeout,
             )
-    except SSHUnknownHostError:
-        raise AuthError(
+        if not limit.met():  # it expired just as the connect finished: the socket is gone
+            raise SessionError("the connection was shut down at the deadline")
+        return m, limit
+    except Exception as err:
+        if limit is None or not limit.expired:
+            if limit is not None:
+                limit.abort()
+            raise _connect_error(ep, port, err) from None
+        raise TimedOut(
+            f"the agent's NETCONF at {ep.address}:{port} did not complete the connect "
+            f"(SSH banner, login, hello) within {ep.timeout:g} s"
+        ) from None
+
+
+def _connect_error(ep: Endpoint, port: int, err: Exception) -> Exception:
+    """ncclient's (or paramiko's, or the socket's) error of a connect, as vnet.client's."""
+    if isinstance(err, SSHUnknownHostError):
+        return AuthError(
             f"the SSH host key of {ep.address}:{port} is not the one pinned (--hostkey, the"
             " controller's agents[].hostkey or its known_hosts): if the agent's key was"
             " replaced on purpose, pin what `vnet agent hostkey` prints on that host"
-        ) from None
-    except AuthenticationError as err:
-        raise AuthError(f"the agent refused the login of {ep.user!r}: {err}") from None
-    except (SSHError, OSError) as err:
-        raise ConnectError(
-            f"cannot reach the agent's NETCONF at {ep.address}:{port}: {err}"
-        ) from None
+        )
+    if isinstance(err, AuthenticationError):
+        return AuthError(f"the agent refused the login of {ep.user!r}: {err}")
+    # anything else ended the connect before the session was up: refused, reset, EOF in
+    # the banner (an agent dying as it accepted), a failed hello
+    why = str(err) or type(err).__name__
+    return ConnectError(f"cannot reach the agent's NETCONF at {ep.address}:{port}: {why}")
 
 
 def _with_operation(xml: str, operation: str) -> str:
@@ -90,7 +117,7 @@ class NetconfClient:
 
     def __init__(self, ep: Endpoint):
         self.ep = ep
-        self.m = connect_manager(ep)
+        self.m, self._connection = _connect(ep)
 
     def __enter__(self) -> NetconfClient:
         return self
@@ -99,8 +126,15 @@ class NetconfClient:
         self.close()
 
     def close(self) -> None:
+        """<close-session>, then the connection ends (also if the agent did not answer)."""
         with contextlib.suppress(Exception):
             self.m.close_session()
+        self._connection.abort()
+
+    def abort(self) -> None:
+        """End the connection without <close-session>: for an agent that did not answer in
+        time, whom a polite goodbye would only wait for again."""
+        self._connection.abort()
 
     @property
     def connected(self) -> bool:
@@ -116,7 +150,7 @@ class NetconfClient:
                 err.tag or "operation-failed", err.message or str(err), err.path
             ) from None
         except TimeoutExpiredError as err:
-            raise ConnectError(f"the agent did not answer in time: {err}") from None
+            raise TimedOut(f"the agent did not answer in {self.m.timeout:g} s: {err}") from None
 
     # -- trees ----------------------------------------------------------------------
     def get_tree(self, subtree: str | None, source: str | None = RUNNING) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TypeVar
 
-from vnet.client import ClientError, ConnectError, Endpoint, NetconfClient
+from vnet.client import ClientError, ConnectError, Endpoint, NetconfClient, TimedOut
 
 log = logging.getLogger("vnet.controller.agents")
 T = TypeVar("T")
@@ -47,7 +47,7 @@ class HostSession:
 
     def _call(self, fn: Callable[[NetconfClient], T], generation: int | None) -> T:
         if self._client is not None and not self._client.connected:
-            self._drop()  # ended meanwhile (the agent restarted, killed it, ...)
+            self._drop(polite=False)  # ended meanwhile (the agent restarted, killed it, ...)
         if generation is not None and (self._client is None or generation != self.generation):
             raise SessionLost(f"the NETCONF session to {self.host}'s agent ended")
         client = self._client
@@ -55,10 +55,10 @@ class HostSession:
             return self._attempt(fn, self._connect())
         try:
             return self._attempt(fn, client)
-        except ConnectError:
+        except ConnectError as err:
             # an unpinned call on a session that ended before it got through: once more
-            # on a new one (a timeout leaves the session up, and is not repeated)
-            if generation is not None or client.connected:
+            # on a new one (an agent that did not answer in time is not asked again)
+            if generation is not None or isinstance(err, TimedOut) or client.connected:
                 raise
             return self._attempt(fn, self._connect())
 
@@ -68,10 +68,10 @@ class HostSession:
         except ClientError:
             raise  # the agent answered: the session is fine
         except ConnectError:
-            self._drop()
+            self._drop(polite=False)  # a <close-session> would wait for the timeout again
             raise
         except Exception as err:  # anything else from the transport: the session is unusable
-            self._drop()
+            self._drop(polite=False)
             raise ConnectError(f"the NETCONF session to {self.host}'s agent broke: {err}") from err
 
     def _connect(self) -> NetconfClient:
@@ -80,9 +80,13 @@ class HostSession:
         log.debug("NETCONF session %d to %s opened", self.generation, self.host)
         return self._client
 
-    def _drop(self) -> None:
+    def _drop(self, polite: bool = True) -> None:
+        """Forget the session; `polite`: say <close-session> first (the agent answers)."""
         if self._client is not None:
-            self._client.close()
+            if polite:
+                self._client.close()
+            else:
+                self._client.abort()
             self._client = None
 
     async def close(self) -> None:
