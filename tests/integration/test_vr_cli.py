@@ -45,7 +45,7 @@ def netconf_view(a: AgentUnderTest) -> dict[str, dict[str, str]]:
 def via_args(a: AgentUnderTest, via: str) -> list[str]:
     if via == "netconf":
         return ["--via", "netconf", "--port", str(a.netconf_port)]
-    return ["--via", "restconf", "--cacert", str(a.state_dir / "restconf-cert.pem")]
+    return ["--via", "restconf", "--cacert", str(a.config.restconf_cert_path)]
 
 
 def vr(
@@ -204,7 +204,7 @@ def test_lab_endpoint_is_reached_from_inside_its_namespace(
             agent.restconf_port,
             agent.user,
             agent.password,
-            str(agent.state_dir / "restconf-cert.pem"),
+            str(agent.config.restconf_cert_path),
         )
 
     monkeypatch.setattr(labmod, "agent_endpoint", endpoint, raising=False)
@@ -259,7 +259,7 @@ def client_endpoint(a: AgentUnderTest, via: str) -> Any:
 
     if via == "netconf":
         return Endpoint(a.address, a.netconf_port, a.user, a.password, a.namespace)
-    cert = str(a.state_dir / "restconf-cert.pem")
+    cert = str(a.config.restconf_cert_path)
     return Endpoint(a.address, a.restconf_port, a.user, a.password, a.namespace, verify=cert)
 
 

@@ -147,7 +147,10 @@ class NetconfClient:
             yield
         except RPCError as err:
             raise ClientError(
-                err.tag or "operation-failed", err.message or str(err), err.path
+                err.tag or "operation-failed",
+                err.message or str(err),
+                err.path,
+                app_tag=err.app_tag,
             ) from None
         except TimeoutExpiredError as err:
             raise TimedOut(f"the agent did not answer in {self.m.timeout:g} s: {err}") from None

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 NETCONF_PORT = 830
 RESTCONF_PORT = 443
-TLS_CERT = "restconf-cert.pem"  # written by the agent's RESTCONF front-end
 CONFIG = "agent.yaml"  # the AgentConfig the lab hands over (JSON is valid YAML)
 STARTUP = "startup.json"  # the share of the file the lab hands over (RFC 7951)
 
@@ -89,6 +88,12 @@ def agent_config(topo: Topology, host: str, directory: Path, password: str) -> A
         vtep=str(underlay_addressing(topo).loopback[host]),
         provision_networks=False,
     )
+
+
+def handed_config(directory: Path) -> AgentConfig:
+    """The AgentConfig `prepare` wrote in `directory` (the agent's state_dir): where the
+    agent keeps the files the lab reads (ready file, certificate, host key)."""
+    return AgentConfig.model_validate_json((directory / CONFIG).read_bytes())
 
 
 def client_endpoint(topo_name: str, config: AgentConfig, timeout: float = 30) -> Endpoint:
@@ -211,7 +216,7 @@ GATE = ["/bin/sh", "-c", 'read -r _ && exec "$0" "$@" </dev/null']
 
 def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]:
     """Spawn the host's agent, held at its gate until `release(child)`."""
-    (directory / "agent.ready").unlink(missing_ok=True)
+    handed_config(directory).ready_path.unlink(missing_ok=True)
     log = (directory / "agent.log").open("ab")
     (directory / "agent.log.offset").write_text(str(log.tell()))  # where this start's log begins
     return processes.spawn(
@@ -238,12 +243,14 @@ def release(child: subprocess.Popen[bytes]) -> None:
 def wait_ready(
     started: dict[str, tuple[subprocess.Popen[bytes], Path]], timeout: float = 60
 ) -> None:
-    """Until every agent has written its ready file; an agent that exits ends the wait."""
+    """Until every agent has written its ready file, serving every front-end it was
+    configured for; an agent that exits ends the wait."""
     pending = dict(started)
+    configs = {host: handed_config(directory) for host, (_, directory) in started.items()}
 
     def all_ready() -> bool:
-        for host, (_, directory) in list(pending.items()):
-            if (directory / "agent.ready").exists():
+        for host in list(pending):
+            if serves_all(configs[host]):
                 del pending[host]
         return not pending
 
@@ -265,6 +272,12 @@ def wait_ready(
         ) from err
 
 
+def serves_all(config: AgentConfig) -> bool:
+    """The agent says it is ready and serves every front-end its config asks for."""
+    ready = config.ready()
+    return ready is not None and set(config.served_frontends) <= set(ready.frontends)
+
+
 def endpoint(topo_name: str, host: str, rec: LabRecord) -> AgentEndpoint:
     agent = rec.agents.get(host)
     if agent is None:
@@ -277,6 +290,6 @@ def endpoint(topo_name: str, host: str, rec: LabRecord) -> AgentEndpoint:
         restconf_port=agent.restconf_port,
         user=rec.agent_user,
         password=rec.agent_password,
-        restconf_cert=Path(agent.state_dir) / TLS_CERT,
+        restconf_cert=handed_config(Path(agent.state_dir)).restconf_cert_path,
         hostkey=pinned_hostkey(Path(agent.state_dir)),
     )

@@ -22,7 +22,7 @@ from vnet.agent.routing.service import RoutingService
 from vnet.agent.telemetry import commit_timer
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
-from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.errors import AppTag, ErrorTag, ErrorType, RpcError
 from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, realize_host
 
 T = TypeVar("T")
@@ -453,6 +453,7 @@ class Datastore:
                     ErrorTag.OPERATION_FAILED,
                     "cancel-commit: no confirmed commit is pending",
                     ErrorType.PROTOCOL,
+                    app_tag=AppTag.NOTHING_PENDING,
                 )
             self.confirms.authorise(session, persist_id, "cancel-commit")
             await self._roll_back_locked()

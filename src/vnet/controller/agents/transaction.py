@@ -38,6 +38,7 @@ from vnet.client import ClientError, ConnectError, NetconfClient
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
 from vnet.controller.agents.edits import edit_xml
 from vnet.controller.agents.session import HostSession
+from vnet.model.yang.errors import AppTag
 
 log = logging.getLogger("vnet.controller.agents")
 CANDIDATE = "candidate"
@@ -73,8 +74,8 @@ def agent_error(host: str, err: Exception) -> AgentError:
 
 def nothing_pending(err: ClientError) -> bool:
     """The agent has no confirmed commit pending under the token given (none at all, or
-    one under another token): the wording of the agent's confirm.py/store.py refusals."""
-    return "confirmed commit" in err.message and "pending" in err.message
+    one under another token): the error-app-tag of those refusals, not their wording."""
+    return err.app_tag == AppTag.NOTHING_PENDING
 
 
 async def backoff(delay: float) -> float:
