@@ -31,6 +31,7 @@ from vnet.model.yang.guarantees import SRV6, connections_of, locators_of
 from vnet.model.yang.module import ROUTERS
 from vnet.substrate.placement import underlay_port_name
 from vnet.tools import processes
+from vnet.tools.durable import replace_durably
 from vnet.tools.sshkeys import key_base64, public_line
 from vnet.tools.wait import WaitTimeout, wait_until
 
@@ -202,8 +203,9 @@ def prepare(
     new_config = config.model_dump_json(indent=1)
     if tree == stored and new_config == old_config:
         return False
-    config_path.write_text(new_config)
-    (directory / STARTUP).write_text(json.dumps(tree, indent=1))
+    # whole or not at all (an `up` killed here leaves what the next one compares against)
+    replace_durably(config_path, new_config.encode())
+    replace_durably(directory / STARTUP, json.dumps(tree, indent=1).encode())
     return True
 
 
