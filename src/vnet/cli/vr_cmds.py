@@ -310,11 +310,12 @@ def show(client: AgentClient, as_json: bool, name: str) -> None:
     r = client.router(name, state=True)
     if r is None:
         from vnet.client import ClientError
+        from vnet.model.yang.paths import entry_path
 
         raise ClientError(
             "data-missing",
             f"router {name!r} does not exist",
-            f"/vr:routers/vr:router[vr:name='{name}']",
+            entry_path("routers", "router", name),
         )
     if as_json:
         print_json(r.entry)

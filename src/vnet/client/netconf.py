@@ -24,7 +24,8 @@ from vnet.model import VirtualNetwork, VirtualRouter
 from vnet.model.topology import Route
 from vnet.model.yang import decode, encode
 from vnet.model.yang.host import network_entry, network_of, router_entry
-from vnet.model.yang.module import NAMESPACE, NETWORKS, PREFIX, ROUTERS, qualified
+from vnet.model.yang.module import NAMESPACE, NETWORKS, ROUTERS, qualified
+from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import root
 from vnet.tools import netns
 
@@ -108,7 +109,7 @@ def _missing(name: str) -> ClientError:
     return ClientError(
         "data-missing",
         f"router {name!r} does not exist",
-        f"/{PREFIX}:routers/{PREFIX}:router[{PREFIX}:name='{name}']",
+        entry_path("routers", "router", name),
     )
 
 
