@@ -133,7 +133,7 @@ def test_host_meta_and_root(agent: AgentUnderTest) -> None:
 
 
 def test_https_with_the_self_signed_certificate(agent: AgentUnderTest) -> None:
-    cert = agent.config.restconf_cert_path
+    cert = agent.sandbox.config.restconf_cert_path
     key = agent.state_dir / "restconf-key.pem"
     assert cert.exists() and key.exists()
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
@@ -195,7 +195,7 @@ def test_create_json_seen_by_netconf_and_kernel_then_delete(
 def test_create_xml_with_pinned_cert_then_delete(
     agent: AgentUnderTest, nc: manager.Manager
 ) -> None:
-    pin = ("--cacert", str(agent.config.restconf_cert_path))
+    pin = ("--cacert", str(agent.sandbox.config.restconf_cert_path))
     xml = (
         f'<router xmlns="{NS}"><name>rx</name><index>42</index>'
         "<interface><name>eth0</name><network>n2</network><ipv4>10.2.0.1/24</ipv4></interface>"

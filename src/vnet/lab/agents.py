@@ -16,7 +16,6 @@ import json
 import secrets
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,18 +41,6 @@ NETCONF_PORT = 830
 RESTCONF_PORT = 443
 CONFIG = "agent.yaml"  # the AgentConfig the lab hands over (JSON is valid YAML)
 STARTUP = "startup.json"  # the share of the file the lab hands over (RFC 7951)
-
-
-@dataclass(frozen=True)
-class AgentEndpoint:
-    namespace: str | None  # where a client must connect from (None: anywhere)
-    address: str
-    netconf_port: int
-    restconf_port: int
-    user: str
-    password: str
-    restconf_cert: Path | None = None  # the agent's self-signed certificate, to pin
-    hostkey: str | None = None  # the agent's SSH host key (base64), to pin
 
 
 def pinned_hostkey(state_dir: Path) -> str | None:
@@ -280,18 +267,24 @@ def serves_all(config: AgentConfig) -> bool:
     return ready is not None and set(config.served_frontends) <= set(ready.frontends)
 
 
-def endpoint(topo_name: str, host: str, rec: LabRecord) -> AgentEndpoint:
+def endpoint(topo_name: str, host: str, rec: LabRecord, protocol: str = "netconf") -> Endpoint:
+    """How a client reaches the agent of `host` over `protocol` ("netconf" or "restconf"):
+    from the management namespace, pinning the agent's host key or certificate."""
+    from vnet.client import Endpoint
+
     agent = rec.agents.get(host)
     if agent is None:
         raise KeyError(host)
     assert rec.agent_user is not None and rec.agent_password is not None
-    return AgentEndpoint(
+    state_dir = Path(agent.state_dir)
+    restconf = protocol == "restconf"
+    return Endpoint(
         namespace=f"vnet-{topo_name}-{MANAGEMENT_NODE}",
         address=agent.address,
-        netconf_port=agent.netconf_port,
-        restconf_port=agent.restconf_port,
+        port=agent.restconf_port if restconf else agent.netconf_port,
         user=rec.agent_user,
         password=rec.agent_password,
-        restconf_cert=handed_config(Path(agent.state_dir)).restconf_cert_path,
-        hostkey=pinned_hostkey(Path(agent.state_dir)),
+        verify=str(handed_config(state_dir).restconf_cert_path) if restconf else True,
+        hostkey=pinned_hostkey(state_dir),
+        host=host,
     )
