@@ -27,8 +27,7 @@ from vnet.model.yang.errors import (
     restconf_error_json,
     restconf_error_xml,
 )
-
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
+from vnet.model.yang.module import NETCONF_NS as NC
 
 
 def config(tmp_path: Path, **extra: object) -> AgentConfig:

@@ -25,12 +25,12 @@ from vnet.model.topology import Route
 from vnet.model.yang import decode, encode
 from vnet.model.yang.host import network_entry, network_of, router_entry
 from vnet.model.yang.module import NAMESPACE, NETWORKS, ROUTERS, qualified
+from vnet.model.yang.module import NETCONF_NS as NC
 from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import root
 from vnet.tools import netns
 
 ncclient.transport.session.TICK = 0.001  # else every reply waits up to 100 ms
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 RUNNING = "running"
 CANDIDATE = "candidate"
 

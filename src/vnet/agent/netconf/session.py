@@ -27,12 +27,12 @@ from vnet.agent.netconf.parse import parse_message
 from vnet.agent.netconf.subtree import apply_filter, prune_tree
 from vnet.model.yang import encode, schema
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError, netconf_error_xml
+from vnet.model.yang.module import MONITORING_NS as MONITORING
+from vnet.model.yang.module import NETCONF_NS as NC
+from vnet.model.yang.module import NOTIFICATION_NS as NOTIF
 
 log = logging.getLogger("vnet.agent.netconf")
 
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
-NOTIF = "urn:ietf:params:xml:ns:netconf:notification:1.0"
-MONITORING = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
 BASE_10 = "urn:ietf:params:netconf:base:1.0"
 BASE_11 = "urn:ietf:params:netconf:base:1.1"
 _ids = itertools.count(1)

@@ -13,9 +13,7 @@ from enum import StrEnum
 from typing import Any
 from xml.sax.saxutils import escape
 
-from vnet.model.yang.module import NAMESPACE, PREFIX
-
-RESTCONF_NS = "urn:ietf:params:xml:ns:yang:ietf-restconf"
+from vnet.model.yang.module import NAMESPACE, PREFIX, RESTCONF_NS
 
 
 class ErrorTag(StrEnum):
