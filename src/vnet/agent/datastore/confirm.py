@@ -42,7 +42,9 @@ class Pending:
     timer: asyncio.Task[None] | None = None
 
 
-def _denied(message: str) -> RpcError:
+def nothing_pending(message: str) -> RpcError:
+    """No confirmed commit is pending that the caller may settle: the controller tells it
+    by the app-tag."""
     return RpcError(
         ErrorTag.OPERATION_FAILED, message, ErrorType.PROTOCOL, app_tag=AppTag.NOTHING_PENDING
     )
@@ -84,7 +86,7 @@ class ConfirmedCommits:
                     "give its token as <persist-id>"
                 )
         elif session != p.session:
-            raise _denied(
+            raise nothing_pending(
                 f"{what}: a confirmed commit of session {p.session} is pending; only that "
                 "session can confirm or cancel it (it gave no <persist>)"
             )

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import guarantee_state, state, validation
-from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits
+from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits, nothing_pending
 from vnet.agent.datastore.durability import Written, made_durable
 from vnet.agent.datastore.events import Event, EventBus, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
@@ -22,7 +22,7 @@ from vnet.agent.routing.service import RoutingService
 from vnet.agent.telemetry import commit_timer
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
-from vnet.model.yang.errors import AppTag, ErrorTag, ErrorType, RpcError
+from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, realize_host
 
 T = TypeVar("T")
@@ -449,12 +449,7 @@ class Datastore:
     async def _cancel_commit(self, session: str, persist_id: str | None) -> None:
         async with self.write_lock:
             if self.confirms.pending is None:
-                raise RpcError(
-                    ErrorTag.OPERATION_FAILED,
-                    "cancel-commit: no confirmed commit is pending",
-                    ErrorType.PROTOCOL,
-                    app_tag=AppTag.NOTHING_PENDING,
-                )
+                raise nothing_pending("cancel-commit: no confirmed commit is pending")
             self.confirms.authorise(session, persist_id, "cancel-commit")
             await self._roll_back_locked()
 
