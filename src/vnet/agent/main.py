@@ -12,6 +12,7 @@ import signal
 import time
 from pathlib import Path
 
+from vnet.agent import underlay
 from vnet.agent.datastore import Datastore, drift
 from vnet.agent.frontends import FRONTENDS, Running, starter
 from vnet.agent.startup import serve_while_reconciling, startup_to_apply
@@ -56,6 +57,7 @@ async def run(
             log.info("%s listening on %s", name, config.address)
 
     watcher = None
+    links: underlay.UnderlayWatcher | None = None
     try:
         t = time.perf_counter()
         if await serve_while_reconciling(ds, initial, data, open_frontends):
@@ -63,6 +65,7 @@ async def run(
         ms = (time.perf_counter() - t) * 1000
         log.info("datastore ready, kernel reconciled in %.0f ms", ms)
         watcher = await drift.watch(ds, config.drift_interval, config.drift_policy)
+        links = underlay.watch(ds)
         # only now: a SIGTERM during the reconcile ends the process as it always did
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -77,6 +80,8 @@ async def run(
         await stop.wait()
         sdnotify.notify("STOPPING=1")
     finally:
+        if links is not None:
+            links.close()
         await drift.stop(watcher)
         for frontend in running:
             await frontend.close()

@@ -14,7 +14,7 @@ from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import guarantee_state, state, validation
 from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits, nothing_pending
 from vnet.agent.datastore.durability import Written, made_durable
-from vnet.agent.datastore.events import Event, EventBus, diff_events
+from vnet.agent.datastore.events import Event, EventBus, Notice, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
 from vnet.agent.datastore.persist import GroupSync, RunningFile, disk_error
 from vnet.agent.nacm import Nacm
@@ -500,8 +500,8 @@ class Datastore:
         self.confirms.session_ended(session)
 
     # -- notifications -------------------------------------------------------
-    def subscribe(self) -> asyncio.Queue[Event]:
+    def subscribe(self) -> asyncio.Queue[Notice]:
         return self.events.subscribe()
 
-    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+    def unsubscribe(self, queue: asyncio.Queue[Notice]) -> None:
         self.events.unsubscribe(queue)
