@@ -34,6 +34,7 @@ def test_the_registry_holds_every_benchmark_under_its_own_name() -> None:
         "mgmt",
         "agent",
         "controller",
+        "failover",
     }
     for name, cls in BENCHMARKS.items():
         assert issubclass(cls, Benchmark) and cls.name == name
@@ -69,7 +70,7 @@ def test_own_options_do_not_shadow_the_common_ones(name: str) -> None:
 def test_planning_with_the_defaults_needs_no_root_and_makes_nothing(name: str) -> None:
     bench = get(name)
     defaults = {o.dest: o.default for o in bench.options}
-    common = BenchOptions(True, 1.0, 1, None, None, True)
+    common = BenchOptions(True, bench.defaults.quick_duration or 1.0, 1, None, None, True)
     assert bench.plan(common, **defaults) is not None
 
 
