@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from vnet.bench.build.floor import run_floor
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
 from vnet.substrate import Kernel, lab_placement, nsfs, observe, plan, realize
@@ -91,6 +92,7 @@ class BuildRun:
     ops_down: int
     reapply_ops: int
     settle_seconds: float
+    floor_seconds: float  # the same objects by plain `ip -batch` (floor.py), same run
     per_vr_ms: list[float] = field(default_factory=list)
 
 
@@ -110,6 +112,8 @@ def run_once(vrs: int, hosts: int) -> BuildRun:
         last[0] = now
 
     kernel_settle_seconds()  # start from a quiet kernel, not one still tearing down
+    floor_seconds = run_floor(topo)
+    kernel_settle_seconds()  # the floor's namespaces are gone before the lab starts
     t0 = time.perf_counter()
     last[0] = t0
     up = labmod.up("", topology=topo, progress=tick)
@@ -129,6 +133,7 @@ def run_once(vrs: int, hosts: int) -> BuildRun:
         len(down.ops),
         len(reapply),
         settle,
+        floor_seconds,
         [v * 1000 for v in per_vr.values()],
     )
 
