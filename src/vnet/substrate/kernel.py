@@ -78,8 +78,26 @@ class Kernel:
         # veth ends the kernel is still tearing down after a namespace deletion
         self._vanishing: set[tuple[NsName, str]] = set()
         self.requests: Counter[str] = Counter()  # netlink requests sent, by method
+        self._helpers: list[Kernel] = []  # for lanes of a parallel apply (lanes.py)
+
+    def helper(self, lane: int) -> Kernel:
+        """The Kernel lane `lane` (1, 2, ...) of a parallel apply uses: sockets of its
+        own (a socket serves one caller at a time), the same view of vanishing names.
+        Its requests are added to ours by `gather_requests` once its work is done."""
+        while len(self._helpers) < lane:
+            helper = Kernel(self._max)
+            helper._vanishing = self._vanishing
+            self._helpers.append(helper)
+        return self._helpers[lane - 1]
+
+    def gather_requests(self) -> None:
+        for helper in self._helpers:
+            self.requests.update(helper.requests)
+            helper.requests.clear()
 
     def close(self) -> None:
+        for helper in self._helpers:
+            helper.close()
         for ipr in self._sockets.values():
             ipr.close()
         self._sockets.clear()
@@ -121,7 +139,10 @@ class Kernel:
         return sock
 
     def forget(self, ns: NsName) -> None:
-        """Drop the cached sockets: they would keep a deleted namespace alive."""
+        """Drop the cached sockets (our helpers' too): they would keep a deleted namespace
+        alive."""
+        for helper in self._helpers:
+            helper.forget(ns)
         ipr = self._sockets.pop(ns, None)
         if ipr is not None:
             ipr.close()
