@@ -40,7 +40,7 @@ def _kind(op: Op) -> Hashable | None:
     if isinstance(op, SetRedirect):
         return "redirect" if op.new is not None else None
     if isinstance(op, AddAddress | AddRoute):
-        return type(op)
+        return type(op).__name__
     return None
 
 
