@@ -13,6 +13,8 @@ from vnet.agent.nacm import NACM, Nacm
 from vnet.agent.nacm.access import Access
 from vnet.model.agent_config import AgentConfig, User
 
+from .test_nacm import _config
+
 NETS = "vnet-router:virtual-networks"
 VRS = "vnet-router:routers"
 READERS_SKIP_ROUTES = {
@@ -53,15 +55,11 @@ def running(count: int) -> dict[str, Any]:
 
 
 def config(tmp_path: Path) -> AgentConfig:
-    return AgentConfig(
-        state_dir=tmp_path,
-        users=[
-            User(name="root", password="x"),
-            User(name="alice", password="x", tenant="A"),
-            User(name="bob", password="x", groups=["readers"]),
-            User(name="carol", password="x", tenant="C"),
-        ],
-    )
+    """test_nacm's users (alice of tenant A, bob a reader, carol unrestricted), and dave
+    of tenant C, who has no VR."""
+    base = _config(tmp_path)
+    dave = User(name="dave", password="x", tenant="C")
+    return base.model_copy(update={"users": [*base.users, dave]})
 
 
 def with_routers(tree: dict[str, Any], routers: list[dict[str, Any]]) -> dict[str, Any]:
@@ -122,6 +120,6 @@ def test_the_patched_view_is_always_the_fresh_one(tmp_path: Path, seed: int) -> 
     tree = running(12)
     for step in range(40):
         tree = _commit(tree, rng, step)
-        for user in ("alice", "bob", "carol"):
+        for user in ("alice", "bob", "carol", "dave"):
             fresh = Nacm(config(tmp_path)).readable(user, tree, tree)
             assert nacm.readable(user, tree, tree) == fresh, (seed, step, user)
