@@ -29,7 +29,15 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.substrate import nsfs, rtquery
 from vnet.substrate.marks import NsName
-from vnet.substrate.rtquery import Dump, LinkBrief, LinkDump, RouteTally
+from vnet.substrate.rtquery import (
+    Dump,
+    LinkBrief,
+    LinkDump,
+    ProtoRoute,
+    RouteDump,
+    RouteTally,
+    RuleTally,
+)
 from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
@@ -284,6 +292,20 @@ class Kernel:
         whose routes are counted from their headers, not decoded (rtquery.py)."""
         tally = RouteTally(table, kind)
         self._dump(ns, lambda seq: rtquery.getroute_dump_request(family, seq), tally)
+        return tally.count
+
+    @_request
+    def proto_routes(self, ns: NsName, family: int, protocol: int) -> list[ProtoRoute]:
+        """The routes of `family` (every table) made with `protocol`, decoded by hand."""
+        dump = RouteDump(protocol)
+        self._dump(ns, lambda seq: rtquery.getroute_dump_request(family, seq), dump)
+        return dump.routes
+
+    @_request
+    def rule_count(self, ns: NsName, family: int, protocol: int) -> int:
+        """How many rules of `family` carry FRA_PROTOCOL `protocol`."""
+        tally = RuleTally(protocol)
+        self._dump(ns, lambda seq: rtquery.getrule_dump_request(family, seq), tally)
         return tally.count
 
     @_request
