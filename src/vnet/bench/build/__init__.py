@@ -18,7 +18,11 @@ if TYPE_CHECKING:
 METRICS = {
     # name: (unit, description)
     "up": ("s", "`lab up` of all VRs (series ip -batch: the floor), one sample per run."),
-    "down": ("s", "`lab down` of all VRs, one sample per run."),
+    "down": (
+        "s",
+        "`lab down` of all VRs, one sample per run; it meets the kernel still destroying the "
+        "floor's namespaces, made and removed just before.",
+    ),
     "per VR": ("ms", "Kernel operations that belong to one VR (namespace, veths, addresses)."),
     "kernel settle": ("s", "How long the kernel kept destroying namespaces after `down`."),
     "operations up": ("", "Kernel operations of `up`."),
