@@ -125,22 +125,18 @@ def test_an_interrupted_demo_removes_what_it_made(labs: Labs) -> None:
     assert started and not any(processes.is_running(p) for p in started), output
 
 
-def test_bench_build_writes_the_promised_json(tmp_path: Path) -> None:
+def test_bench_build_writes_the_shared_results_schema_with_its_floor(tmp_path: Path) -> None:
     out = tmp_path / "build.json"
     report = tmp_path / "report"  # every bench writes a report; keep it out of the cwd
     args = ["--vrs", "20", "--hosts", "2", "--json", str(out), "--out", str(report)]
     vnet("bench", "build", *args, timeout=180)
     data = json.loads(out.read_text())
-    for key in (
-        "vrs",
-        "up_seconds",
-        "down_seconds",
-        "per_vr_p50_ms",
-        "per_vr_p99_ms",
-        "peak_rss_mb",
-    ):
-        assert key in data, key
-    assert data["vrs"] == 20 and data["reapply_ops"] == 0
-    assert 0 < data["per_vr_p50_ms"] <= data["per_vr_p99_ms"]
-    assert lab_namespaces("bench") == []
+    assert data["schema"] == "vnet.bench.result/1" and data["name"] == "build"
+    assert data["parameters"]["vrs"] == 20 and data["baseline"] == "ip -batch"
+    samples = {(m["metric"], m["series"]): m["samples"] for m in data["measurements"]}
+    assert samples[("re-apply operations", "lab")] == [0]
+    assert len(samples[("up", "lab")]) == 1 and samples[("up", "ip -batch")][0] > 0
+    per_vr = samples[("per VR", "lab")]
+    assert len(per_vr) == 20 and min(per_vr) > 0
+    assert lab_namespaces("bench") == [] and lab_namespaces("benchfloor") == []
     assert (report / "results.json").is_file()

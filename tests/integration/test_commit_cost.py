@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.datastore_support import commit_as
 from vnet.agent.datastore import Datastore
 from vnet.agent.snmp import frontend
 from vnet.agent.snmp.frontend import StateColumns
@@ -76,7 +77,7 @@ def steps(host: HostSandbox, present: int) -> list[Step]:
         out = []
         snmp_state = StateColumns()
         try:
-            await ds.commit_tree(tree(base))
+            await commit_as(ds, tree(base))
             await snmp_state.refresh(ds.running_snapshot, ds)  # every VR's, before
             for routers in (
                 [*base, vr(present)],
@@ -85,11 +86,11 @@ def steps(host: HostSandbox, present: int) -> list[Step]:
             ):
                 kernel = ds._kernel_handle()
                 before, planned = Counter(kernel.requests), _count_ops(ds)
-                await ds.commit_tree(tree(routers))
+                await commit_as(ds, tree(routers))
                 committed = Counter(kernel.requests)
                 await snmp_state.refresh(ds.running_snapshot, ds)
                 out.append((committed - before, planned[0], kernel.requests - committed))
-            await ds.commit_tree({})
+            await commit_as(ds, {})
         finally:
             await ds.close()
         return out

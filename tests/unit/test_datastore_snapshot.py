@@ -7,6 +7,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from tests.datastore_support import commit_as
 from vnet.agent.datastore import RUNNING, Datastore
 from vnet.model.agent_config import AgentConfig, User
 
@@ -28,7 +29,7 @@ def test_a_commit_leaves_a_held_snapshot_unchanged(tmp_path: Path) -> None:
 
     async def main() -> None:
         await ds.start()
-        await ds.commit_tree(tree(router("r1", "10.1.0.1/24")))
+        await commit_as(ds, tree(router("r1", "10.1.0.1/24")))
         held = ds.running_snapshot()
         as_read = copy.deepcopy(held)
 
@@ -38,7 +39,7 @@ def test_a_commit_leaves_a_held_snapshot_unchanged(tmp_path: Path) -> None:
             return current, None
 
         await ds.update(RUNNING, edit)  # an edit of running, as NETCONF and SNMP make it
-        await ds.commit_tree(tree())  # and a commit that removes every VR
+        await commit_as(ds, tree())  # and a commit that removes every VR
         assert held == as_read, "a commit changed a tree a reader holds"
         assert ds.running_snapshot() is not held
         assert ds.running_snapshot()["vnet-router:routers"]["router"] == []

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.datastore_support import commit_as
 from vnet.agent.datastore import CANDIDATE, Datastore
 from vnet.agent.datastore.persist import (
     FORMAT_2,
@@ -73,12 +74,12 @@ async def stage_candidate(ds: Datastore, t: dict[str, Any], session: str = "1") 
 
 def test_a_refused_save_changes_nothing_and_leaves_no_file(tmp_path: Path) -> None:
     async def body(ds: Datastore) -> None:
-        await ds.commit_tree(tree("r1"))
+        await commit_as(ds, tree("r1"))
         journal, kept = tmp_path / JOURNAL_FILE, tmp_path / "kept"
         journal.rename(kept)
         journal.mkdir()  # the journal's write now fails (EISDIR)
         with pytest.raises(RpcError) as info:
-            await ds.commit_tree(tree("r1", "r2"))
+            await commit_as(ds, tree("r1", "r2"))
         assert info.value.tag == ErrorTag.OPERATION_FAILED
         assert "nothing was changed" in info.value.message
         assert names(ds.running_snapshot()) == ["r1"]
@@ -91,7 +92,7 @@ def test_a_refused_save_changes_nothing_and_leaves_no_file(tmp_path: Path) -> No
 
 
 def test_start_drops_a_commit_interrupted_before_its_commit_point(tmp_path: Path) -> None:
-    run(tmp_path, lambda ds: ds.commit_tree(tree("r1")))
+    run(tmp_path, lambda ds: commit_as(ds, tree("r1")))
     (tmp_path / STAGED_FILE).write_text(json.dumps(tree("r1", "r2")))
 
     async def body(ds: Datastore) -> None:
@@ -115,7 +116,7 @@ def test_a_cancelled_caller_never_leaves_a_half_commit(tmp_path: Path) -> None:
             return None  # nothing to undo in a datastore without a kernel
 
         ds._apply = slow_apply  # type: ignore[method-assign]
-        caller = asyncio.create_task(ds.commit_tree(tree("r1")))
+        caller = asyncio.create_task(commit_as(ds, tree("r1")))
         await entered.wait()
         caller.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -123,7 +124,7 @@ def test_a_cancelled_caller_never_leaves_a_half_commit(tmp_path: Path) -> None:
         assert names(ds.running_snapshot()) == []
         assert not (tmp_path / STAGED_FILE).exists()
         ds.apply_to_kernel = False
-        await ds.commit_tree(tree("r2"))
+        await commit_as(ds, tree("r2"))
         assert names(ds.running_snapshot()) == ["r2"] and on_disk(tmp_path) == ["r2"]
 
     run(tmp_path, body)
@@ -131,7 +132,7 @@ def test_a_cancelled_caller_never_leaves_a_half_commit(tmp_path: Path) -> None:
 
 def test_unconfirmed_commit_goes_back_at_its_timeout(tmp_path: Path) -> None:
     async def body(ds: Datastore) -> None:
-        await ds.commit_tree(tree("r1"))
+        await commit_as(ds, tree("r1"))
         await stage_candidate(ds, tree("r1", "r2"))
         await ds.commit("1", confirmed=True, confirm_timeout=0.2)
         assert names(ds.running_snapshot()) == ["r1", "r2"]
@@ -178,7 +179,7 @@ def test_session_end_without_persist_rolls_back_the_whole_series(tmp_path: Path)
         await ds.commit("1", confirmed=True)
         await stage_candidate(ds, tree("r1", "r2"))
         await ds.commit("1", confirmed=True)  # a follow-up keeps the first rollback point
-        await ds.commit_tree(tree("r1", "r2", "r3"))  # another writer: goes back too
+        await commit_as(ds, tree("r1", "r2", "r3"))  # another writer: goes back too
         assert rollback_on_disk(tmp_path) == []
         ds.release("1")
         await asyncio.sleep(0.1)
@@ -189,7 +190,7 @@ def test_session_end_without_persist_rolls_back_the_whole_series(tmp_path: Path)
 
 def test_a_pending_confirmed_commit_goes_back_at_the_next_start(tmp_path: Path) -> None:
     async def body(ds: Datastore) -> None:
-        await ds.commit_tree(tree("r1"))
+        await commit_as(ds, tree("r1"))
         await stage_candidate(ds, tree("r2"))
         await ds.commit("1", confirmed=True, persist="p")
 
@@ -233,7 +234,7 @@ def test_an_older_agents_running_file_with_a_rollback_point_is_journalled(
 
     async def body(ds: Datastore) -> None:
         assert names(ds.running_snapshot()) == ["r1"]  # the pending commit went back
-        await ds.commit_tree(tree("r1", "r3"))
+        await commit_as(ds, tree("r1", "r3"))
 
     run(tmp_path, body)
     assert on_disk(tmp_path) == ["r1", "r3"] and rollback_on_disk(tmp_path) is None

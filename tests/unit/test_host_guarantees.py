@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.datastore_support import commit_as
 from vnet.agent.datastore import Datastore
 from vnet.model.agent_config import AgentConfig, User
 from vnet.model.yang import host as codec
@@ -93,14 +94,14 @@ def store(tmp_path: Path) -> Datastore:
     config = AgentConfig(state_dir=tmp_path, users=[User(name="admin", password="x")])
     ds = Datastore(config, apply_to_kernel=False)
     asyncio.run(ds.start())
-    asyncio.run(ds.commit_tree(base_tree()))
+    asyncio.run(commit_as(ds, base_tree()))
     return ds
 
 
 def _rejected(ds: Datastore, tree: dict[str, Any]) -> RpcError:
     before = copy.deepcopy(ds.running)
     with pytest.raises(RpcError) as info:
-        asyncio.run(ds.commit_tree(tree))
+        asyncio.run(commit_as(ds, tree))
     assert ds.running == before, "a rejected commit changed the running configuration"
     assert ds.file.load() == before, "a rejected commit changed the persisted configuration"
     return info.value
@@ -157,7 +158,7 @@ def test_a_different_port_is_no_overlap(store: Datastore) -> None:
     other |= {"name": "c2", "id": 2, "egress": []}
     other["ingress"][0]["destination-port"] = 5202
     tree[f"{P}srv6"]["connection"].append(other)
-    asyncio.run(store.commit_tree(tree))
+    asyncio.run(commit_as(store, tree))
     assert len(store.running[f"{P}srv6"]["connection"]) == 2
 
 

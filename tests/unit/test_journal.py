@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.datastore_support import commit_as
 from vnet.agent.datastore import Datastore, journal, persist
 from vnet.agent.datastore.persist import JOURNAL_FILE, RunningFile
 from vnet.model.agent_config import AgentConfig, User
@@ -201,7 +202,7 @@ def test_concurrent_commits_share_one_fsync_and_none_is_answered_before_it(
                 **base,
                 ROUTERS: {"router": [router(n, i + 1) for i, n in enumerate(names[: k + 1])]},
             }
-            commits.append(asyncio.create_task(ds.commit_tree(t)))
+            commits.append(asyncio.create_task(commit_as(ds, t)))
             await asyncio.sleep(0)  # in order: each writes after the one before
         await asyncio.get_running_loop().run_in_executor(None, syncing.wait, 30)
         written = lambda: len(ds.running.get(ROUTERS, {}).get("router", [])) == len(names)  # noqa: E731
@@ -248,10 +249,10 @@ def test_a_failed_fsync_undoes_the_commits_waiting_for_it(
         ds.running = ds.durable = ds.candidate = ds.file.load()
         ds.validator.forget()
         with pytest.raises(RpcError, match="the change was undone"):
-            await ds.commit_tree(with_routers("r1", "r2"))
+            await commit_as(ds, with_routers("r1", "r2"))
         assert ds.running_snapshot() == ds.running == with_routers("r1")
         assert RunningFile(tmp_path).load() == with_routers("r1")
-        await ds.commit_tree(with_routers("r1", "r3"))
+        await commit_as(ds, with_routers("r1", "r3"))
         await ds.close()
 
     asyncio.run(main())

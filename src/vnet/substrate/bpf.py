@@ -11,6 +11,7 @@ all vnet needs from it.) The kernel's verifier checks every program on load.
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import struct
 
@@ -33,6 +34,9 @@ SKB_DATA, SKB_DATA_END = 76, 80
 BPF_FUNC_REDIRECT_PEER = 155
 
 TC_ACT_OK, TC_ACT_SHOT = 0, 2
+# The verifier gives up with EAGAIN when a signal arrives while it works (a profiler's
+# stop, a child's exit); libbpf tries such a load again, up to five times in all.
+LOAD_ATTEMPTS = 5
 
 
 class BpfError(Exception):
@@ -65,9 +69,12 @@ def load_sched_cls(program: bytes, name: str) -> int:
         name.encode()[:15],
     )
     buf = ctypes.create_string_buffer(attr, 128)
-    fd = libc.syscall(SYS_BPF, BPF_PROG_LOAD, buf, len(buf))
+    for _ in range(LOAD_ATTEMPTS):
+        fd = libc.syscall(SYS_BPF, BPF_PROG_LOAD, buf, len(buf))
+        err = ctypes.get_errno() if fd < 0 else 0
+        if err != errno.EAGAIN:
+            break
     if fd < 0:
-        err = ctypes.get_errno()
         raise BpfError(
             f"loading eBPF program {name!r} failed: {os.strerror(err)}: "
             f"{log.value.decode(errors='replace')[-2000:]}"

@@ -29,7 +29,15 @@ from pyroute2.netlink.exceptions import NetlinkError
 
 from vnet.substrate import nsfs, rtquery
 from vnet.substrate.marks import NsName
-from vnet.substrate.rtquery import Dump, LinkBrief, LinkDump, RouteTally
+from vnet.substrate.rtquery import (
+    Dump,
+    LinkBrief,
+    LinkDump,
+    ProtoRoute,
+    RouteDump,
+    RouteTally,
+    RuleTally,
+)
 from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
@@ -78,8 +86,26 @@ class Kernel:
         # veth ends the kernel is still tearing down after a namespace deletion
         self._vanishing: set[tuple[NsName, str]] = set()
         self.requests: Counter[str] = Counter()  # netlink requests sent, by method
+        self._helpers: list[Kernel] = []  # for lanes of a parallel apply (lanes.py)
+
+    def helper(self, lane: int) -> Kernel:
+        """The Kernel lane `lane` (1, 2, ...) of a parallel apply uses: sockets of its
+        own (a socket serves one caller at a time), the same view of vanishing names.
+        Its requests are added to ours by `gather_requests` once its work is done."""
+        while len(self._helpers) < lane:
+            helper = Kernel(self._max)
+            helper._vanishing = self._vanishing
+            self._helpers.append(helper)
+        return self._helpers[lane - 1]
+
+    def gather_requests(self) -> None:
+        for helper in self._helpers:
+            self.requests.update(helper.requests)
+            helper.requests.clear()
 
     def close(self) -> None:
+        for helper in self._helpers:
+            helper.close()
         for ipr in self._sockets.values():
             ipr.close()
         self._sockets.clear()
@@ -121,7 +147,10 @@ class Kernel:
         return sock
 
     def forget(self, ns: NsName) -> None:
-        """Drop the cached sockets: they would keep a deleted namespace alive."""
+        """Drop the cached sockets (our helpers' too): they would keep a deleted namespace
+        alive."""
+        for helper in self._helpers:
+            helper.forget(ns)
         ipr = self._sockets.pop(ns, None)
         if ipr is not None:
             ipr.close()
@@ -263,6 +292,20 @@ class Kernel:
         whose routes are counted from their headers, not decoded (rtquery.py)."""
         tally = RouteTally(table, kind)
         self._dump(ns, lambda seq: rtquery.getroute_dump_request(family, seq), tally)
+        return tally.count
+
+    @_request
+    def proto_routes(self, ns: NsName, family: int, protocol: int) -> list[ProtoRoute]:
+        """The routes of `family` (every table) made with `protocol`, decoded by hand."""
+        dump = RouteDump(protocol)
+        self._dump(ns, lambda seq: rtquery.getroute_dump_request(family, seq), dump)
+        return dump.routes
+
+    @_request
+    def rule_count(self, ns: NsName, family: int, protocol: int) -> int:
+        """How many rules of `family` carry FRA_PROTOCOL `protocol`."""
+        tally = RuleTally(protocol)
+        self._dump(ns, lambda seq: rtquery.getrule_dump_request(family, seq), tally)
         return tally.count
 
     @_request

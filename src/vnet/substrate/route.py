@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import socket
 from dataclasses import dataclass
-from ipaddress import ip_network
-from typing import Any
 
 from vnet.substrate.kernel import Kernel
 from vnet.substrate.marks import RTPROT_VNET, NsName, ip_cmd
@@ -53,28 +51,14 @@ class DeleteRoute:
         return f"{ip_cmd(r.ns)} route del {r.dst} via {r.via} proto 118"
 
 
-def route_key(msg: Any) -> tuple[str, str] | None:
-    """(dst, via) of a route message, or None if it has no gateway."""
-    via = msg.get("gateway")
-    if via is None:
-        return None
-    dst = msg.get("dst")
-    if dst is None:
-        dst = "0.0.0.0" if msg["family"] == socket.AF_INET else "::"
-    return str(ip_network(f"{dst}/{msg['dst_len']}")), via
-
-
 def read(k: Kernel, ns: NsName) -> set[Route]:
     """vnet's gateway routes in `ns` (both families)."""
-    out = set()
-    for family in (socket.AF_INET, socket.AF_INET6):
-        for msg in k.routes(ns, family, proto=RTPROT_VNET):
-            if msg["proto"] != RTPROT_VNET:
-                continue
-            key = route_key(msg)
-            if key is not None:
-                out.add(Route(ns, *key))
-    return out
+    return {
+        Route(ns, r.dst, r.gateway)
+        for family in (socket.AF_INET, socket.AF_INET6)
+        for r in k.proto_routes(ns, family, RTPROT_VNET)
+        if r.gateway is not None
+    }
 
 
 def count(k: Kernel, ns: NsName) -> int:

@@ -3,9 +3,11 @@
 pyroute2 decodes every attribute of a link reply (statistics, per-family blocks,
 link info) into objects: milliseconds per message on this machine. The paths that
 ask about one interface at a time (bridge shortcut targets, per-VR port state)
-need a handful of top-level attributes, and a VR's route count needs only each
-route's header; setting a link's state, alias, MTU or master and adding an
-address are a few fixed fields (the same bytes pyroute2 sends). Kernel sends
+need a handful of top-level attributes, a VR's route count needs only each
+route's header, and a reconcile reads vnet's own routes (and whether there are rules
+of its own) from headers and three attributes, in each of thousands of namespaces;
+setting a link's state, alias, MTU or master and adding an address are a few fixed
+fields (the same bytes pyroute2 sends). Kernel sends
 these requests on its own per-namespace netlink socket.
 """
 
@@ -15,7 +17,7 @@ import errno
 import socket
 import struct
 from dataclasses import dataclass, field, replace
-from ipaddress import ip_interface
+from ipaddress import ip_interface, ip_network
 
 RTM_NEWLINK = 16
 RTM_DELLINK = 17
@@ -24,6 +26,10 @@ RTM_NEWADDR = 20
 RTM_DELADDR = 21
 RTM_NEWROUTE = 24
 RTM_GETROUTE = 26
+RTM_NEWRULE = 32
+RTM_GETRULE = 34
+RTA_DST, RTA_GATEWAY, RTA_ENCAP_TYPE = 1, 5, 21
+FRA_PROTOCOL = 21
 NLMSG_ERROR = 2
 NLMSG_DONE = 3
 NLM_F_REQUEST = 0x1
@@ -45,6 +51,7 @@ IFINFOMSG = struct.Struct("=BxHiII")
 NLA = struct.Struct("=HH")
 IFADDRMSG = struct.Struct("=BBBBI")  # family, prefixlen, flags, scope, index
 RTMSG = struct.Struct("=BBBBBBBBI")  # family, dst_len, src_len, tos, table, proto, scope, type
+FIB_RULE_HDR = struct.Struct("=BBBBBBBBI")  # family, dst_len, src_len, tos, table, 2 res, action
 # struct rtnl_link_stats64, in the kernel's order: the fields (and names) pyroute2 decodes
 STATS64_FIELDS = [
     "rx_packets",
@@ -167,6 +174,12 @@ def getroute_dump_request(family: int, seq: int) -> bytes:
     return NLMSGHDR.pack(NLMSGHDR.size + len(body), RTM_GETROUTE, flags, seq, 0) + body
 
 
+def getrule_dump_request(family: int, seq: int) -> bytes:
+    """RTM_GETRULE dump of one address family."""
+    body = FIB_RULE_HDR.pack(family, 0, 0, 0, 0, 0, 0, 0, 0)
+    return _message(RTM_GETRULE, NLM_F_REQUEST | NLM_F_DUMP, seq, body)
+
+
 def getlink_dump_request(seq: int) -> bytes:
     """RTM_GETLINK dump: every interface of the namespace."""
     body = IFINFOMSG.pack(socket.AF_UNSPEC, 0, 0, 0, 0)
@@ -219,6 +232,61 @@ class RouteTally(Dump):
     def take(self, data: bytes, offset: int) -> None:
         fields = RTMSG.unpack_from(data, offset + NLMSGHDR.size)
         self.count += fields[4] == self.table and fields[7] == self.kind
+
+
+@dataclass(frozen=True)
+class ProtoRoute:
+    """One route of a given protocol, from its header and top-level attributes."""
+
+    dst: str  # a network, "10.1.0.0/24"
+    gateway: str | None  # None: no single gateway (a device route, multipath, encap)
+    encap_type: int  # RTA_ENCAP_TYPE (0: none)
+
+
+class RouteDump(Dump):
+    """The routes of one dump whose protocol is `protocol` (others are not decoded)."""
+
+    reply_kind = RTM_NEWROUTE
+
+    def __init__(self, protocol: int) -> None:
+        super().__init__()
+        self.protocol = protocol
+        self.routes: list[ProtoRoute] = []
+
+    def take(self, data: bytes, offset: int) -> None:
+        family, dst_len, *_, protocol, _, _, _ = RTMSG.unpack_from(data, offset + NLMSGHDR.size)
+        if protocol != self.protocol:
+            return
+        end = offset + NLMSGHDR.unpack_from(data, offset)[0]
+        attrs = _attributes(data, offset + NLMSGHDR.size + RTMSG.size, end)
+        dst = attrs.get(RTA_DST)
+        unspecified = "::" if family == socket.AF_INET6 else "0.0.0.0"
+        address = socket.inet_ntop(family, dst) if dst else unspecified
+        gateway = attrs.get(RTA_GATEWAY)
+        encap = attrs.get(RTA_ENCAP_TYPE)
+        self.routes.append(
+            ProtoRoute(
+                str(ip_network(f"{address}/{dst_len}")),
+                socket.inet_ntop(family, gateway) if gateway else None,
+                int(struct.unpack("=H", encap[:2])[0]) if encap else 0,
+            )
+        )
+
+
+class RuleTally(Dump):
+    """Rules of one dump counted by their FRA_PROTOCOL."""
+
+    reply_kind = RTM_NEWRULE
+
+    def __init__(self, protocol: int) -> None:
+        super().__init__()
+        self.protocol, self.count = protocol, 0
+
+    def take(self, data: bytes, offset: int) -> None:
+        end = offset + NLMSGHDR.unpack_from(data, offset)[0]
+        attrs = _attributes(data, offset + NLMSGHDR.size + FIB_RULE_HDR.size, end)
+        found = attrs.get(FRA_PROTOCOL, b"")
+        self.count += found[:1] == bytes([self.protocol])
 
 
 class LinkDump(Dump):

@@ -335,11 +335,17 @@ def read(
     """vnet's SIDs, encap routes and rules in one router namespace."""
     sids, steers, rules = [], [], []
     for family, version in ((socket.AF_INET, 4), (socket.AF_INET6, 6)):
-        rules += [
-            _rule(ns, version, msg)
-            for msg in k.rules(ns, family)
-            if msg.get("FRA_PROTOCOL") == RTPROT_VNET
-        ]
+        # headers first (rtquery.py): most VRs hold no connection, and decoding every
+        # route and rule of thousands of namespaces with pyroute2 was most of a reconcile
+        if k.rule_count(ns, family, RTPROT_VNET):
+            rules += [
+                _rule(ns, version, msg)
+                for msg in k.rules(ns, family)
+                if msg.get("FRA_PROTOCOL") == RTPROT_VNET
+            ]
+        ours = k.proto_routes(ns, family, RTPROT_VNET)
+        if not any(r.encap_type in (LWTUNNEL_ENCAP_SEG6, LWTUNNEL_ENCAP_SEG6_LOCAL) for r in ours):
+            continue
         for msg in k.routes(ns, family, proto=RTPROT_VNET):
             if msg["proto"] != RTPROT_VNET:
                 continue

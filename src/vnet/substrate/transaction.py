@@ -11,11 +11,14 @@ observed before finishes the job.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from vnet.substrate import nsfs
 from vnet.substrate.kernel import Kernel
+from vnet.substrate.lanes import Step, lane_count, runs, split
 from vnet.substrate.observe import Observation, observe
 from vnet.substrate.op import Op
 from vnet.substrate.placement import Placement
@@ -34,12 +37,14 @@ class ApplyError(RuntimeError):
     op: Op
     cause: BaseException
     undo_errors: list[tuple[Op, BaseException]] = field(default_factory=list)
+    undone: int | None = None  # how many steps were undone (None: step, all before it)
 
     def __str__(self) -> str:
         text = (
             f"step {self.step + 1} failed: {self.op.describe()}\n"
             f"  reason: {self.cause}\n"
-            f"  undone: the {self.step} step(s) before it, in reverse order"
+            f"  undone: the {self.step if self.undone is None else self.undone} step(s) "
+            "done before it, in reverse order"
         )
         for op, err in self.undo_errors:
             text += f"\n  could not undo: {op.describe()}: {err}"
@@ -57,13 +62,14 @@ def converge(
     undo: bool = True,
     progress: Progress | None = None,
     fault: Fault | None = None,
+    lanes: int | None = None,
 ) -> list[Op]:
     """Bring what `where.scope` owns to `desired`; return the operations (run unless dry_run).
 
     `before`: what the kernel holds, if the caller knows it (an agent after its
     last commit, or a lab's namespaces on the way down); else it is observed.
     On failure the kernel is as it was before (unless `undo` is False) and
-    ApplyError says which step failed.
+    ApplyError says which step failed. `lanes`: see `apply`.
     """
     if before is None:
         before = observe(kernel, where.scope, where.prefix, own_namespace)
@@ -83,7 +89,7 @@ def converge(
 
     total = len(ops)
     tick = (lambda i, op: progress(i, total, op)) if progress else None
-    apply(ops, kernel, tick, restore=restore, undo=undo, fault=fault)
+    apply(ops, kernel, tick, restore=restore, undo=undo, fault=fault, lanes=lanes)
     return ops
 
 
@@ -94,15 +100,20 @@ def apply(
     restore: Callable[[Kernel], None] | None = None,
     undo: bool = True,
     fault: Fault | None = None,
+    lanes: int | None = None,
 ) -> None:
-    """Run `ops`; on failure undo the done ones (unless `undo` is False) and raise ApplyError."""
+    """Run `ops`; on failure undo the done ones (unless `undo` is False) and raise ApplyError.
+
+    Runs of independent creations go over `lanes` lanes (default: one per core; lanes.py);
+    `progress` and `fault` are then called from those lanes' threads, one at a time."""
     done: list[Op] = []
-    for i, op in enumerate(ops):
-        try:
-            if fault is not None:
-                fault(i, op)
-            op.run(kernel)
-        except BaseException as err:
+    count = lane_count() if lanes is None else lanes
+    with _Lanes(kernel, count, progress, fault, done) as pool:
+        for run in runs(ops):
+            failed = pool.run(split(run, count))
+            if failed is None:
+                continue
+            i, op, err = failed
             if not undo:
                 raise ApplyError(i, op, err) from err
             undo_errors = _undo(done, kernel)
@@ -111,10 +122,72 @@ def apply(
                     restore(kernel)
                 except Exception as restore_err:
                     undo_errors.append((op, restore_err))
-            raise ApplyError(i, op, err, undo_errors) from err
-        done.append(op)
-        if progress is not None:
-            progress(i, op)
+            raise ApplyError(i, op, err, undo_errors, len(done)) from err
+
+
+Failure = tuple[int, Op, BaseException]
+
+
+class _Lanes:
+    """Lane 0 runs in the calling thread on `kernel`, lane n on `kernel.helper(n)`."""
+
+    def __init__(
+        self,
+        kernel: Kernel,
+        count: int,
+        progress: Callable[[int, Op], None] | None,
+        fault: Fault | None,
+        done: list[Op],
+    ) -> None:
+        self.kernel, self.count = kernel, count
+        self.progress, self.fault, self.done = progress, fault, done
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()  # `done`, progress and fault: one lane at a time
+        self._stop = threading.Event()  # a lane failed: the others stop at their next step
+
+    def __enter__(self) -> _Lanes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+
+    def run(self, parts: list[list[Step]]) -> Failure | None:
+        """Run the parts in parallel; the failure earliest in the plan, if any."""
+        if len(parts) == 1:
+            return self._lane(parts[0], self.kernel, parallel=False)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.count - 1, thread_name_prefix="vnet-lane")
+        self._stop.clear()
+        others = [
+            self._pool.submit(self._lane, part, self.kernel.helper(n), True)
+            for n, part in enumerate(parts[1:], start=1)
+        ]
+        failures = [self._lane(parts[0], self.kernel, parallel=True)]
+        failures += [f.result() for f in others]
+        self.kernel.gather_requests()
+        found = [f for f in failures if f is not None]
+        return min(found, key=lambda f: f[0]) if found else None
+
+    def _lane(self, steps: list[Step], kernel: Kernel, parallel: bool) -> Failure | None:
+        for i, op in steps:
+            if self._stop.is_set():
+                return None
+            try:
+                if self.fault is not None:
+                    with self._lock:
+                        self.fault(i, op)
+                op.run(kernel)
+            except BaseException as err:
+                if not parallel or isinstance(err, Exception):
+                    self._stop.set()
+                    return (i, op, err)
+                raise
+            with self._lock:
+                self.done.append(op)
+                if self.progress is not None:
+                    self.progress(i, op)
+        return None
 
 
 def _undo(done: list[Op], kernel: Kernel) -> list[tuple[Op, BaseException]]:

@@ -6,7 +6,8 @@ YANG via libyang; validation.py) -> realised (substrate.realize_host) ->
 staged on disk, fsynced (persist.py) -> substrate.converge (plan, apply with
 rollback) -> the commit point, a rename (persist.py) -> notify (events.py) ->
 reply; a failure anywhere leaves kernel, memory and disk as they were. One
-writer at a time (store.py). Confirmed commit: confirm.py.
+writer at a time (store.py). The candidate, locks and confirmed commit:
+candidate.py (the operations) and confirm.py (the pending commit and its timer).
 
 A commit replaces the running tree with a new object (`prepare` deep-copies
 what it is given) and never changes a committed tree in place. So a reader

@@ -10,7 +10,7 @@ kernel go back to it: at the timeout, when the session that started it ends
 agent that died meanwhile. Changes made by anyone in between go back with
 it, as on every NETCONF server that keeps one rollback point.
 
-This module holds the state machine only; the datastore (store.py) does the
+This module holds the state machine only; the datastore (candidate.py) does the
 commits and the rollback, under its write lock.
 """
 

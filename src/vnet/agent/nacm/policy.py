@@ -79,9 +79,13 @@ class Nacm:
         if tree is not running or user is None:
             return access.readable(tree)
         cached = self._readable_running.get(user)
-        if cached is None or cached[0] is not running:
-            cached = self._readable_running[user] = (running, access.readable(running))
-        return cached[1]
+        if cached is not None and cached[0] is running:
+            return cached[1]
+        view = None if cached is None else _patched_view(access, *cached, running)
+        if view is None:
+            view = access.readable(running)
+        self._readable_running[user] = (running, view)
+        return view
 
     def authorise_write(
         self,
@@ -165,6 +169,40 @@ class Nacm:
         access = self.access(user, running)
         if access is not None:
             _as_effect_of("discard-changes", access, candidate, base)
+
+
+def _patched_view(
+    access: Access, old: dict[str, Any], old_view: dict[str, Any], new: dict[str, Any]
+) -> dict[str, Any] | None:
+    """What `access` may read of `new`, from its view of `old`, judging only the VRs a
+    commit changed; None when more than VRs changed (the whole view is made afresh).
+
+    A VR's readability depends on its entry, the networks it names and the rules
+    (access.Trees): if all but the VR list is the same object as before, an unchanged
+    entry (the same object: trees are never changed in place) keeps its old verdict."""
+    if new.keys() != old.keys() or any(new[k] is not old[k] for k in new if k != ROUTERS):
+        return None
+    if ROUTERS not in new or set(new[ROUTERS]) != {"router"} or set(old[ROUTERS]) != {"router"}:
+        return None
+    before = {id(r): r.get("name") for r in old[ROUTERS]["router"]}
+    seen = {r.get("name"): r for r in old_view.get(ROUTERS, {}).get("router", [])}
+    changed = [r for r in new[ROUTERS]["router"] if before.get(id(r)) != r.get("name")]
+    judged = access.readable({**new, ROUTERS: {"router": changed}})
+    fresh = {r.get("name"): r for r in judged.get(ROUTERS, {}).get("router", [])}
+    kept = []
+    for r in new[ROUTERS]["router"]:
+        name = r.get("name")
+        view = fresh.get(name) if before.get(id(r)) != name else seen.get(name)
+        if view is not None:
+            kept.append(view)
+    view = {k: v for k, v in old_view.items() if k != ROUTERS}
+    if kept:
+        view[ROUTERS] = {"router": kept}
+    else:  # none readable: the container as a tree with one unreadable VR (or none) shows it
+        some = access.readable({**new, ROUTERS: {"router": new[ROUTERS]["router"][:1]}})
+        if ROUTERS in some:
+            view[ROUTERS] = some[ROUTERS]
+    return view
 
 
 def _as_effect_of(operation: str, access: Access, old: dict[str, Any], new: dict[str, Any]) -> None:

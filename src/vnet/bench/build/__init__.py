@@ -1,6 +1,8 @@
 """vnet bench build: time to create and to remove N virtual routers (2 interfaces each).
 
-Drives the lab exactly as `vnet lab up/down` does; see measure.py.
+Drives the lab exactly as `vnet lab up/down` does (measure.py); the floor series makes
+the same namespaces, links, addresses and routes with plain `ip -batch` in the same run
+(floor.py). --json writes the shared results schema (`vnet.bench.result/1`).
 """
 
 from __future__ import annotations
@@ -15,8 +17,12 @@ if TYPE_CHECKING:
 
 METRICS = {
     # name: (unit, description)
-    "up": ("s", "`lab up` of all VRs, one sample per run."),
-    "down": ("s", "`lab down` of all VRs, one sample per run."),
+    "up": ("s", "`lab up` of all VRs (series ip -batch: the floor), one sample per run."),
+    "down": (
+        "s",
+        "`lab down` of all VRs, one sample per run; it meets the kernel still destroying the "
+        "floor's namespaces, made and removed just before.",
+    ),
     "per VR": ("ms", "Kernel operations that belong to one VR (namespace, veths, addresses)."),
     "kernel settle": ("s", "How long the kernel kept destroying namespaces after `down`."),
     "operations up": ("", "Kernel operations of `up`."),
@@ -25,6 +31,7 @@ METRICS = {
     "peak RSS": ("MB", "The benchmark process's peak resident memory."),
 }
 SERIES = "lab"
+FLOOR = "ip -batch"  # the same objects by plain iproute2 batches, one namespace at a time
 
 
 class BuildBench(Benchmark):
@@ -54,7 +61,9 @@ class BuildBench(Benchmark):
 
         vrs, hosts = plan["vrs"], plan["hosts"]
         result = BenchResult.start(
-            "build", parameters={**common.as_parameters(), "vrs": vrs, "hosts": hosts}
+            "build",
+            parameters={**common.as_parameters(), "vrs": vrs, "hosts": hosts},
+            baseline=FLOOR,
         )
         for metric, (unit, description) in METRICS.items():
             result.declare(metric, unit, description=description)
@@ -71,17 +80,12 @@ class BuildBench(Benchmark):
                     ("re-apply operations", run.reapply_ops),
                 ):
                     result.record(metric, SERIES, value)
+                result.record("up", FLOOR, run.floor_seconds)
                 for ms in run.per_vr_ms:
                     result.record("per VR", SERIES, ms)
                 progress.advance()
         result.record("peak RSS", SERIES, peak_rss_mb())
         return result
-
-    def json_document(self, result: BenchResult) -> dict[str, Any]:
-        """The summary `make bench-build` has always written, with the environment."""
-        from vnet.bench.build.summary import summarize
-
-        return {**summarize(result), "environment": result.environment}
 
     def headline(self, result: BenchResult) -> str:
         from vnet.bench.build.summary import headline

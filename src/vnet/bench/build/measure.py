@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from vnet.bench.build.floor import run_floor
 from vnet.lab import lab as labmod
 from vnet.model import Topology, build_topology
 from vnet.substrate import Kernel, lab_placement, nsfs, observe, plan, realize
@@ -91,6 +92,7 @@ class BuildRun:
     ops_down: int
     reapply_ops: int
     settle_seconds: float
+    floor_seconds: float  # the same objects by plain `ip -batch` (floor.py), same run
     per_vr_ms: list[float] = field(default_factory=list)
 
 
@@ -116,6 +118,10 @@ def run_once(vrs: int, hosts: int) -> BuildRun:
     up_seconds = time.perf_counter() - t0
     with Kernel() as kernel:
         reapply = plan(realize(topo, where), observe(kernel, where.scope, where.prefix).state)
+    # The floor comes after the lab is up, not before: the kernel destroys deleted
+    # namespaces in the background for tens of seconds after `ip netns del` returns,
+    # and a lab made meanwhile would pay for that teardown. Its removal overlaps `down`.
+    floor_seconds = run_floor(topo)
     t1 = time.perf_counter()
     down = labmod.down(BENCH_LAB)
     down_seconds = time.perf_counter() - t1
@@ -129,6 +135,7 @@ def run_once(vrs: int, hosts: int) -> BuildRun:
         len(down.ops),
         len(reapply),
         settle,
+        floor_seconds,
         [v * 1000 for v in per_vr.values()],
     )
 
