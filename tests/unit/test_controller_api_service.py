@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 
 from tests.controller_api_support import Tokens
 from tests.metrics_support import label_values, parse, value
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.api import make_app
 from vnet.controller.api.auth import create_token
 from vnet.controller.api.metrics import ServiceCollector
@@ -151,7 +151,7 @@ def api(url: str, tmp_path: Path) -> Iterator[tuple[TestClient, Tokens, Any]]:
             acme=create_token(session, "tenant", "acme").token,
             beta=create_token(session, "tenant", "beta").token,
         )
-    service = Service(config, engine, Agents({}))
+    service = Service(config, engine, NetconfSouthbound({}))
     with TestClient(make_app(service, sessions, config), raise_server_exceptions=False) as client:
         yield client, tokens, engine
     engine.dispose()

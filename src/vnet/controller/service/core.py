@@ -33,6 +33,7 @@ from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.moves import Moves
 from vnet.controller.service.rearrangement import CHOICES, make_moves
 from vnet.controller.service.utilisation import UtilisationPoller
+from vnet.controller.southbound import Southbound
 from vnet.model import controller_api as api
 from vnet.model.controller_config import ControllerConfig
 
@@ -41,9 +42,21 @@ KEY_MAX = 128  # the connection table's idempotency_key column
 
 
 class Service:
-    def __init__(self, config: ControllerConfig, engine: Engine, agents: Agents):
+    """The service over a database and the agents of a southbound (`group`, `lock_wait`:
+    how its transactions across agents run, controller.agents.realise.Agents)."""
+
+    def __init__(
+        self,
+        config: ControllerConfig,
+        engine: Engine,
+        southbound: Southbound,
+        *,
+        group: bool = True,
+        lock_wait: float = 10.0,
+    ):
         self.config = config
         self.db = Database(engine)
+        agents = Agents(southbound, config.confirm_timeout, group=group, lock_wait=lock_wait)
         self.agents = agents
         self.policy = Policy(margin=config.margin)
         self.flows = Flows(self.db, agents, self.policy)

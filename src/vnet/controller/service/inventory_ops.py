@@ -2,7 +2,7 @@
 
 Each request is checked against the inventory first (precise errors, nothing changed), then
 realised on the agents in one transaction across the hosts it touches
-(`agents.inventory_edits`); the database learns the new object inside that transaction,
+(`Agents.change_inventory`); the database learns the new object inside that transaction,
 after every agent committed and before any confirms (`on_committed`): if an agent refuses,
 the database never held it; if the database refuses (another request took the name
 meanwhile), every agent goes back. The new object is appended to the inventory
@@ -18,21 +18,20 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
-from vnet.client import ClientError, ConnectError, NetconfClient
 from vnet.controller import inventory as inventory_db
 from vnet.controller.agents.changes import AgentError
-from vnet.controller.agents.inventory_edits import Edit, change_inventory
 from vnet.controller.db import ledger
 from vnet.controller.errors import AgentRefused, BadRequest, Conflict, NotFound
 from vnet.controller.inventory import InventoryError
 from vnet.controller.placement import choose_host
 from vnet.controller.principal import Principal
 from vnet.controller.service import store, views
+from vnet.controller.southbound import AddRoutes, CreateNetwork, CreateRouter, InventoryEdit
 from vnet.model import controller_api as api
 from vnet.model.check import check
 from vnet.model.mtu import network_mtu
@@ -62,7 +61,7 @@ async def create_router(
     _require_free_node_name(topo, request.name)
     for k, itf in enumerate(request.interfaces):
         _tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
-    if request.host is not None and request.host not in svc.agents.sessions:
+    if request.host is not None and request.host not in svc.agents.hosts:
         raise NotFound(
             f"unknown host {request.host!r} (no agent)", field="host", code="unknown-host"
         )
@@ -95,7 +94,7 @@ async def create_network(
         if net.vni == request.vni:
             raise Conflict(f"VNI {request.vni} is used by network {net.name!r}", field="vni")
     for k, host in enumerate(request.hosts):
-        if host not in svc.agents.sessions:
+        if host not in svc.agents.hosts:
             raise NotFound(
                 f"unknown host {host!r} (no agent)", field=f"hosts[{k}]", code="unknown-host"
             )
@@ -103,7 +102,7 @@ async def create_network(
     wanted = _with(topo, networks=[*topo.networks, net])
     _require_declared(topo, tenant)
     _require_valid(wanted, "name", topo)
-    carriers = list(request.hosts) or [h.name for h in topo.hosts if h.name in svc.agents.sessions]
+    carriers = list(request.hosts) or [h.name for h in topo.hosts if h.name in svc.agents.hosts]
     _require_provisioning(svc, carriers)
     edits = _network_edits(wanted, net, carriers)
     await _realise(svc, edits, lambda t: _with(t, networks=[*t.networks, net]))
@@ -144,49 +143,34 @@ async def create_endhost(
     return next(e for e in shown if e.name == endhost.name)
 
 
-def _router_edits(topo: Topology, new: VirtualRouter) -> dict[str, Edit]:
+Edits = dict[str, list[InventoryEdit]]  # host -> its edits
+
+
+def _router_edits(topo: Topology, new: VirtualRouter) -> Edits:
     """The new VR with its routes to its tenant's other VRs' SRv6 locators, and the routes
     those VRs gain to the new one's (`locator_routes`, as a lab with a controller gives its
     VRs from the start): without them a connection's segments lead nowhere."""
     routed = locator_routes(topo.model_copy(update={"controller": ControllerSection()}))
     before = {vr.name: vr for vr in topo.routers}
-    per_host: dict[str, list[Callable[[NetconfClient, str], None]]] = {}
+    per_host: Edits = {}
     for vr in routed.routers:
         if vr.name == new.name:
-            per_host.setdefault(vr.host, []).append(
-                lambda c, t, made=vr: c.create_router(made, target=t)
-            )
+            per_host.setdefault(vr.host, []).append(CreateRouter(vr))
             continue
         gained = [r for r in vr.routes if r not in before[vr.name].routes]
         if gained:
-            per_host.setdefault(vr.host, []).append(
-                lambda c, t, name=vr.name, routes=gained: c.add_routes(name, routes, target=t)
-            )
-
-    def on(host: str) -> Edit:
-        def apply(client: NetconfClient, target: str) -> None:
-            for step in per_host[host]:
-                step(client, target)
-
-        return apply
-
-    return {host: on(host) for host in per_host}
+            per_host.setdefault(vr.host, []).append(AddRoutes(vr.name, tuple(gained)))
+    return per_host
 
 
-def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> dict[str, Edit]:
+def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> Edits:
     """Each carrier's edit: the network with its MTU and the other carriers' VTEPs."""
     loopback = underlay_addressing(topo).loopback
     carried = net.model_copy(update={"mtu": network_mtu(topo, net), "hosts": []})
-
-    def edit_for(host: str) -> Edit:
-        vteps = [str(loopback[h]) for h in carriers if h != host]
-
-        def create(client: NetconfClient, target: str) -> None:
-            client.create_network(carried, vteps, target=target)
-
-        return create
-
-    return {host: edit_for(host) for host in carriers}
+    return {
+        host: [CreateNetwork(carried, tuple(str(loopback[h]) for h in carriers if h != host))]
+        for host in carriers
+    }
 
 
 # -- checks --------------------------------------------------------------------------------
@@ -260,7 +244,7 @@ def renumbered(before: Topology, after: Topology) -> list[str]:
 async def _place(svc: Service, topo: Topology) -> str:
     inv = await svc.inventory()
     held = await svc.db.read(ledger.held_by_direction)
-    candidates = [h.name for h in topo.hosts if h.name in svc.agents.sessions]
+    candidates = [h.name for h in topo.hosts if h.name in svc.agents.hosts]
     if not candidates:
         raise Conflict("no host has an agent to place the VR on", field="host")
     routers_on: dict[str, int] = {}
@@ -269,9 +253,7 @@ async def _place(svc: Service, topo: Topology) -> str:
     return choose_host(candidates, inv.links, held, routers_on)
 
 
-async def _realise(
-    svc: Service, edits: dict[str, Edit], extended: Callable[[Topology], Topology]
-) -> None:
+async def _realise(svc: Service, edits: Edits, extended: Callable[[Topology], Topology]) -> None:
     """The agents' transaction; the database appends `extended(held topology)` inside it."""
 
     def append(session: Session) -> None:
@@ -290,7 +272,7 @@ async def _realise(
         await svc.db.write(append, retry=True)
 
     try:
-        await change_inventory(svc.agents, f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
+        await svc.agents.change_inventory(f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
     except AgentError as err:
         raise AgentRefused(err.host, err.reason) from None
     except InventoryError as err:
@@ -309,27 +291,23 @@ async def restore_routers(svc: Service) -> dict[str, list[str]]:
     the VRs put back; a host that cannot be reached or refuses is logged and left alone."""
     topo = (await svc.inventory()).topology
     restored: dict[str, list[str]] = {}
-    for host in sorted(svc.agents.sessions):
+    for host in sorted(svc.agents.hosts):
         wanted = [vr for vr in topo.routers if vr.host == host]
         if not wanted:
             continue
         try:
-            held = await svc.agents.sessions[host].call(lambda c: c.routers(state=False))
-            missing = [vr for vr in wanted if vr.name not in {r.name for r in held}]
+            held = set(await svc.agents.routers(host))
+            missing = [vr for vr in wanted if vr.name not in held]
             if missing:
-                await change_inventory(
-                    svc.agents, f"inv-{uuid.uuid4().hex[:12]}", {host: _creates(missing)}
+                await svc.agents.change_inventory(
+                    f"inv-{uuid.uuid4().hex[:12]}", {host: _creates(missing)}
                 )
                 restored[host] = [vr.name for vr in missing]
                 log.warning("host %s lacked VR(s) %s: put back", host, ", ".join(restored[host]))
-        except (AgentError, ClientError, ConnectError) as err:  # the others still start
+        except AgentError as err:  # the others still start
             log.warning("restoring VRs on host %s: %s", host, err)
     return restored
 
 
-def _creates(routers: list[VirtualRouter]) -> Edit:
-    def create(client: NetconfClient, target: str) -> None:
-        for vr in routers:
-            client.create_router(vr, target=target)
-
-    return create
+def _creates(routers: Sequence[VirtualRouter]) -> list[InventoryEdit]:
+    return [CreateRouter(vr) for vr in routers]
