@@ -34,8 +34,21 @@ HOSTS = ("h1", "h2", "h3")
 PROVIDER = Principal("provider")
 ACME = Principal("tenant", "acme")
 BETA = Principal("tenant", "beta")
-CONFIRM_TIMEOUT = 30
+CONFIRM_TIMEOUT = 2  # seconds: a confirm that goes unanswered is tried for 0.9 of it
 T = TypeVar("T")
+
+
+class Clock:
+    """The agents' clock, moved by the test (their confirm timers run on it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
 
 
 @dataclass
@@ -45,6 +58,7 @@ class World:
     url: str
     hosts: MemorySouthbound
     state: Path
+    clock: Clock
 
     def service(self, **options: Any) -> Service:
         config = ControllerConfig(
@@ -88,7 +102,8 @@ def world(tmp_path: Path, check_yang: bool = True) -> World:
             inventory.load(session, topo, [])
     finally:
         engine.dispose()
-    return World(url, MemorySouthbound.of_topology(topo, check_yang), tmp_path)
+    clock = Clock()
+    return World(url, MemorySouthbound.of_topology(topo, check_yang, clock), tmp_path, clock)
 
 
 def voice(name: str, port: int, bandwidth: str, **more: Any) -> ConnectionRequest:

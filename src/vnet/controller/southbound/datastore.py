@@ -12,7 +12,7 @@ reads a real agent's.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,7 @@ class Pending:
 
     token: str
     rollback: HostConfig  # running before it
-    deadline: float  # time.monotonic() at which the agent rolls it back
+    deadline: float  # the clock's time at which the agent rolls it back
 
 
 def refused(tag: str, message: str, path: str | None = None) -> ClientError:
@@ -67,8 +67,14 @@ def not_pending(what: str, token: str, pending: Pending | None) -> ClientError:
 class HostDatastore:
     """Running, candidate, lock and pending confirmed commit of one host."""
 
-    def __init__(self, running: HostConfig, check_yang: bool = True):
+    def __init__(
+        self,
+        running: HostConfig,
+        check_yang: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.running = running
+        self.clock = clock  # the agent's timers run on it
         self.candidate: HostConfig | None = None  # None: the same as running
         self.locked_by: Lease | None = None
         self.pending: Pending | None = None
@@ -114,7 +120,7 @@ class HostDatastore:
             raise not_pending("commit", token, self.pending)
         wanted = self.candidate or self.running
         self.check(wanted)
-        self.pending = Pending(token, self.running, time.monotonic() + timeout)
+        self.pending = Pending(token, self.running, self.clock() + timeout)
         self.running, self.candidate = wanted, None
 
     def confirm(self, token: str) -> None:
@@ -136,7 +142,7 @@ class HostDatastore:
 
     def expire(self) -> None:
         """What the agent's timer did by now: a pending commit past its deadline is gone."""
-        if self.pending is not None and time.monotonic() >= self.pending.deadline:
+        if self.pending is not None and self.clock() >= self.pending.deadline:
             self.roll_back()
 
     # -- the agent's checks ------------------------------------------------------------------

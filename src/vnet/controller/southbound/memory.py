@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -87,15 +88,26 @@ _leases = itertools.count(1)
 class MemorySouthbound:
     """Hosts in memory behind the southbound seam; see the module's words."""
 
-    def __init__(self, configs: Mapping[str, HostConfig], check_yang: bool = True):
-        self._hosts = {h: MemoryHost(h, HostDatastore(hc, check_yang)) for h, hc in configs.items()}
+    def __init__(
+        self,
+        configs: Mapping[str, HostConfig],
+        check_yang: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        """`check_yang`: check candidates against the YANG module too (as agents do; a
+        benchmark may leave it out); `clock`: what the agents' confirm timers run on."""
+        self._hosts = {
+            h: MemoryHost(h, HostDatastore(hc, check_yang, clock)) for h, hc in configs.items()
+        }
         self._open: dict[str, Lease] = {}  # host -> this southbound's session to it
         self.calls: list[tuple[str, Step]] = []  # every step asked, in order
 
     @classmethod
-    def of_topology(cls, topo: Topology, check_yang: bool = True) -> MemorySouthbound:
+    def of_topology(
+        cls, topo: Topology, check_yang: bool = True, clock: Callable[[], float] = time.monotonic
+    ) -> MemorySouthbound:
         """Every host of a topology as a lab hands its agent its share."""
-        return cls(host_configs(topo), check_yang)
+        return cls(host_configs(topo), check_yang, clock)
 
     def sharing(self) -> MemorySouthbound:
         """Another controller's sessions to the same hosts."""
