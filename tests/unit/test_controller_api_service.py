@@ -32,9 +32,9 @@ from vnet.controller.db import (
     default_url,
     session_factory,
 )
-from vnet.controller.recovery import Settled
 from vnet.controller.server import prepare_database
 from vnet.controller.service.core import Service
+from vnet.controller.service.recovery import Settled
 from vnet.model import build_topology
 from vnet.model.controller_api import HostView
 from vnet.model.controller_config import ControllerConfig

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vnet.controller.service.inventory_ops import _router_edits
+from vnet.controller.service.inventory import _router_edits
 from vnet.controller.southbound import AddRoutes, CreateRouter, InventoryEdit
 from vnet.model.topology import Topology
 

@@ -122,6 +122,22 @@ class Flows:
         )
         return Admitted(conn.id, entry.request_id, tuple(plan.changes))
 
+    async def admit_now(
+        self,
+        inv: Inventory,
+        tenant: str,
+        request: ConnectionRequest,
+        key: str | None,
+        timings: Timings | None,
+        may_move: bool = True,
+    ) -> Admitted | Replay:
+        """`admit` in a transaction of its own, redone after a lost race on a number."""
+
+        def work(session: Session) -> Admitted | Replay:
+            return self.admit(session, inv, tenant, request, key, may_move)
+
+        return await self.db.write(work, timings, retry=True)
+
     def choose_moves(
         self, session: Session, inv: Inventory, tenant: str, request: ConnectionRequest
     ) -> tuple[planner.Moved, ...]:
