@@ -185,6 +185,10 @@ class Agents:
     async def reachable(self, host: str) -> bool:
         return host in self.hosts and await self.southbound.reachable(host)
 
-    async def close(self) -> None:
+    async def finish(self) -> None:
+        """The transactions under way are done."""
         await self._groups.close()
+
+    async def close(self) -> None:
+        await self.finish()
         await self.southbound.close()

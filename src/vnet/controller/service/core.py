@@ -99,6 +99,7 @@ class Service:
         for task in list(self._repairs):
             task.cancel()
         await asyncio.gather(*self._repairs, return_exceptions=True)
+        await self.agents.finish()  # the southbound is its owner's to close
         await asyncio.to_thread(self.flows.liveness.release)
 
     def repair(self, hosts: list[str]) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -100,7 +101,7 @@ class MemorySouthbound:
             h: MemoryHost(h, HostDatastore(hc, check_yang, clock)) for h, hc in configs.items()
         }
         self._open: dict[str, Lease] = {}  # host -> this southbound's session to it
-        self.calls: list[tuple[str, Step]] = []  # every step asked, in order
+        self.calls: Counter[tuple[str, Step]] = Counter()  # steps asked, per host
 
     @classmethod
     def of_topology(
@@ -112,7 +113,7 @@ class MemorySouthbound:
     def sharing(self) -> MemorySouthbound:
         """Another controller's sessions to the same hosts."""
         other = MemorySouthbound({})
-        other._hosts = self._hosts
+        other._hosts = self._hosts  # the same agents; sessions of its own
         return other
 
     # -- what a test does to the hosts -----------------------------------------------------
@@ -246,7 +247,7 @@ class MemorySouthbound:
         """`work` on the host's datastore, on session `lease` (None: the open one, or a new
         one), as the agent would answer it, or the fault the test set for this step."""
         await asyncio.sleep(0)  # an RPC is a pause: other requests go on meanwhile
-        self.calls.append((host, step))
+        self.calls[(host, step)] += 1
         one = self._hosts[host]
         self._reach(one)
         session = self._session(one, lease)
