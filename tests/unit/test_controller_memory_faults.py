@@ -25,7 +25,8 @@ from tests.controller_memory_support import (
 from vnet.controller.errors import AgentRefused
 from vnet.controller.service.core import Service
 from vnet.controller.southbound.memory import Failure, Step
-from vnet.model.controller_api import ModifyRequest
+from vnet.model.controller_api import ModifyRequest, NetworkRequest
+from vnet.model.host import NetworkOnHost
 from vnet.model.host_guarantees import ConnectionPieces
 
 TRANSACTION = (Step.LOCK, Step.EDIT, Step.VALIDATE, Step.COMMIT, Step.CONFIRM)
@@ -162,3 +163,31 @@ def test_reconciliation_repairs_drift_and_touches_only_the_controllers_pieces(
         "h2": [("vc999", "extra")],
         "h3": [(name, "missing")],
     }
+
+
+def test_a_network_one_host_refuses_is_on_no_host_and_not_in_the_inventory(
+    tmp_path: Path,
+) -> None:
+    """A network goes to every host with an agent in one transaction: h2 refusing its commit
+    leaves it on none, and the database without it; asked again, it is made everywhere."""
+    w = world(tmp_path)
+    w.hosts.fail("h2", Step.COMMIT, Failure.REFUSE)
+    request = NetworkRequest(name="n9", vni=909, ipv4="10.99.0.0/24")
+
+    async def scenario(svc: Service) -> tuple[list[str], list[str]]:
+        with pytest.raises(AgentRefused) as refused:
+            await svc.create_network(ACME, "acme", request)
+        assert refused.value.host == "h2"
+        listed = [n.name for n in await svc.networks(ACME)]
+        carried = [h for h in HOSTS if any(n.network.name == "n9" for n in net_of(w, h))]
+        await svc.create_network(ACME, "acme", request)
+        return listed, carried
+
+    listed, carried = w.run(scenario)
+    assert "n9" not in listed and carried == []
+    assert all(any(n.network.name == "n9" for n in net_of(w, h)) for h in HOSTS)
+    assert all(w.hosts.pending(h) is None for h in HOSTS)
+
+
+def net_of(w: World, host: str) -> list[NetworkOnHost]:
+    return w.hosts.running(host).networks

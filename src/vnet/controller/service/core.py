@@ -64,7 +64,7 @@ class Service:
         self.cache = InventoryCache(self.db)
         self.flows = Flows(self.db, agents, self.policy)
         self.moves = Moves(self.flows)
-        self.objects = InventoryChanges(self.db, self.cache, agents, config)
+        self.inventory_changes = InventoryChanges(self.db, self.cache, agents, config)
         self.reconciler = Reconciler(self.db, agents, self.cache.get, self.policy)
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
@@ -82,7 +82,7 @@ class Service:
         await asyncio.to_thread(self.flows.liveness.hold)
         self.recovered = await self.recovery.run()
         # the VRs first: connection pieces put back by reconciliation may need them
-        self.restored = await self.objects.restore_routers()
+        self.restored = await self.inventory_changes.restore_routers()
         outcome = await self.reconciler.all_hosts(hosts)
         self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
@@ -250,17 +250,17 @@ class Service:
     async def create_network(
         self, who: Principal, tenant: str, request: api.NetworkRequest
     ) -> api.NetworkView:
-        return await self.objects.create_network(who, tenant, request)
+        return await self.inventory_changes.create_network(who, tenant, request)
 
     async def create_router(
         self, who: Principal, tenant: str, request: api.RouterRequest
     ) -> api.RouterView:
-        return await self.objects.create_router(who, tenant, request)
+        return await self.inventory_changes.create_router(who, tenant, request)
 
     async def create_endhost(
         self, who: Principal, tenant: str, request: api.EndHostRequest
     ) -> api.EndHostView:
-        return await self.objects.create_endhost(who, tenant, request)
+        return await self.inventory_changes.create_endhost(who, tenant, request)
 
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""
