@@ -32,6 +32,7 @@ lint: bootstrap
 	$(VENV)/ruff check src tests
 	$(VENV)/ruff format --check src tests
 	$(VENV)/lint-imports --no-cache
+	$(VENV)/mypy src/vnet/model src/vnet/client src/vnet/substrate
 
 unit: bootstrap
 	$(VENV)/pytest -q tests/unit

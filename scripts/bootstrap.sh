@@ -100,14 +100,17 @@ if [ ! -f "$stamp" ] || ! cmp -s uv.lock "$stamp"; then
   cp uv.lock "$stamp"
 fi
 
-# The web console's browser libraries (htmx, Cytoscape.js) and the API's /docs page (Swagger UI),
-# pinned by src/vnet/controller/ui/assets/package-lock.json: `npm ci` into .cache (no install scripts),
-# the minified files copied beside the console's own static files; again only when the lock
-# changes. The controller serves them itself, so the console needs no other site at run time.
+# The web console's browser libraries (htmx, Cytoscape.js) and the /docs pages' Swagger UI (the
+# controller's API and the agent's RESTCONF, vnet.tools.api_docs), pinned by
+# src/vnet/controller/ui/assets/package-lock.json: `npm ci` into .cache (no install scripts), the
+# minified files copied beside the console's own static files and into src/vnet/tools/swagger-ui;
+# again only when the lock changes. Each server serves them itself: no other site at run time.
 ui=src/vnet/controller/ui
-if [ ! -f "$ui/static/vendor/.lock" ] || ! cmp -s "$ui/assets/package-lock.json" "$ui/static/vendor/.lock"; then
-  rm -rf .cache/ui-assets "$ui/static/vendor"
-  mkdir -p .cache/ui-assets "$ui/static/vendor"
+docs=src/vnet/tools/swagger-ui
+if [ ! -f "$ui/static/vendor/.lock" ] || [ ! -f "$docs/.lock" ] \
+  || ! cmp -s "$ui/assets/package-lock.json" "$ui/static/vendor/.lock"; then
+  rm -rf .cache/ui-assets "$ui/static/vendor" "$docs"
+  mkdir -p .cache/ui-assets "$ui/static/vendor" "$docs"
   cp "$ui/assets/package.json" "$ui/assets/package-lock.json" .cache/ui-assets/
   (cd .cache/ui-assets && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
   modules=.cache/ui-assets/node_modules
@@ -115,8 +118,9 @@ if [ ! -f "$ui/static/vendor/.lock" ] || ! cmp -s "$ui/assets/package-lock.json"
   mv "$ui/static/vendor/LICENSE" "$ui/static/vendor/htmx.LICENSE"
   cp "$modules/cytoscape/dist/cytoscape.min.js" "$ui/static/vendor/"
   cp "$modules/cytoscape/LICENSE" "$ui/static/vendor/cytoscape.LICENSE"
-  swagger="$modules/swagger-ui-dist"  # the API's /docs page
-  cp "$swagger/swagger-ui-bundle.js" "$swagger/swagger-ui.css" "$swagger/favicon-32x32.png" "$ui/static/vendor/"
-  cp "$swagger/LICENSE" "$ui/static/vendor/swagger-ui.LICENSE"
+  swagger="$modules/swagger-ui-dist"  # the /docs pages
+  cp "$swagger/swagger-ui-bundle.js" "$swagger/swagger-ui.css" "$swagger/favicon-32x32.png" "$docs/"
+  cp "$swagger/LICENSE" "$docs/swagger-ui.LICENSE"
   cp "$ui/assets/package-lock.json" "$ui/static/vendor/.lock"
+  cp "$ui/assets/package-lock.json" "$docs/.lock"
 fi

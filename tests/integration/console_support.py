@@ -98,7 +98,7 @@ def controller_config(lab: str, lab_file: Path, state: Path, hosts: list[str]) -
         secret.write_text(ep.password or "")
         secret.chmod(0o600)
         agents.append(
-            {"host": host, "address": ep.address, "netconf_port": ep.netconf_port,
+            {"host": host, "address": ep.address, "netconf_port": ep.port,
              "user": ep.user, "password_file": str(secret), "namespace": ep.namespace,
              "hostkey": ep.hostkey}
         )  # fmt: skip

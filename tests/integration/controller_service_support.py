@@ -73,7 +73,7 @@ class Lab:
             ep = labmod.agent_endpoint(self.name, host)
             out[host] = Endpoint(
                 address=ep.address,
-                port=ep.netconf_port,
+                port=ep.port,
                 user=ep.user,
                 password=ep.password,
                 namespace=ep.namespace,
@@ -88,7 +88,7 @@ class Lab:
     def connect(self, host: str) -> manager.Manager:
         """An independent NETCONF session (raw ncclient), not the controller's."""
         ep = labmod.agent_endpoint(self.name, host)
-        return netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password)
+        return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
     def running(self) -> dict[str, str]:
         """Every host's whole running configuration, as XML."""

@@ -95,7 +95,7 @@ def test_reads_are_served_and_writes_refused_during_the_start_up_reconcile(agent
     subprocess.run(["ip", "netns", "del", agent.host.prefix + "r1"], check=True)
     agent.log.write_text("agent run\n")
     start_holding(agent)
-    assert not (agent.state_dir / "agent.ready").exists()  # still reconciling
+    assert agent.config.ready() is None  # still reconciling
 
     with netconf(agent) as m:
         config = m.get_config(source="running").data_xml
@@ -117,4 +117,4 @@ def test_reads_are_served_and_writes_refused_during_the_start_up_reconcile(agent
     agent.start("netconf,restconf")  # this time the reconcile runs through and recreates r1
     with netconf(agent) as m:
         m.edit_config(target="running", config=VR.format(extra="<admin-state>down</admin-state>"))
-    assert (agent.host.dir / "agent" / "agent.ready").exists()
+    assert agent.frontends() == ["netconf", "restconf"]  # the ready file, after the reconcile

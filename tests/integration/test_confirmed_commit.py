@@ -16,6 +16,7 @@ from ncclient import manager
 from ncclient.operations.rpc import RPCError
 
 from vnet.client import ClientError, Endpoint, NetconfClient
+from vnet.controller.agents.transaction import nothing_pending as settles_nothing
 from vnet.substrate import nsfs
 from vnet.tools.wait import wait_until
 
@@ -241,3 +242,40 @@ def test_the_typed_client_confirms_and_cancels(agent: AgentUnderTest) -> None:
         client.cancel_commit(persist_id="typed")
         assert not in_kernel(agent, "c1")
         assert [r.name for r in client.routers(state=False)] == ["base"]
+
+
+def test_every_nothing_pending_refusal_carries_the_app_tag_the_controller_matches(
+    agent: AgentUnderTest,
+) -> None:
+    """Confirm or cancel under a token with nothing pending for it: none pending at all,
+    one pending under another token, one pending without a token. The controller tells
+    these from other refusals by error-app-tag (transaction.nothing_pending)."""
+    ep = Endpoint(agent.address, agent.netconf_port, agent.user, agent.password, agent.namespace)
+    with NetconfClient(ep) as client, agent.netconf() as raw:
+        refusals = []
+        for settle in (
+            client.cancel_commit,
+            lambda: client.cancel_commit(persist_id="gone"),
+            lambda: client.commit(persist_id="gone"),
+        ):
+            with pytest.raises(ClientError) as info:
+                settle()
+            refusals.append(info.value)
+        stage(raw, "t1", "10.1.0.41/24")
+        raw.commit(confirmed=True, persist="mine")
+        for persist_id in ("other", None):
+            with pytest.raises(ClientError) as info:
+                client.cancel_commit(persist_id=persist_id)
+            refusals.append(info.value)
+        raw.cancel_commit(persist_id="mine")
+        stage(raw, "t2", "10.1.0.42/24")
+        raw.commit(confirmed=True)  # no <persist>: only this session may settle it
+        with pytest.raises(ClientError) as info:
+            client.cancel_commit()
+        refusals.append(info.value)
+        with pytest.raises(RPCError) as raw_info:
+            raw.cancel_commit(persist_id="mine")  # it has no token
+        raw.cancel_commit()
+        assert raw_info.value.app_tag == "vnet-nothing-pending"
+    assert [settles_nothing(r) for r in refusals] == [True] * 6, [str(r) for r in refusals]
+    assert not in_kernel(agent, "t1") and not in_kernel(agent, "t2")

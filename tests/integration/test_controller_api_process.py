@@ -69,7 +69,7 @@ def write_config(
             {
                 "host": host,
                 "address": ep.address,
-                "netconf_port": ep.netconf_port,
+                "netconf_port": ep.port,
                 "user": ep.user,
                 "password_file": str(secret),
                 "namespace": None if namespace else ep.namespace,

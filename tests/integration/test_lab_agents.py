@@ -30,7 +30,7 @@ def managed(module_labs: Labs) -> tuple[str, Path]:
 
 def connect(lab: str, host: str) -> manager.Manager:
     ep = labmod.agent_endpoint(lab, host)
-    return netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password)
+    return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 
 @pytest.fixture

@@ -41,7 +41,7 @@ def test_an_idle_controller_writes_a_bounded_log_it_rotates(labs: Labs) -> None:
     assert config["log_max_bytes"] * (config["log_backups"] + 1) <= 64 * 2**20
     log = directory / LOG
     ep = labmod.agent_endpoint(name, "h1")
-    with netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password) as m:
+    with netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password) as m:
         wait_until(lambda: others_rpcs(m) > 0, 30, "the controller polling h1", interval=0.2)
         lines_before, rpcs_before = len(log.read_text().splitlines()), others_rpcs(m)
         wait_until(

@@ -22,7 +22,7 @@ ROUTERS_FILTER = ("subtree", '<routers xmlns="urn:vnet:yang:vnet-router"/>')
 def routers_on(name: str, host: str) -> set[str]:
     """VR names in `host`'s running configuration, read with raw ncclient."""
     ep = labmod.agent_endpoint(name, host)
-    with netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password) as m:
+    with netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password) as m:
         data = m.get_config("running", filter=ROUTERS_FILTER).data_ele
     return {
         el.text or ""

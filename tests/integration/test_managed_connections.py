@@ -46,7 +46,7 @@ def ns(lab: str, node: str) -> str:
 
 def connect(lab: str, host: str) -> manager.Manager:
     ep = labmod.agent_endpoint(lab, host)
-    return netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password)
+    return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 
 def shares(path: Path, path_line: str, bandwidth: str) -> dict[str, dict[str, Any]]:

@@ -230,8 +230,11 @@ def test_lock_is_released_when_its_session_is_killed(
 ) -> None:
     other = connect(agent)
     other.lock("running")
+    with pytest.raises(RPCError) as held:
+        m.lock("running")
+    assert held.value.tag == "lock-denied"
     m.kill_session(other.session_id)
-    m.lock("running")
+    m.lock("running")  # the killed session's lock went with it
     m.unlock("running")
 
 

@@ -4,6 +4,7 @@ namespace), ncclient and the kernel as independent witnesses."""
 from __future__ import annotations
 
 import json
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -132,9 +133,22 @@ def test_host_meta_and_root(agent: AgentUnderTest) -> None:
     assert "/restconf/data/vnet-router:routers/router={router}" in r.json()["paths"]
 
 
+def test_the_docs_page_loads_only_what_the_agent_serves(agent: AgentUnderTest) -> None:
+    """/docs works offline: curl fetches every script, style and icon from the agent."""
+    page = curl(agent, "GET", "/docs", user="")
+    assert page.status == 200, page
+    assets = re.findall(r"""(?:src|href)=['"]([^'"]+)['"]""", page.body)
+    assert assets and all(a.startswith("/docs-assets/") for a in assets), assets
+    base = f"https://{agent.address}:{agent.restconf_port}"
+    for asset in assets:  # the icon is binary: only its status and size are read
+        argv = ["curl", "-sS", "-k", "-o", "/dev/null", "-w", "%{http_code} %{size_download}"]
+        got = processes.run(agent.namespace, [*argv, base + asset], timeout=30).stdout.split()
+        assert got[0] == "200" and int(got[1]) > 0, (asset, got)
+
+
 def test_https_with_the_self_signed_certificate(agent: AgentUnderTest) -> None:
-    cert = agent.state_dir / "restconf-cert.pem"
-    key = agent.state_dir / "restconf-key.pem"
+    cert = agent.sandbox.config.restconf_cert_path
+    key = agent.sandbox.config.restconf_key_path
     assert cert.exists() and key.exists()
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     untrusted = curl(agent, "GET", "/restconf", tls=())
@@ -195,7 +209,7 @@ def test_create_json_seen_by_netconf_and_kernel_then_delete(
 def test_create_xml_with_pinned_cert_then_delete(
     agent: AgentUnderTest, nc: manager.Manager
 ) -> None:
-    pin = ("--cacert", str(agent.state_dir / "restconf-cert.pem"))
+    pin = ("--cacert", str(agent.sandbox.config.restconf_cert_path))
     xml = (
         f'<router xmlns="{NS}"><name>rx</name><index>42</index>'
         "<interface><name>eth0</name><network>n2</network><ipv4>10.2.0.1/24</ipv4></interface>"

@@ -54,7 +54,7 @@ def lab(module_labs: Labs) -> str:
 
 def connect(lab: str, host: str) -> manager.Manager:
     ep = labmod.agent_endpoint(lab, host)
-    return netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password)
+    return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 
 def shaper_packets(lab: str) -> int:

@@ -12,8 +12,10 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from lxml import etree
 
 from vnet.model.mib import oids
 from vnet.tools import processes
@@ -23,6 +25,7 @@ from .agent_support import AgentUnderTest, start_agent_process, stop_agent
 from .conftest import require_tools
 from .snmp_support import (  # noqa: F401  (agent_fixture, clean_fixture: pytest fixtures)
     MIB_DIR,
+    NS,
     TRAP_PORT,
     V2_RO,
     V2_RW,
@@ -33,6 +36,7 @@ from .snmp_support import (  # noqa: F401  (agent_fixture, clean_fixture: pytest
     clean_fixture,
     create_args,
     d,
+    ip,
     snmp,
     v3,
     values,
@@ -195,6 +199,58 @@ def test_notifications_reach_snmptrapd(agent: AgentUnderTest, trapd: Trapd) -> N
         m.edit_config(target="running", config=vr_xml("trapped", op="delete"))
     lines = trapd.wait_for(re.escape(removed) + ".*trapped", 3)
     assert len(lines) == 3, trapd.text()
+
+
+UNDERLAY_XML = (
+    f'<config><underlay xmlns="{NS}"%s><interface><name>ul0</name><rate>100000000</rate>'
+    "<reserved>1000000</reserved></interface></underlay></config>"
+)
+REMOVE = ' xmlns:nc="urn:ietf:params:xml:ns:netconf:base:1.0" nc:operation="remove"'
+
+
+def _oper_status(m: Any) -> str | None:
+    data = m.get(("subtree", f'<underlay xmlns="{NS}"/>')).data
+    return data.findtext(f".//{{{NS}}}interface/{{{NS}}}oper-status")
+
+
+def _underlay_event(listener: Any) -> tuple[str | None, str | None]:
+    event = listener.take_notification(timeout=10)
+    assert event is not None, "no notification within 10 s"
+    found = etree.fromstring(event.notification_xml.encode()).find(f".//{{{NS}}}underlay-event")
+    assert found is not None, event.notification_xml
+    return found.findtext(f"{{{NS}}}interface"), found.findtext(f"{{{NS}}}oper-status")
+
+
+def test_an_underlay_link_that_fails_and_returns_is_told(
+    agent: AgentUnderTest, trapd: Trapd
+) -> None:
+    """Its carrier lost, then back: a NETCONF underlay-event each time, IF-MIB linkDown and
+    linkUp to every trap target, and the state in <get>."""
+    ns = agent.namespace
+    ip(ns, "link", "add", "ul0", "type", "veth", "peer", "name", "ul0p")
+    try:
+        ip(ns, "link", "set", "ul0", "up")
+        ip(ns, "link", "set", "ul0p", "up")
+        with agent.netconf() as m, agent.netconf() as listener:
+            m.edit_config(target="running", config=UNDERLAY_XML % "")
+            listener.create_subscription()
+            wait_until(lambda: _oper_status(m) == "up", 5, "ul0 up with a carrier")
+            index = json.loads(ip(ns, "-j", "link", "show", "ul0"))[0]["ifindex"]
+            ip(ns, "link", "set", "ul0p", "down")  # the far end fails: ul0 loses its carrier
+            assert _underlay_event(listener) == ("ul0", "down")
+            assert _oper_status(m) == "down"
+            down = trapd.wait_for(f'OID: {re.escape(d(oids.LINK_DOWN))}.*"ul0"', 3)
+            ip(ns, "link", "set", "ul0p", "up")
+            assert _underlay_event(listener) == ("ul0", "up")
+            up = trapd.wait_for(f'OID: {re.escape(d(oids.LINK_UP))}.*"ul0"', 3)
+            m.edit_config(target="running", config=UNDERLAY_XML % REMOVE)
+    finally:
+        ip(ns, "link", "del", "ul0")
+    assert len(down) == 3 and len(up) == 3, trapd.text()  # v2c trap, v3 trap, v3 inform
+    for line, status in [*((ln, 2) for ln in down), *((ln, 1) for ln in up)]:
+        oper = d((*oids.IF_ENTRY, oids.IF_OPER_STATUS, index))
+        assert f"{oper} = INTEGER: {status}" in line, line
+        assert f'{d((*oids.IF_X_NAME, index))} = STRING: "ul0"' in line, line
 
 
 def test_mib_names_work_in_the_net_snmp_tools(agent: AgentUnderTest) -> None:

@@ -7,12 +7,12 @@ import json
 import os
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from vnet.client import Endpoint
 from vnet.substrate import nsfs
 from vnet.tools import processes
 
@@ -45,7 +45,7 @@ def netconf_view(a: AgentUnderTest) -> dict[str, dict[str, str]]:
 def via_args(a: AgentUnderTest, via: str) -> list[str]:
     if via == "netconf":
         return ["--via", "netconf", "--port", str(a.netconf_port)]
-    return ["--via", "restconf", "--cacert", str(a.state_dir / "restconf-cert.pem")]
+    return ["--via", "restconf", "--cacert", str(a.sandbox.config.restconf_cert_path)]
 
 
 def vr(
@@ -172,19 +172,6 @@ def test_wrong_password_exits_1(agent: AgentUnderTest) -> None:
         assert "refused the login" in done.stderr, done.stderr
 
 
-@dataclass
-class FakeEndpoint:
-    """What vnet.lab.lab.agent_endpoint returns (plus the optional certificate to pin)."""
-
-    namespace: str | None
-    address: str
-    netconf_port: int
-    restconf_port: int
-    user: str
-    password: str
-    restconf_cert: str | None = None
-
-
 @pytest.mark.parametrize("via", ["netconf", "restconf"])
 def test_lab_endpoint_is_reached_from_inside_its_namespace(
     agent: AgentUnderTest, via: str, monkeypatch: pytest.MonkeyPatch
@@ -195,16 +182,17 @@ def test_lab_endpoint_is_reached_from_inside_its_namespace(
 
     asked: list[tuple[str, str]] = []
 
-    def endpoint(lab: str, host: str) -> Any:
+    def endpoint(lab: str, host: str, protocol: str) -> Endpoint:
+        """What vnet.lab.lab.agent_endpoint returns for this agent."""
         asked.append((lab, host))
-        return FakeEndpoint(
-            agent.namespace,
+        restconf = protocol == "restconf"
+        return Endpoint(
             agent.address,
-            agent.netconf_port,
-            agent.restconf_port,
+            agent.restconf_port if restconf else agent.netconf_port,
             agent.user,
             agent.password,
-            str(agent.state_dir / "restconf-cert.pem"),
+            agent.namespace,
+            verify=str(agent.sandbox.config.restconf_cert_path) if restconf else True,
         )
 
     monkeypatch.setattr(labmod, "agent_endpoint", endpoint, raising=False)
@@ -255,11 +243,9 @@ def test_pinned_ssh_host_key(agent: AgentUnderTest) -> None:
 
 
 def client_endpoint(a: AgentUnderTest, via: str) -> Any:
-    from vnet.client import Endpoint
-
     if via == "netconf":
         return Endpoint(a.address, a.netconf_port, a.user, a.password, a.namespace)
-    cert = str(a.state_dir / "restconf-cert.pem")
+    cert = str(a.sandbox.config.restconf_cert_path)
     return Endpoint(a.address, a.restconf_port, a.user, a.password, a.namespace, verify=cert)
 
 

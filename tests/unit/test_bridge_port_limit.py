@@ -43,7 +43,9 @@ def problems_of(data: dict[str, Any]) -> list[tuple[Any, str]]:
 
 
 def test_a_full_bridge_is_accepted() -> None:
-    build_topology(lab(BRIDGE_MAX_PORTS))
+    topo = build_topology(lab(BRIDGE_MAX_PORTS))
+    on_big = [r for r in topo.routers if any(i.network == "big" for i in r.interfaces)]
+    assert len(on_big) == BRIDGE_MAX_PORTS
 
 
 def test_one_port_more_is_refused_at_that_router() -> None:

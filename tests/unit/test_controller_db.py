@@ -329,5 +329,9 @@ def test_the_same_idempotency_key_in_another_tenant_is_another_request(engine: E
         other = Tenant(name="other")
         session.add(other)
         session.flush()
-        add(session, net, 1, key="k")
-        add(session, Net(other.id), 1, key="k")
+        first = add(session, net, 1, key="k")
+        second = add(session, Net(other.id), 1, key="k")  # no IntegrityError: another tenant
+        assert first.id != second.id
+        assert (first.tenant_id, second.tenant_id) == (net.tenant_id, other.id)
+        keyed = select(Connection).where(Connection.idempotency_key == "k")
+        assert len(session.scalars(keyed).all()) == 2

@@ -3,15 +3,20 @@ private from the first byte."""
 
 from __future__ import annotations
 
+import os
 import signal
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from vnet.tools import frr
 from vnet.tools.durable import remove_with_staging, replace_durably, staging_path, write_durably
+from vnet.tools.processes import ProcessRecord
+from vnet.tools.tls import ensure_self_signed
 
 
 def test_replace_keeps_the_old_file_when_the_write_fails(tmp_path: Path) -> None:
@@ -64,3 +69,35 @@ def test_a_stale_staging_file_is_never_written_into(tmp_path: Path) -> None:
     assert target.read_bytes() == b"key material"
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert not stale.exists()
+
+
+def _certificate(directory: Path) -> list[Path]:
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    ensure_self_signed(cert, key, "127.0.0.1", "h1", "vnet test")
+    return [cert, key]
+
+
+def _frr_records(directory: Path) -> list[Path]:
+    frr.save_records(directory, [ProcessRecord(pid=1, start_time=2, what="ospfd")])
+    return [directory / frr.RECORDS]
+
+
+@pytest.mark.parametrize("write", [_certificate, _frr_records], ids=["tls", "frr-records"])
+def test_files_other_processes_read_are_replaced_durably(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: Callable[[Path], list[Path]]
+) -> None:
+    """Through replace_durably: each file was fsynced under the inode it has now (staged,
+    then renamed into place), and nothing is left beside it."""
+    synced: set[int] = set()
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            synced.add(st.st_ino)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    written = write(tmp_path)
+    assert all(p.stat().st_ino in synced for p in written), written
+    assert sorted(tmp_path.iterdir()) == sorted(written)

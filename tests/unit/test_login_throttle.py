@@ -13,6 +13,7 @@ from vnet.agent import private_files
 from vnet.agent.logins import LoginThrottle
 from vnet.agent.netconf.server import host_key
 from vnet.agent.restconf.tls import ensure_certificate
+from vnet.model.agent_config import AgentConfig, User
 from vnet.tools.durable import staging_path
 
 
@@ -76,7 +77,8 @@ def test_private_files_are_private_from_the_first_byte(
         stale.chmod(0o666)  # a leftover temporary file with a loose mode is not reused
         private_files.write_private(target, b"key material")
         key = host_key(tmp_path)
-        _cert, tls_key = ensure_certificate(tmp_path, "127.0.0.1", "h1")
+        config = AgentConfig(host="h1", state_dir=tmp_path, users=[User(name="a", password="p")])
+        _cert, tls_key = ensure_certificate(config)
     finally:
         os.umask(old)
     assert seen and set(seen) == {0o600}

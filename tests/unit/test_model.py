@@ -150,7 +150,9 @@ def test_router_cannot_join_two_tenants() -> None:
 def test_overlapping_subnets_are_fine_across_tenants() -> None:
     data = copy.deepcopy(BASE)
     data["networks"].append({"name": "m1", "tenant": "b", "vni": 20, "ipv4": "10.0.0.0/24"})
-    build_topology(data)
+    topo = build_topology(data)
+    same = [n for n in topo.networks if str(n.ipv4) == "10.0.0.0/24"]
+    assert {n.tenant for n in same} == {"a", "b"}, same
 
 
 def test_all_problems_are_reported_at_once() -> None:

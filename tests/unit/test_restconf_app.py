@@ -457,11 +457,11 @@ def test_frontend_serves_in_the_loop_and_closes(tmp_path: Path, plain: bool) -> 
         scheme = "http" if plain else "https"
         verify: Any = True
         if not plain:
-            verify = ssl.create_default_context(cafile=str(tmp_path / "restconf-cert.pem"))
+            verify = ssl.create_default_context(cafile=str(config.restconf_cert_path))
         async with httpx.AsyncClient(verify=verify) as c:
             r = await c.get(f"{scheme}://127.0.0.1:{port}/restconf", auth=AUTH)
             assert r.status_code == 200, r.text
-        assert (tmp_path / "restconf-cert.pem").exists() != plain
+        assert config.restconf_cert_path.exists() != plain
         await fe.close()
         assert fe.task.done() and fe.sock.fileno() == -1
         ds._kx.shutdown(wait=False)

@@ -58,6 +58,17 @@ def test_ospfv2_and_v3_with_bfd_profiles() -> None:
     assert "interface eth1" not in files["ospfd.conf"], "the stub network forms no adjacency"
 
 
+def test_a_passive_interface_is_in_the_area_without_hellos() -> None:
+    data = copy.deepcopy(BASE)
+    data["routers"][0]["interfaces"][1]["ospf"] = {"passive": True}  # its network: IPv4 only
+    data["routers"][0]["routing"]["families"] = ["ipv4"]
+    files = config_files(build_topology(data).router("r1"), D)
+    block = files["ospfd.conf"].split("interface eth1\n")[1].split("!")[0]
+    assert block == " ip ospf area 0.0.0.0\n ip ospf hello-interval 10\n" + (
+        " ip ospf dead-interval 40\n ip ospf passive\n"
+    ), files["ospfd.conf"]
+
+
 def test_only_the_families_asked_for_run() -> None:
     vr = _r1({}, {"protocol": "ospf", "families": ["ipv6"], "router_id": "9.9.9.9"})
     assert daemons(vr) == ["zebra", "ospf6d"]

@@ -115,6 +115,11 @@ def _set(router: int, path: list[Any], value: Any):  # type: ignore[no-untyped-d
             "dead interval 10 s must be longer than the hello interval 10 s",
         ),
         (
+            _set(0, ["interfaces", 0, "ospf"], {"passive": True, "bfd": {}}),
+            "routers[0].interfaces[0].ospf",
+            "BFD on a passive interface: it has no neighbour to watch",
+        ),
+        (
             _set(0, ["routing"], {"protocol": "static"}),
             "routers[0].interfaces[0].ospf",
             "OSPF settings on an interface of a VR whose routing is static",
@@ -164,11 +169,14 @@ def test_routing_round_trips_through_the_yang_tree_and_libyang() -> None:
         "bfd": {"min_rx": 100, "min_tx": 150, "multiplier": 4},
     }
     data["routers"][1]["interfaces"][0]["ospf"] = {"area": 2, "hello": 1, "dead": 4}
+    data["routers"][0]["routing"]["families"] = ["ipv4"]
+    data["routers"][0]["interfaces"][1]["ospf"] = {"area": 2, "passive": True}
     hc = host_configs(build_topology(data))["h1"]
     tree = codec.tree(hc)
     validate(tree)
     entry = codec.routers_of(tree)[0]
-    assert entry["routing"] == {"protocol": "ospf", "router-id": "1.1.1.1"}
+    assert entry["routing"] == {"protocol": "ospf", "router-id": "1.1.1.1", "family": ["ipv4"]}
+    assert entry["interface"][1]["ospf"]["passive"] is True
     assert entry["interface"][0]["ospf"]["bfd"] == {"min-rx": 100, "min-tx": 150, "multiplier": 4}
     back = codec.router_of(entry, "h1")
     assert back.routing == hc.routers[0].routing

@@ -151,3 +151,25 @@ def test_link_dump_collects_every_interface_until_done() -> None:
     dump.feed(_done(8), 8)
     assert dump.done
     assert [(b.index, b.name) for b in dump.links] == [(1, "lo"), (2, "vb11")]
+
+
+def _notice(kind: int, name: bytes, flags: int, index: int) -> bytes:
+    body = lq.IFINFOMSG.pack(0, 1, index, flags, 0) + lq._nla(lq.IFLA_IFNAME, name + b"\0")
+    return lq.NLMSGHDR.pack(lq.NLMSGHDR.size + len(body), kind, 0, 0, 0) + body
+
+
+def test_link_changes_tell_each_interface_and_whether_it_runs() -> None:
+    up, no_carrier = lq.IFF_UP | lq.IFF_LOWER_UP, lq.IFF_UP
+    data = (
+        _notice(lq.RTM_NEWLINK, b"ul0", up, 4)
+        + _notice(lq.RTM_NEWLINK, b"ul1", no_carrier, 5)
+        + _notice(lq.RTM_DELLINK, b"ul2", up, 6)
+        + _done(0)  # the end of the first dump rides along: not a link
+    )
+    links = lq.link_changes(data)
+    assert [(link.name, link.index, link.running) for link in links] == [
+        ("ul0", 4, True),
+        ("ul1", 5, False),
+        ("ul2", 6, False),  # deleted
+    ]
+    assert not lq.LinkBrief(index=1, flags=lq.IFF_LOWER_UP, name="set-down").running

@@ -6,17 +6,17 @@ import asyncio
 import contextlib
 import ctypes
 import gc
-import json
 import logging
 import os
 import signal
 import time
 from pathlib import Path
 
+from vnet.agent import underlay
 from vnet.agent.datastore import Datastore, drift
 from vnet.agent.frontends import FRONTENDS, Running, starter
 from vnet.agent.startup import serve_while_reconciling, startup_to_apply
-from vnet.model.agent_config import AgentConfig
+from vnet.model.agent_config import AgentConfig, AgentReady
 from vnet.tools import sdnotify
 from vnet.tools.durable import replace_durably
 
@@ -39,10 +39,6 @@ def _settle_after_start() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
-def ready_path(config: AgentConfig) -> str:
-    return str(config.state_dir / "agent.ready")
-
-
 async def run(
     config: AgentConfig, frontends: list[str] | None = None, startup: Path | None = None
 ) -> None:
@@ -52,13 +48,16 @@ async def run(
     ds = Datastore(config)
     initial, data = startup_to_apply(ds, startup)  # a bad startup file stops us here
     running: list[Running] = []
+    serving: list[str] = []  # their names, for the ready file
 
     async def open_frontends() -> None:
         for name in frontends or list(FRONTENDS):
             running.append(await starter(name)(ds, config))
+            serving.append(name)
             log.info("%s listening on %s", name, config.address)
 
     watcher = None
+    links: underlay.UnderlayWatcher | None = None
     try:
         t = time.perf_counter()
         if await serve_while_reconciling(ds, initial, data, open_frontends):
@@ -66,21 +65,25 @@ async def run(
         ms = (time.perf_counter() - t) * 1000
         log.info("datastore ready, kernel reconciled in %.0f ms", ms)
         watcher = await drift.watch(ds, config.drift_interval, config.drift_policy)
+        links = underlay.watch(ds)
         # only now: a SIGTERM during the reconcile ends the process as it always did
         stop = asyncio.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):
             asyncio.get_running_loop().add_signal_handler(sig, stop.set)
         # Tells whoever started us (e.g. `vnet lab up`) that every port is open.
-        ready = {"pid": os.getpid(), "address": config.address, "ports": config.ports.model_dump()}
-        replace_durably(Path(ready_path(config)), json.dumps(ready).encode(), 0o644)
-        sdnotify.notify(f"READY=1\nSTATUS=serving {', '.join(frontends or FRONTENDS)}")
+        ready = AgentReady(
+            pid=os.getpid(), address=config.address, ports=config.ports, frontends=serving
+        )
+        replace_durably(config.ready_path, ready.model_dump_json().encode(), 0o644)
+        sdnotify.notify(f"READY=1\nSTATUS=serving {', '.join(serving)}")
         _settle_after_start()
         await stop.wait()
         sdnotify.notify("STOPPING=1")
     finally:
+        if links is not None:
+            links.close()
         await drift.stop(watcher)
         for frontend in running:
             await frontend.close()
         await ds.close()
-        if os.path.exists(ready_path(config)):
-            os.unlink(ready_path(config))
+        config.ready_path.unlink(missing_ok=True)

@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from vnet.lab.sandbox import SandboxAgent, connect_netconf
+from vnet.model.yang.module import NAMESPACE
 
-NS = "urn:vnet:yang:vnet-router"  # the vnet-router YANG module's namespace
+NS = NAMESPACE  # the vnet-router YANG module's namespace, as the benchmarks' XML writes it
+
 RPC_TIMEOUT = 600.0  # seconds; loading 1000 VRs into the kernel on a busy machine is slow
 
 

@@ -7,6 +7,7 @@ from vnet.bench.build import BuildBench
 from vnet.bench.contract import Benchmark
 from vnet.bench.controller import ControllerBench
 from vnet.bench.dataplane import DataplaneBench
+from vnet.bench.failover import FailoverBench
 from vnet.bench.forwarding import ForwardingBench
 from vnet.bench.mgmt import MgmtBench
 from vnet.bench.netconf import NetconfBench
@@ -29,6 +30,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         SdnBench,
         AgentBench,
         ControllerBench,
+        FailoverBench,
     )
 }
 

@@ -165,6 +165,7 @@ def show(client: AgentClient, as_json: bool, name: str) -> None:
     """One connection: the controller's view (path, hops, SIDs, history), or its pieces on
     one agent's host (with --host/--address): steering, segments, SIDs, shaper counters."""
     from vnet.client import ClientError
+    from vnet.model.yang.paths import entry_path
 
     found = [
         c
@@ -175,7 +176,7 @@ def show(client: AgentClient, as_json: bool, name: str) -> None:
         raise ClientError(
             "data-missing",
             f"connection {name!r} has no pieces on this host",
-            f"/vr:srv6/vr:connection[vr:name='{name}']",
+            entry_path("srv6", "connection", name),
         )
     if as_json:
         print_json(found[0])

@@ -79,16 +79,14 @@ def _from_lab(opts: dict[str, Any], given: dict[str, Any]) -> tuple[str | None, 
             "this vnet cannot look up lab agents yet; give --address, --user, --password"
         ) from None
     try:
-        ep = agent_endpoint(opts["lab"], opts["host"])
+        ep = agent_endpoint(opts["lab"], opts["host"], opts["via"])
     except (RuntimeError, OSError, ValueError) as err:  # LabError is a RuntimeError
         raise click.ClickException(str(err)) from None
-    lab_port = ep.netconf_port if opts["via"] == "netconf" else ep.restconf_port
     given["address"] = given["address"] or ep.address
-    given["port"] = given["port"] or lab_port
+    given["port"] = given["port"] or ep.port
     given["user"] = given["user"] or ep.user
     given["password"] = given["password"] or ep.password
-    cert = getattr(ep, "restconf_cert", None)
-    return ep.namespace, str(cert) if cert else None
+    return ep.namespace, ep.verify if isinstance(ep.verify, str) else None
 
 
 def _hostkey(value: str | None) -> str | None:
@@ -310,11 +308,12 @@ def show(client: AgentClient, as_json: bool, name: str) -> None:
     r = client.router(name, state=True)
     if r is None:
         from vnet.client import ClientError
+        from vnet.model.yang.paths import entry_path
 
         raise ClientError(
             "data-missing",
             f"router {name!r} does not exist",
-            f"/vr:routers/vr:router[vr:name='{name}']",
+            entry_path("routers", "router", name),
         )
     if as_json:
         print_json(r.entry)

@@ -12,10 +12,16 @@ class ClientError(Exception):
     """The agent answered with an error (NETCONF rpc-error, RESTCONF ietf-restconf:errors)."""
 
     def __init__(
-        self, tag: str, message: str, path: str | None = None, status: int | None = None
+        self,
+        tag: str,
+        message: str,
+        path: str | None = None,
+        status: int | None = None,
+        app_tag: str | None = None,  # error-app-tag: which refusal, for a program to match
     ) -> None:
         super().__init__(message)
         self.tag, self.message, self.path, self.status = tag, message, path, status
+        self.app_tag = app_tag
 
     def __str__(self) -> str:
         where = f" at {self.path}" if self.path else ""

@@ -24,12 +24,13 @@ from vnet.model import VirtualNetwork, VirtualRouter
 from vnet.model.topology import Route
 from vnet.model.yang import decode, encode
 from vnet.model.yang.host import network_entry, network_of, router_entry
-from vnet.model.yang.module import NAMESPACE, NETWORKS, PREFIX, ROUTERS, qualified
+from vnet.model.yang.module import NAMESPACE, NETWORKS, ROUTERS, qualified
+from vnet.model.yang.module import NETCONF_NS as NC
+from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import root
 from vnet.tools import netns
 
 ncclient.transport.session.TICK = 0.001  # else every reply waits up to 100 ms
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 RUNNING = "running"
 CANDIDATE = "candidate"
 
@@ -108,7 +109,7 @@ def _missing(name: str) -> ClientError:
     return ClientError(
         "data-missing",
         f"router {name!r} does not exist",
-        f"/{PREFIX}:routers/{PREFIX}:router[{PREFIX}:name='{name}']",
+        entry_path("routers", "router", name),
     )
 
 
@@ -147,7 +148,10 @@ class NetconfClient:
             yield
         except RPCError as err:
             raise ClientError(
-                err.tag or "operation-failed", err.message or str(err), err.path
+                err.tag or "operation-failed",
+                err.message or str(err),
+                err.path,
+                app_tag=err.app_tag,
             ) from None
         except TimeoutExpiredError as err:
             raise TimedOut(f"the agent did not answer in {self.m.timeout:g} s: {err}") from None

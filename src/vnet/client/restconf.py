@@ -77,7 +77,7 @@ class RestconfClient:
             err = parse_restconf_error(r.json())
         except (ValueError, KeyError, IndexError, TypeError):
             return ClientError("operation-failed", f"HTTP {r.status_code}: {r.text[:200]}")
-        return ClientError(str(err.tag), err.message, err.path, r.status_code)
+        return ClientError(str(err.tag), err.message, err.path, r.status_code, err.app_tag)
 
     def _send(self, method: str, url: str, member: str, value: Any) -> httpx.Response:
         body = json.dumps({member: value})

@@ -70,7 +70,7 @@ class Rejected(ServiceError):
     code = "no-capacity"
 
     def __init__(self, reason: str, shortfalls: list[Shortfall] | None = None, **kw: str):
-        super().__init__(reason, **kw)  # type: ignore[arg-type]
+        super().__init__(reason, **kw)
         self.shortfalls = shortfalls or []
 
     def body(self) -> ErrorBody:

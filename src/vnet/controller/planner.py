@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from vnet.controller.admission.admit import Policy, Request
 from vnet.controller.admission.ledger import Demand, Ledger, Reservation
@@ -129,7 +130,7 @@ def plan_move(
             " connection can be modified",
             field="name",
         )
-    update = {"bandwidth": change.bandwidth or current.request.bandwidth}
+    update: dict[str, object] = {"bandwidth": change.bandwidth or current.request.bandwidth}
     if change.path is not None:
         update["path"] = change.path
     request = current.request.model_copy(update=update)
@@ -385,7 +386,7 @@ def _pieces(
     return Plan(path, routers, demands, changes, hops, segments)
 
 
-def _field(loc: tuple) -> str:  # type: ignore[type-arg]
+def _field(loc: tuple[Any, ...]) -> str:
     """The request's field a model problem at ("connections", 0, field, ...) is about."""
     named = {"path": "path", "a": "a", "b": "b", "protocol": "protocol", "bandwidth": "bandwidth"}
     return next((named[x] for x in loc if x in named), "path")

@@ -16,7 +16,6 @@ import json
 import secrets
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,7 @@ from vnet.model.yang.guarantees import SRV6, connections_of, locators_of
 from vnet.model.yang.module import ROUTERS
 from vnet.substrate.placement import underlay_port_name
 from vnet.tools import processes
+from vnet.tools.durable import replace_durably
 from vnet.tools.sshkeys import key_base64, public_line
 from vnet.tools.wait import WaitTimeout, wait_until
 
@@ -39,21 +39,8 @@ if TYPE_CHECKING:
 
 NETCONF_PORT = 830
 RESTCONF_PORT = 443
-TLS_CERT = "restconf-cert.pem"  # written by the agent's RESTCONF front-end
 CONFIG = "agent.yaml"  # the AgentConfig the lab hands over (JSON is valid YAML)
 STARTUP = "startup.json"  # the share of the file the lab hands over (RFC 7951)
-
-
-@dataclass(frozen=True)
-class AgentEndpoint:
-    namespace: str | None  # where a client must connect from (None: anywhere)
-    address: str
-    netconf_port: int
-    restconf_port: int
-    user: str
-    password: str
-    restconf_cert: Path | None = None  # the agent's self-signed certificate, to pin
-    hostkey: str | None = None  # the agent's SSH host key (base64), to pin
 
 
 def pinned_hostkey(state_dir: Path) -> str | None:
@@ -89,6 +76,12 @@ def agent_config(topo: Topology, host: str, directory: Path, password: str) -> A
         vtep=str(underlay_addressing(topo).loopback[host]),
         provision_networks=False,
     )
+
+
+def handed_config(directory: Path) -> AgentConfig:
+    """The AgentConfig `prepare` wrote in `directory` (the agent's state_dir): where the
+    agent keeps the files the lab reads (ready file, certificate, host key)."""
+    return AgentConfig.model_validate_json((directory / CONFIG).read_bytes())
 
 
 def client_endpoint(topo_name: str, config: AgentConfig, timeout: float = 30) -> Endpoint:
@@ -197,8 +190,9 @@ def prepare(
     new_config = config.model_dump_json(indent=1)
     if tree == stored and new_config == old_config:
         return False
-    config_path.write_text(new_config)
-    (directory / STARTUP).write_text(json.dumps(tree, indent=1))
+    # whole or not at all (an `up` killed here leaves what the next one compares against)
+    replace_durably(config_path, new_config.encode())
+    replace_durably(directory / STARTUP, json.dumps(tree, indent=1).encode())
     return True
 
 
@@ -211,7 +205,7 @@ GATE = ["/bin/sh", "-c", 'read -r _ && exec "$0" "$@" </dev/null']
 
 def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]:
     """Spawn the host's agent, held at its gate until `release(child)`."""
-    (directory / "agent.ready").unlink(missing_ok=True)
+    handed_config(directory).ready_path.unlink(missing_ok=True)
     log = (directory / "agent.log").open("ab")
     (directory / "agent.log.offset").write_text(str(log.tell()))  # where this start's log begins
     return processes.spawn(
@@ -238,12 +232,14 @@ def release(child: subprocess.Popen[bytes]) -> None:
 def wait_ready(
     started: dict[str, tuple[subprocess.Popen[bytes], Path]], timeout: float = 60
 ) -> None:
-    """Until every agent has written its ready file; an agent that exits ends the wait."""
+    """Until every agent has written its ready file, serving every front-end it was
+    configured for; an agent that exits ends the wait."""
     pending = dict(started)
+    configs = {host: handed_config(directory) for host, (_, directory) in started.items()}
 
     def all_ready() -> bool:
-        for host, (_, directory) in list(pending.items()):
-            if (directory / "agent.ready").exists():
+        for host in list(pending):
+            if serves_all(configs[host]):
                 del pending[host]
         return not pending
 
@@ -265,18 +261,30 @@ def wait_ready(
         ) from err
 
 
-def endpoint(topo_name: str, host: str, rec: LabRecord) -> AgentEndpoint:
+def serves_all(config: AgentConfig) -> bool:
+    """The agent says it is ready and serves every front-end its config asks for."""
+    ready = config.ready()
+    return ready is not None and set(config.served_frontends) <= set(ready.frontends)
+
+
+def endpoint(topo_name: str, host: str, rec: LabRecord, protocol: str = "netconf") -> Endpoint:
+    """How a client reaches the agent of `host` over `protocol` ("netconf" or "restconf"):
+    from the management namespace, pinning the agent's host key or certificate."""
+    from vnet.client import Endpoint
+
     agent = rec.agents.get(host)
     if agent is None:
         raise KeyError(host)
     assert rec.agent_user is not None and rec.agent_password is not None
-    return AgentEndpoint(
+    state_dir = Path(agent.state_dir)
+    restconf = protocol == "restconf"
+    return Endpoint(
         namespace=f"vnet-{topo_name}-{MANAGEMENT_NODE}",
         address=agent.address,
-        netconf_port=agent.netconf_port,
-        restconf_port=agent.restconf_port,
+        port=agent.restconf_port if restconf else agent.netconf_port,
         user=rec.agent_user,
         password=rec.agent_password,
-        restconf_cert=Path(agent.state_dir) / TLS_CERT,
-        hostkey=pinned_hostkey(Path(agent.state_dir)),
+        verify=str(handed_config(state_dir).restconf_cert_path) if restconf else True,
+        hostkey=pinned_hostkey(state_dir),
+        host=host,
     )

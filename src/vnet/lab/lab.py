@@ -14,7 +14,7 @@ import subprocess
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vnet.lab import agents
 from vnet.lab import controller as lab_controller
@@ -40,6 +40,9 @@ from vnet.substrate import (
 from vnet.substrate.kernel import NotANamespace
 from vnet.tools import cgroupfs, frr, processes
 from vnet.tools.durable import remove_with_staging, replace_durably
+
+if TYPE_CHECKING:
+    from vnet.client import Endpoint
 
 RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
 
@@ -290,13 +293,13 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
     return DownResult(name, ops, timings, stopped, lingering)
 
 
-def agent_endpoint(lab: str, host: str) -> agents.AgentEndpoint:
-    """How to reach the agent of `host` in `lab` (for `vnet vr --lab L --host H`)."""
+def agent_endpoint(lab: str, host: str, protocol: str = "netconf") -> Endpoint:
+    """How to reach the agent of `host` in `lab` over `protocol` (`vnet vr --lab L --host H`)."""
     rec = read_record(lab)
     if rec is None:
         raise LabError(f"lab {lab!r} is not up")
     try:
-        return agents.endpoint(lab, host, rec)
+        return agents.endpoint(lab, host, rec, protocol)
     except KeyError:
         known = ", ".join(sorted(rec.agents)) or "none: the file has no management"
         raise LabError(f"lab {lab!r} has no agent on host {host!r} (agents: {known})") from None

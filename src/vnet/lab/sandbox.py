@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
 import secrets
 import shutil
 import subprocess
@@ -165,7 +164,7 @@ class SandboxAgent:
         self.state_dir.mkdir(exist_ok=True)
         path = self.state_dir / "agent.yaml"
         path.write_text(self.config.model_dump_json())  # JSON is YAML
-        ready = self.state_dir / "agent.ready"
+        ready = self.config.ready_path
         ready.unlink(missing_ok=True)  # a killed agent leaves it behind
         argv = [sys.executable, "-m", "vnet", "agent", "run", "--config", str(path)]
         if frontends:
@@ -176,12 +175,12 @@ class SandboxAgent:
     def stop(self, grace: float = 10) -> None:
         if self.proc is not None:
             processes.stop_child(self.proc, grace=grace)
-            (self.state_dir / "agent.ready").unlink(missing_ok=True)
+            self.config.ready_path.unlink(missing_ok=True)
 
     def frontends(self) -> list[str]:
-        """The front-ends the agent says it started ("<name> listening on ...")."""
-        text = self.log.read_text(errors="replace") if self.log.exists() else ""
-        return re.findall(r"vnet\.agent INFO (\S+) listening on", text)
+        """The front-ends the agent says it serves (its ready file); none unless ready."""
+        ready = self.config.ready()
+        return ready.frontends if ready else []
 
     def rss_mb(self, field_name: str = "VmRSS") -> float | None:
         if self.proc is None:

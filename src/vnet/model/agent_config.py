@@ -90,7 +90,35 @@ class SnmpSettings(BaseModel):
         return self
 
 
-HOSTKEY_FILE = "ssh_host_ed25519_key"  # in state_dir: the NETCONF server's SSH host key
+# The agent's protocol front-ends, by the names `frontends` and the ready file use
+# (vnet.agent.frontends registers one loader for each).
+FRONTEND_NAMES = ("netconf", "restconf", "snmp")
+
+# The agent's files in its state_dir that other processes (a lab, a client, a test) read:
+# named here only, reached through AgentConfig's properties.
+HOSTKEY_FILE = "ssh_host_ed25519_key"  # the NETCONF server's SSH host key
+READY_FILE = "agent.ready"  # an AgentReady while the agent serves; removed when it stops
+RESTCONF_CERT_FILE = "restconf-cert.pem"  # RESTCONF's self-signed certificate, to pin
+RESTCONF_KEY_FILE = "restconf-key.pem"
+
+
+class AgentReady(BaseModel):
+    """The ready file's content: written once every front-end answers and the kernel is
+    reconciled. Whoever started the agent reads which front-ends are up here."""
+
+    model_config = ConfigDict(extra="forbid")
+    pid: int
+    address: str
+    ports: Ports
+    frontends: list[str]  # the protocols being served, as named in `frontends`
+
+    @classmethod
+    def read(cls, path: Path) -> AgentReady | None:
+        """The ready file at `path`; None while there is none (not ready, or stopped)."""
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            return None
 
 
 class AgentConfig(BaseModel):
@@ -135,6 +163,29 @@ class AgentConfig(BaseModel):
     def hostkey_path(self) -> Path:
         """The SSH host key the controller pins (`vnet agent hostkey` prints it)."""
         return self.state_dir / HOSTKEY_FILE
+
+    @property
+    def ready_path(self) -> Path:
+        """The AgentReady file: present only while the agent serves."""
+        return self.state_dir / READY_FILE
+
+    @property
+    def restconf_cert_path(self) -> Path:
+        """RESTCONF's certificate, made at its first start; clients pin it (curl --cacert)."""
+        return self.state_dir / RESTCONF_CERT_FILE
+
+    @property
+    def restconf_key_path(self) -> Path:
+        return self.state_dir / RESTCONF_KEY_FILE
+
+    @property
+    def served_frontends(self) -> list[str]:
+        """The front-ends the agent serves unless told otherwise on its command line."""
+        return list(self.frontends or FRONTEND_NAMES)
+
+    def ready(self) -> AgentReady | None:
+        """What the agent says it serves; None unless it is ready."""
+        return AgentReady.read(self.ready_path)
 
     def user(self, name: str) -> User | None:
         return next((u for u in self.users if u.name == name), None)

@@ -26,7 +26,7 @@ from vnet.model.names import (
 from vnet.model.qos import qos_problems
 from vnet.model.routing_check import routing_problems
 from vnet.model.srv6_check import connection_problems
-from vnet.model.topology import Route, Topology, VirtualNetwork, VirtualRouter
+from vnet.model.topology import EndHost, Route, Topology, VirtualNetwork, VirtualRouter
 
 IfAddr = IPv4Interface | IPv6Interface
 
@@ -255,7 +255,11 @@ class _Checker:
                     f"{self.t.management.subnet} has too few "
                     f"addresses for {len(self.t.hosts)} hosts",
                 )
-        for kind, items in (("routers", self.t.routers), ("endhosts", self.t.endhosts)):
+        nodes: list[tuple[str, Sequence[VirtualRouter | EndHost]]] = [
+            ("routers", self.t.routers),
+            ("endhosts", self.t.endhosts),
+        ]
+        for kind, items in nodes:
             for i, node in enumerate(items):
                 if problem := node_name_problem(node.name):
                     self.add((kind, i, "name"), f"name {shown(node.name)} {problem}")

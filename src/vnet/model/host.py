@@ -9,6 +9,8 @@ between a NETCONF edit and the kernel.
 
 from __future__ import annotations
 
+from ipaddress import ip_address
+
 from pydantic import Field
 
 from vnet.model.host_guarantees import Srv6OnHost, UnderlayInterface
@@ -114,7 +116,7 @@ def host_configs(topo: Topology) -> dict[str, HostConfig]:
             NetworkOnHost(
                 network=net.model_copy(update={"mtu": network_mtu(topo, net)}),
                 remote_vteps=[
-                    loopback[h.name]
+                    ip_address(loopback[h.name])
                     for h in topo.hosts
                     if h.name != host.name and h.name in carriers[net.name]
                 ],
@@ -124,7 +126,7 @@ def host_configs(topo: Topology) -> dict[str, HostConfig]:
         ]
         out[host.name] = HostConfig(
             host=host.name,
-            vtep=loopback[host.name] if len(topo.hosts) > 1 else None,
+            vtep=ip_address(loopback[host.name]) if len(topo.hosts) > 1 else None,
             underlay_mtu=underlay_mtu,
             networks=networks,
             routers=[vr for vr in topo.routers if vr.host == host.name],

@@ -8,11 +8,18 @@ what one host can know.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from ipaddress import IPv6Address, IPv6Network
 
 from vnet.model.errors import Loc, Problem
 from vnet.model.host import HostConfig
-from vnet.model.host_guarantees import ConnectionPieces, Ingress, UnderlayInterface
+from vnet.model.host_guarantees import (
+    ConnectionPieces,
+    Egress,
+    Ingress,
+    Transit,
+    UnderlayInterface,
+)
 from vnet.model.rate import format_rate
 from vnet.model.srv6 import interface_in
 from vnet.model.topology import VirtualRouter
@@ -108,7 +115,11 @@ class _Checker:
         self.ids.setdefault(conn.id, conn.name)
         for j, ing in enumerate(conn.ingress):
             self.ingress((*base, "ingress", j), ing, conn.name, subject)
-        for kind, pieces in (("transit", conn.transit), ("egress", conn.egress)):
+        pieces_of: list[tuple[str, Sequence[Transit | Egress]]] = [
+            ("transit", conn.transit),
+            ("egress", conn.egress),
+        ]
+        for kind, pieces in pieces_of:
             for j, piece in enumerate(pieces):
                 loc: Loc = (*base, kind, j)
                 if self.router_interface(loc, piece.router, piece.network, subject):

@@ -10,7 +10,8 @@ the same pieces (`vnet.substrate.realize_guarantees.realize_pieces`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from ipaddress import ip_address
+from ipaddress import IPv6Address, ip_address
+from typing import Any
 
 from vnet.model.host import HostConfig
 from vnet.model.host_guarantees import (
@@ -41,7 +42,7 @@ def connection_pieces(topo: Topology) -> dict[str, Srv6OnHost]:
     if not topo.connections:
         return {}
     host_of = {vr.name: vr.host for vr in topo.routers}
-    pieces: dict[str, dict[str, dict[str, list]]] = {}  # type: ignore[type-arg]
+    pieces: dict[str, dict[str, dict[str, list[Any]]]] = {}
     ids = {c.name: c.id for c in topo.connections}
     for t in tunnels(topo):
         for host, kind, piece in _pieces(topo, t):
@@ -95,7 +96,7 @@ def _pieces(topo: Topology, t: Tunnel) -> list[tuple[str, str, object]]:
                     protocol=t.protocol,
                     source_port=t.src_port,
                     destination_port=t.dst_port,
-                    segments=[ip_address(s) for s in t.segments(fam)],
+                    segments=[IPv6Address(s) for s in t.segments(fam)],  # SIDs: IPv6
                     bandwidth=t.bandwidth,
                 ),
             )
@@ -106,7 +107,7 @@ def _pieces(topo: Topology, t: Tunnel) -> list[tuple[str, str, object]]:
                 "egress",
                 Egress(
                     router=t.egress,
-                    sid=ip_address(t.egress_sids[fam]),
+                    sid=IPv6Address(t.egress_sids[fam]),
                     network=dst.network,
                     next_hop=ip_address(t.dst_addr[fam]),
                 ),
@@ -118,7 +119,7 @@ def _pieces(topo: Topology, t: Tunnel) -> list[tuple[str, str, object]]:
             (
                 router,
                 "transit",
-                Transit(router=router, sid=ip_address(sid), network=vr.interfaces[0].network),
+                Transit(router=router, sid=IPv6Address(sid), network=vr.interfaces[0].network),
             )
         )
     return out

@@ -255,12 +255,11 @@ def admission_problems(topo: Topology, demands: Iterator[Demand]) -> list[Proble
         if link.rate is None or d.connection in reported:
             continue
         net = nets.get(d.network)
-        guaranteed = net is not None and net.bandwidth is not None
+        guarantee = net.bandwidth if net is not None else None
+        guaranteed = guarantee is not None
         pool: str | None = d.network if guaranteed else None  # None: best effort
         capacity = (
-            net.bandwidth  # type: ignore[union-attr]
-            if guaranteed
-            else best_effort_rate(link, shares.get(d.link, []))
+            guarantee if guarantee is not None else best_effort_rate(link, shares.get(d.link, []))
         )
         taken = used.setdefault((pool, d.link, d.forward), [])
         if sum(r for _, r in taken) + d.rate <= capacity:

@@ -71,6 +71,10 @@ class InterfaceOspf(_Strict):
     cost: int | None = Field(None, ge=1, le=OSPF_COST_MAX)  # None: FRR's from the bandwidth
     hello: int = Field(10, ge=1, le=OSPF_INTERVAL_MAX)
     dead: int = Field(40, ge=1, le=OSPF_INTERVAL_MAX)
+    # announced in the area, but no hellos sent (an end hosts' network): an intra-area
+    # route, recomputed with every SPF run, where a network left out of OSPF would be
+    # an external one (FRR recomputes those up to a second later)
+    passive: bool = False
     bfd: Bfd | None = None
 
     @model_validator(mode="after")
@@ -80,6 +84,8 @@ class InterfaceOspf(_Strict):
                 f"dead interval {self.dead} s must be longer than the hello interval "
                 f"{self.hello} s (a neighbour would be declared dead between two hellos)"
             )
+        if self.passive and self.bfd is not None:
+            raise ValueError("BFD on a passive interface: it has no neighbour to watch")
         return self
 
 

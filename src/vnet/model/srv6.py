@@ -22,13 +22,13 @@ so the end hosts' networks get an MTU that leaves room for them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv6Address, IPv6Network
 from typing import Any
 
-from vnet.model.connection import Connection
-from vnet.model.topology import EndHost, Route, Topology, VirtualRouter
+from vnet.model.connection import Connection, Protocol
+from vnet.model.topology import EndHost, Route, Topology, VirtualNetwork, VirtualRouter
 
 DEFAULT_LOCATOR_BASE = IPv6Network("fc00::/16")
 LOCATOR_LEN = 48
@@ -166,7 +166,7 @@ class Tunnel:
     families: tuple[int, ...]
     src_addr: dict[int, str] = field(hash=False, compare=False)
     dst_addr: dict[int, str] = field(hash=False, compare=False)
-    protocol: str | None
+    protocol: Protocol | None
     src_port: int | None
     dst_port: int | None
     bandwidth: int
@@ -379,7 +379,9 @@ def _neighbour_hops(
 # -- MTU -------------------------------------------------------------------------
 
 
-def endpoint_mtu_cap(topo: Topology, network: str, base_mtu) -> int | None:  # type: ignore[no-untyped-def]
+def endpoint_mtu_cap(
+    topo: Topology, network: str, base_mtu: Callable[[VirtualNetwork], int]
+) -> int | None:
     """The largest MTU for hosts in `network` so that their tunnels' packets still fit.
 
     `base_mtu(net)` is the network's MTU without this cap. None: no tunnel starts there.
@@ -404,7 +406,12 @@ def endpoint_mtu_cap(topo: Topology, network: str, base_mtu) -> int | None:  # t
     return cap
 
 
-def path_mtu(topo: Topology, routers: dict[str, VirtualRouter], path, base_mtu) -> int | None:  # type: ignore[no-untyped-def]
+def path_mtu(
+    topo: Topology,
+    routers: dict[str, VirtualRouter],
+    path: Sequence[str],
+    base_mtu: Callable[[VirtualNetwork], int],
+) -> int | None:
     mtus = []
     for u, v in itertools.pairwise(path):
         if u not in routers or v not in routers:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from vnet.model.connection import PORT_PROTOCOLS, Connection
-from vnet.model.errors import Problem
+from vnet.model.errors import Loc, Problem
 from vnet.model.mtu import base_network_mtu
 from vnet.model.qos import Demand, admission_problems, underlay_paths
 from vnet.model.srv6 import (
@@ -67,9 +67,9 @@ class _ConnectionChecker:
         self.nets = {n.name: n for n in topo.networks}
         self.names: dict[str, int] = {}
         self.ids: dict[int, str] = {}
-        self.selectors: dict[tuple, str] = {}  # type: ignore[type-arg]
+        self.selectors: dict[tuple[Any, ...], str] = {}
 
-    def add(self, loc: tuple, message: str, conn: Connection) -> None:  # type: ignore[type-arg]
+    def add(self, loc: Loc, message: str, conn: Connection) -> None:
         self.problems.append(Problem(("connections", *loc), message, f"connection {conn.name!r}"))
 
     def check(self, i: int, conn: Connection) -> None:
@@ -385,7 +385,7 @@ def _demands(topo: Topology, valid: list[int]) -> Iterator[Demand]:
                 assert shared is not None
                 network = routers[u].interfaces[shared[0]].network
                 hu, hv = routers[u].host, routers[v].host
-                for link, forward in paths.get((hu, hv), []) if hu != hv else []:
+                for link, forward in (paths.get((hu, hv)) or []) if hu != hv else []:
                     if (network, link, forward) not in seen:
                         seen.add((network, link, forward))
                         yield Demand(i, network, link, forward, conn.bandwidth)

@@ -85,7 +85,7 @@ Interface4 = Annotated[IPv4Interface, _ip("an IPv4 address/prefix", _interface, 
 Interface6 = Annotated[IPv6Interface, _ip("an IPv6 address/prefix", _interface, 6)]
 VNI_MAX = 2**24 - 1
 VR_INDEX_MAX = 65535
-DEFAULT_UNDERLAY_PREFIX = {
+DEFAULT_UNDERLAY_PREFIX: dict[str, IPv4Network | IPv6Network] = {
     "ipv4": IPv4Network("10.200.0.0/16"),
     "ipv6": IPv6Network("fd00:200::/48"),
 }

@@ -18,9 +18,10 @@ are created anew. Pure: no kernel access.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from ipaddress import ip_network
+from typing import Any, TypeVar
 
 from vnet.model.srv6 import LOCATOR_LEN
 from vnet.substrate.kernel import Kernel
@@ -34,7 +35,9 @@ from vnet.substrate.seg6 import (
     DeleteSid,
     DeleteSteer,
     ReplaceSid,
+    SidRoute,
     SteerRoute,
+    SteerRule,
     SwitchPath,
 )
 from vnet.substrate.state import KernelState
@@ -48,6 +51,7 @@ from vnet.substrate.tc import (
     DeleteTcRoot,
     TcClass,
     TcFilter,
+    TcRoot,
 )
 
 DRAIN_MIN = 0.1
@@ -91,7 +95,10 @@ class Drain:
         return f"sleep {self.seconds:g}  # let packets on the old path drain"
 
 
-def _sort(items: Iterable, key=None) -> list:  # type: ignore[no-untyped-def, type-arg]
+T = TypeVar("T")
+
+
+def _sort(items: Iterable[T], key: Callable[[T], Any] | None = None) -> list[T]:
     def default(x: object) -> tuple[str, ...]:
         return tuple(ns_label(v) if v is None else str(v) for v in vars(x).values())
 
@@ -114,10 +121,10 @@ class _Surviving:
     """What the kernel has that outlives the base plan (not in a deleted namespace,
     a recreated interface or a reset HTB root)."""
 
-    sids: dict  # type: ignore[type-arg]
-    steers: dict  # type: ignore[type-arg]
-    rules: set  # type: ignore[type-arg]
-    roots: set  # type: ignore[type-arg]
+    sids: dict[tuple[NsName, str], SidRoute]
+    steers: dict[tuple[NsName, int, str], SteerRoute]
+    rules: set[SteerRule]
+    roots: set[TcRoot]
     classes: dict[_ClassKey, TcClass]
     filters: set[TcFilter]
 
@@ -262,7 +269,7 @@ def _break(
         if key not in desired.steers
     ]
 
-    def filter_order(f: TcFilter) -> tuple:  # type: ignore[type-arg]
+    def filter_order(f: TcFilter) -> tuple[str, str, int, int]:
         return (ns_label(f.ns), f.dev, f.prio, f.handle)
 
     brk += [

@@ -114,11 +114,6 @@ def sysctl_exists(key: str) -> bool:
     return os.path.exists("/proc/sys/" + key.replace(".", "/"))
 
 
-def read_sysctl(key: str) -> str:
-    with open("/proc/sys/" + key.replace(".", "/")) as f:
-        return f.read().strip()
-
-
 def pids_inside_many(names: list[str]) -> dict[str, list[int]]:
     """Namespace -> processes inside it (to report, never to kill); one scan of /proc."""
     inodes: dict[int, str] = {}

@@ -16,7 +16,7 @@ from vnet.model import Topology, network_mtu
 from vnet.model.host import HostConfig, host_network_mtu, network_carriers
 from vnet.model.management import MANAGEMENT_NODE, client_address, host_address
 from vnet.model.topology import EndHost, VirtualNetwork, VirtualRouter
-from vnet.model.underlay import underlay_addressing
+from vnet.model.underlay import UnderlayAddressing, underlay_addressing
 from vnet.substrate.address import Address
 from vnet.substrate.cgroup import node_cgroup
 from vnet.substrate.fdb import Fdb
@@ -253,7 +253,9 @@ def _management(topo: Topology, where: Placement, state: KernelState) -> None:
         state.addresses.add(Address(host_ns, "mgmt0", f"{host_address(topo, host.name)}/{prefix}"))
 
 
-def _underlay(topo: Topology, where: Placement, addressing, state: KernelState) -> None:  # type: ignore[no-untyped-def]
+def _underlay(
+    topo: Topology, where: Placement, addressing: UnderlayAddressing, state: KernelState
+) -> None:
     host_len = 32 if topo.underlay.family == "ipv4" else 128
     for host in topo.hosts:
         if not where.includes(host.name):

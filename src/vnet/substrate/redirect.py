@@ -76,16 +76,14 @@ def program(targets: list[tuple[bytes, int]]) -> bytes:
     r1 = skb; r2 = data; r3 = data_end; r4/r5 = the first 4 and next 2 bytes
     of the destination MAC (loaded little-endian, so the constants are too).
     """
-    head = [
+    check = [
         insn(LDX_W, 2, 1, SKB_DATA),
         insn(LDX_W, 3, 1, SKB_DATA_END),
         insn(MOV_X, 4, 2),  # r4 = r2
         insn(ADD_K, 4, 0, 0, 6),
-        None,  # if r4 > r3 goto pass (offset filled below)
-        insn(LDX_W, 4, 2, 0),
-        insn(LDX_H, 5, 2, 4),
     ]
-    body = []
+    load = [insn(LDX_W, 4, 2, 0), insn(LDX_H, 5, 2, 4)]
+    body: list[bytes] = []
     for mac, ifindex in targets:
         body += [
             insn(JNE32_K, 4, 0, 5, int.from_bytes(mac[:4], "little")),
@@ -95,9 +93,10 @@ def program(targets: list[tuple[bytes, int]]) -> bytes:
             insn(CALL, imm=BPF_FUNC_REDIRECT_PEER),  # r0 = TC_ACT_REDIRECT
             insn(EXIT),
         ]
-    head[4] = insn(JGT_X, 4, 3, 2 + len(body))
+    # if r4 > r3 goto pass: past the loads and the body, to the tail
+    bounds = insn(JGT_X, 4, 3, len(load) + len(body))
     tail = [insn(MOV_K, 0, 0, 0, TC_ACT_OK), insn(EXIT)]
-    return b"".join(head + body + tail)  # type: ignore[arg-type]
+    return b"".join([*check, bounds, *load, *body, *tail])
 
 
 def _mark(scope: str) -> str:

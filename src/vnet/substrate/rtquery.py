@@ -14,10 +14,11 @@ from __future__ import annotations
 import errno
 import socket
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from ipaddress import ip_interface
 
 RTM_NEWLINK = 16
+RTM_DELLINK = 17
 RTM_GETLINK = 18
 RTM_NEWADDR = 20
 RTM_DELADDR = 21
@@ -32,6 +33,8 @@ NLM_F_DUMP = 0x300
 NLM_F_EXCL = 0x200
 NLM_F_CREATE = 0x400
 IFF_UP = 0x1
+IFF_LOWER_UP = 0x10000  # the carrier: the link below is up
+RTMGRP_LINK = 0x1  # the multicast group of link changes
 IFA_ADDRESS, IFA_LOCAL = 1, 2
 NLA_TYPE_MASK = 0x3FFF
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_MASTER = 1, 3, 4, 10
@@ -82,6 +85,11 @@ class LinkBrief:
     mac: bytes = b""
     alias: str = ""
     stats64: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def running(self) -> bool:
+        """Up and with a carrier: what RFC 2863 calls ifOperStatus up."""
+        return bool(self.flags & IFF_UP and self.flags & IFF_LOWER_UP)
 
 
 def _nla(kind: int, payload: bytes) -> bytes:
@@ -224,6 +232,22 @@ class LinkDump(Dump):
 
     def take(self, data: bytes, offset: int) -> None:
         self.links.append(_link_at(data, offset))
+
+
+def link_changes(data: bytes) -> list[LinkBrief]:
+    """The interfaces a datagram of link notifications (or of a link dump) tells about;
+    a deleted interface comes with no flags (neither up nor running)."""
+    out = []
+    offset = 0
+    while offset + NLMSGHDR.size <= len(data):
+        length, kind, _, _, _ = NLMSGHDR.unpack_from(data, offset)
+        if length < NLMSGHDR.size:
+            break
+        if kind in (RTM_NEWLINK, RTM_DELLINK):
+            link = _link_at(data, offset)
+            out.append(replace(link, flags=0) if kind == RTM_DELLINK else link)
+        offset += (length + 3) & ~3
+    return out
 
 
 def parse_getlink_reply(data: bytes) -> LinkBrief | None:

@@ -106,10 +106,6 @@ class Shaper:
     def key(self) -> tuple[NsName, str]:
         return (self.ns, self.dev)
 
-    @property
-    def root_class(self) -> int:
-        return handle(self.major, 1)
-
 
 @dataclass(frozen=True)
 class TcRoot:

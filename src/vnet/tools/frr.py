@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vnet.tools import processes
+from vnet.tools.durable import replace_durably
 from vnet.tools.errors import ToolError
 
 FRR_LIBEXEC = Path("/usr/lib/frr")
@@ -81,7 +82,8 @@ def start_daemon(ns: str, daemon: str, directory: Path) -> subprocess.Popen[byte
 
 
 def save_records(directory: Path, records: list[processes.ProcessRecord]) -> None:
-    (directory / RECORDS).write_text(json.dumps([r.to_dict() for r in records]))
+    # whole or not at all: a torn file would hide the daemons from `stop_recorded`
+    replace_durably(directory / RECORDS, json.dumps([r.to_dict() for r in records]).encode())
 
 
 def stop_recorded(directory: Path) -> int:

@@ -65,9 +65,8 @@ def ensure_self_signed(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
     replace_durably(key_path, pem, PRIVATE_MODE)
-    staging = cert_path.with_suffix(".tmp")  # public: clients read it to verify
-    staging.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    staging.replace(cert_path)
+    # public: clients read it to verify
+    replace_durably(cert_path, cert.public_bytes(serialization.Encoding.PEM), 0o644)
     log.info("made a self-signed certificate: %s", cert_path)
     return True
 

@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.errors import AppTag, ErrorTag, ErrorType, RpcError
 
 log = logging.getLogger("vnet.agent.datastore")
 
@@ -42,8 +42,23 @@ class Pending:
     timer: asyncio.Task[None] | None = None
 
 
-def _denied(message: str) -> RpcError:
-    return RpcError(ErrorTag.OPERATION_FAILED, message, ErrorType.PROTOCOL)
+def nothing_pending(message: str) -> RpcError:
+    """No confirmed commit is pending that the caller may settle: the controller tells it
+    by the app-tag."""
+    return RpcError(
+        ErrorTag.OPERATION_FAILED, message, ErrorType.PROTOCOL, app_tag=AppTag.NOTHING_PENDING
+    )
+
+
+def _bad_persist_id(message: str) -> RpcError:
+    """Nothing pending under the persist-id given: the controller tells it by the app-tag."""
+    return RpcError(
+        ErrorTag.INVALID_VALUE,
+        message,
+        ErrorType.PROTOCOL,
+        info={"bad-element": "persist-id"},
+        app_tag=AppTag.NOTHING_PENDING,
+    )
 
 
 class ConfirmedCommits:
@@ -60,34 +75,23 @@ class ConfirmedCommits:
         p = self.pending
         if p is None:
             if persist_id is not None:
-                raise RpcError(
-                    ErrorTag.INVALID_VALUE,
-                    f"{what}: no confirmed commit is pending with persist-id {persist_id!r}",
-                    ErrorType.PROTOCOL,
-                    info={"bad-element": "persist-id"},
+                raise _bad_persist_id(
+                    f"{what}: no confirmed commit is pending with persist-id {persist_id!r}"
                 )
             return
         if p.persist is not None:
             if persist_id != p.persist:
-                raise RpcError(
-                    ErrorTag.INVALID_VALUE,
+                raise _bad_persist_id(
                     f"{what}: a confirmed commit with <persist> is pending; "
-                    "give its token as <persist-id>",
-                    ErrorType.PROTOCOL,
-                    info={"bad-element": "persist-id"},
+                    "give its token as <persist-id>"
                 )
         elif session != p.session:
-            raise _denied(
+            raise nothing_pending(
                 f"{what}: a confirmed commit of session {p.session} is pending; only that "
                 "session can confirm or cancel it (it gave no <persist>)"
             )
         elif persist_id is not None:
-            raise RpcError(
-                ErrorTag.INVALID_VALUE,
-                f"{what}: the pending confirmed commit has no persist token",
-                ErrorType.PROTOCOL,
-                info={"bad-element": "persist-id"},
-            )
+            raise _bad_persist_id(f"{what}: the pending confirmed commit has no persist token")
 
     # -- transitions ---------------------------------------------------------------
     def arm(

@@ -1,4 +1,5 @@
-"""What a commit changed, told to whoever listens (NETCONF notifications, SNMP traps)."""
+"""What a commit changed and what the host's underlay did, told to whoever listens
+(NETCONF notifications, SNMP traps)."""
 
 from __future__ import annotations
 
@@ -24,21 +25,36 @@ class Event:
     time: float = 0.0
 
 
+@dataclass
+class UnderlayEvent:
+    """An underlay interface's operational state changed: its carrier went or came back,
+    or it was set down, deleted or made again."""
+
+    interface: str
+    index: int  # the kernel's ifindex (SNMP's ifIndex); 0 once deleted
+    up: bool  # up with a carrier (ifOperStatus)
+    admin_up: bool  # set up (ifAdminStatus)
+    time: float = 0.0
+
+
+Notice = Event | UnderlayEvent
+
+
 class EventBus:
     """Bounded queues, one per subscriber: a slow listener loses events, never blocks a commit."""
 
     def __init__(self) -> None:
-        self.subscribers: set[asyncio.Queue[Event]] = set()
+        self.subscribers: set[asyncio.Queue[Notice]] = set()
 
-    def subscribe(self) -> asyncio.Queue[Event]:
-        queue: asyncio.Queue[Event] = asyncio.Queue(maxsize=10000)
+    def subscribe(self) -> asyncio.Queue[Notice]:
+        queue: asyncio.Queue[Notice] = asyncio.Queue(maxsize=10000)
         self.subscribers.add(queue)
         return queue
 
-    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+    def unsubscribe(self, queue: asyncio.Queue[Notice]) -> None:
         self.subscribers.discard(queue)
 
-    def publish(self, events: list[Event]) -> None:
+    def publish(self, events: list[Event] | list[UnderlayEvent]) -> None:
         for event in events:
             event.time = time.time()
             for queue in list(self.subscribers):

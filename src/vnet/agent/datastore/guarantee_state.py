@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from vnet.model.yang import host as codec
@@ -27,12 +28,21 @@ from vnet.substrate.tc import (
 Counters = dict[int, tuple[int, int, int]]  # classid -> (bytes, packets, drops)
 
 
+@dataclass
+class Readings:
+    # (namespace, interface) -> its classes' counters, for every interface with guarantees
+    classes: dict[tuple[str | None, str], Counters]
+    # underlay interface -> up with a carrier (False: down or absent)
+    underlay_up: dict[str, bool]
+
+
 def read_counters(
     kernel: Kernel, placement: Placement, host: str, running: dict[str, Any]
-) -> dict[tuple[str | None, str], Counters]:
-    """(namespace, interface) -> its classes' counters, for every interface that has
-    guarantees. Runs in the kernel thread."""
-    wanted = [(placement.host_ns(host), itf["name"]) for itf in underlay_of(running)]
+) -> Readings:
+    """The classes' counters and the underlay interfaces' state. Runs in the kernel thread."""
+    host_ns = placement.host_ns(host)
+    underlay = [itf["name"] for itf in underlay_of(running)]
+    wanted = [(host_ns, name) for name in underlay]
     routers = {r["name"]: r for r in codec.routers_of(running)}
     for conn in connections_of(running):
         for ing in conn.get("ingress", []):
@@ -43,22 +53,34 @@ def read_counters(
     for ns, dev in dict.fromkeys(wanted):
         with contextlib.suppress(OSError, KernelError, NotANamespace):
             out[(ns, dev)] = class_counters(kernel, ns, dev)
-    return out
+    return Readings(out, {name: _is_up(kernel, host_ns, name) for name in underlay})
+
+
+def _is_up(kernel: Kernel, ns: str | None, name: str) -> bool:
+    try:
+        brief = kernel.link_brief(ns, name)
+    except (OSError, KernelError):
+        return False
+    return brief is not None and brief.running
 
 
 def with_counters(
     tree: dict[str, Any],
     running: dict[str, Any],
-    counters: dict[tuple[str | None, str], Counters],
+    readings: Readings,
     placement: Placement,
     host: str,
 ) -> None:
-    """Add `statistics` to the underlay classes and connection ingress pieces of `tree`
-    (their containers are copied first: `tree` shares them with `running`, which names
-    the VRs and networks even where a request's selection left them out)."""
+    """Add `statistics` to the underlay classes and connection ingress pieces of `tree`,
+    and `oper-status` to the underlay interfaces (their containers are copied first:
+    `tree` shares them with `running`, which names the VRs and networks even where a
+    request's selection left them out)."""
+    counters = readings.classes
     if UNDERLAY in tree:
         tree[UNDERLAY] = copy.deepcopy(tree[UNDERLAY])
         _underlay_counters(tree, running, counters, placement.host_ns(host))
+        for itf in underlay_of(tree):
+            itf["oper-status"] = "up" if readings.underlay_up.get(itf["name"]) else "down"
     if SRV6 in tree:
         tree[SRV6] = copy.deepcopy(tree[SRV6])
         routers = {r["name"]: r for r in codec.routers_of(running)}

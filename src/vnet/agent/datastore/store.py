@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 
 from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import guarantee_state, state, validation
-from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits
+from vnet.agent.datastore.confirm import DEFAULT_TIMEOUT, ConfirmedCommits, nothing_pending
 from vnet.agent.datastore.durability import Written, made_durable
-from vnet.agent.datastore.events import Event, EventBus, diff_events
+from vnet.agent.datastore.events import Event, EventBus, Notice, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
 from vnet.agent.datastore.persist import GroupSync, RunningFile, disk_error
 from vnet.agent.nacm import Nacm
@@ -449,11 +449,7 @@ class Datastore:
     async def _cancel_commit(self, session: str, persist_id: str | None) -> None:
         async with self.write_lock:
             if self.confirms.pending is None:
-                raise RpcError(
-                    ErrorTag.OPERATION_FAILED,
-                    "cancel-commit: no confirmed commit is pending",
-                    ErrorType.PROTOCOL,
-                )
+                raise nothing_pending("cancel-commit: no confirmed commit is pending")
             self.confirms.authorise(session, persist_id, "cancel-commit")
             await self._roll_back_locked()
 
@@ -504,8 +500,8 @@ class Datastore:
         self.confirms.session_ended(session)
 
     # -- notifications -------------------------------------------------------
-    def subscribe(self) -> asyncio.Queue[Event]:
+    def subscribe(self) -> asyncio.Queue[Notice]:
         return self.events.subscribe()
 
-    def unsubscribe(self, queue: asyncio.Queue[Event]) -> None:
+    def unsubscribe(self, queue: asyncio.Queue[Notice]) -> None:
         self.events.unsubscribe(queue)

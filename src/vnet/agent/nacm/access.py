@@ -18,6 +18,7 @@ from vnet.agent.nacm.rules import Rule, RuleSet, TrieNode
 from vnet.model.yang import host as codec
 from vnet.model.yang import schema
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.paths import key_predicate
 from vnet.model.yang.schema import SchemaNode
 
 MISSING: Any = object()
@@ -423,7 +424,7 @@ class _Writes:
             oe, ne = old.get(key, MISSING), new.get(key, MISSING)
             if oe == ne:
                 continue
-            pred = "".join(f"[{prefix}:{k}='{v}']" for k, v in zip(snode.keys, key, strict=True))
+            pred = key_predicate(zip(snode.keys, key, strict=True), prefix)
             self._node(name, oe, ne, snode, so, sn, path + pred, prefix)
 
     def whole(

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from vnet.model.yang import schema
+from vnet.model.yang.paths import key_predicate
 from vnet.model.yang.schema import SchemaNode
 
 # (list step) -> the derived predicate it accepts
@@ -145,11 +146,6 @@ def canonical(text: str) -> str:
     out, module = [], None
     for s in path.steps:
         name = s.name if s.module == module else f"{s.module}:{s.name}"
-        preds = "".join(f"[{leaf}={_quoted(value)}]" for leaf, value in s.predicates)
-        out.append(name + preds)
+        out.append(name + key_predicate(s.predicates, prefix=None))
         module = s.module
     return "/" + "/".join(out)
-
-
-def _quoted(value: str) -> str:
-    return f'"{value}"' if "'" in value else f"'{value}'"

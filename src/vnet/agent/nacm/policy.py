@@ -15,6 +15,7 @@ from vnet.model.agent_config import AgentConfig
 from vnet.model.yang import host as codec
 from vnet.model.yang import schema
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.guarantees import UNDERLAY
 from vnet.model.yang.module import NETWORKS, ROUTERS
 
 
@@ -111,6 +112,16 @@ class Nacm:
         entry = next((r for r in routers if r.get("name") == name), {"name": name})
         tree = {ROUTERS: {"router": [entry]}, NETWORKS: running.get(NETWORKS, {})}
         if ROUTERS in access.readable(tree):
+            return True
+        NACM_DENIALS.labels("notification").inc()
+        return False
+
+    def may_read_underlay(self, user: str | None, running: dict[str, Any], name: str) -> bool:
+        """May `user` read the underlay interface `name` (for its notifications)?"""
+        access = self.access(user, running)
+        if access is None:
+            return True
+        if UNDERLAY in access.readable({UNDERLAY: {"interface": [{"name": name}]}}):
             return True
         NACM_DENIALS.labels("notification").inc()
         return False

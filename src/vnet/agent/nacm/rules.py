@@ -9,6 +9,7 @@ from typing import Any
 
 from vnet.agent.nacm import paths
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.paths import entry_path, key_predicate
 
 NACM = "ietf-netconf-acm:nacm"
 OPS = ("create", "read", "update", "delete", "exec")
@@ -75,8 +76,8 @@ def _ops(value: Any) -> frozenset[str]:
 
 def _rule_error(list_name: str, rule_name: str, message: str) -> RpcError:
     path = (
-        f"/nacm:nacm/nacm:rule-list[nacm:name='{list_name}']"
-        f"/nacm:rule[nacm:name='{rule_name}']/nacm:path"
+        entry_path("nacm", "rule-list", list_name, "nacm")
+        + f"/nacm:rule{key_predicate([('name', rule_name)], 'nacm')}/nacm:path"
     )
     return RpcError(
         ErrorTag.INVALID_VALUE, f"invalid NACM rule path: {message}", ErrorType.APPLICATION, path

@@ -9,8 +9,8 @@ from typing import Any
 from lxml import etree
 
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.module import NETCONF_NS as NC
 
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 MAX_TIMEOUT = 2**32 - 1  # confirm-timeout is a uint32 of seconds
 COMMIT_PARAMETERS = ("confirmed", "confirm-timeout", "persist", "persist-id")
 

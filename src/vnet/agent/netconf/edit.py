@@ -22,9 +22,10 @@ from lxml import etree
 from vnet.model.yang.decode import element_name, leaf_value
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import MODULE, NACM_MODULE
+from vnet.model.yang.module import NETCONF_NS as NC
+from vnet.model.yang.paths import key_predicate
 from vnet.model.yang.schema import NAMESPACE, PREFIX, SchemaNode, namespace_of, root
 
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 OPERATIONS = ("merge", "replace", "create", "delete", "remove", "none")
 Entries = list[dict[str, Any]]  # a list's entries (the editor has a method named list)
 KeyIndex = dict[tuple[Any, ...], dict[str, Any]]  # a list's entries by their keys
@@ -148,8 +149,7 @@ class _Editor:
         path: str,
     ) -> None:
         keys = self.list_keys(snode, el, path)
-        pred = "".join(f"[{self.prefix}:{k}='{v}']" for k, v in keys.items())
-        epath = path + pred
+        epath = path + key_predicate(keys.items(), self.prefix)
         entries: Entries = self.mine(parent, key, list)
         index = self.entry_index(entries, snode.keys)
         found = tuple(keys[k] for k in snode.keys)

@@ -18,21 +18,23 @@ from xml.sax.saxutils import escape
 
 from lxml import etree
 
-from vnet.agent.datastore import CANDIDATE, RUNNING, Datastore, Event
+from vnet.agent.datastore import CANDIDATE, RUNNING, Datastore
+from vnet.agent.datastore.events import Notice
 from vnet.agent.netconf import monitoring
 from vnet.agent.netconf.commit import cancel_options, commit_options
 from vnet.agent.netconf.edit import apply_edit
 from vnet.agent.netconf.framing import FramingError, MessageReader, frame
+from vnet.agent.netconf.notifications import notification_xml
 from vnet.agent.netconf.parse import parse_message
 from vnet.agent.netconf.subtree import apply_filter, prune_tree
 from vnet.model.yang import encode, schema
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError, netconf_error_xml
+from vnet.model.yang.module import MONITORING_NS as MONITORING
+from vnet.model.yang.module import NETCONF_NS as NC
+from vnet.model.yang.module import NOTIFICATION_NS as NOTIF
 
 log = logging.getLogger("vnet.agent.netconf")
 
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
-NOTIF = "urn:ietf:params:xml:ns:netconf:notification:1.0"
-MONITORING = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
 BASE_10 = "urn:ietf:params:netconf:base:1.0"
 BASE_11 = "urn:ietf:params:netconf:base:1.1"
 _ids = itertools.count(1)
@@ -239,22 +241,14 @@ class Session:
         return self.ds.nacm.readable(self.user, self.ds.running_snapshot(), tree)
 
     # -- notifications ---------------------------------------------------------
-    async def _forward(self, queue: asyncio.Queue[Event]) -> None:
+    async def _forward(self, queue: asyncio.Queue[Notice]) -> None:
         try:
             while True:
-                e = await queue.get()
-                if not self.ds.nacm.may_read_router(
-                    self.user, self.ds.running_snapshot(), e.router
-                ):
+                notice = await queue.get()
+                body = notification_xml(notice, self.ds.nacm, self.user, self.ds.running_snapshot())
+                if body is None:
                     continue  # RFC 8341 3.4.6: only events about what the user may read
-                when = datetime.datetime.fromtimestamp(e.time, datetime.UTC).isoformat()
-                event = {"router": e.router, "index": e.index, "operation": e.operation}
-                event.update(result=e.result, message=e.message or None)
-                body = encode.to_xml(
-                    "router-event",
-                    {k: v for k, v in event.items() if v is not None},
-                    schema.root().children["router-event"],
-                )
+                when = datetime.datetime.fromtimestamp(notice.time, datetime.UTC).isoformat()
                 await self.send(
                     f'<notification xmlns="{NOTIF}"><eventTime>{when}</eventTime>{body}'
                     "</notification>".encode()

@@ -36,6 +36,7 @@ from vnet.model.yang.errors import (
     restconf_error_json,
     restconf_error_xml,
 )
+from vnet.tools.api_docs import serve_docs
 
 log = logging.getLogger("vnet.agent.restconf")
 
@@ -420,10 +421,11 @@ def create_app(ds: Datastore, config: AgentConfig) -> FastAPI:
     app = FastAPI(
         title="vnet agent RESTCONF API",
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # served below from vnet's own copy of Swagger UI (works offline)
         redoc_url=None,
     )
     app.openapi = openapi.document  # type: ignore[method-assign]
+    serve_docs(app, "vnet agent: RESTCONF")
     rc = Restconf(ds, config)
     methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 

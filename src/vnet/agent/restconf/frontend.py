@@ -66,7 +66,7 @@ class RestconfFrontend:
 async def start(ds: Datastore, config: AgentConfig) -> RestconfFrontend:
     tls: dict[str, str] = {}
     if not config.restconf_plain_http:
-        cert, key = ensure_certificate(config.state_dir, config.address, config.host)
+        cert, key = ensure_certificate(config)
         tls = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
     sock = _listen(config.address, config.ports.restconf)  # bind errors surface here
     uconfig = uvicorn.Config(

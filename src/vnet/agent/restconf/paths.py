@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.paths import key_predicate, leaf_text
 from vnet.model.yang.schema import DATA_KINDS, MODULE, PREFIX, SchemaNode, root
 
 
@@ -78,28 +79,15 @@ class DataPath:
         for i, s in enumerate(self.steps):
             name = f"{MODULE}:{s.name}" if i == 0 else s.name
             if s.keys is not None:
-                name += "=" + ",".join(quote(_text(v), safe="") for v in s.keys.values())
+                name += "=" + ",".join(quote(leaf_text(v), safe="") for v in s.keys.values())
             parts.append(name)
         return "/".join(parts)
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _quoted(value: Any) -> str:
-    text = _text(value)
-    return f"'{text}'" if "'" not in text else f'"{text}"'
 
 
 def xpath(steps: tuple[Step, ...] | list[Step]) -> str:
     out = ""
     for s in steps:
-        out += f"/{PREFIX}:{s.name}"
-        for k, v in (s.keys or {}).items():
-            out += f"[{PREFIX}:{k}={_quoted(v)}]"
+        out += f"/{PREFIX}:{s.name}" + key_predicate((s.keys or {}).items())
     return out or "/"
 
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vnet.model.agent_config import AgentConfig
 from vnet.tools.tls import ensure_self_signed
 
-CERT_FILE = "restconf-cert.pem"
-KEY_FILE = "restconf-key.pem"
 
-
-def ensure_certificate(state_dir: Path, address: str, host: str) -> tuple[Path, Path]:
-    """(certificate, key) paths; made once, remade only if they no longer cover `address`."""
-    cert_path, key_path = state_dir / CERT_FILE, state_dir / KEY_FILE
-    ensure_self_signed(cert_path, key_path, address, host, "vnet agent")
+def ensure_certificate(config: AgentConfig) -> tuple[Path, Path]:
+    """(certificate, key) paths; made once, remade only if they no longer cover the address."""
+    cert_path, key_path = config.restconf_cert_path, config.restconf_key_path
+    ensure_self_signed(cert_path, key_path, config.address, config.host, "vnet agent")
     return cert_path, key_path

@@ -60,6 +60,8 @@ def config_files(vr: VirtualRouter, directory: Path) -> dict[str, str]:
             lines += [f" {ip} {proto} dead-interval {o.dead}"]
             if o.cost is not None:
                 lines.append(f" {ip} {proto} cost {o.cost}")
+            if o.passive:
+                lines.append(f" {ip} {proto} passive")
             if o.bfd is not None:
                 lines += [f" {ip} {proto} bfd", f" {ip} {proto} bfd profile {name}"]
             lines.append("!")

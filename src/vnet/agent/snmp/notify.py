@@ -29,6 +29,7 @@ from pysnmp.proto.api import v2c
 
 from vnet.agent.config import SnmpTarget
 from vnet.agent.datastore import Datastore, Event
+from vnet.agent.datastore.events import Notice, UnderlayEvent
 from vnet.agent.snmp import smi
 from vnet.model.mib import oids
 from vnet.model.yang.host import routers_of
@@ -37,6 +38,20 @@ log = logging.getLogger("vnet.agent.snmp")
 
 OPERATION = {"create": 1, "modify": 2, "delete": 3}
 NOTIFICATION = {"create": oids.VR_CREATED, "delete": oids.VR_REMOVED}  # else VR_MODIFIED
+
+
+def underlay_varbinds(event: UnderlayEvent, uptime: int) -> list[smi.Varbind]:
+    """IF-MIB's linkDown or linkUp (RFC 2863) for an underlay interface, with its name
+    (ifName) after the objects the notification defines."""
+    index = event.index
+    return [
+        (oids.SYS_UPTIME, smi.timeticks(uptime)),
+        (oids.SNMP_TRAP_OID, smi.object_id(oids.LINK_UP if event.up else oids.LINK_DOWN)),
+        ((*oids.IF_ENTRY, oids.IF_INDEX, index), smi.integer(index)),
+        ((*oids.IF_ENTRY, oids.IF_ADMIN_STATUS, index), smi.integer(1 if event.admin_up else 2)),
+        ((*oids.IF_ENTRY, oids.IF_OPER_STATUS, index), smi.integer(1 if event.up else 2)),
+        ((*oids.IF_X_NAME, index), smi.octets(event.interface)),
+    ]
 
 
 def event_varbinds(event: Event, tree: dict[str, Any], uptime: int) -> list[smi.Varbind]:
@@ -87,7 +102,7 @@ class Notifier:
         self.uptime = uptime
         self.originator = ntforg.NotificationOriginator()
         self.sockets: dict[int, socket.socket] = {}
-        self.queue: asyncio.Queue[Event] | None = None
+        self.queue: asyncio.Queue[Notice] | None = None
         self.task: asyncio.Task[None] | None = None
         self.sent = 0
         for i, t in enumerate(targets):
@@ -128,10 +143,13 @@ class Notifier:
             try:
                 self.send(event)
             except Exception:
-                log.exception("SNMP notification for %s not sent", event.router)
+                log.exception("SNMP notification for %s not sent", event)
 
-    def send(self, event: Event) -> None:
-        varbinds = event_varbinds(event, self.running(), self.uptime())
+    def send(self, event: Notice) -> None:
+        if isinstance(event, UnderlayEvent):
+            varbinds = underlay_varbinds(event, self.uptime())
+        else:
+            varbinds = event_varbinds(event, self.running(), self.uptime())
         for i, t in enumerate(self.targets):
             if t.version == "v2c":
                 self._send_v2c(t, varbinds)

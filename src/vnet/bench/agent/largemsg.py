@@ -18,10 +18,10 @@ import time
 from typing import Any
 
 from vnet.bench.results import BenchResult
+from vnet.model.yang.module import NAMESPACE as NS
+from vnet.model.yang.module import NETCONF_NS as NC
 from vnet.tools import processes
 
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
-NS = "urn:vnet:yang:vnet-router"
 EOM = b"]]>]]>"
 HELLO = (
     f'<hello xmlns="{NC}"><capabilities><capability>urn:ietf:params:netconf:base:1.0'

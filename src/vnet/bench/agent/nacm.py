@@ -18,8 +18,8 @@ from typing import Any
 from vnet.bench.agent.sandbox import sandboxed_agent
 from vnet.bench.client import NS, agent_session, connect
 from vnet.bench.results import BenchResult
+from vnet.model.yang.module import NACM_NS
 
-NACM_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-acm"
 METRIC = "nacm_get_config"
 NO_NACM, RULES = "recovery user (no NACM)", "reader (100 rules)"
 FIRST, CACHED = "first after a commit", "again (cached)"

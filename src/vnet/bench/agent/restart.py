@@ -81,7 +81,7 @@ def _restart(agent: SandboxAgent, result: BenchResult) -> None:
     result.record(METRIC, "vnet", time.monotonic() - started, x=LISTENING)
     wait_until(lambda: _answered(agent), DEADLINE, "a NETCONF answer", 0.05, exited)
     result.record(METRIC, "vnet", time.monotonic() - started, x=ANSWER)
-    ready = agent.state_dir / "agent.ready"
+    ready = agent.config.ready_path
     wait_until(ready.exists, DEADLINE, "the reconcile", interval=0.05, give_up=exited)
     result.record(METRIC, "vnet", time.monotonic() - started, x=RECONCILED)
 

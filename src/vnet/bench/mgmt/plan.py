@@ -22,11 +22,6 @@ class Plan:
     repeat: int  # samples per point of the bytes sweep
     baselines: bool
 
-    @property
-    def snmpd_rows(self) -> int:
-        """Rows of the tables both SNMP agents walk: as many as the most active VRs, >= 10."""
-        return max(10, max(self.active))
-
 
 def _counts(text: str, flag: str, low: int, high: int) -> tuple[int, ...]:
     values = parse_list(text, int, "whole numbers", flag)

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass
 
 from vnet.bench.client import NS
+from vnet.model.yang.module import NETCONF_NS as NC
 
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 PORTS_PER_NETWORK = 500  # a Linux bridge takes at most 1024 ports
 OPS_INDEX, BULK_INDEX = 60001, 50001  # explicit VR indexes, so both servers hold the same data
 

@@ -60,8 +60,3 @@ def link_cost(
         raise ValueError(f"shaper margin {margin}: must not be negative")
     wire = Fraction(packet_size + encapsulation.overhead(segments), packet_size)
     return ceil(bandwidth * wire * (1 + Fraction(margin)))
-
-
-def segments_of(hops: int) -> int:
-    """SIDs in the segment list of a path of `hops` links: one per router after the first."""
-    return hops

@@ -21,9 +21,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from vnet.controller.admission.ledger import Ledger
 from vnet.controller.admission.network import Arc
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 MAX_CANDIDATES = 64  # shortest paths compared for width; bounds the work on grids
 
@@ -69,7 +73,7 @@ class _Search:
     ledger: Ledger
     excluded: frozenset[Arc] = field(default_factory=frozenset)
 
-    def graph(self, cost: int | None):  # type: ignore[no-untyped-def]
+    def graph(self, cost: int | None) -> nx.DiGraph:
         """Hosts joined where some arc has room for `cost` (None: every arc), best arc kept."""
         import networkx as nx  # 0.25 s to import: only when planning
 
@@ -117,7 +121,7 @@ def find_route(
         hops = found
 
 
-def _widest(g, source: str, destination: str, cost: int) -> Route:  # type: ignore[no-untyped-def]
+def _widest(g: nx.DiGraph, source: str, destination: str, cost: int) -> Route:
     import networkx as nx
 
     candidates = itertools.islice(nx.all_shortest_paths(g, source, destination), MAX_CANDIDATES)

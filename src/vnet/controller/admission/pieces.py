@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv6Address, IPv6Network
+from typing import Any
 
 from vnet.model.connection import Protocol
 from vnet.model.host_guarantees import ConnectionPieces, Egress, Ingress, Transit
@@ -71,7 +72,7 @@ def host_pieces(
     egress = Egress(
         router=last.router, sid=egress_sid, network=ends.egress_network, next_hop=ends.destination
     )
-    parts: dict[str, dict[str, list]] = {h.host: {} for h in hops}  # type: ignore[type-arg]
+    parts: dict[str, dict[str, list[Any]]] = {h.host: {} for h in hops}
     parts[first.host]["ingress"] = [ingress]
     parts[last.host]["egress"] = [egress]
     for hop, end_sid in zip(hops[1:-1], transit_sids, strict=True):

@@ -19,9 +19,8 @@ from vnet.model.host_guarantees import Srv6OnHost
 from vnet.model.yang.encode import to_xml
 from vnet.model.yang.guarantees import SRV6, guarantees_tree
 from vnet.model.yang.module import NAMESPACE
+from vnet.model.yang.module import NETCONF_NS as NC
 from vnet.model.yang.schema import root
-
-NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 
 
 def touched(change: HostChange) -> set[str]:

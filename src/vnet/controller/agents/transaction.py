@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from vnet.client import ClientError, ConnectError
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
 from vnet.controller.southbound import Edit, Lease, Southbound
+from vnet.model.yang.errors import AppTag
 from vnet.tools.wait import retry_until
 
 log = logging.getLogger("vnet.controller.agents")
@@ -71,8 +72,8 @@ def agent_error(host: str, err: Exception) -> AgentError:
 
 def nothing_pending(err: ClientError) -> bool:
     """The agent has no confirmed commit pending under the token given (none at all, or
-    one under another token): the wording of the agent's confirm.py/store.py refusals."""
-    return "confirmed commit" in err.message and "pending" in err.message
+    one under another token): the error-app-tag of those refusals, not their wording."""
+    return err.app_tag == AppTag.NOTHING_PENDING
 
 
 def busy(err: Exception) -> bool:

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
-from fastapi.openapi.docs import get_swagger_ui_html
-from fastapi.responses import HTMLResponse
-from fastapi.staticfiles import StaticFiles
 from sqlalchemy.orm import Session, sessionmaker
 
 from vnet import __version__
@@ -27,10 +23,9 @@ from vnet.controller.api.openapi import DESCRIPTION, describe
 from vnet.controller.api.routes import router, who
 from vnet.controller.service import ControllerService
 from vnet.model.controller_config import ControllerConfig
+from vnet.tools.api_docs import serve_docs
 
 UI_PREFIX = "/ui"
-DOCS_ASSETS = "/docs-assets"
-VENDOR = Path(__file__).resolve().parent.parent / "ui" / "static" / "vendor"
 
 
 def make_app(
@@ -46,7 +41,7 @@ def make_app(
         title="vnet controller",
         version=__version__,
         description=DESCRIPTION,
-        docs_url=None,  # served below from the controller's own copy of Swagger UI
+        docs_url=None,  # served below from vnet's own copy of Swagger UI
         redoc_url=None,
     )
     app.state.service = service
@@ -60,28 +55,11 @@ def make_app(
     app.add_middleware(TimingStart)
     app.add_middleware(Measured, metrics=app.state.metrics)  # outermost: sees every answer
     app.openapi = lambda: describe(app)  # type: ignore[method-assign]
-    serve_docs(app)
+    serve_docs(app, "vnet controller: API")
     serve_metrics(app)
     if ui:
         mount_console(app)
     return app
-
-
-def serve_docs(app: FastAPI) -> None:
-    """/docs: Swagger UI over /openapi.json. FastAPI's default page loads Swagger UI from a
-    CDN, so it stayed blank on a controller without internet; the files come pinned from
-    the npm registry with the console's (ui/assets/package-lock.json, `make bootstrap`)."""
-    app.mount(DOCS_ASSETS, StaticFiles(directory=VENDOR, check_dir=False), name="docs-assets")
-
-    @app.get("/docs", include_in_schema=False)
-    async def docs() -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url="/openapi.json",
-            title="vnet controller: API",
-            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
-            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
-            swagger_favicon_url=f"{DOCS_ASSETS}/favicon-32x32.png",
-        )
 
 
 def serve_metrics(app: FastAPI) -> None:

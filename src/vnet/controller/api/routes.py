@@ -67,7 +67,7 @@ Who = Annotated[Principal, Depends(who)]
 
 
 def service_of(request: Request) -> ControllerService:
-    return request.app.state.service  # type: ignore[no-any-return]
+    return request.app.state.service
 
 
 async def _read_limited(request: Request) -> bytes:

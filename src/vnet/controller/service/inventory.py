@@ -105,7 +105,7 @@ class InventoryChanges:
         # the model's checks do not depend on the host (but for index clashes, none: the agent
         # picks the index), so bad addresses are refused before placement is asked
         some_host = request.host or (topo.hosts[0].name if topo.hosts else "")
-        vr = VirtualRouter(name=request.name, host=some_host, interfaces=interfaces)
+        vr = VirtualRouter(name=request.name, host=some_host, index=None, interfaces=interfaces)
         _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces", topo)
         host = request.host or await self._place(topo)
         vr = vr.model_copy(update={"host": host})
@@ -244,7 +244,8 @@ def _router_edits(topo: Topology, new: VirtualRouter) -> Edits:
     """The new VR with its routes to its tenant's other VRs' SRv6 locators, and the routes
     those VRs gain to the new one's (`locator_routes`, as a lab with a controller gives its
     VRs from the start): without them a connection's segments lead nowhere."""
-    routed = locator_routes(topo.model_copy(update={"controller": ControllerSection()}))
+    with_controller = {"controller": ControllerSection.model_validate({})}
+    routed = locator_routes(topo.model_copy(update=with_controller))
     before = {vr.name: vr for vr in topo.routers}
     per_host: Edits = {}
     for vr in routed.routers:
@@ -270,7 +271,7 @@ def _network_edits(topo: Topology, net: VirtualNetwork, carriers: list[str]) -> 
 # -- checks --------------------------------------------------------------------------------
 
 
-def _with(topo: Topology, **lists: list) -> Topology:  # type: ignore[type-arg]
+def _with(topo: Topology, **lists: list) -> Topology:
     return topo.model_copy(update=lists)
 
 

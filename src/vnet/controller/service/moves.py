@@ -28,6 +28,7 @@ before its admission says yes or no-capacity.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -132,7 +133,7 @@ class Moves:
         store.require_changeable(conn)
         current = held_one(session, conn.id)
 
-        def make(held):  # type: ignore[no-untyped-def]
+        def make(held: Mapping[tuple[str, bool], int]) -> planning.Plan:
             return planner.plan_move(inv, held, current, request, self.flows.policy)
 
         plan = planning.reserve_planned(

@@ -33,6 +33,7 @@ from vnet.model.host import HostConfig, NetworkOnHost
 from vnet.model.host_guarantees import Srv6OnHost
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
+from vnet.model.yang.errors import AppTag
 from vnet.model.yang.schema import validate as yang_validate
 
 
@@ -45,22 +46,32 @@ class Pending:
     deadline: float  # the clock's time at which the agent rolls it back
 
 
-def refused(tag: str, message: str, path: str | None = None) -> ClientError:
-    return ClientError(tag, message, path)
+def refused(
+    tag: str, message: str, path: str | None = None, app_tag: str | None = None
+) -> ClientError:
+    return ClientError(tag, message, path, app_tag=app_tag)
 
 
 def not_pending(what: str, token: str, pending: Pending | None) -> ClientError:
     """The agent's refusal of a confirm or cancel under a token nothing is pending under
-    (agent/datastore/confirm.py and store.py say it in these words)."""
+    (agent/datastore/confirm.py and store.py: these tags and words, and the app-tag the
+    controller matches)."""
     if pending is not None:
         return refused(
             "invalid-value",
             f"{what}: a confirmed commit with <persist> is pending; give its token as <persist-id>",
+            app_tag=AppTag.NOTHING_PENDING,
         )
     if what == "cancel-commit":
-        return refused("operation-failed", "cancel-commit: no confirmed commit is pending")
+        return refused(
+            "operation-failed",
+            "cancel-commit: no confirmed commit is pending",
+            app_tag=AppTag.NOTHING_PENDING,
+        )
     return refused(
-        "invalid-value", f"{what}: no confirmed commit is pending with persist-id {token!r}"
+        "invalid-value",
+        f"{what}: no confirmed commit is pending with persist-id {token!r}",
+        app_tag=AppTag.NOTHING_PENDING,
     )
 
 

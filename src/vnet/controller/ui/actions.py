@@ -56,6 +56,7 @@ async def log_out(request: Request) -> Response:
 async def request_connection(request: Request, who: Viewer, service: Service) -> HTMLResponse:
     form = await forms.read_form(request)
     tenant = form.get("tenant", "") or (who.tenant or "")
+    context: dict[str, object]
     try:
         session.check_same_origin(request)
         body = forms.connection_request(form)
@@ -64,9 +65,9 @@ async def request_connection(request: Request, who: Viewer, service: Service) ->
     except ServiceError as exc:
         context, status = {"answer": None, "error": error_body(exc)}, exc.status
     if is_fragment(request):
-        answer = page(request, "_answer.html", context, status=status)
-        answer.headers["HX-Trigger"] = "connections-changed"
-        return answer
+        fragment = page(request, "_answer.html", context, status=status)
+        fragment.headers["HX-Trigger"] = "connections-changed"
+        return fragment
     full = await connections_context(who, service)
     full.update(context, form=form)
     return page(request, "connections.html", full, status=status)
@@ -77,6 +78,7 @@ async def modify_connection(
     request: Request, tenant: str, name: str, who: Viewer, service: Service
 ) -> HTMLResponse:
     form = await forms.read_form(request)
+    context: dict[str, object]
     try:
         session.check_same_origin(request)
         answer = await service.modify_connection(who, tenant, name, forms.modify_request(form))
@@ -90,6 +92,7 @@ async def modify_connection(
 async def release_connection(
     request: Request, tenant: str, name: str, who: Viewer, service: Service
 ) -> HTMLResponse:
+    context: dict[str, object]
     try:
         session.check_same_origin(request)
         released = await service.release_connection(who, tenant, name)

@@ -67,6 +67,12 @@ SYS_OBJECT_ID: OID = (*SYSTEM, 2, 0)
 SYS_UPTIME: OID = (*SYSTEM, 3, 0)
 SYS_NAME: OID = (*SYSTEM, 5, 0)
 SNMP_TRAP_OID: OID = (1, 3, 6, 1, 6, 3, 1, 1, 4, 1, 0)
+# IF-MIB (RFC 2863): the standard notifications of an interface's state, and their objects
+LINK_DOWN: OID = (1, 3, 6, 1, 6, 3, 1, 1, 5, 3)
+LINK_UP: OID = (1, 3, 6, 1, 6, 3, 1, 1, 5, 4)
+IF_ENTRY: OID = (1, 3, 6, 1, 2, 1, 2, 2, 1)
+IF_INDEX, IF_ADMIN_STATUS, IF_OPER_STATUS = 1, 7, 8
+IF_X_NAME: OID = (1, 3, 6, 1, 2, 1, 31, 1, 1, 1, 1)  # ifXTable's ifName
 # SNMP-FRAMEWORK-MIB (RFC 3411) snmpEngine group
 SNMP_ENGINE: OID = (1, 3, 6, 1, 6, 3, 10, 2, 1)
 ENGINE_ID: OID = (*SNMP_ENGINE, 1, 0)

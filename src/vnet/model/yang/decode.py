@@ -17,6 +17,7 @@ from lxml import etree
 from vnet.model import strict
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.module import MODULE, NAMESPACE, PREFIX
+from vnet.model.yang.paths import key_predicate
 from vnet.model.yang.schema import SchemaNode, root
 
 _INTS = {"int8", "int16", "int32", "uint8", "uint16", "uint32"}
@@ -213,9 +214,9 @@ def _big_number(snode: SchemaNode, value: Any, path: str) -> str:
     return str(value)
 
 
-def key_predicate(snode: SchemaNode, entry: dict[str, Any]) -> str:
+def _entry_predicate(snode: SchemaNode, entry: dict[str, Any]) -> str:
     """[vr:name='r1'] for a list entry, as error paths write it."""
-    return "".join(f"[{PREFIX}:{k}='{entry.get(k)}']" for k in snode.keys)
+    return key_predicate((k, entry.get(k)) for k in snode.keys)
 
 
 def _list(snode: SchemaNode, value: Any, path: str) -> list[dict[str, Any]]:
@@ -234,14 +235,14 @@ def _list(snode: SchemaNode, value: Any, path: str) -> list[dict[str, Any]]:
                     path,
                     info={"bad-element": k},
                 )
-        norm = json_object(snode, entry, path + key_predicate(snode, entry))
+        norm = json_object(snode, entry, path + _entry_predicate(snode, entry))
         ident = tuple(norm[k] for k in snode.keys)
         if ident in seen:
             raise RpcError(
                 ErrorTag.INVALID_VALUE,
                 f"{snode.name!r} has two entries with key {ident}",
                 ErrorType.APPLICATION,
-                path + key_predicate(snode, norm),
+                path + _entry_predicate(snode, norm),
             )
         seen.add(ident)
         out.append(norm)

@@ -78,6 +78,7 @@ def _xml(name: str, value: Any, snode: SchemaNode | None, xmlns: str) -> str:
         return _leaf_xml(name, value, snode, xmlns)
     if kind == "leaf-list":
         return "".join([_leaf_xml(name, v, snode, xmlns) for v in value])
+    assert snode is not None  # only a leaf may lack its schema node
     if kind == "list":
         entry = _Entry(snode)  # one per list, not one per entry
         return "".join([_xml(name, e, entry, xmlns) for e in value])

@@ -13,9 +13,7 @@ from enum import StrEnum
 from typing import Any
 from xml.sax.saxutils import escape
 
-from vnet.model.yang.module import NAMESPACE, PREFIX
-
-RESTCONF_NS = "urn:ietf:params:xml:ns:yang:ietf-restconf"
+from vnet.model.yang.module import NAMESPACE, PREFIX, RESTCONF_NS
 
 
 class ErrorTag(StrEnum):
@@ -41,6 +39,15 @@ class ErrorTag(StrEnum):
     OPERATION_FAILED = "operation-failed"
     PARTIAL_OPERATION = "partial-operation"
     MALFORMED_MESSAGE = "malformed-message"
+
+
+class AppTag(StrEnum):
+    """error-app-tag values (RFC 6241 section 4.3): where a client must tell one refusal
+    from another of the same error-tag, it matches these, never the English message."""
+
+    # <commit> with a persist-id or <cancel-commit>: no confirmed commit is pending that
+    # this caller may settle (none at all, or one of another session or token)
+    NOTHING_PENDING = "vnet-nothing-pending"
 
 
 class ErrorType(StrEnum):
@@ -87,6 +94,7 @@ class RpcError(Exception):
     path: str | None = None
     severity: str = "error"
     info: dict[str, str] = field(default_factory=dict)
+    app_tag: AppTag | None = None
 
     def __post_init__(self) -> None:
         # Members only, no free strings: a misspelt tag fails where it is raised,
@@ -115,6 +123,10 @@ def _path_xml(err: RpcError) -> str:
     return f'<error-path xmlns:{PREFIX}="{NAMESPACE}">{escape(err.path)}</error-path>'
 
 
+def _app_tag_xml(err: RpcError) -> str:
+    return f"<error-app-tag>{err.app_tag}</error-app-tag>" if err.app_tag else ""
+
+
 def _info_xml(err: RpcError) -> str:
     info = "".join(f"<{k}>{escape(v)}</{k}>" for k, v in err.info.items())
     return f"<error-info>{info}</error-info>" if info else ""
@@ -125,7 +137,8 @@ def netconf_error_xml(err: RpcError) -> str:
     return (
         f"<rpc-error><error-type>{err.error_type}</error-type>"
         f"<error-tag>{err.tag}</error-tag><error-severity>{err.severity}</error-severity>"
-        f'{_path_xml(err)}<error-message xml:lang="en">{escape(err.message)}</error-message>'
+        f"{_app_tag_xml(err)}{_path_xml(err)}"
+        f'<error-message xml:lang="en">{escape(err.message)}</error-message>'
         f"{_info_xml(err)}</rpc-error>"
     )
 
@@ -133,6 +146,8 @@ def netconf_error_xml(err: RpcError) -> str:
 def restconf_error_json(err: RpcError, path: str | None) -> bytes:
     """RFC 8040 ietf-restconf:errors; `path` is the error path in its JSON form."""
     e: dict[str, Any] = {"error-type": str(err.error_type), "error-tag": str(err.tag)}
+    if err.app_tag:
+        e["error-app-tag"] = str(err.app_tag)
     if path:
         e["error-path"] = path
     e["error-message"] = err.message
@@ -144,7 +159,7 @@ def restconf_error_json(err: RpcError, path: str | None) -> bytes:
 def restconf_error_xml(err: RpcError) -> bytes:
     return (
         f'<errors xmlns="{RESTCONF_NS}"><error><error-type>{err.error_type}</error-type>'
-        f"<error-tag>{err.tag}</error-tag>{_path_xml(err)}"
+        f"<error-tag>{err.tag}</error-tag>{_app_tag_xml(err)}{_path_xml(err)}"
         f"<error-message>{escape(err.message)}</error-message>"
         f"{_info_xml(err)}</error></errors>"
     ).encode()
@@ -155,10 +170,12 @@ def parse_restconf_error(body: Any) -> RpcError:
     e = body["ietf-restconf:errors"]["error"][0]
     tags = {t.value: t for t in ErrorTag}
     types = {t.value: t for t in ErrorType}
+    app_tags = {t.value: t for t in AppTag}
     return RpcError(
         tags.get(e.get("error-tag"), ErrorTag.OPERATION_FAILED),
         e.get("error-message", ""),
         types.get(e.get("error-type"), ErrorType.APPLICATION),
         e.get("error-path"),
         info=e.get("error-info", {}),
+        app_tag=app_tags.get(e.get("error-app-tag", "")),
     )

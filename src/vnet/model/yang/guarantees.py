@@ -15,6 +15,7 @@ from vnet.model.host_guarantees import (
     UnderlayInterface,
 )
 from vnet.model.yang.module import PREFIX, qualified
+from vnet.model.yang.paths import key_predicate
 
 UNDERLAY = qualified("underlay")
 SRV6 = qualified("srv6")
@@ -132,6 +133,6 @@ def guarantees_path(loc: Loc, tree: dict[str, Any]) -> str:
         if rest[1] >= len(entries) or name not in _KEYS:
             break
         node = entries[rest[1]]
-        path += "".join(f"[{p}:{k}='{node.get(k, '')}']" for k in _KEYS[name])
+        path += key_predicate((k, node.get(k, "")) for k in _KEYS[name])
         rest = rest[2:]
     return path

@@ -23,6 +23,7 @@ from vnet.model.topology import Address, VirtualNetwork, VirtualRouter
 from vnet.model.yang import routing
 from vnet.model.yang.guarantees import guarantees_data, guarantees_path, guarantees_tree
 from vnet.model.yang.module import NETWORKS, PREFIX, ROUTERS
+from vnet.model.yang.paths import key_predicate
 
 # the VirtualRouter of a router entry parsed before, or None
 Known = Callable[[dict[str, Any]], VirtualRouter | None]
@@ -206,10 +207,6 @@ def resources_entry(res: Resources) -> dict[str, Any]:
 # -- error paths -----------------------------------------------------------------
 
 
-def _key_pred(name: str) -> str:
-    return f"[{PREFIX}:name='{name}']"
-
-
 def error_path(loc: Loc, tree: dict[str, Any]) -> str:
     """('routers', 0, 'interfaces', 1, 'ipv4') -> /vr:routers/vr:router[vr:name='r1']/..."""
     if loc and loc[0] == "networks":
@@ -225,7 +222,7 @@ def _network_path(rest: Loc, nets: list[dict[str, Any]]) -> str:
     p = PREFIX
     path = f"/{p}:virtual-networks"
     if rest and isinstance(rest[0], int) and rest[0] < len(nets):
-        path += f"/{p}:network{_key_pred(nets[rest[0]]['name'])}"
+        path += f"/{p}:network{key_predicate([('name', nets[rest[0]]['name'])])}"
         if len(rest) > 1:
             inverse = {v: k for k, v in _NET_FIELDS.items()} | {"remote_vteps": "remote-vtep"}
             path += f"/{p}:{inverse.get(str(rest[1]), rest[1])}"
@@ -238,20 +235,20 @@ def _router_path(rest: Loc, routers: list[dict[str, Any]]) -> str:
     if not rest or not isinstance(rest[0], int) or rest[0] >= len(routers):
         return path
     router = routers[rest[0]]
-    path += f"/{p}:router{_key_pred(router['name'])}"
+    path += f"/{p}:router{key_predicate([('name', router['name'])])}"
     rest = rest[1:]
     if not rest:
         return path
     if rest[0] == "interfaces" and len(rest) > 1 and isinstance(rest[1], int):
         itfs = router.get("interface", [])
         if rest[1] < len(itfs):
-            path += f"/{p}:interface{_key_pred(itfs[rest[1]]['name'])}"
+            path += f"/{p}:interface{key_predicate([('name', itfs[rest[1]]['name'])])}"
             path += routing.yang_steps(rest[2:])
         return path
     if rest[0] == "routes" and len(rest) > 1 and isinstance(rest[1], int):
         routes = router.get("route", [])
         if rest[1] < len(routes):
-            path += f"/{p}:route[{p}:destination='{routes[rest[1]]['destination']}']"
+            path += f"/{p}:route" + key_predicate([("destination", routes[rest[1]]["destination"])])
             if len(rest) > 2:
                 field = {"to": "destination", "via": "next-hop"}.get(str(rest[2]), rest[2])
                 path += f"/{p}:{field}"

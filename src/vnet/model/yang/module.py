@@ -16,6 +16,13 @@ MONITORING_REVISION = "2010-10-04"
 NACM_MODULE = "ietf-netconf-acm"
 NACM_DEVIATIONS = "vnet-nacm-deviations"  # rule paths: checked by the agent, not libyang
 
+# The XML namespaces of the protocols and IETF modules vnet speaks, named once
+NETCONF_NS = "urn:ietf:params:xml:ns:netconf:base:1.0"  # RFC 6241: <rpc>, <config>, ...
+NOTIFICATION_NS = "urn:ietf:params:xml:ns:netconf:notification:1.0"  # RFC 5277
+MONITORING_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"  # RFC 6022
+NACM_NS = "urn:ietf:params:xml:ns:yang:ietf-netconf-acm"  # RFC 8341
+RESTCONF_NS = "urn:ietf:params:xml:ns:yang:ietf-restconf"  # RFC 8040: errors
+
 
 def qualified(name: str) -> str:
     """A top-level member name as RFC 7951 writes it: 'vnet-router:routers'."""

@@ -49,6 +49,8 @@ def ospf_entry(o: InterfaceOspf) -> dict[str, Any]:
     out: dict[str, Any] = {"area": o.area, "hello": o.hello, "dead": o.dead}
     if o.cost is not None:
         out["cost"] = o.cost
+    if o.passive:
+        out["passive"] = True
     if o.bfd is not None:
         out["bfd"] = bfd_entry(o.bfd)
     return out

@@ -1,0 +1,174 @@
+"""The failover benchmark's runs: per variant a lab, per run a probe across a failure."""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from vnet.bench.failover.scenario import (
+    DST,
+    SRC,
+    dead_interval_s,
+    destination,
+    failed_link,
+    reply_ttl,
+    variant,
+    write,
+)
+from vnet.bench.progress import BenchOptions, BenchProgress
+from vnet.bench.results import BenchResult, tool_version
+from vnet.lab import faults
+from vnet.lab import lab as labmod
+from vnet.lab.shaping import FlowError, FlowResult, run_flow
+from vnet.tools.wait import wait_until
+
+RATE_PPS = 1000
+PAYLOAD = 64  # bytes of UDP payload per datagram
+FAIL_AT = 1.0  # seconds into the run
+TAIL = 2.0  # seconds of the run after the link is back (iperf3's results need a path)
+CONVERGE = 60.0  # seconds a lab may take to reach the direct path (OSPF Full)
+PORT = 5411
+DIRECT_VRS = 2  # r1 and r3
+INITIAL_TTL = 64  # Linux's
+OUTAGE, LOST = "outage", "lost"
+
+
+def run_failover(
+    base: dict[str, Any], file: Path, chosen: list[str], bench: BenchOptions
+) -> BenchResult:
+    link = failed_link(base)
+    result = BenchResult.start(
+        "failover",
+        parameters={
+            **bench.as_parameters(),
+            "file": str(file),
+            "variants": chosen,
+            "failed_link": link,
+            "probe": f"UDP {SRC} -> {DST}, {RATE_PPS} datagrams/s of {PAYLOAD} B",
+            "fail_at_s": FAIL_AT,
+            "link_down_s": bench.duration - FAIL_AT - TAIL,
+            "dead_interval_s": dead_interval_s(base),
+        },
+        tools={"iperf3": tool_version(["iperf3", "--version"])},
+        description=(
+            f"A constant UDP probe from {SRC} to {DST} while underlay link {link} fails "
+            f"{FAIL_AT:.0f} s into each run and comes back {TAIL:.0f} s before its end; "
+            "the outage is the datagrams lost divided by the rate (RFC 6413's loss-derived "
+            "convergence time). static: the baseline without dynamic routing, which does "
+            "not recover until the link returns."
+        ),
+    )
+    result.declare(OUTAGE, "ms", description="Lost datagrams / rate: how long pc3 was cut off.")
+    result.declare(LOST, "datagrams", description="Datagrams lost in the network in a run.")
+    with (
+        BenchProgress("failover", total=len(chosen) * bench.repeat, quiet=bench.quiet) as progress,
+        tempfile.TemporaryDirectory(prefix="vnet-failover-") as tmp,
+    ):
+        for name in chosen:
+            data = variant(base, name)
+            _measure(result, name, data, write(data, Path(tmp) / f"{name}.yaml"), bench, progress)
+    return result
+
+
+def _measure(
+    result: BenchResult,
+    name: str,
+    data: dict[str, Any],
+    path: Path,
+    bench: BenchOptions,
+    progress: BenchProgress,
+) -> None:
+    lab, link, address = data["name"], failed_link(data), destination(data)
+    if lab in labmod.running_labs():
+        labmod.down(lab)  # an interrupted earlier run
+    try:
+        labmod.up(path)
+        _settled(lab, address)
+        hold = bench.duration - FAIL_AT - TAIL
+        for run in range(bench.repeat):
+            progress.update(f"{name}: run {run + 1}/{bench.repeat}")
+            try:
+                flow = _across_a_failure(lab, link, address, bench.duration, hold)
+            except FlowError as err:
+                result.note(f"{name} run {run + 1}: {err}")
+                continue
+            finally:
+                progress.advance()
+            _record(result, name, flow.lost_packets, flow.receiver_drops, hold)
+            _settled(lab, address)
+    finally:
+        labmod.down(lab)
+
+
+def _across_a_failure(lab: str, link: str, address: str, seconds: float, hold: float) -> FlowResult:
+    """The probe for `seconds`; `link` down from FAIL_AT for `hold` seconds."""
+    restore = threading.Timer(hold, lambda: faults.set_link(lab, link, up=True))
+
+    def fail() -> None:
+        faults.set_link(lab, link, up=False)
+        restore.start()
+
+    try:
+        return run_flow(
+            f"vnet-{lab}-{SRC}",
+            f"vnet-{lab}-{DST}",
+            address,
+            seconds=seconds,
+            protocol="udp",
+            rate_bps=RATE_PPS * PAYLOAD * 8,
+            length=PAYLOAD,
+            port=PORT,
+            at=(FAIL_AT, fail),
+        )
+    finally:
+        restore.cancel()
+        if restore.is_alive():
+            restore.join()
+        faults.set_link(lab, link, up=True)
+
+
+def _record(
+    result: BenchResult, name: str, lost: int | None, at_receiver: int | None, hold: float
+) -> None:
+    if lost is None:
+        result.note(f"{name}: iperf3 reported no loss count")
+        return
+    in_network = max(0, lost - (at_receiver or 0))
+    result.record(LOST, name, in_network)
+    result.record(OUTAGE, name, in_network * 1000 / RATE_PPS)
+    if in_network * 1000 / RATE_PPS >= hold * 1000 * 0.95:
+        result.note(f"{name}: not restored while the link was down ({hold:.0f} s)")
+
+
+def _settled(lab: str, address: str) -> None:
+    """Wait until pc1 and pc3 talk along the direct path both ways: a request that may
+    cross only DIRECT_VRS VRs (r1, r3; one fewer than through r2) is answered, and the
+    answer arrives having crossed as many."""
+    wait_until(
+        lambda: reply_ttl(lab, address, DIRECT_VRS) == INITIAL_TTL - DIRECT_VRS,
+        CONVERGE,
+        f"{DST} answers along the direct path",
+        interval=0.2,
+    )
+
+
+def worst(result: BenchResult, series: str) -> float | None:
+    found = result.get(OUTAGE, series)
+    return max(found.samples) if found is not None and found.samples else None
+
+
+def dead_interval_ms(result: BenchResult) -> float | None:
+    dead = result.parameters.get("dead_interval_s")
+    return float(dead) * 1000 if dead is not None else None
+
+
+def headline(result: BenchResult) -> str | None:
+    parts = []
+    for series in result.series_names(OUTAGE):
+        found = result.get(OUTAGE, series)
+        if found is not None and found.samples:
+            s = found.summary()
+            parts.append(f"{series} {s.p50:.0f} ms (worst {max(found.samples):.0f})")
+    return "outage after a link failure: " + ", ".join(parts) if parts else None
