@@ -29,6 +29,7 @@ from .controller_agents_support import HOSTS, Lab, start_lab
 CONTROLLER = """
 import asyncio, json, sys
 from vnet.client import Endpoint
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import Agents, HostChange
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 
