@@ -28,7 +28,7 @@ from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
 from vnet.controller.service import store, views
 from vnet.controller.service.database import Database, Timings
-from vnet.controller.service.flows import Flows, Replay, TryMoves
+from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
 from vnet.controller.service.moves import Moves
 from vnet.controller.service.putback import PutBack
@@ -148,13 +148,12 @@ class Service:
         idempotency_key: str | None,
         timings: Timings | None,
     ) -> api.ConnectionAnswer:
-        inv = await self.inventory()
-        key = idempotency_key
+        ask = Ask(await self.inventory(), tenant, request, idempotency_key)
         moved: list[api.Move] = []
         try:
-            admitted = await self.flows.admit_now(inv, tenant, request, key, timings)
+            admitted = await self.flows.admit_now(ask, timings)
         except TryMoves:
-            moved, admitted = await self.moves.admit_moving(inv, tenant, request, key, timings)
+            moved, admitted = await self.moves.admit_moving(ask, timings)
         if isinstance(admitted, Replay):
             return admitted.answer
         view = await self.flows.realise_new(admitted, tenant, timings)

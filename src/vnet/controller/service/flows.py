@@ -64,6 +64,16 @@ STAND_IN_ID, STAND_IN_NUMBER = 0, 1  # a new connection's identity while moves a
 
 
 @dataclass(frozen=True)
+class Ask:
+    """A tenant's request for a new connection, over the inventory it is planned on."""
+
+    inv: Inventory
+    tenant: str
+    request: ConnectionRequest
+    key: str | None  # its idempotency key
+
+
+@dataclass(frozen=True)
 class Replay:
     """A retried request (same idempotency key): the first attempt's answer."""
 
@@ -123,18 +133,12 @@ class Flows:
         return Admitted(conn.id, entry.request_id, tuple(plan.changes))
 
     async def admit_now(
-        self,
-        inv: Inventory,
-        tenant: str,
-        request: ConnectionRequest,
-        key: str | None,
-        timings: Timings | None,
-        may_move: bool = True,
+        self, ask: Ask, timings: Timings | None, may_move: bool = True
     ) -> Admitted | Replay:
         """`admit` in a transaction of its own, redone after a lost race on a number."""
 
         def work(session: Session) -> Admitted | Replay:
-            return self.admit(session, inv, tenant, request, key, may_move)
+            return self.admit(session, ask.inv, ask.tenant, ask.request, ask.key, may_move)
 
         return await self.db.write(work, timings, retry=True)
 

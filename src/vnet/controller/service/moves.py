@@ -41,8 +41,8 @@ from vnet.controller.errors import AgentRefused, BadRequest, Conflict, NotFound,
 from vnet.controller.inventory import Held, Inventory, held_connections, usable_bps
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.database import Timings
-from vnet.controller.service.flows import Admitted, Flows, Replay
-from vnet.model.controller_api import ConnectionRequest, ConnectionView, ModifyRequest, Move
+from vnet.controller.service.flows import Admitted, Ask, Flows, Replay
+from vnet.model.controller_api import ConnectionView, ModifyRequest, Move
 
 log = logging.getLogger(__name__)
 CHOICES = 3  # times a request chooses its moves anew after losing a race for a mover
@@ -75,24 +75,18 @@ class Moves:
 
     # -- rearrangement ---------------------------------------------------------------------
     async def admit_moving(
-        self,
-        inv: Inventory,
-        tenant: str,
-        request: ConnectionRequest,
-        key: str | None,
-        timings: Timings | None,
+        self, ask: Ask, timings: Timings | None
     ) -> tuple[list[Move], Admitted | Replay]:
         """Moves, then admission without moving; chosen again while a move lost a race."""
         moved: list[Move] = []
         for choice in range(1, CHOICES + 1):
             moves = await self.flows.db.read(
-                lambda s: self.flows.choose_moves(s, inv, tenant, request), timings
+                lambda s: self.flows.choose_moves(s, ask.inv, ask.tenant, ask.request), timings
             )
-            made = await self.make(inv, moves, timings)
+            made = await self.make(ask.inv, moves, timings)
             moved += made.moves
             try:
-                admitted = await self.flows.admit_now(inv, tenant, request, key, timings, False)
-                return moved, admitted
+                return moved, await self.flows.admit_now(ask, timings, may_move=False)
             except Rejected:
                 if made.complete or choice == CHOICES:
                     raise
