@@ -151,3 +151,14 @@ def race_in_process() -> None:
 
 if __name__ == "__main__":
     race_in_process()
+
+
+def held_per_direction(engine: Engine) -> dict[tuple[str, bool], int]:
+    with Session(engine) as session:
+        query = (
+            select(Link.name, Reservation.forward, func.sum(Reservation.bps))
+            .join(Link, Link.id == Reservation.link_id)
+            .where(Reservation.released.is_(None))
+            .group_by(Link.name, Reservation.forward)
+        )
+        return {(n, bool(f)): int(t) for n, f, t in session.execute(query)}

@@ -12,12 +12,80 @@ from __future__ import annotations
 
 from typing import Any
 
+from ruamel.yaml import YAML
+
 from vnet.model import build_topology
 from vnet.model.controller_config import AgentAccess
 from vnet.model.topology import Topology
 
 GBIT = 1_000_000_000
 MBIT = 1_000_000
+
+
+# The three-host managed lab of the Service's tests (a triangle; tenant beta on h2), a
+# str.format template of its name. The VRs carry static routes to each other's SRv6
+# locators (fc00:1:<k>::/48, as `vnet.model.srv6.locator` numbers them): a lab derives these
+# only for tenants with connections in its own file, and the controller's are not.
+TRIANGLE_LAB = """\
+name: {name}
+hosts: [{{name: h1}}, {{name: h2}}, {{name: h3}}]
+links:
+  - {{a: h1, b: h2, rate: 1gbit}}
+  - {{a: h2, b: h3, rate: 1gbit}}
+  - {{a: h1, b: h3, rate: 100mbit}}
+management:
+  user: admin
+tenants:
+  - {{name: acme, routing: auto}}
+  - {{name: beta, routing: auto}}
+networks:
+  - {{name: lan1, tenant: acme, vni: 601, ipv4: 10.61.1.0/24, ipv6: "fd00:61:1::/64"}}
+  - {{name: c12, tenant: acme, vni: 602, ipv4: 10.61.2.0/24, ipv6: "fd00:61:2::/64"}}
+  - {{name: c23, tenant: acme, vni: 603, ipv4: 10.61.3.0/24, ipv6: "fd00:61:3::/64"}}
+  - {{name: lan3, tenant: acme, vni: 604, ipv4: 10.61.4.0/24, ipv6: "fd00:61:4::/64"}}
+  - {{name: c13, tenant: acme, vni: 605, ipv4: 10.61.5.0/24, ipv6: "fd00:61:5::/64"}}
+  - {{name: blan, tenant: beta, vni: 611, ipv4: 10.62.1.0/24, ipv6: "fd00:62:1::/64"}}
+routers:
+  - name: r1
+    host: h1
+    interfaces:
+      - {{network: lan1, ipv4: 10.61.1.254/24, ipv6: "fd00:61:1::fe/64"}}
+      - {{network: c12, ipv4: 10.61.2.1/24, ipv6: "fd00:61:2::1/64"}}
+      - {{network: c13, ipv4: 10.61.5.1/24, ipv6: "fd00:61:5::1/64"}}
+    routes:
+      - {{to: "fc00:1:2::/48", via: "fd00:61:2::2"}}
+      - {{to: "fc00:1:3::/48", via: "fd00:61:5::3"}}
+  - name: r2
+    host: h2
+    interfaces:
+      - {{network: c12, ipv4: 10.61.2.2/24, ipv6: "fd00:61:2::2/64"}}
+      - {{network: c23, ipv4: 10.61.3.2/24, ipv6: "fd00:61:3::2/64"}}
+    routes:
+      - {{to: "fc00:1:1::/48", via: "fd00:61:2::1"}}
+      - {{to: "fc00:1:3::/48", via: "fd00:61:3::3"}}
+  - name: r3
+    host: h3
+    interfaces:
+      - {{network: c23, ipv4: 10.61.3.3/24, ipv6: "fd00:61:3::3/64"}}
+      - {{network: lan3, ipv4: 10.61.4.254/24, ipv6: "fd00:61:4::fe/64"}}
+      - {{network: c13, ipv4: 10.61.5.3/24, ipv6: "fd00:61:5::3/64"}}
+    routes:
+      - {{to: "fc00:1:1::/48", via: "fd00:61:5::1"}}
+      - {{to: "fc00:1:2::/48", via: "fd00:61:3::2"}}
+  - name: rb
+    host: h2
+    interfaces:
+      - {{network: blan, ipv4: 10.62.1.254/24, ipv6: "fd00:62:1::fe/64"}}
+endhosts:
+  - {{name: pc1, host: h1, network: lan1, ipv4: 10.61.1.1/24, ipv6: "fd00:61:1::1/64"}}
+  - {{name: pc3, host: h3, network: lan3, ipv4: 10.61.4.3/24, ipv6: "fd00:61:4::3/64"}}
+  - {{name: qb, host: h2, network: blan, ipv4: 10.62.1.1/24, ipv6: "fd00:62:1::1/64"}}
+"""
+
+
+def triangle(name: str = "tri") -> Topology:
+    """TRIANGLE_LAB as a checked topology."""
+    return build_topology(YAML(typ="safe").load(TRIANGLE_LAB.format(name=name)))
 
 
 def data() -> dict[str, Any]:

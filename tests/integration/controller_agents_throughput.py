@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import Agents, HostChange
 
 from .conftest import Labs
@@ -29,7 +30,7 @@ async def run_series(
 ) -> dict[str, float]:
     names = [f"vt{series}{i}" for i in range(requests)]
     changes = lab.changes(*names, bandwidth="1mbit")
-    agents = Agents(lab.endpoints(), confirm_timeout=60, group=group)
+    agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=60, group=group)
     gate = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vnet.client import Endpoint
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.db import make_engine
 from vnet.controller.errors import ServiceError
 from vnet.controller.service.core import Service
@@ -82,8 +82,8 @@ class Controller:
             utilisation_interval=3600,
             confirm_timeout=CONFIRM_TIMEOUT,
         )
-        agents = Agents(endpoints(self.lab), confirm_timeout=CONFIRM_TIMEOUT, lock_wait=2.0)
-        service = Service(config, make_engine(self.url), agents)
+        agents = NetconfSouthbound(endpoints(self.lab))
+        service = Service(config, make_engine(self.url), agents, lock_wait=2.0)
         await service.start()
         return service
 

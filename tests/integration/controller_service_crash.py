@@ -13,12 +13,12 @@ from pathlib import Path
 
 from sqlalchemy.orm import Session
 
-from vnet.controller.service import connections
+from vnet.controller.service import flows
 from vnet.model.controller_api import ConnectionRequest
 
 from .controller_service_support import ACME, Lab, make_service
 
-_journal_committed = connections.mark_committed
+_journal_committed = flows.mark_committed
 
 
 def committed_then_die(session: Session, request_id: str) -> None:
@@ -31,7 +31,7 @@ def committed_then_die(session: Session, request_id: str) -> None:
 async def main(lab: Lab, url: str) -> None:
     service = make_service(lab, url)
     await service.start(background=False)
-    connections.mark_committed = committed_then_die  # type: ignore[assignment]
+    flows.mark_committed = committed_then_die  # type: ignore[assignment]
     request = ConnectionRequest(
         name="crash",
         a="pc1",

@@ -26,14 +26,16 @@ from typing import Any
 
 from ncclient import manager
 from ruamel.yaml import YAML
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
+from tests.controller_db_support import held_per_direction
+from tests.controller_topology_support import TRIANGLE_LAB as LAB
 from vnet.client import Endpoint
 from vnet.controller import inventory
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.db import make_engine, upgrade
-from vnet.controller.db.models import Connection, ConnectionState, Link, RequestJournal, Reservation
+from vnet.controller.db.models import Connection, ConnectionState, RequestJournal, Reservation
 from vnet.controller.principal import Principal
 from vnet.controller.service.core import Service
 from vnet.lab import lab as labmod
@@ -50,61 +52,6 @@ ACME = Principal("tenant", "acme")
 BETA = Principal("tenant", "beta")
 PC3 = "10.61.4.3"
 SRV6_FILTER = ("subtree", '<srv6 xmlns="urn:vnet:yang:vnet-router"/>')
-LAB = """\
-name: {name}
-hosts: [{{name: h1}}, {{name: h2}}, {{name: h3}}]
-links:
-  - {{a: h1, b: h2, rate: 1gbit}}
-  - {{a: h2, b: h3, rate: 1gbit}}
-  - {{a: h1, b: h3, rate: 100mbit}}
-management:
-  user: admin
-tenants:
-  - {{name: acme, routing: auto}}
-  - {{name: beta, routing: auto}}
-networks:
-  - {{name: lan1, tenant: acme, vni: 601, ipv4: 10.61.1.0/24, ipv6: "fd00:61:1::/64"}}
-  - {{name: c12, tenant: acme, vni: 602, ipv4: 10.61.2.0/24, ipv6: "fd00:61:2::/64"}}
-  - {{name: c23, tenant: acme, vni: 603, ipv4: 10.61.3.0/24, ipv6: "fd00:61:3::/64"}}
-  - {{name: lan3, tenant: acme, vni: 604, ipv4: 10.61.4.0/24, ipv6: "fd00:61:4::/64"}}
-  - {{name: c13, tenant: acme, vni: 605, ipv4: 10.61.5.0/24, ipv6: "fd00:61:5::/64"}}
-  - {{name: blan, tenant: beta, vni: 611, ipv4: 10.62.1.0/24, ipv6: "fd00:62:1::/64"}}
-routers:
-  - name: r1
-    host: h1
-    interfaces:
-      - {{network: lan1, ipv4: 10.61.1.254/24, ipv6: "fd00:61:1::fe/64"}}
-      - {{network: c12, ipv4: 10.61.2.1/24, ipv6: "fd00:61:2::1/64"}}
-      - {{network: c13, ipv4: 10.61.5.1/24, ipv6: "fd00:61:5::1/64"}}
-    routes:
-      - {{to: "fc00:1:2::/48", via: "fd00:61:2::2"}}
-      - {{to: "fc00:1:3::/48", via: "fd00:61:5::3"}}
-  - name: r2
-    host: h2
-    interfaces:
-      - {{network: c12, ipv4: 10.61.2.2/24, ipv6: "fd00:61:2::2/64"}}
-      - {{network: c23, ipv4: 10.61.3.2/24, ipv6: "fd00:61:3::2/64"}}
-    routes:
-      - {{to: "fc00:1:1::/48", via: "fd00:61:2::1"}}
-      - {{to: "fc00:1:3::/48", via: "fd00:61:3::3"}}
-  - name: r3
-    host: h3
-    interfaces:
-      - {{network: c23, ipv4: 10.61.3.3/24, ipv6: "fd00:61:3::3/64"}}
-      - {{network: lan3, ipv4: 10.61.4.254/24, ipv6: "fd00:61:4::fe/64"}}
-      - {{network: c13, ipv4: 10.61.5.3/24, ipv6: "fd00:61:5::3/64"}}
-    routes:
-      - {{to: "fc00:1:1::/48", via: "fd00:61:5::1"}}
-      - {{to: "fc00:1:2::/48", via: "fd00:61:3::2"}}
-  - name: rb
-    host: h2
-    interfaces:
-      - {{network: blan, ipv4: 10.62.1.254/24, ipv6: "fd00:62:1::fe/64"}}
-endhosts:
-  - {{name: pc1, host: h1, network: lan1, ipv4: 10.61.1.1/24, ipv6: "fd00:61:1::1/64"}}
-  - {{name: pc3, host: h3, network: lan3, ipv4: 10.61.4.3/24, ipv6: "fd00:61:4::3/64"}}
-  - {{name: qb, host: h2, network: blan, ipv4: 10.62.1.1/24, ipv6: "fd00:62:1::1/64"}}
-"""
 
 
 def ns(lab: str, node: str) -> str:
@@ -192,8 +139,7 @@ def make_service(lab: Lab, url: str, **agent_options: Any) -> Service:
         utilisation_interval=0.5,
         confirm_timeout=30,
     )
-    agents = Agents(lab.endpoints(), confirm_timeout=30, **agent_options)
-    return Service(config, make_engine(url), agents)
+    return Service(config, make_engine(url), NetconfSouthbound(lab.endpoints()), **agent_options)
 
 
 async def close(service: Service) -> None:
@@ -229,17 +175,6 @@ def class_packets(shaper: Any) -> int:
             if c["handle"] == shaper.classid:
                 return int((c.get_nested("TCA_STATS2", "TCA_STATS_BASIC") or {})["packets"])
     return 0
-
-
-def held_per_direction(engine: Engine) -> dict[tuple[str, bool], int]:
-    with Session(engine) as session:
-        query = (
-            select(Link.name, Reservation.forward, func.sum(Reservation.bps))
-            .join(Link, Link.id == Reservation.link_id)
-            .where(Reservation.released.is_(None))
-            .group_by(Link.name, Reservation.forward)
-        )
-        return {(n, bool(f)): int(t) for n, f, t in session.execute(query)}
 
 
 def reservation_generations(engine: Engine, name: str) -> list[int]:

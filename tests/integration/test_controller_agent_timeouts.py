@@ -14,6 +14,7 @@ from contextlib import contextmanager
 import pytest
 
 from vnet.client import Endpoint
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import AgentError, Agents
 
 from .agent_support import AgentUnderTest, running_agent
@@ -71,7 +72,9 @@ def test_a_stopped_agent_is_given_up_within_the_timeout_and_others_answer(
 
     async def run() -> list[tuple[float, BaseException | None, float]]:
         clock = asyncio.get_running_loop()
-        agents = Agents({"hung": endpoint(hanging, "hung"), "up": endpoint(answering, "up")})
+        agents = Agents(
+            NetconfSouthbound({"hung": endpoint(hanging, "hung"), "up": endpoint(answering, "up")})
+        )
         seen = []
         try:
             await agents.connections("hung")  # a session open before the agent stops

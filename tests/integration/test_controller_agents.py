@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from ncclient.operations.rpc import RPCError
 
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import AgentError, Agents, HostChange
 from vnet.model.host_guarantees import Locator
 
@@ -49,7 +50,7 @@ def test_a_transaction_puts_pieces_on_every_host_and_confirms(lab: Lab) -> None:
         journaled.append({h for h in HOSTS if "vc101" in lab.connection_names(h)})
 
     async def run() -> dict[str, list[str]]:
-        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=30)
         try:
             await agents.transaction("req-101", changes, on_committed)
             return {h: [c.name for c in await agents.connections(h)] for h in HOSTS}
@@ -65,7 +66,7 @@ def test_a_transaction_puts_pieces_on_every_host_and_confirms(lab: Lab) -> None:
             m.cancel_commit(persist_id="req-101")  # confirmed: nothing left pending
 
     async def delete() -> None:
-        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=30)
         try:
             await release(agents, ["vc101"])
         finally:
@@ -80,7 +81,7 @@ def test_a_put_replaces_the_whole_connection_entry(lab: Lab) -> None:
     second = lab.changes("vc102")["vc102"]  # a new id and port: every field differs
 
     async def run() -> dict[str, list[object]]:
-        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=30)
         try:
             await agents.transaction("req-102a", first)
             await agents.transaction("req-102b", second)
@@ -104,7 +105,7 @@ def test_a_host_refusing_halfway_leaves_every_host_as_it_was(lab: Lab) -> None:
         called.append(True)
 
     async def run() -> AgentError:
-        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=30)
         try:
             with pytest.raises(AgentError) as refused:
                 await agents.transaction("req-103", changes, on_committed)
@@ -130,7 +131,7 @@ def test_concurrent_transactions_on_the_same_hosts_all_land(lab: Lab, group: boo
     changes = lab.changes(*names)
 
     async def run() -> int:
-        agents = Agents(lab.endpoints(), confirm_timeout=30, group=group)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=30, group=group)
         try:
             await asyncio.gather(*(agents.transaction(f"req-{n}", changes[n]) for n in names))
             groups = agents.groups
@@ -166,7 +167,7 @@ def test_a_refusing_member_of_a_group_fails_alone(
     changes[bad] = [spoil(c) if c.host == "h2" else c for c in changes[bad]]
 
     async def run() -> list[BaseException | None]:
-        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=30)
         try:
             results = await asyncio.gather(
                 *(agents.transaction(f"req-{n}", changes[n]) for n in names),
@@ -194,7 +195,7 @@ def test_a_single_host_refusing_at_commit_changes_nothing(lab: Lab) -> None:
     before = lab.running()
 
     async def run() -> AgentError:
-        agents = Agents(lab.endpoints(), confirm_timeout=30)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=30)
         try:
             with pytest.raises(AgentError) as refused:
                 await agents.transaction("req-104", [change])

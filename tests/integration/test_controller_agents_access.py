@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from vnet.client import Endpoint
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import AgentError, Agents, HostChange
 
 from .conftest import Labs
@@ -38,7 +39,10 @@ def test_two_controllers_on_the_same_hosts_never_mix_and_all_land(lab: Lab) -> N
     changes = lab.changes(*names)
 
     async def run() -> None:
-        first, second = Agents(lab.endpoints()), Agents(lab.endpoints())
+        first, second = (
+            Agents(NetconfSouthbound(lab.endpoints())),
+            Agents(NetconfSouthbound(lab.endpoints())),
+        )
         try:
             await asyncio.gather(
                 *(
@@ -64,7 +68,7 @@ def test_a_candidate_locked_elsewhere_is_waited_for_only_so_long(lab: Lab) -> No
     before = lab.running()
 
     async def run() -> AgentError:
-        agents = Agents(lab.endpoints(), lock_wait=1.0)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), lock_wait=1.0)
         try:
             with pytest.raises(AgentError) as refused:
                 await agents.transaction("req-601", lab.changes("vc601")["vc601"])
@@ -91,7 +95,7 @@ def test_an_unreachable_host_fails_the_request_and_changes_nothing(lab: Lab) -> 
     gone = HostChange("a-gone", locators=changes[0].locators)
 
     async def run() -> tuple[dict[str, bool], AgentError, RunningConfig]:
-        agents = Agents(endpoints, lock_wait=2)
+        agents = Agents(NetconfSouthbound(endpoints), lock_wait=2)
         try:
             reachable = {h: await agents.reachable(h) for h in (*HOSTS, "a-gone", "unknown")}
             with pytest.raises(AgentError) as failed:
@@ -117,10 +121,11 @@ def test_the_reads_match_independent_views(lab: Lab) -> None:
     async def run() -> tuple[
         dict[str, object], dict[tuple[str, str], int], dict[tuple[str, str], int]
     ]:
-        agents = Agents(lab.endpoints())
+        netconf = NetconfSouthbound(lab.endpoints())
+        agents = Agents(netconf)
         try:
             await agents.transaction("req-801", changes)
-            held = {h: (await agents.connections(h), await agents.locators(h)) for h in HOSTS}
+            held = {h: (await agents.connections(h), await netconf.locators(h)) for h in HOSTS}
             before = await agents.class_bytes("h1")
             subprocess.run(  # r1 -> r2 over network c12: VXLAN through h1's class for c12
                 [
@@ -184,7 +189,7 @@ def test_sessions_the_agents_ended_are_opened_again(lab: Lab) -> None:
     changes = lab.changes("vc901", "vc902")
 
     async def run() -> list[int]:
-        agents = Agents(lab.endpoints())
+        agents = Agents(NetconfSouthbound(lab.endpoints()))
         try:
             await agents.transaction("req-901", changes["vc901"])
             ended = [end_other_sessions(lab, h) for h in HOSTS]  # the controller's

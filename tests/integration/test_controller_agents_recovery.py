@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import pytest
 from ncclient.operations.rpc import RPCError
 
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import Agents, ConfirmError, HostChange
 
 from .conftest import Labs
@@ -28,6 +29,7 @@ from .controller_agents_support import HOSTS, Lab, start_lab
 CONTROLLER = """
 import asyncio, json, sys
 from vnet.client import Endpoint
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import Agents, HostChange
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 
@@ -49,7 +51,7 @@ def journal(request, hang):
     return committed
 
 async def main():
-    agents = Agents(endpoints, confirm_timeout=spec["timeout"])
+    agents = Agents(NetconfSouthbound(endpoints), confirm_timeout=spec["timeout"])
     await asyncio.gather(*(
         agents.transaction(r["request"], [change(c) for c in r["changes"]],
                            journal(r["request"], r["hang"]))
@@ -115,7 +117,7 @@ def wire(c: HostChange) -> dict[str, object]:
 
 def settle(lab: Lab, request: str, confirm: bool) -> None:
     async def run() -> None:
-        agents = Agents(lab.endpoints())
+        agents = Agents(NetconfSouthbound(lab.endpoints()))
         try:
             await agents.settle(request, HOSTS, confirm)
         finally:
@@ -160,7 +162,7 @@ def test_settle_confirms_and_the_timeout_no_longer_rolls_back(lab: Lab) -> None:
     assert lab.running() == settled
 
     async def release() -> None:
-        agents = Agents(lab.endpoints())
+        agents = Agents(NetconfSouthbound(lab.endpoints()))
         try:
             await agents.transaction(
                 "release-403", [HostChange(h, delete=("vc403",)) for h in HOSTS]
@@ -192,7 +194,7 @@ def test_a_confirm_too_late_raises_confirm_error_and_frees_the_hosts(lab: Lab) -
             await asyncio.sleep(0.5)
 
     async def run() -> ConfirmError:
-        agents = Agents(lab.endpoints(), confirm_timeout=2)
+        agents = Agents(NetconfSouthbound(lab.endpoints()), confirm_timeout=2)
         try:
             with pytest.raises(ConfirmError) as late:
                 await agents.transaction(
@@ -228,7 +230,7 @@ def test_a_group_is_settled_by_its_token_owner(lab: Lab) -> None:
     assert not any(holding(lab, n) for n in ("vc411", "vc412", "vc413"))
 
     async def release() -> None:
-        agents = Agents(lab.endpoints())
+        agents = Agents(NetconfSouthbound(lab.endpoints()))
         try:
             await agents.transaction("rel-410", [HostChange(h, delete=("vc410",)) for h in HOSTS])
         finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from vnet.controller.agents.access import AccessError, endpoints_of
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.model.controller_config import ControllerConfig
 
 KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIJCZ+FN4s1s3WL20ryAMafdtQRGwtZhMCPoB+/aSh1oX"
@@ -44,8 +44,8 @@ def test_endpoints_carry_the_access_and_the_password_from_its_file(tmp_path: Pat
     assert eps["h1"].port == 830 and eps["h1"].host == "h1"
     assert eps["h1"].hostkey == eps["h2"].hostkey == KEY  # what `vnet agent hostkey` prints
     assert eps["h2"].port == 8830 and eps["h2"].user == "ops" and eps["h2"].password is None
-    agents = Agents.from_config(cfg)
-    assert set(agents.endpoints) == {"h1", "h2"} and agents.confirm_timeout == cfg.confirm_timeout
+    agents = NetconfSouthbound.from_config(cfg)
+    assert set(agents.endpoints) == {"h1", "h2"} and set(agents.hosts) == {"h1", "h2"}
 
 
 def test_an_unreadable_password_file_or_a_host_twice_is_refused(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.controller_api_support import FakeService, Tokens, make_tokens
 from tests.unit.test_controller_api_service import INVENTORY, api, url  # noqa: F401 (fixtures)
 from vnet.client.endpoint import Endpoint
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.api import make_app
 from vnet.controller.db import default_url, make_engine, session_factory, upgrade
 from vnet.controller.principal import Principal
@@ -202,7 +202,9 @@ def test_a_network_on_hosts_a_lab_provisions_is_409_before_any_agent(
     ]
     config = ControllerConfig(state_dir=tmp_path / "state", database=url, agents=agents)
     engine = prepare_database(config, build_topology(INVENTORY))
-    service = Service(config, engine, Agents({a.host: Endpoint(a.address) for a in agents}))
+    service = Service(
+        config, engine, NetconfSouthbound({a.host: Endpoint(a.address) for a in agents})
+    )
     token = config.provider_token_path.read_text().strip()
     try:
         with TestClient(make_app(service, session_factory(engine), config)) as client:

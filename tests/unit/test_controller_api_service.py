@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 
 from tests.controller_api_support import Tokens
 from tests.metrics_support import label_values, parse, value
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.api import make_app
 from vnet.controller.api.auth import create_token
 from vnet.controller.api.metrics import ServiceCollector
@@ -32,9 +32,9 @@ from vnet.controller.db import (
     default_url,
     session_factory,
 )
-from vnet.controller.recovery import Settled
 from vnet.controller.server import prepare_database
 from vnet.controller.service.core import Service
+from vnet.controller.service.recovery import Settled
 from vnet.model import build_topology
 from vnet.model.controller_api import HostView
 from vnet.model.controller_config import ControllerConfig
@@ -151,7 +151,7 @@ def api(url: str, tmp_path: Path) -> Iterator[tuple[TestClient, Tokens, Any]]:
             acme=create_token(session, "tenant", "acme").token,
             beta=create_token(session, "tenant", "beta").token,
         )
-    service = Service(config, engine, Agents({}))
+    service = Service(config, engine, NetconfSouthbound({}))
     with TestClient(make_app(service, sessions, config), raise_server_exceptions=False) as client:
         yield client, tokens, engine
     engine.dispose()

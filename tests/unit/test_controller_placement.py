@@ -1,6 +1,6 @@
 """Where the controller places a VR whose request names no host (controller.placement):
 the host whose links have the most free capacity, then the fewest VRs, then file order.
-And the guard of controller.service.inventory_ops: a new object moves no VR's locator."""
+And the guard of controller.service.inventory: a new object moves no VR's locator."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from vnet.controller.inventory import LinkInfo
 from vnet.controller.placement import choose_host, free_capacity
-from vnet.controller.service.inventory_ops import renumbered
+from vnet.controller.service.inventory import renumbered
 from vnet.model import build_topology
 from vnet.model.topology import Topology
 

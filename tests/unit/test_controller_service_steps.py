@@ -6,7 +6,7 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv6Network
 
 from vnet.controller.admission.pieces import Ends, Hop, host_pieces
-from vnet.controller.reconcile import Expected, differences
+from vnet.controller.service.reconcile import Expected, differences
 from vnet.controller.service.steps import install, make_before_break, remove
 
 ENDS = Ends(
@@ -108,7 +108,7 @@ class _Answers:
 def test_the_watcher_reconciles_a_host_when_it_answers_again() -> None:
     import asyncio
 
-    from vnet.controller.reconcile import Watcher
+    from vnet.controller.service.reconcile import Watcher
 
     answers = _Answers()
     watcher = Watcher(answers, ["h1", "h2", "h9"], 1.0)  # type: ignore[arg-type]

@@ -33,12 +33,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from vnet.controller.agents.access import AccessError
-from vnet.controller.agents.realise import Agents
+from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.api import make_app
 from vnet.controller.api.auth import create_token, register_token
 from vnet.controller.db import default_url, make_engine, session_factory, upgrade
 from vnet.controller.db.migrate import one_start_at_a_time
 from vnet.controller.service import ControllerService
+from vnet.controller.southbound import Southbound
 from vnet.model.controller_config import ControllerConfig
 from vnet.model.topology import Topology
 from vnet.tools import netns, sdnotify
@@ -49,7 +50,7 @@ log = logging.getLogger("vnet.controller")
 # a request still running this long after SIGTERM is cancelled (its service call is then
 # settled like a crash's: the agents roll back at the confirm timeout, recovery cleans up)
 GRACE_SECONDS = 30
-ServiceFactory = Callable[[Engine, Agents, ControllerConfig], Awaitable[ControllerService]]
+ServiceFactory = Callable[[Engine, Southbound, ControllerConfig], Awaitable[ControllerService]]
 # The inventory: a Topology read from config.inventory by the caller (the CLI reads it with
 # the lab's topology-file reader, which points at file:line:column; this layer may not)
 
@@ -88,7 +89,7 @@ async def serve(
     config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     tls = tls_files(config)  # an unusable certificate stops the start before anything runs
     engine = await asyncio.to_thread(prepare_database, config, inventory)
-    agents: Agents | None = None
+    agents: Southbound | None = None
     service: ControllerService | None = None
     try:
         agents = make_agents(config)
@@ -162,16 +163,17 @@ def ensure_provider_token(sessions: sessionmaker[Session], path: Path) -> bool:
     return True
 
 
-def make_agents(config: ControllerConfig) -> Agents:
-    """The agents of config.agents; passwords are read from their files here, once."""
+def make_agents(config: ControllerConfig) -> Southbound:
+    """The agents of config.agents over NETCONF; passwords are read from their files here,
+    once."""
     try:
-        return Agents.from_config(config)
+        return NetconfSouthbound.from_config(config)
     except AccessError as err:
         raise StartConfigError(str(err)) from err
 
 
 async def start_service(
-    engine: Engine, agents: Agents, config: ControllerConfig
+    engine: Engine, agents: Southbound, config: ControllerConfig
 ) -> ControllerService:
     """The service over the database and agents, its recovery at start done."""
     from vnet.controller.service.core import Service
@@ -298,7 +300,7 @@ def write_ready(config: ControllerConfig, console: bool) -> None:
     sdnotify.notify(f"READY=1\nSTATUS=serving on {ready['url']}")
 
 
-async def _close(service: Any, agents: Agents | None, engine: Engine) -> None:
+async def _close(service: Any, agents: Southbound | None, engine: Engine) -> None:
     for closing in (getattr(service, "stop", None), agents.close if agents else None):
         if closing is None:
             continue

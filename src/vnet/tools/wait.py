@@ -1,10 +1,12 @@
-"""One bounded poll for everything that waits for a condition (FRR topotests' run_and_expect)."""
+"""One bounded poll for everything that waits for a condition (FRR topotests' run_and_expect),
+and one bounded retry with backoff for an attempt that may be refused for a while."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -81,3 +83,28 @@ def _polls(
         if late:
             raise WaitTimeout(what, timeout, result)
         yield max(0.0, min(interval, deadline - time.monotonic()))
+
+
+FIRST_BACKOFF, MAX_BACKOFF = 0.005, 0.25  # seconds
+
+
+async def retry_until(
+    attempt: Callable[[], Awaitable[T]],
+    deadline: float,
+    retry: Callable[[Exception], bool],
+    first: float = FIRST_BACKOFF,
+    most: float = MAX_BACKOFF,
+) -> T:
+    """`await attempt()` until it returns, and return that. An exception that `retry`
+    accepts is tried again after a pause that starts at `first` seconds and doubles up to
+    `most`, with jitter (competitors part ways), while time.monotonic() is before
+    `deadline`; any other exception, or one raised after the deadline, goes up."""
+    delay = first
+    while True:
+        try:
+            return await attempt()
+        except Exception as err:
+            if not retry(err) or time.monotonic() > deadline:
+                raise
+        await asyncio.sleep(delay * random.uniform(0.5, 1.5))
+        delay = min(delay * 2, most)

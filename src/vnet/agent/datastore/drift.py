@@ -20,7 +20,6 @@ Then the policy (`drift_policy` in the agent's configuration):
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -32,6 +31,7 @@ from vnet.model.yang import host as codec
 from vnet.substrate import Kernel, Placement, nsfs, observe, realize_host
 from vnet.substrate import link as links
 from vnet.substrate.placement import vr_port_name
+from vnet.tools.periodic import Periodic
 from vnet.tools.wait import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
@@ -96,14 +96,6 @@ class DriftWatcher:
         self.policy = policy
         self.drifted: dict[str, str] = {}  # reported and not yet repaired
 
-    async def run(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            try:
-                await self.check()
-            except Exception:  # a failed look must not end the watching
-                log.exception("looking for drift failed")
-
     async def check(self) -> dict[str, str]:
         """One look: report what newly drifted, then apply the policy; returns the drift."""
         ds = self.ds
@@ -162,15 +154,15 @@ class DriftWatcher:
             ds._actual = await ds._in_kernel_thread(observed)
 
 
-async def watch(ds: Datastore, interval: float, policy: str) -> asyncio.Task[None] | None:
+async def watch(ds: Datastore, interval: float, policy: str) -> Periodic | None:
     """Start watching (None when `interval` is 0: drift is then only seen at a restart)."""
     if interval <= 0:
         return None
-    return asyncio.create_task(DriftWatcher(ds, interval, policy).run())
+    looking = Periodic(DriftWatcher(ds, interval, policy).check, interval, "drift-watcher")
+    looking.start()
+    return looking
 
 
-async def stop(task: asyncio.Task[None] | None) -> None:
-    if task is not None:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+async def stop(looking: Periodic | None) -> None:
+    if looking is not None:
+        await looking.stop()

@@ -1,20 +1,11 @@
-"""What a transaction across agents is given (HostChange) and raises (AgentError)."""
+"""What a transaction across agents is given (HostChange, from the southbound seam) and
+raises (AgentError)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from vnet.controller.southbound import HostChange
 
-from vnet.model.host_guarantees import ConnectionPieces, Locator
-
-
-@dataclass(frozen=True)
-class HostChange:
-    """What one host's agent must change for one request."""
-
-    host: str
-    put: tuple[ConnectionPieces, ...] = ()  # create, or replace whole, these connections' pieces
-    delete: tuple[str, ...] = ()  # remove these connections' pieces (by connection name)
-    locators: tuple[Locator, ...] = ()  # locators the pieces need (merged; never removed here)
+__all__ = ["AgentError", "ConfirmError", "HostChange"]
 
 
 class AgentError(Exception):

@@ -2,57 +2,38 @@
 
 The same steps as a connection's transaction (transaction.py: lock every candidate, edit and
 validate everywhere, confirmed commit with the request id as persist token, `on_committed`,
-confirm everywhere; any failure backs every host out), but each host's edit is a call of
-`vnet.client.NetconfClient` (create_router, create_network, ...) into its candidate instead
-of connection pieces. It runs on its own, not grouped with connections: its hosts' candidate
-locks order it against them.
+confirm everywhere; any failure backs every host out), but each host's edit is inventory
+(`southbound.InventoryEdit`: create a VR or a network, add routes) instead of connection
+pieces. It runs on its own, not grouped with connections: its hosts' candidate locks order
+it against them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from vnet.client import NetconfClient
 from vnet.controller.agents.changes import HostChange
-from vnet.controller.agents.realise import Agents
-from vnet.controller.agents.transaction import CANDIDATE, Member, Transaction
-
-Edit = Callable[[NetconfClient, str], None]  # (client, target datastore)
+from vnet.controller.agents.transaction import Member, Transaction
+from vnet.controller.southbound import Edit, InventoryEdit, Southbound
 
 
 class InventoryTransaction(Transaction):
     def __init__(
         self,
-        agents: Agents,
+        southbound: Southbound,
         request_id: str,
-        edits: Mapping[str, Edit],
-        on_committed: Callable[[], Awaitable[None]] | None = None,
+        edits: Mapping[str, Sequence[InventoryEdit]],
+        on_committed: Callable[[], Awaitable[None]] | None,
+        confirm_timeout: int,
+        lock_wait: float,
     ):
-        unknown = sorted(set(edits) - set(agents.sessions))
+        unknown = sorted(set(edits) - set(southbound.hosts))
         if unknown:
             raise ValueError(f"no agent for host(s) {', '.join(unknown)}")
         # the members' changes only name the hosts: the edits are ours
         member = Member(request_id, {h: HostChange(h) for h in edits}, on_committed)
-        super().__init__(agents.sessions, [member], agents.confirm_timeout, agents.lock_wait)
-        self.edits = dict(edits)
+        super().__init__(southbound, [member], confirm_timeout, lock_wait)
+        self.edits = {host: list(host_edits) for host, host_edits in edits.items()}
 
-    async def _edit_and_validate(self, host: str) -> None:
-        edit, validate = self.edits[host], len(self.hosts) > 1
-
-        def edit_and_validate(client: NetconfClient) -> None:
-            edit(client, CANDIDATE)
-            if validate:
-                client.validate(CANDIDATE)
-
-        await self.sessions[host].call(edit_and_validate, self.pinned[host])
-
-
-async def change_inventory(
-    agents: Agents,
-    request_id: str,
-    edits: Mapping[str, Edit],
-    on_committed: Callable[[], Awaitable[None]] | None = None,
-) -> None:
-    """Apply `edits` (host -> edit of its candidate) on every host at once, or on none
-    (AgentError naming the host that refused)."""
-    await InventoryTransaction(agents, request_id, edits, on_committed).run()
+    def _edits(self, host: str) -> list[Edit]:
+        return list(self.edits[host])

@@ -17,79 +17,62 @@ under their ids and leaves the hosts alone; the token owner's settle decides for
 group, and its COMMITTED in the journal implies every member's (transaction.py, step 4).
 `on_committed` runs at most once per request.
 
-Everything goes through vnet.client over NETCONF (session.py: one session per host, RPCs on
-worker threads); the steps are in transaction.py, the edit in edits.py.
+Each step reaches a host through the southbound seam (vnet.controller.southbound): NETCONF
+agents in production (netconf.py), hosts in memory for logic tests; the steps are in
+transaction.py. Reads come back as model objects, their failures as AgentError.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
-from xml.sax.saxutils import escape
+import time
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from typing import TypeVar
 
-from vnet.client import ClientError, ConnectError, Endpoint
-from vnet.controller.agents.access import endpoints_of
+from vnet.client import ClientError, ConnectError
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
 from vnet.controller.agents.group import GroupCommit
-from vnet.controller.agents.session import HostSession
+from vnet.controller.agents.inventory_edits import InventoryTransaction
 from vnet.controller.agents.transaction import (
-    BUSY,
-    FIRST_BACKOFF,
     Member,
     Transaction,
     agent_error,
-    backoff,
+    busy,
     cancel,
     nothing_pending,
 )
-from vnet.model.controller_config import ControllerConfig
-from vnet.model.host_guarantees import ConnectionPieces, Locator
-from vnet.model.yang.guarantees import (
-    connection_of,
-    connections_of,
-    guarantees_data,
-    underlay_of,
-)
-from vnet.model.yang.module import NAMESPACE
+from vnet.controller.southbound import Counters, InventoryEdit, Southbound
+from vnet.model.host_guarantees import ConnectionPieces
+from vnet.tools.wait import retry_until
 
 __all__ = ["AgentError", "Agents", "ConfirmError", "HostChange"]
-RUNNING = "running"
-# the bytes of the two classes besides the networks', under names no network can have
-RESERVED_CLASS, BEST_EFFORT_CLASS = "(reserved)", "(best-effort)"
+T = TypeVar("T")
 
 
 class Agents:
-    """The controller's connections to every agent it manages.
+    """Transactions and reads across the agents of a southbound.
 
     `group`: group concurrent transactions (group.py; False: one request per transaction);
     `lock_wait`: how long a candidate locked by someone else is waited for (seconds)."""
 
     def __init__(
         self,
-        endpoints: Mapping[str, Endpoint],
+        southbound: Southbound,
         confirm_timeout: int = 60,
         *,
         group: bool = True,
         max_group: int = 256,
         lock_wait: float = 10.0,
     ):
-        self.endpoints = dict(endpoints)
+        self.southbound = southbound
         self.confirm_timeout = confirm_timeout
         self.lock_wait = lock_wait
-        # one RPC at a time per host: a thread per host (and spare for reads) is enough
-        self._pool = ThreadPoolExecutor(
-            max_workers=len(self.endpoints) + 2, thread_name_prefix="vnet-agents"
-        )
-        self.sessions = {h: HostSession(h, ep, self._pool) for h, ep in self.endpoints.items()}
         self._groups = GroupCommit(self._run, max_group if group else 1)
 
-    @classmethod
-    def from_config(cls, config: ControllerConfig, **options: Any) -> Agents:
-        """The agents of a controller's configuration (AccessError if one is unusable)."""
-        return cls(endpoints_of(config), config.confirm_timeout, **options)
+    @property
+    def hosts(self) -> Collection[str]:
+        """The hosts with an agent."""
+        return self.southbound.hosts
 
     # -- transactions -----------------------------------------------------------------
     async def transaction(
@@ -105,6 +88,18 @@ class Agents:
             return
         await self._groups.submit(Member(request_id, by_host, on_committed))
 
+    async def change_inventory(
+        self,
+        request_id: str,
+        edits: Mapping[str, Sequence[InventoryEdit]],
+        on_committed: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Apply `edits` (host -> its VRs, networks, routes) on every host at once, or on
+        none (AgentError naming the host that refused)."""
+        await InventoryTransaction(
+            self.southbound, request_id, edits, on_committed, self.confirm_timeout, self.lock_wait
+        ).run()
+
     @property
     def groups(self) -> int:
         """Transactions run so far (one per group of requests)."""
@@ -115,7 +110,7 @@ class Agents:
         refused before anything is sent."""
         out: dict[str, HostChange] = {}
         for c in changes:
-            if c.host not in self.sessions:
+            if c.host not in self.hosts:
                 raise AgentError(c.host, "the controller has no agent for this host", "unknown")
             had = out.get(c.host)
             out[c.host] = (
@@ -128,7 +123,7 @@ class Agents:
         return {h: c for h, c in out.items() if c.put or c.delete or c.locators}
 
     async def _run(self, members: list[Member]) -> None:
-        await Transaction(self.sessions, members, self.confirm_timeout, self.lock_wait).run()
+        await Transaction(self.southbound, members, self.confirm_timeout, self.lock_wait).run()
 
     # -- recovery -----------------------------------------------------------------------
     async def settle(self, request_id: str, hosts: Sequence[str], confirm: bool) -> None:
@@ -142,95 +137,58 @@ class Agents:
                 raise result
 
     async def _settle_host(self, host: str, token: str, confirm: bool) -> None:
-        session = self._session(host)
+        self._require(host)
         if not confirm:
-            await cancel(session, token)
+            await cancel(self.southbound, host, token)
             return
-        delay, deadline = FIRST_BACKOFF, asyncio.get_running_loop().time() + self.lock_wait
-        while True:
+
+        async def confirm_pending() -> None:
             try:
-                await session.call(lambda c: c.commit(persist_id=token))
-                return
+                await self.southbound.confirm(host, token)
             except ClientError as err:
-                if nothing_pending(err):
-                    return
-                if err.tag not in BUSY or asyncio.get_running_loop().time() > deadline:
-                    raise agent_error(host, err) from None
-            except ConnectError as err:
-                raise agent_error(host, err) from None
-            delay = await backoff(delay)
+                if not nothing_pending(err):
+                    raise
+
+        try:
+            await retry_until(confirm_pending, time.monotonic() + self.lock_wait, busy)
+        except (ClientError, ConnectError) as err:
+            raise agent_error(host, err) from None
 
     # -- reading ------------------------------------------------------------------------
-    def _session(self, host: str) -> HostSession:
-        session = self.sessions.get(host)
-        if session is None:
+    def _require(self, host: str) -> None:
+        if host not in self.hosts:
             raise AgentError(host, "the controller has no agent for this host", "unknown")
-        return session
 
-    async def _tree(self, host: str, subtree: str, source: str | None) -> dict[str, Any]:
+    async def _read(self, host: str, read: Callable[[], Awaitable[T]]) -> T:
+        self._require(host)
         try:
-            return await self._session(host).call(lambda c: c.get_tree(subtree, source))
+            return await read()
         except (ClientError, ConnectError) as err:
             raise agent_error(host, err) from None
 
     async def connections(self, host: str) -> list[ConnectionPieces]:
         """The connection pieces the host's agent holds in running."""
-        tree = await self._tree(host, f'<srv6 xmlns="{NAMESPACE}"/>', RUNNING)
-        return [connection_of(e) for e in connections_of(tree)]
+        return await self._read(host, lambda: self.southbound.connections(host))
 
-    async def locators(self, host: str) -> list[Locator]:
-        tree = await self._tree(host, f'<srv6 xmlns="{NAMESPACE}"/>', RUNNING)
-        return [Locator.model_validate(x) for x in guarantees_data(tree)["srv6"]["locators"]]
+    async def routers(self, host: str) -> list[str]:
+        """The names of the VRs the host's agent holds in running."""
+        return await self._read(host, lambda: self.southbound.routers(host))
 
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
-        """(underlay interface, network class) -> bytes sent, from the agent's state; the
-        reserved and best-effort classes under RESERVED_CLASS and BEST_EFFORT_CLASS."""
-        tree = await self._tree(host, f'<underlay xmlns="{NAMESPACE}"/>', None)
-        out: dict[tuple[str, str], int] = {}
-        for itf in underlay_of(tree):
-            name = itf["name"]
-            for cls in itf.get("class", []):
-                out[(name, cls["network"])] = _bytes(cls.get("statistics"))
-            out[(name, RESERVED_CLASS)] = _bytes(itf.get("reserved-statistics"))
-            out[(name, BEST_EFFORT_CLASS)] = _bytes(itf.get("best-effort-statistics"))
-        return out
+        """(underlay interface, network class) -> bytes sent, from the agent's state."""
+        return await self._read(host, lambda: self.southbound.class_bytes(host))
 
-    async def shaper_counters(self, host: str, connection: str) -> dict[str, dict[str, int]]:
-        """Ingress VR -> its shaper's bytes/packets/drops, for one connection on `host` (the
-        ingress pieces of both IP families share one shaper, so each VR appears once)."""
-        tree = await self._tree(
-            host,
-            f'<srv6 xmlns="{NAMESPACE}"><connection><name>{escape(connection)}</name>'
-            "</connection></srv6>",
-            None,
-        )
-        return {
-            ingress["router"]: _counters(ingress.get("statistics"))
-            for entry in connections_of(tree)
-            if entry.get("name") == connection
-            for ingress in entry.get("ingress", [])
-        }
+    async def shaper_counters(self, host: str, connection: str) -> dict[str, Counters]:
+        """Ingress VR -> its shaper's bytes/packets/drops, for one connection on `host`."""
+        return await self._read(host, lambda: self.southbound.shaper_counters(host, connection))
 
     async def reachable(self, host: str) -> bool:
-        if host not in self.sessions:
-            return False
-        try:
-            await self._tree(host, f'<srv6 xmlns="{NAMESPACE}"><locator/></srv6>', RUNNING)
-        except AgentError as err:
-            return err.tag is not None  # the agent answered (even a refusal): it is there
-        return True
+        return host in self.hosts and await self.southbound.reachable(host)
+
+    async def finish(self) -> None:
+        """The transactions under way are done."""
+        await self._groups.close()
 
     async def close(self) -> None:
-        await self._groups.close()
-        for session in self.sessions.values():
-            with contextlib.suppress(Exception):
-                await session.close()
-        self._pool.shutdown(wait=False)
-
-
-def _counters(counters: dict[str, Any] | None) -> dict[str, int]:
-    return {key: int((counters or {}).get(key, 0)) for key in ("bytes", "packets", "drops")}
-
-
-def _bytes(counters: dict[str, Any] | None) -> int:
-    return int((counters or {}).get("bytes", 0))
+        await self.finish()
+        await self.southbound.close()

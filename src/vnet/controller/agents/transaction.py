@@ -1,5 +1,6 @@
 """One transaction across agents: one candidate edit and one confirmed commit per host,
-for one request or a group of them (group.py decides which).
+for one request or a group of them (group.py decides which), step by step over the
+southbound seam (vnet.controller.southbound: NETCONF agents, or hosts in memory).
 
 1. Lock every host's candidate (NETCONF <lock>): all at once; if another session holds
    one, ours go and are taken again one by one in host-name order, each retried with
@@ -29,21 +30,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from vnet.client import ClientError, ConnectError, NetconfClient
+from vnet.client import ClientError, ConnectError
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
-from vnet.controller.agents.edits import edit_xml
-from vnet.controller.agents.session import HostSession
+from vnet.controller.southbound import Edit, Lease, Southbound
 from vnet.model.yang.errors import AppTag
+from vnet.tools.wait import retry_until
 
 log = logging.getLogger("vnet.controller.agents")
-CANDIDATE = "candidate"
 BUSY = ("lock-denied", "in-use")  # another session holds the lock: try again shortly
-FIRST_BACKOFF, MAX_BACKOFF = 0.005, 0.25  # seconds
 
 
 @dataclass
@@ -78,15 +76,15 @@ def nothing_pending(err: ClientError) -> bool:
     return err.app_tag == AppTag.NOTHING_PENDING
 
 
-async def backoff(delay: float) -> float:
-    await asyncio.sleep(delay * random.uniform(0.5, 1.5))  # jitter: competitors part ways
-    return min(delay * 2, MAX_BACKOFF)
+def busy(err: Exception) -> bool:
+    """Another session holds the lock: worth asking again shortly."""
+    return isinstance(err, ClientError) and err.tag in BUSY
 
 
 class Transaction:
     def __init__(
         self,
-        sessions: Mapping[str, HostSession],
+        southbound: Southbound,
         members: Sequence[Member],
         confirm_timeout: int,
         lock_wait: float,
@@ -94,10 +92,10 @@ class Transaction:
         self.members = list(members)
         self.token = self.members[0].request_id
         self.hosts = sorted({h for m in self.members for h in m.changes})
-        self.sessions = {h: sessions[h] for h in self.hosts}
+        self.southbound = southbound
         self.confirm_timeout = confirm_timeout
         self.lock_wait = lock_wait
-        self.pinned: dict[str, int] = {}  # host -> generation of the session holding its lock
+        self.pinned: dict[str, Lease] = {}  # host -> the session holding its lock
         self.commit_sent: set[str] = set()
         self.unanswered: set[str] = set()  # hosts whose commit went unanswered
         self.committed_at = time.monotonic()
@@ -130,7 +128,7 @@ class Transaction:
         )
         outcome = dict(zip(self.hosts, results, strict=True))
         # every lock taken is known before any error goes up: backing out lets go of them
-        self.pinned = {h: r for h, r in outcome.items() if isinstance(r, int)}
+        self.pinned = {h: r for h, r in outcome.items() if isinstance(r, Lease)}
         busy = False
         for host, result in outcome.items():
             if isinstance(result, ClientError) and result.tag in BUSY:
@@ -146,50 +144,33 @@ class Transaction:
             for host in self.hosts:
                 self.pinned[host] = await self._lock(host)
 
-    async def _try_lock(self, host: str) -> int:
-        """Lock `host`'s candidate; the generation of the session that holds the lock."""
-        session = self.sessions[host]
+    async def _try_lock(self, host: str) -> Lease:
+        """Lock `host`'s candidate; the session that holds the lock."""
+        return await self.southbound.lock(host)
 
-        def lock(client: NetconfClient) -> int:
-            client.lock(CANDIDATE)
-            return session.generation  # the worker thread's: the session just used
+    async def _lock(self, host: str) -> Lease:
+        deadline = time.monotonic() + self.lock_wait
+        try:
+            return await retry_until(lambda: self._try_lock(host), deadline, busy)
+        except (ClientError, ConnectError) as err:
+            raise agent_error(host, err) from None
 
-        return await session.call(lock)
-
-    async def _lock(self, host: str) -> int:
-        delay, deadline = FIRST_BACKOFF, time.monotonic() + self.lock_wait
-        while True:
-            try:
-                return await self._try_lock(host)
-            except ClientError as err:
-                if err.tag not in BUSY or time.monotonic() > deadline:
-                    raise agent_error(host, err) from None
-            except ConnectError as err:
-                raise agent_error(host, err) from None
-            delay = await backoff(delay)
+    def _edits(self, host: str) -> list[Edit]:
+        """What the members change on `host`."""
+        return [m.changes[host] for m in self.members if host in m.changes]
 
     async def _edit_and_validate(self, host: str) -> None:
-        xml = edit_xml(m.changes[host] for m in self.members if host in m.changes)
-
+        lease = self.pinned[host]
+        await self.southbound.edit(host, lease, self._edits(host))
         # alone, a host's confirmed commit validates exactly what <validate> would, and
         # a refusal there changes nothing: the separate round would only cost time
-        validate = len(self.hosts) > 1
-
-        def edit_and_validate(client: NetconfClient) -> None:
-            client.edit(xml, CANDIDATE)
-            if validate:
-                client.validate(CANDIDATE)
-
-        await self.sessions[host].call(edit_and_validate, self.pinned[host])
+        if len(self.hosts) > 1:
+            await self.southbound.validate(host, lease)
 
     async def _commit(self, host: str) -> None:
         self.commit_sent.add(host)
-        timeout, token = self.confirm_timeout, self.token
         try:
-            await self.sessions[host].call(
-                lambda c: c.commit(confirmed=True, timeout=timeout, persist=token),
-                self.pinned[host],
-            )
+            await self.southbound.commit(host, self.pinned[host], self.token, self.confirm_timeout)
         except ConnectError:
             self.unanswered.add(host)  # backing out asks it once, not again and again
             raise
@@ -228,7 +209,9 @@ class Transaction:
         # a host that answered (a refusal) takes back its commit now; one that did not
         # answer keeps it pending until its own timeout (or its next start)
         answered = [h for h, r in failed.items() if isinstance(r, AgentError) and r.tag]
-        cancelled = await asyncio.gather(*(cancel(self.sessions[h], self.token) for h in answered))
+        cancelled = await asyncio.gather(
+            *(cancel(self.southbound, h, self.token) for h in answered)
+        )
         undone = {h for h, state in zip(answered, cancelled, strict=True) if state != MAYBE_PENDING}
         error.pending = tuple(h for h in failed if h not in undone)
         error.rollback_by = self._rollback_by()
@@ -242,24 +225,19 @@ class Transaction:
             raise
 
     async def _confirm_until(self, host: str, deadline: float) -> None:
-        session, delay = self.sessions[host], FIRST_BACKOFF
+        async def confirm_and_unlock() -> None:
+            # any session may confirm with the token; a new one if ours broke
+            await self.southbound.confirm(host, self.token)
+            with contextlib.suppress(ClientError, ConnectError):  # a new session holds none
+                await self.southbound.unlock(host, None)
 
-        def confirm_and_unlock(client: NetconfClient) -> None:
-            client.commit(persist_id=self.token)
-            with contextlib.suppress(ClientError):  # a new session holds no lock to let go
-                client.unlock(CANDIDATE)
+        def again(err: Exception) -> bool:
+            return busy(err) or isinstance(err, ConnectError)
 
-        while True:
-            try:  # any session may confirm with the token; a new one if ours broke
-                await session.call(confirm_and_unlock)
-                return
-            except ClientError as err:
-                if err.tag not in BUSY or time.monotonic() > deadline:
-                    raise agent_error(host, err) from None
-            except ConnectError as err:
-                if time.monotonic() > deadline:
-                    raise agent_error(host, err) from None
-            delay = await backoff(delay)
+        try:
+            await retry_until(confirm_and_unlock, deadline, again)
+        except (ClientError, ConnectError) as err:
+            raise agent_error(host, err) from None
 
     # -- backing out -----------------------------------------------------------------------
     async def _back_out(self) -> tuple[str, ...]:
@@ -270,20 +248,19 @@ class Transaction:
 
     async def _back_out_host(self, host: str) -> bool:
         """Back out of `host`; True if a commit sent there may be pending still."""
-        session = self.sessions[host]
         pending = False
         if host in self.commit_sent:
             attempts = 1 if host in self.unanswered else 3
-            pending = await cancel(session, self.token, attempts) == MAYBE_PENDING
+            pending = await cancel(self.southbound, host, self.token, attempts) == MAYBE_PENDING
         with contextlib.suppress(ClientError, ConnectError):
             # a lost session: the agent discarded the candidate and dropped the lock itself
-            await session.call(lambda c: c.discard(), self.pinned[host])
+            await self.southbound.discard(host, self.pinned[host])
         await self._unlock(host)
         return pending
 
     async def _unlock(self, host: str) -> None:
         with contextlib.suppress(ClientError, ConnectError):
-            await self.sessions[host].call(lambda c: c.unlock(CANDIDATE), self.pinned[host])
+            await self.southbound.unlock(host, self.pinned[host])
 
     async def _everywhere(self, step: Callable[[str], Awaitable[None]]) -> None:
         """`step` on every host at once; all of them finish before the first error (in
@@ -299,19 +276,19 @@ class Transaction:
 CANCELLED, NONE_PENDING, MAYBE_PENDING = "cancelled", "none pending", "maybe pending"
 
 
-async def cancel(session: HostSession, token: str, attempts: int = 3) -> str:
+async def cancel(southbound: Southbound, host: str, token: str, attempts: int = 3) -> str:
     """Cancel the confirmed commit pending under `token`: CANCELLED if one was, NONE_PENDING
     if none was, MAYBE_PENDING if the agent did not answer or refused for another reason (its
     own timeout rolls it back)."""
     for _ in range(attempts):
         try:
-            await session.call(lambda c: c.cancel_commit(persist_id=token))
+            await southbound.cancel(host, token)
             return CANCELLED
         except ClientError as err:
             if nothing_pending(err):
                 return NONE_PENDING
-            log.warning("cancel-commit %s on %s refused: %s", token, session.host, err)
+            log.warning("cancel-commit %s on %s refused: %s", token, host, err)
             return MAYBE_PENDING
         except ConnectError as err:
-            log.warning("cancel-commit %s on %s: %s", token, session.host, err)
+            log.warning("cancel-commit %s on %s: %s", token, host, err)
     return MAYBE_PENDING

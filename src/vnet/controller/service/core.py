@@ -1,11 +1,13 @@
 """The controller's service: what the API calls (the `ControllerService` protocol).
 
-Each method checks the principal's right first, then works in short SQL transactions run in
-threads (`Database`) around at most one agent transaction at a time per request step.
-`start()` recovers the requests a previous run left in flight, reconciles every agent with
-the database and starts the background work (utilisation poller, reconcile watcher);
-`stop()` ends it. The inventory (`controller.inventory.read`) is read once and kept until
-a tenant is added.
+Each method checks the principal's right first, then hands the request to its resource
+family: connections (flows.py: create, release; moves.py: modify, rearrangement), inventory
+(inventory.py), each working in short SQL transactions run in threads (`Database`) around at
+most one agent transaction at a time per request step; a failed one puts back what it left
+changed (putback.py). `start()` recovers the requests a previous run left in flight
+(recovery.py), reconciles every agent with the database (reconcile.py) and starts the
+background work (utilisation.py, the reconcile watcher); `stop()` ends it. The agents are
+reached through the southbound seam given (vnet.controller.southbound).
 """
 
 from __future__ import annotations
@@ -16,23 +18,24 @@ import logging
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from vnet.controller import inventory as inventory_db
 from vnet.controller.admission.admit import Policy
 from vnet.controller.agents.realise import AgentError, Agents
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Tenant
-from vnet.controller.errors import AgentRefused, BadRequest, Conflict, Rejected
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict
 from vnet.controller.inventory import Inventory
 from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
-from vnet.controller.reconcile import Reconciler, Watcher
-from vnet.controller.recovery import Settled, recover
-from vnet.controller.service import inventory_ops, putback, store, views
-from vnet.controller.service.connections import Admitted, Flows, Replay, TryMoves
+from vnet.controller.service import store, views
 from vnet.controller.service.database import Database, Timings
+from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
+from vnet.controller.service.inventory import InventoryCache, InventoryChanges
 from vnet.controller.service.moves import Moves
-from vnet.controller.service.rearrangement import CHOICES, make_moves
+from vnet.controller.service.putback import PutBack
+from vnet.controller.service.reconcile import Reconciler, Watcher
+from vnet.controller.service.recovery import Recovery, Settled
 from vnet.controller.service.utilisation import UtilisationPoller
+from vnet.controller.southbound import Southbound
 from vnet.model import controller_api as api
 from vnet.model.controller_config import ControllerConfig
 
@@ -41,16 +44,30 @@ KEY_MAX = 128  # the connection table's idempotency_key column
 
 
 class Service:
-    def __init__(self, config: ControllerConfig, engine: Engine, agents: Agents):
+    """The service over a database and the agents of a southbound (`group`, `lock_wait`:
+    how its transactions across agents run, controller.agents.realise.Agents)."""
+
+    def __init__(
+        self,
+        config: ControllerConfig,
+        engine: Engine,
+        southbound: Southbound,
+        *,
+        group: bool = True,
+        lock_wait: float = 10.0,
+    ):
         self.config = config
         self.db = Database(engine)
+        agents = Agents(southbound, config.confirm_timeout, group=group, lock_wait=lock_wait)
         self.agents = agents
         self.policy = Policy(margin=config.margin)
+        self.cache = InventoryCache(self.db)
         self.flows = Flows(self.db, agents, self.policy)
         self.moves = Moves(self.flows)
-        self.reconciler = Reconciler(self.db, agents, self.inventory, self.policy)
-        self._inventory: Inventory | None = None
-        self._inventory_lock = asyncio.Lock()
+        self.inventory_changes = InventoryChanges(self.db, self.cache, agents, config)
+        self.reconciler = Reconciler(self.db, agents, self.cache.get, self.policy)
+        self.recovery = Recovery(self.db, agents, self.flows.liveness)
+        self.putback = PutBack(self.reconciler, self.repair)
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.recovered: list[Settled] = []
@@ -63,9 +80,9 @@ class Service:
         inv = await self.inventory()
         hosts = [h.name for h in inv.topology.hosts]
         await asyncio.to_thread(self.flows.liveness.hold)
-        self.recovered = await recover(self.db, self.agents, self.flows.liveness)
+        self.recovered = await self.recovery.run()
         # the VRs first: connection pieces put back by reconciliation may need them
-        self.restored = await inventory_ops.restore_routers(self)
+        self.restored = await self.inventory_changes.restore_routers()
         outcome = await self.reconciler.all_hosts(hosts)
         self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
@@ -82,6 +99,7 @@ class Service:
         for task in list(self._repairs):
             task.cancel()
         await asyncio.gather(*self._repairs, return_exceptions=True)
+        await self.agents.finish()  # the southbound is its owner's to close
         await asyncio.to_thread(self.flows.liveness.release)
 
     def repair(self, hosts: list[str]) -> None:
@@ -102,10 +120,7 @@ class Service:
         task.add_done_callback(self._repairs.discard)
 
     async def inventory(self) -> Inventory:
-        async with self._inventory_lock:
-            if self._inventory is None:
-                self._inventory = await self.db.read(inventory_db.read)
-            return self._inventory
+        return await self.cache.get()
 
     # -- connections -----------------------------------------------------------------------
     async def create_connection(
@@ -122,7 +137,7 @@ class Service:
                 f"an idempotency key has 1 to {KEY_MAX} characters, not {len(idempotency_key)}",
                 field=api.IDEMPOTENCY_HEADER,
             )
-        async with putback.answering(self):
+        async with self.putback.answering():
             return await self._create(who, tenant, request, idempotency_key, timings)
 
     async def _create(
@@ -133,56 +148,18 @@ class Service:
         idempotency_key: str | None,
         timings: Timings | None,
     ) -> api.ConnectionAnswer:
-        inv = await self.inventory()
-        key = idempotency_key
+        ask = Ask(await self.inventory(), tenant, request, idempotency_key)
         moved: list[api.Move] = []
         try:
-            admitted = await self._admit(inv, tenant, request, key, timings)
+            admitted = await self.flows.admit_now(ask, timings)
         except TryMoves:
-            moved, admitted = await self._admit_moving(inv, tenant, request, key, timings)
+            moved, admitted = await self.moves.admit_moving(ask, timings)
         if isinstance(admitted, Replay):
             return admitted.answer
         view = await self.flows.realise_new(admitted, tenant, timings)
         # another tenant's connection may have moved: its name is not this caller's to see
         shown = [m for m in moved if who.may_see(m.tenant)]
         return api.ConnectionAnswer(connection=view, moved=shown)
-
-    async def _admit_moving(
-        self,
-        inv: Inventory,
-        tenant: str,
-        request: api.ConnectionRequest,
-        key: str | None,
-        timings: Timings | None,
-    ) -> tuple[list[api.Move], Admitted | Replay]:
-        """Moves, then admission without moving; chosen again while a move lost a race."""
-        moved: list[api.Move] = []
-        for choice in range(1, CHOICES + 1):
-            moves = await self.db.read(
-                lambda s: self.flows.choose_moves(s, inv, tenant, request), timings
-            )
-            made = await make_moves(self, inv, moves, timings)
-            moved += made.moves
-            try:
-                return moved, await self._admit(inv, tenant, request, key, timings, False)
-            except Rejected:
-                if made.complete or choice == CHOICES:
-                    raise
-        raise AssertionError("unreachable")
-
-    async def _admit(
-        self,
-        inv: Inventory,
-        tenant: str,
-        request: api.ConnectionRequest,
-        key: str | None,
-        timings: Timings | None,
-        may_move: bool = True,
-    ) -> Admitted | Replay:
-        def work(session: Session) -> Admitted | Replay:
-            return self.flows.admit(session, inv, tenant, request, key, may_move)
-
-        return await self.db.write(work, timings, retry=True)
 
     async def modify_connection(
         self,
@@ -197,7 +174,7 @@ class Service:
         moving = await self.db.write(
             lambda s: self.moves.start(s, inv, tenant, name, request), timings
         )
-        async with putback.answering(self):
+        async with self.putback.answering():
             view = await self.moves.realise(moving, tenant, timings)
         return api.ConnectionAnswer(connection=view)
 
@@ -209,7 +186,7 @@ class Service:
         started = await self.db.write(
             lambda s: self.flows.start_release(s, inv, tenant, name), timings
         )
-        async with putback.answering(self):
+        async with self.putback.answering():
             return await self.flows.realise_release(started, tenant, timings)
 
     async def connection(self, who: Principal, tenant: str, name: str) -> api.ConnectionView:
@@ -266,28 +243,23 @@ class Service:
             session.add(Tenant(name=name))
 
         await self.db.write(add)
-        await self.forget_inventory()  # read again with the new tenant
+        await self.cache.forget()  # read again with the new tenant
         return api.TenantView(name=name)
-
-    async def forget_inventory(self) -> None:
-        """The inventory changed: read it again when next asked."""
-        async with self._inventory_lock:
-            self._inventory = None
 
     async def create_network(
         self, who: Principal, tenant: str, request: api.NetworkRequest
     ) -> api.NetworkView:
-        return await inventory_ops.create_network(self, who, tenant, request)
+        return await self.inventory_changes.create_network(who, tenant, request)
 
     async def create_router(
         self, who: Principal, tenant: str, request: api.RouterRequest
     ) -> api.RouterView:
-        return await inventory_ops.create_router(self, who, tenant, request)
+        return await self.inventory_changes.create_router(who, tenant, request)
 
     async def create_endhost(
         self, who: Principal, tenant: str, request: api.EndHostRequest
     ) -> api.EndHostView:
-        return await inventory_ops.create_endhost(self, who, tenant, request)
+        return await self.inventory_changes.create_endhost(who, tenant, request)
 
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""

@@ -7,11 +7,28 @@ path used), each one agent transaction; then one DB transaction switches the led
 released once, g+1 current). An agent that refuses puts every host back on generation g (an
 agent transaction of its own when a step had already been confirmed) and deletes the rows
 of g+1 (it never carried traffic; a retry reserves g+1 again).
+
+Rearrangement: when no path fits a new connection, existing ones are moved make-before-break
+if that lets it in (paper 001, Sec. 3), and the answer says what was moved. The create's
+transaction, finding no room, rolls back; the planner then chooses the moves
+(`planner.rearrange`) in a read-only transaction over what is held (no lock is held while it
+searches, and choosing reserves nothing). Each move is then reserved as planned (generation
+g+1 as NEXT while g counts; under the row locks, so a request that took the room meanwhile
+makes it Rejected) and realised like any modify; its path stays the controller's choice.
+Then the new connection is admitted again, without moving anything more: if another request
+took the room meanwhile, it is rejected as usual.
+
+Requests that need moves at the same time choose the same movers. A move that lost such a
+race (its mover is being moved, was moved or released, or the room it was to take is gone)
+is not an error of the request's: the moves stop there, and the request chooses again over
+what is held now (movers in the middle of a move are not chosen), a bounded number of times,
+before its admission says yes or no-capacity.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -20,14 +37,15 @@ from vnet.controller import planner
 from vnet.controller.agents.realise import AgentError, HostChange
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, ConnectionState, ReservationRole
-from vnet.controller.errors import AgentRefused, BadRequest, Conflict
+from vnet.controller.errors import AgentRefused, BadRequest, Conflict, NotFound, Rejected
 from vnet.controller.inventory import Held, Inventory, held_connections, usable_bps
 from vnet.controller.service import planning, steps, store
-from vnet.controller.service.connections import Flows
 from vnet.controller.service.database import Timings
-from vnet.model.controller_api import ConnectionView, ModifyRequest
+from vnet.controller.service.flows import Admitted, Ask, Flows, Replay
+from vnet.model.controller_api import ConnectionView, ModifyRequest, Move
 
 log = logging.getLogger(__name__)
+CHOICES = 3  # times a request chooses its moves anew after losing a race for a mover
 
 
 @dataclass(frozen=True)
@@ -43,9 +61,56 @@ class Moving:
     kind: str  # "modified" (bandwidth) or "moved" (path only)
 
 
+@dataclass(frozen=True)
+class Made:
+    moves: list[Move]  # made, in order
+    complete: bool  # False: a move lost a race, the ones after it were not tried
+
+
 class Moves:
+    """Modify and rearrangement, over the connection transactions of `flows`."""
+
     def __init__(self, flows: Flows):
         self.flows = flows
+
+    # -- rearrangement ---------------------------------------------------------------------
+    async def admit_moving(
+        self, ask: Ask, timings: Timings | None
+    ) -> tuple[list[Move], Admitted | Replay]:
+        """Moves, then admission without moving; chosen again while a move lost a race."""
+        moved: list[Move] = []
+        for choice in range(1, CHOICES + 1):
+            moves = await self.flows.db.read(
+                lambda s: self.flows.choose_moves(s, ask.inv, ask.tenant, ask.request), timings
+            )
+            made = await self.make(ask.inv, moves, timings)
+            moved += made.moves
+            try:
+                return moved, await self.flows.admit_now(ask, timings, may_move=False)
+            except Rejected:
+                if made.complete or choice == CHOICES:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def make(
+        self, inv: Inventory, moves: tuple[planner.Moved, ...], timings: Timings | None
+    ) -> Made:
+        """Each move made before it is broken, in the planner's order, until one loses a
+        race."""
+        made: list[Move] = []
+        for move in moves:
+            try:
+                moving = await self.flows.db.write(
+                    lambda s, m=move: self.start_planned(s, inv, m),  # type: ignore[misc]
+                    timings,
+                )
+            except (Conflict, NotFound, Rejected):  # another request got there first
+                return Made(made, complete=False)
+            await self.realise(moving, move.held.tenant, timings)
+            made.append(move.view())
+        return Made(made, complete=True)
+
+    # -- modify ----------------------------------------------------------------------------
 
     def start(
         self, session: Session, inv: Inventory, tenant: str, name: str, request: ModifyRequest
@@ -62,7 +127,7 @@ class Moves:
         store.require_changeable(conn)
         current = held_one(session, conn.id)
 
-        def make(held):  # type: ignore[no-untyped-def]
+        def make(held: Mapping[tuple[str, bool], int]) -> planning.Plan:
             return planner.plan_move(inv, held, current, request, self.flows.policy)
 
         plan = planning.reserve_planned(

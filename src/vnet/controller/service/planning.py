@@ -114,7 +114,7 @@ def plan_new(
             request,
             conn.id,
             conn.number,
-            policy,  # type: ignore[arg-type]
+            policy,
         )
 
     return make
@@ -134,7 +134,7 @@ def request_of(conn: Connection, **changes: object) -> ConnectionRequest:
         "path": [h["host"] for h in conn.hops] or conn.path,
         "packet_size": conn.packet_size,
     }
-    return ConnectionRequest(**{**fields, **changes})
+    return ConnectionRequest.model_validate({**fields, **changes})
 
 
 def current_pieces(inv: Inventory, tenant: str, conn: Connection, policy: Policy) -> HostPieces:
@@ -148,7 +148,7 @@ def current_pieces(inv: Inventory, tenant: str, conn: Connection, policy: Policy
         request_of(conn),
         conn.id,
         conn.number,
-        policy,  # type: ignore[arg-type]
+        policy,
     )
     return HostPieces.of(plan.changes)
 

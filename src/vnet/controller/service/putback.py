@@ -14,22 +14,21 @@ when it answers again (Service.repair).
 
 The request's agent transactions are collected per request in a context variable: the
 steps of a modify live in moves.py and reach the agents through `Flows.run_agents`.
+`PutBack` is given the reconciler and the service's `repair` (what reconciles a host when it
+answers again).
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from vnet.controller.agents.realise import AgentError, ConfirmError
 from vnet.controller.errors import AgentRefused
-
-if TYPE_CHECKING:
-    from vnet.controller.service.core import Service
+from vnet.controller.service.reconcile import Reconciler
 
 
 @dataclass(frozen=True)
@@ -50,21 +49,44 @@ def record(hosts: list[str], error: AgentError | None) -> None:
         calls.append(Call(tuple(sorted(set(hosts))), error))
 
 
-@contextlib.asynccontextmanager
-async def answering(service: Service) -> AsyncIterator[None]:
-    """Around one request: an AgentRefused that left hosts changed puts them back first and
-    says in its reason what stays where."""
-    calls: list[Call] = []
-    token = _calls.set(calls)
-    try:
-        yield
-    except AgentRefused as refused:
-        note = await put_back(service, calls)
-        if note is None:
-            raise
-        raise refused.noted(note) from None
-    finally:
-        _calls.reset(token)
+class PutBack:
+    """Puts back what a failed request left changed, before its answer goes out."""
+
+    def __init__(self, reconciler: Reconciler, repair: Callable[[list[str]], None]):
+        self.reconciler = reconciler
+        self.repair = repair  # reconcile these hosts when they answer again
+
+    @contextlib.asynccontextmanager
+    async def answering(self) -> AsyncIterator[None]:
+        """Around one request: an AgentRefused that left hosts changed puts them back first
+        and says in its reason what stays where."""
+        calls: list[Call] = []
+        token = _calls.set(calls)
+        try:
+            yield
+        except AgentRefused as refused:
+            note = await self.put_back(calls)
+            if note is None:
+                raise
+            raise refused.noted(note) from None
+        finally:
+            _calls.reset(token)
+
+    async def put_back(self, calls: list[Call]) -> str | None:
+        """Reconcile the hosts the request touched that answer; what the answer must add
+        (None: nothing was left changed)."""
+        if not left_changed(calls):
+            return None
+        pending = sorted({h for c in calls if c.error is not None for h in c.error.pending})
+        touched = sorted({h for c in calls for h in c.hosts} - set(pending))
+        outcome = await self.reconciler.all_hosts(touched) if touched else {}
+        unreached = {h: r for h, r in outcome.items() if isinstance(r, Exception)}
+        later = sorted(set(pending) | set(unreached))
+        if later:
+            self.repair(later)
+        rollback = [c.error.rollback_by for c in calls if c.error and c.error.rollback_by]
+        back = [h for h in touched if h not in unreached]
+        return describe(back, pending, unreached, min(rollback, default=None))
 
 
 def left_changed(calls: list[Call]) -> bool:
@@ -75,24 +97,6 @@ def left_changed(calls: list[Call]) -> bool:
     # an earlier transaction confirmed and the last one (the undo, if any) failed
     first_ok = next((i for i, c in enumerate(calls) if c.error is None), None)
     return first_ok is not None and bool(errors) and calls[-1].error is not None
-
-
-async def put_back(service: Service, calls: list[Call]) -> str | None:
-    """Reconcile the hosts the request touched that answer; what the answer must add (None:
-    nothing was left changed)."""
-    if not left_changed(calls):
-        return None
-    pending = sorted({h for c in calls if c.error is not None for h in c.error.pending})
-    touched = sorted({h for c in calls for h in c.hosts} - set(pending))
-    outcome = await service.reconciler.all_hosts(touched) if touched else {}
-    unreached = {h: r for h, r in outcome.items() if isinstance(r, Exception)}
-    later = sorted(set(pending) | set(unreached))
-    if later:
-        service.repair(later)
-    rollback = [c.error.rollback_by for c in calls if c.error and c.error.rollback_by]
-    return describe(
-        [h for h in touched if h not in unreached], pending, unreached, min(rollback, default=None)
-    )
 
 
 def describe(

@@ -21,8 +21,8 @@ from vnet.model.host_guarantees import ConnectionPieces, Locator
 Pieces = Mapping[str, ConnectionPieces]  # host -> the connection's pieces there
 
 
-def _unique(items: list) -> list:  # type: ignore[type-arg]
-    out: list = []  # type: ignore[type-arg]
+def _unique(items: list) -> list:
+    out: list = []
     for item in items:
         if item not in out:
             out.append(item)
@@ -47,7 +47,9 @@ def _is_empty(pieces: ConnectionPieces) -> bool:
     return not (pieces.ingress or pieces.transit or pieces.egress)
 
 
-def _put(host: str, pieces: ConnectionPieces, locators: Mapping[str, tuple[Locator, ...]]):  # type: ignore[no-untyped-def]
+def _put(
+    host: str, pieces: ConnectionPieces, locators: Mapping[str, tuple[Locator, ...]]
+) -> HostChange:
     return HostChange(host=host, put=(pieces,), locators=tuple(locators.get(host, ())))
 
 

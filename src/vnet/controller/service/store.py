@@ -198,7 +198,7 @@ def view(conn: Connection, tenant: str) -> api.ConnectionView:
     return api.ConnectionView(
         tenant=tenant,
         name=conn.name,
-        status=conn.state.value,  # type: ignore[arg-type]
+        status=conn.state.value,
         a=conn.a,
         b=conn.b,
         protocol=conn.protocol,  # type: ignore[arg-type]

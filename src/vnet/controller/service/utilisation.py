@@ -13,12 +13,12 @@ underlay port name); an interface the controller cannot place on a link is left 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping
 
 from vnet.controller.agents.realise import Agents
+from vnet.tools.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -55,26 +55,15 @@ class UtilisationPoller:
     def __init__(self, agents: Agents, links: Mapping[str, tuple[str, str]], interval: float):
         self.agents = agents
         self.links = dict(links)
-        self.interval = interval
         self.rates: dict[Arc, int] = {}
         self._last: dict[Arc, tuple[float, int]] = {}
-        self._task: asyncio.Task[None] | None = None
+        self.periodic = Periodic(self.poll, interval, "utilisation-poller", at_start=True)
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="utilisation-poller")
+        self.periodic.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _loop(self) -> None:
-        while True:
-            await self.poll()
-            await asyncio.sleep(self.interval)
+        await self.periodic.stop()
 
     async def poll(self) -> None:
         hosts = sorted({end for ends in self.links.values() for end in ends})

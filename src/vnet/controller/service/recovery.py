@@ -2,7 +2,7 @@
 
 Only requests of controllers that are gone are touched: several controllers may share one
 PostgreSQL database, and one that starts must leave the others' requests alone
-(service/liveness.py: each controller holds an advisory lock while it runs).
+(liveness.py: each controller holds an advisory lock while it runs).
 
 The journal (db/journal.py) says how far each request got. A request whose journal reached
 CONFIRMED had every agent confirm: it is finished as it would have been. Any other was
@@ -33,7 +33,7 @@ from vnet.controller.service.liveness import Liveness
 log = logging.getLogger(__name__)
 
 # the persist tokens a request may have used: create/release use its id; a modify's steps
-# add ".0", ".1", ".2" and ".undo" (service/moves.py)
+# add ".0", ".1", ".2" and ".undo" (moves.py)
 TOKENS = {"modify": (".0", ".1", ".2", ".undo")}
 
 
@@ -64,34 +64,47 @@ def in_flight(session: Session) -> list[InFlight]:
     ]
 
 
-async def recover(db: Database, agents: Agents, liveness: Liveness) -> list[Settled]:
-    """Settle every request in flight whose controller is dead; what was done with each."""
-    out = []
-    for entry in await db.read(in_flight):
-        if await asyncio.to_thread(liveness.owner_alive, entry.request_id):
-            continue  # another controller on this database is in the middle of it
-        if confirmed(entry.phase) and entry.operation in ("create", "release"):
-            await db.write(lambda s, e=entry: finish(s, e))  # type: ignore[misc]
-            out.append(Settled(entry.request_id, entry.operation, "finished"))
-            continue
-        await _cancel(agents, entry)
-        await db.write(lambda s, e=entry: undo(s, e))  # type: ignore[misc]
-        out.append(Settled(entry.request_id, entry.operation, "undone"))
-    for settled in out:
-        log.warning(
-            "recovery: %s request %s %s", settled.operation, settled.request_id, settled.outcome
-        )
-    return out
+class Recovery:
+    """Settles the requests that dead controllers left in flight."""
 
+    def __init__(self, db: Database, agents: Agents, liveness: Liveness):
+        self.db = db
+        self.agents = agents
+        self.liveness = liveness
 
-async def _cancel(agents: Agents, entry: InFlight) -> None:
-    """Cancel what the request left pending on its hosts; a host that does not answer rolls
-    back by itself at its confirm timeout (and is reconciled when it answers again)."""
-    for suffix in TOKENS.get(entry.operation, ("",)):
-        try:
-            await agents.settle(entry.request_id + suffix, list(entry.hosts), confirm=False)
-        except AgentError as e:
-            log.warning("recovery: request %s: %s (its timeout rolls it back)", entry.request_id, e)
+    async def run(self) -> list[Settled]:
+        """Settle every request in flight whose controller is dead; what was done with each."""
+        out = []
+        for entry in await self.db.read(in_flight):
+            if await asyncio.to_thread(self.liveness.owner_alive, entry.request_id):
+                continue  # another controller on this database is in the middle of it
+            if confirmed(entry.phase) and entry.operation in ("create", "release"):
+                await self.db.write(lambda s, e=entry: finish(s, e))  # type: ignore[misc]
+                out.append(Settled(entry.request_id, entry.operation, "finished"))
+                continue
+            await self._cancel(entry)
+            await self.db.write(lambda s, e=entry: undo(s, e))  # type: ignore[misc]
+            out.append(Settled(entry.request_id, entry.operation, "undone"))
+        for settled in out:
+            log.warning(
+                "recovery: %s request %s %s",
+                settled.operation,
+                settled.request_id,
+                settled.outcome,
+            )
+        return out
+
+    async def _cancel(self, entry: InFlight) -> None:
+        """Cancel what the request left pending on its hosts; a host that does not answer
+        rolls back by itself at its confirm timeout (and is reconciled when it answers)."""
+        for suffix in TOKENS.get(entry.operation, ("",)):
+            try:
+                hosts = list(entry.hosts)
+                await self.agents.settle(entry.request_id + suffix, hosts, confirm=False)
+            except AgentError as e:
+                log.warning(
+                    "recovery: request %s: %s (its timeout rolls it back)", entry.request_id, e
+                )
 
 
 def _connection(session: Session, entry: InFlight) -> Connection | None:

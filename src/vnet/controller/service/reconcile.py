@@ -15,10 +15,9 @@ checking every `reconcile_interval` seconds).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
@@ -31,6 +30,7 @@ from vnet.controller.planner import PIECE_PREFIX, piece_name
 from vnet.controller.service import planning, store
 from vnet.controller.service.database import Database
 from vnet.model.host_guarantees import ConnectionPieces, Locator
+from vnet.tools.periodic import Periodic
 
 log = logging.getLogger(__name__)
 
@@ -99,11 +99,13 @@ def differences(
 
 
 class Reconciler:
+    """Makes hosts hold what the database says (`inventory`: the current inventory)."""
+
     def __init__(
         self,
         db: Database,
         agents: Agents,
-        inventory: Callable[[], asyncio.Future[Inventory]] | Callable[[], object],
+        inventory: Callable[[], Awaitable[Inventory]],
         policy: Policy,
     ):
         self.db = db
@@ -113,7 +115,7 @@ class Reconciler:
 
     async def host(self, host: str) -> list[Drift]:
         """Reconcile one host; the drift repaired (AgentError if the agent fails)."""
-        inv = await self.inventory()  # type: ignore[misc]
+        inv = await self.inventory()
         held = await self.agents.connections(host)
         expected = await self.db.read(lambda s: expected_on(s, inv, host, self.policy))
         change, drift = differences(host, held, expected)
@@ -154,25 +156,14 @@ class Watcher:
     def __init__(self, reconciler: Reconciler, hosts: list[str], interval: float):
         self.reconciler = reconciler
         self.hosts = hosts
-        self.interval = interval
         self.reachable: dict[str, bool] = {}
-        self._task: asyncio.Task[None] | None = None
+        self.periodic = Periodic(self.check, interval, "reconcile-watcher")
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.create_task(self._loop(), name="reconcile-watcher")
+        self.periodic.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval)
-            await self.check()
+        await self.periodic.stop()
 
     async def check(self) -> None:
         answers = await asyncio.gather(

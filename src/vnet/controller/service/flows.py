@@ -64,6 +64,16 @@ STAND_IN_ID, STAND_IN_NUMBER = 0, 1  # a new connection's identity while moves a
 
 
 @dataclass(frozen=True)
+class Ask:
+    """A tenant's request for a new connection, over the inventory it is planned on."""
+
+    inv: Inventory
+    tenant: str
+    request: ConnectionRequest
+    key: str | None  # its idempotency key
+
+
+@dataclass(frozen=True)
 class Replay:
     """A retried request (same idempotency key): the first attempt's answer."""
 
@@ -121,6 +131,16 @@ class Flows:
             session, self.liveness.request_id(), "create", conn, [c.host for c in plan.changes]
         )
         return Admitted(conn.id, entry.request_id, tuple(plan.changes))
+
+    async def admit_now(
+        self, ask: Ask, timings: Timings | None, may_move: bool = True
+    ) -> Admitted | Replay:
+        """`admit` in a transaction of its own, redone after a lost race on a number."""
+
+        def work(session: Session) -> Admitted | Replay:
+            return self.admit(session, ask.inv, ask.tenant, ask.request, ask.key, may_move)
+
+        return await self.db.write(work, timings, retry=True)
 
     def choose_moves(
         self, session: Session, inv: Inventory, tenant: str, request: ConnectionRequest

@@ -1,0 +1,119 @@
+"""The controller's southbound seam: what it asks of one host's agent, step by step.
+
+A transaction across agents (controller.agents.transaction) is made of these steps, each on
+one host: take the candidate's lock, edit the candidate, validate it, a confirmed commit
+under a persist token, then confirm (or cancel) by that token, discard, let go of the lock.
+Reads give the connection pieces and VRs a host holds, its class and shaper counters, and
+whether it answers. The production implementation speaks NETCONF to real agents
+(controller.agents.netconf); `memory.MemorySouthbound` keeps each host's HostConfig in
+memory, checks it as an agent does and fails at any step it is told to, for the service's
+logic tests and for sizes one machine cannot emulate.
+
+Errors are vnet.client's, as an agent's client raises them: ClientError when the agent
+answered with an rpc-error (its tag, message and path), ConnectError when it did not answer
+(TimedOut: not in time). A `Lease` is the session that took a host's lock: the steps after
+`lock` run on that session only, and fail with ConnectError once it ended (the agent then
+dropped the lock and discarded the candidate itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from vnet.model.host_guarantees import ConnectionPieces, Locator
+from vnet.model.topology import Route, VirtualNetwork, VirtualRouter
+
+Lease = int  # the session that holds a host's candidate lock
+Counters = dict[str, int]  # bytes, packets, drops
+
+
+@dataclass(frozen=True)
+class HostChange:
+    """What one host's agent must change of the controller's connections for one request."""
+
+    host: str
+    put: tuple[ConnectionPieces, ...] = ()  # create, or replace whole, these connections' pieces
+    delete: tuple[str, ...] = ()  # remove these connections' pieces (by connection name)
+    locators: tuple[Locator, ...] = ()  # locators the pieces need (merged; never removed here)
+
+
+@dataclass(frozen=True)
+class CreateRouter:
+    """A new VR (refused if one of that name exists)."""
+
+    router: VirtualRouter
+
+
+@dataclass(frozen=True)
+class AddRoutes:
+    """Routes merged into an existing VR's (one to the same destination is replaced)."""
+
+    router: str
+    routes: tuple[Route, ...]
+
+
+@dataclass(frozen=True)
+class CreateNetwork:
+    """A new virtual network on the host, with the VTEPs of its other carriers."""
+
+    network: VirtualNetwork
+    vteps: tuple[str, ...] = ()
+
+
+InventoryEdit = CreateRouter | AddRoutes | CreateNetwork
+Edit = HostChange | InventoryEdit
+
+
+class Southbound(Protocol):
+    """The agents of the hosts the controller manages, one step of a transaction at a time."""
+
+    @property
+    def hosts(self) -> Collection[str]:
+        """The hosts it has an agent for."""
+        ...
+
+    # -- the steps of a transaction, on one host --------------------------------------
+    async def lock(self, host: str) -> Lease: ...
+    async def edit(self, host: str, lease: Lease, edits: Sequence[Edit]) -> None:
+        """The edits into the candidate, in order."""
+        ...
+
+    async def validate(self, host: str, lease: Lease) -> None: ...
+    async def commit(self, host: str, lease: Lease, token: str, timeout: int) -> None:
+        """A confirmed commit under `token`, rolled back by the agent after `timeout` s."""
+        ...
+
+    async def confirm(self, host: str, token: str) -> None:
+        """Confirm the commit pending under `token` (from any session)."""
+        ...
+
+    async def cancel(self, host: str, token: str) -> None:
+        """Roll back the commit pending under `token` now (from any session)."""
+        ...
+
+    async def discard(self, host: str, lease: Lease) -> None: ...
+    async def unlock(self, host: str, lease: Lease | None) -> None:
+        """Let go of the lock (None: on whatever session is open now)."""
+        ...
+
+    # -- reads of running and state -----------------------------------------------------
+    async def connections(self, host: str) -> list[ConnectionPieces]: ...
+    async def routers(self, host: str) -> list[str]:
+        """The names of the VRs running holds."""
+        ...
+
+    async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
+        """(underlay interface, network class) -> bytes sent."""
+        ...
+
+    async def shaper_counters(self, host: str, connection: str) -> dict[str, Counters]:
+        """Ingress VR -> its shaper's counters, for one connection."""
+        ...
+
+    async def reachable(self, host: str) -> bool:
+        """Whether the agent answers (a refusal is an answer)."""
+        ...
+
+    async def close(self) -> None: ...

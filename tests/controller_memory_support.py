@@ -1,0 +1,143 @@
+"""The controller's real Service over SQLite and hosts in memory (MemorySouthbound): its
+logic (flows, placement, admission, rearrangement, recovery, reconciliation) without root,
+lab or agents. The hosts are TRIANGLE_LAB's, each holding the share a lab hands its agent
+and checking every candidate with the model's own checks, as an agent does.
+
+What a test asserts is read independently of the service: the hosts' running
+configurations from the memory southbound, and the database with its own queries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from tests.controller_db_support import held_per_direction as held_by_direction
+from tests.controller_topology_support import triangle
+from vnet.controller import inventory
+from vnet.controller.db import default_url, make_engine, upgrade
+from vnet.controller.db.models import Connection, ConnectionState
+from vnet.controller.principal import Principal
+from vnet.controller.service.core import Service
+from vnet.controller.southbound.memory import MemorySouthbound
+from vnet.model.controller_api import ConnectionRequest
+from vnet.model.controller_config import ControllerConfig
+
+HOSTS = ("h1", "h2", "h3")
+PROVIDER = Principal("provider")
+ACME = Principal("tenant", "acme")
+BETA = Principal("tenant", "beta")
+CONFIRM_TIMEOUT = 2  # seconds: a confirm that goes unanswered is tried for 0.9 of it
+T = TypeVar("T")
+
+
+class Clock:
+    """The agents' clock, moved by the test (their confirm timers run on it)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@dataclass
+class World:
+    """A database holding the triangle's inventory, and its hosts in memory."""
+
+    url: str
+    hosts: MemorySouthbound
+    state: Path
+    clock: Clock
+
+    def service(self, **options: Any) -> Service:
+        config = ControllerConfig(
+            state_dir=self.state / f"controller-{uuid.uuid4().hex[:8]}",
+            database=self.url,
+            reconcile_interval=3600,
+            utilisation_interval=3600,
+            confirm_timeout=CONFIRM_TIMEOUT,
+        )
+        return Service(config, make_engine(self.url), self.hosts, **options)
+
+    def run(self, scenario: Callable[[Service], Awaitable[T]], **options: Any) -> T:
+        """`scenario(service)` on a started service (recovery and reconciliation done)."""
+
+        async def go() -> T:
+            service = self.service(**options)
+            await service.start(background=False)
+            try:
+                return await scenario(service)
+            finally:
+                await service.stop()
+                service.db.engine.dispose()
+
+        return asyncio.run(go())
+
+    def pieces(self) -> dict[str, set[str]]:
+        """Host -> the names of the connection pieces its running configuration holds."""
+        return {h: {c.name for c in self.hosts.running(h).srv6.connections} for h in HOSTS}
+
+    def engine(self) -> Engine:
+        return make_engine(self.url)
+
+
+def world(tmp_path: Path, check_yang: bool = True) -> World:
+    topo = triangle()
+    url = default_url(tmp_path)
+    upgrade(url)
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session, session.begin():
+            inventory.load(session, topo, [])
+    finally:
+        engine.dispose()
+    clock = Clock()
+    return World(url, MemorySouthbound.of_topology(topo, check_yang, clock), tmp_path, clock)
+
+
+def voice(name: str, port: int, bandwidth: str, **more: Any) -> ConnectionRequest:
+    """A UDP connection pc1 -> pc3 (tenant acme) to `port`."""
+    fields = {"a": "pc1", "b": "pc3", "protocol": "udp", **more}
+    return ConnectionRequest(name=name, dst_port=port, bandwidth=bandwidth, **fields)
+
+
+# -- what the database says, read with queries of the test's own -----------------------------
+def held_per_direction(url: str) -> dict[tuple[str, bool], int]:
+    engine = make_engine(url)
+    try:
+        return held_by_direction(engine)
+    finally:
+        engine.dispose()
+
+
+def live_connections(url: str) -> dict[str, tuple[str, int]]:
+    """vc<id> -> (state, generation) of every connection not released."""
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            rows = session.execute(
+                select(Connection.id, Connection.state, Connection.generation).where(
+                    Connection.state != ConnectionState.RELEASED
+                )
+            )
+            return {f"vc{i}": (state.value, gen) for i, state, gen in rows}
+    finally:
+        engine.dispose()
+
+
+def database_state(url: str) -> tuple[Any, ...]:
+    """What a refused request must leave as it was."""
+    return tuple(sorted(live_connections(url).items())), tuple(
+        sorted(held_per_direction(url).items())
+    )
