@@ -89,6 +89,7 @@ class Agents:
     @classmethod
     def from_config(cls, config: ControllerConfig, **options: Any) -> Agents:
         """The agents of a controller's configuration (AccessError if one is unusable)."""
+        options.setdefault("lock_wait", config.lock_wait)
         return cls(endpoints_of(config), config.confirm_timeout, **options)
 
     # -- transactions -----------------------------------------------------------------
