@@ -15,7 +15,6 @@ import contextlib
 import json
 import shutil
 import subprocess
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -142,7 +141,9 @@ def start(topo: Topology, directory: Path) -> subprocess.Popen[bytes]:
             management_namespace(topo.name),
             [
                 *agents.GATE,
-                *(sys.executable, "-m", "vnet", "controller", "run"),
+                *processes.python_module("vnet"),
+                "controller",
+                "run",
                 *("--config", str(directory / CONFIG)),
             ],
             stdout=out,

@@ -14,7 +14,6 @@ import re
 import secrets
 import shutil
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,7 +166,7 @@ class SandboxAgent:
         path.write_text(self.config.model_dump_json())  # JSON is YAML
         ready = self.state_dir / "agent.ready"
         ready.unlink(missing_ok=True)  # a killed agent leaves it behind
-        argv = [sys.executable, "-m", "vnet", "agent", "run", "--config", str(path)]
+        argv = [*processes.python_module("vnet"), "agent", "run", "--config", str(path)]
         if frontends:
             argv += ["--frontends", frontends]
         self.proc = self.host.spawn(argv, self.log)
