@@ -109,6 +109,7 @@ def controller_config(topo: Topology, directory: Path) -> ControllerConfig:
         agents=access,
         margin=section.margin,
         confirm_timeout=section.confirm_timeout,
+        utilisation_interval=section.utilisation_interval,
         log_file=directory / LOG,
     )
 
