@@ -40,14 +40,17 @@ from .controller_service_support import (
 from .faulty_vnet import NETCONF_FAULT, NETCONF_FIRED
 
 T = TypeVar("T")
+# The controller's timeouts (ControllerConfig), short: a hung agent's case waits for them.
 # s: the agents roll back an unconfirmed commit after this long. A commit that a stopped
 # agent takes when it runs again rolls back this long after that, and the controller tries
 # a confirm for 0.9 of it: both are waited for once per case at that step. Above
 # RPC_TIMEOUT, so that an unanswered confirm is tried again once, as in production.
 CONFIRM_TIMEOUT = 6
-# s: the controller gives up on an agent that does not answer an RPC or a connect: a
-# connect to an agent that `lab up` just started again must fit in it on a loaded machine
-RPC_TIMEOUT = 4
+# s: the controller gives up on an agent that does not answer an RPC or a connect. A hung
+# agent's case waits for it about four times (the RPC, the watcher's check, the cancel and
+# the put-back each connect to it), yet a healthy agent must answer within it on a loaded
+# machine: at 2 s a put-back to h2 timed out at a load average of 10
+RPC_TIMEOUT = 4.0
 # s: the watcher asks every agent whether it answers: a host that runs again is
 # reconciled at its next check
 RECONCILE_INTERVAL = 1.0
@@ -81,9 +84,11 @@ class Controller:
             reconcile_interval=RECONCILE_INTERVAL,
             utilisation_interval=3600,
             confirm_timeout=CONFIRM_TIMEOUT,
+            rpc_timeout=RPC_TIMEOUT,
+            lock_wait=2.0,
         )
-        agents = NetconfSouthbound(endpoints(self.lab))
-        service = Service(config, make_engine(self.url), agents, lock_wait=2.0)
+        southbound = NetconfSouthbound(endpoints(self.lab, config.rpc_timeout))
+        service = Service(config, make_engine(self.url), southbound)
         await service.start()
         return service
 
@@ -98,8 +103,10 @@ class Controller:
         self.thread.join(10)
 
 
-def endpoints(lab: Lab) -> dict[str, Endpoint]:
-    return {host: replace(ep, timeout=RPC_TIMEOUT) for host, ep in lab.endpoints().items()}
+def endpoints(lab: Lab, timeout: float) -> dict[str, Endpoint]:
+    """The lab's agents with the controller's RPC timeout (as NetconfSouthbound.from_config
+    gives it)."""
+    return {host: replace(ep, timeout=timeout) for host, ep in lab.endpoints().items()}
 
 
 # -- the fault -------------------------------------------------------------------------------

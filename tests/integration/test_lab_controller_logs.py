@@ -17,7 +17,8 @@ from .agent_support import netconf_connect
 from .conftest import Labs, vnet
 
 MONITORING = "urn:ietf:params:xml:ns:yang:ietf-netconf-monitoring"
-POLLS = 10  # utilisation polls of one agent to sit through (one a second)
+POLLS = 10  # utilisation polls of one agent to sit through
+INTERVAL = 0.2  # s: the lab's controller polls this often (a second by default)
 MOST_LINES = 3  # lines an idle controller may write meanwhile, however many polls
 
 
@@ -33,11 +34,15 @@ def others_rpcs(m) -> int:  # type: ignore[no-untyped-def]
 
 
 def test_an_idle_controller_writes_a_bounded_log_it_rotates(labs: Labs) -> None:
-    name, path = labs.file("controller.yaml")
+    name, path = labs.file(
+        "controller.yaml",
+        lambda t: t.replace("controller:\n", f"controller:\n  utilisation_interval: {INTERVAL}\n"),
+    )
     vnet("lab", "up", str(path), timeout=180)
     directory = controller_dir(labmod.RECORD_DIR, name)
     config = json.loads((directory / CONFIG).read_text())
     assert config["log_file"] == str(directory / LOG)  # the controller owns it: rotated
+    assert config["utilisation_interval"] == INTERVAL
     assert config["log_max_bytes"] * (config["log_backups"] + 1) <= 64 * 2**20
     log = directory / LOG
     ep = labmod.agent_endpoint(name, "h1")
@@ -46,7 +51,7 @@ def test_an_idle_controller_writes_a_bounded_log_it_rotates(labs: Labs) -> None:
         lines_before, rpcs_before = len(log.read_text().splitlines()), others_rpcs(m)
         wait_until(
             lambda: others_rpcs(m) >= rpcs_before + POLLS,
-            POLLS * 5,
+            POLLS * 5 * INTERVAL + 30,
             f"{POLLS} polls of h1",
             interval=0.5,
         )

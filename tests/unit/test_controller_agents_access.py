@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from vnet.controller.agents.access import AccessError, endpoints_of
 from vnet.controller.agents.netconf import NetconfSouthbound
+from vnet.controller.db import make_engine
+from vnet.controller.service.core import Service
 from vnet.model.controller_config import ControllerConfig
 
 KEY = "AAAAC3NzaC1lZDI1NTE5AAAAIJCZ+FN4s1s3WL20ryAMafdtQRGwtZhMCPoB+/aSh1oX"
@@ -44,8 +47,37 @@ def test_endpoints_carry_the_access_and_the_password_from_its_file(tmp_path: Pat
     assert eps["h1"].port == 830 and eps["h1"].host == "h1"
     assert eps["h1"].hostkey == eps["h2"].hostkey == KEY  # what `vnet agent hostkey` prints
     assert eps["h2"].port == 8830 and eps["h2"].user == "ops" and eps["h2"].password is None
+    assert eps["h1"].timeout == eps["h2"].timeout == 30.0  # the default rpc_timeout
     agents = NetconfSouthbound.from_config(cfg)
     assert set(agents.endpoints) == {"h1", "h2"} and set(agents.hosts) == {"h1", "h2"}
+
+
+def test_the_rpc_timeout_and_the_lock_wait_come_from_the_configuration(tmp_path: Path) -> None:
+    agent = {"host": "h1", "address": "172.30.0.1", "hostkey": KEY}
+    cfg = ControllerConfig.model_validate(
+        {"state_dir": str(tmp_path), "agents": [agent], "rpc_timeout": 2.5, "lock_wait": 0.5}
+    )
+    southbound = NetconfSouthbound.from_config(cfg)
+    assert southbound.endpoints["h1"].timeout == 2.5
+    assert southbound.sessions["h1"].endpoint.timeout == 2.5
+    service = Service(cfg, make_engine(f"sqlite:///{tmp_path / 'c.db'}"), southbound)
+    assert service.agents.lock_wait == 0.5 and service.agents.confirm_timeout == cfg.confirm_timeout
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "reason"),
+    [
+        ("rpc_timeout", 0, "greater than 0"),
+        ("rpc_timeout", 601, "less than or equal to 600"),
+        ("lock_wait", -1, "greater than or equal to 0"),
+        ("lock_wait", 601, "less than or equal to 600"),
+    ],
+)
+def test_an_rpc_timeout_or_lock_wait_out_of_bounds_is_refused(
+    tmp_path: Path, setting: str, value: float, reason: str
+) -> None:
+    with pytest.raises(ValidationError, match=rf"{setting}\n.*{reason}"):
+        ControllerConfig.model_validate({"state_dir": str(tmp_path), setting: value})
 
 
 def test_an_unreadable_password_file_or_a_host_twice_is_refused(tmp_path: Path) -> None:

@@ -82,6 +82,7 @@ def test_controller_needs_every_links_rate() -> None:
         ("{margin: true}", "controller.margin", "expected a share"),
         ("{port: 0}", "controller.port", "greater than or equal to 1"),
         ("{confirm_timeout: 0}", "controller.confirm_timeout", "greater than or equal to 1"),
+        ("{utilisation_interval: 0}", "controller.utilisation_interval", "greater than 0"),
         ("{databse: x}", "controller.databse", "unknown field"),
     ],
 )
@@ -113,6 +114,11 @@ def test_config_and_inventory_handed_to_the_controller(tmp_path: Path) -> None:
     ]
     assert {a.password_file for a in config.agents} == {tmp_path / PASSWORD}
     assert config.margin == Fraction(1, 20) and config.database is None
+    assert config.utilisation_interval == 1.0  # the section's default, the controller's too
+    faster = parse(
+        EXAMPLE.read_text().replace("controller:\n", "controller:\n  utilisation_interval: 0.2\n")
+    )
+    assert controller_config(faster, tmp_path).utilisation_interval == 0.2  # type: ignore[arg-type]
     assert config.provider_token_path == tmp_path / "provider.token"
 
 

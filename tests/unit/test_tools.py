@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +63,32 @@ def test_iperf3_client_argv() -> None:
     assert udp[5:] == ["-u", "-b", "100M", "-l", "1400", "-t", "3", "-J"]
     tcp = iperf3.client_argv("10.0.0.2", 1.5, tcp_rate="50000000", streams=4)
     assert tcp[-5:] == ["-P", "4", "-t", "1.5", "-J"] and "-b" in tcp and "-u" not in tcp
+
+
+def test_a_python_module_child_ignores_a_same_named_file_in_its_directory(
+    tmp_path: Path,
+) -> None:
+    """vnet starts its agents and controllers (as root) from wherever `vnet lab up` ran: a
+    module there named like one they import (someone's grp.py in /tmp) must not run."""
+    (tmp_path / "grp.py").write_text("raise SystemExit('the grp.py of the directory ran')\n")
+    (tmp_path / "click.py").write_text("raise SystemExit('the click.py of the directory ran')\n")
+    done = subprocess.run(
+        [*processes.python_module("vnet"), "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and "vnet, version" in done.stdout, done.stderr
+
+
+def test_every_python_child_of_vnet_is_started_through_python_module() -> None:
+    """No `sys.executable, "-m"` of its own anywhere else in vnet (the class of the bug)."""
+    source = Path(processes.__file__).parents[1]
+    own = re.compile(r"sys\.executable\s*,\s*\"-m\"")
+    found = [
+        str(path.relative_to(source))
+        for path in source.rglob("*.py")
+        if own.search(path.read_text()) and path != Path(processes.__file__)
+    ]
+    assert found == []

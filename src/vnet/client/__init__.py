@@ -12,22 +12,50 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from vnet.client.controller import ControllerClient, read_token
 from vnet.client.endpoint import DEFAULT_PORTS, Endpoint
 from vnet.client.errors import AuthError, ClientError, ConnectError, ControllerError, TimedOut
-from vnet.client.netconf import NetconfClient, connect_manager
-from vnet.client.restconf import RestconfClient
-from vnet.client.routers import InterfaceState, RouterState
 from vnet.tools import netns
 
-AgentClient = NetconfClient | RestconfClient
+if TYPE_CHECKING:
+    from vnet.client.controller import ControllerClient, read_token
+    from vnet.client.netconf import NetconfClient, connect_manager
+    from vnet.client.restconf import RestconfClient
+    from vnet.client.routers import InterfaceState, RouterState
+
+    AgentClient = NetconfClient | RestconfClient
+
+
+def __getattr__(name: str) -> Any:
+    """The clients, each loaded when first asked for: the controller and a lab's `lab up`
+    talk NETCONF only (no httpx), `vnet conn` talks to the controller only (no ncclient)."""
+    module: Any
+    if name in ("ControllerClient", "read_token"):
+        from vnet.client import controller as module
+    elif name in ("NetconfClient", "connect_manager"):
+        from vnet.client import netconf as module
+    elif name == "RestconfClient":
+        from vnet.client import restconf as module
+    elif name in ("InterfaceState", "RouterState"):
+        from vnet.client import routers as module
+    elif name == "AgentClient":
+        from vnet.client.netconf import NetconfClient
+        from vnet.client.restconf import RestconfClient
+
+        return NetconfClient | RestconfClient
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(module, name)
 
 
 @contextlib.contextmanager
 def connect(ep: Endpoint, via: str = "netconf") -> Iterator[AgentClient]:
     """A client of the agent, from inside the endpoint's namespace for the whole block
     (RESTCONF opens its connections lazily)."""
+    from vnet.client.netconf import NetconfClient
+    from vnet.client.restconf import RestconfClient
+
     with netns.entered(ep.namespace):
         client: AgentClient = NetconfClient(ep) if via == "netconf" else RestconfClient(ep)
         with client:

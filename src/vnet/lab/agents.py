@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import secrets
 import subprocess
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -212,7 +211,9 @@ def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]
         f"vnet-{topo.name}-{host}",
         [
             *GATE,
-            *(sys.executable, "-m", "vnet", "agent", "run"),
+            *processes.python_module("vnet"),
+            "agent",
+            "run",
             *("--config", str(directory / CONFIG), "--startup", str(directory / STARTUP)),
         ],
         stdout=log,

@@ -15,7 +15,6 @@ import contextlib
 import json
 import shutil
 import subprocess
-import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -110,6 +109,7 @@ def controller_config(topo: Topology, directory: Path) -> ControllerConfig:
         agents=access,
         margin=section.margin,
         confirm_timeout=section.confirm_timeout,
+        utilisation_interval=section.utilisation_interval,
         log_file=directory / LOG,
     )
 
@@ -142,7 +142,9 @@ def start(topo: Topology, directory: Path) -> subprocess.Popen[bytes]:
             management_namespace(topo.name),
             [
                 *agents.GATE,
-                *(sys.executable, "-m", "vnet", "controller", "run"),
+                *processes.python_module("vnet"),
+                "controller",
+                "run",
                 *("--config", str(directory / CONFIG)),
             ],
             stdout=out,

@@ -13,7 +13,6 @@ import dataclasses
 import secrets
 import shutil
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,7 +165,7 @@ class SandboxAgent:
         path.write_text(self.config.model_dump_json())  # JSON is YAML
         ready = self.config.ready_path
         ready.unlink(missing_ok=True)  # a killed agent leaves it behind
-        argv = [sys.executable, "-m", "vnet", "agent", "run", "--config", str(path)]
+        argv = [*processes.python_module("vnet"), "agent", "run", "--config", str(path)]
         if frontends:
             argv += ["--frontends", frontends]
         self.proc = self.host.spawn(argv, self.log)

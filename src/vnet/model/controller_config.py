@@ -78,6 +78,11 @@ class ControllerConfig(_Strict):
     # seconds an agent keeps an unconfirmed commit before it rolls back by itself
     confirm_timeout: int = Field(60, ge=1, le=3600)
     reconcile_interval: float = Field(30.0, gt=0)  # seconds between checks of every agent
+    # seconds an agent is given to answer, each RPC and each connect (TCP, SSH, <hello>)
+    # alike: a hung agent is given up after this long at whatever step it is in
+    rpc_timeout: float = Field(30.0, gt=0, le=600)
+    # seconds a candidate locked by someone else (another controller) is waited for
+    lock_wait: float = Field(10.0, ge=0, le=600)
     utilisation_interval: float = Field(1.0, gt=0)  # seconds between class-counter polls
     # the provider administrator's API token, written (0600) at first start if absent
     provider_token_file: Path | None = None

@@ -221,6 +221,8 @@ class ControllerSection(_Strict):
     margin: Share = Fraction(5, 100)
     # seconds an agent keeps an unconfirmed commit before it rolls back by itself
     confirm_timeout: int = Field(60, ge=1, le=3600)
+    # seconds between the controller's polls of every agent's class counters
+    utilisation_interval: float = Field(1.0, gt=0, le=3600)
 
 
 class Topology(_Strict):

@@ -48,7 +48,7 @@ def spawn(ns: str, listener: socket.socket, host: str, port: int) -> subprocess.
     fd = listener.fileno()
     return processes.spawn(
         ns,
-        [sys.executable, "-m", "vnet.tools.forward", str(fd), host, str(port)],
+        [*processes.python_module("vnet.tools.forward"), str(fd), host, str(port)],
         pass_fds=(fd,),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,

@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -29,6 +30,13 @@ class ProcessRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def python_module(module: str) -> list[str]:
+    """The argv of `python -m module` with this interpreter, without the current directory
+    on sys.path (-P): vnet's processes run as root, and a file there named like a module
+    (grp.py, json.py: anyone's scratch in /tmp) would run in place of that module."""
+    return [sys.executable, "-P", "-m", module]
 
 
 def spawn(ns: str | None, argv: Sequence[str], **popen: Any) -> subprocess.Popen[Any]:

@@ -70,7 +70,7 @@ def run_client(
     namespace: str, port: int, user: str, password: str, megabytes: int, timeout: float = 600
 ) -> dict[str, Any]:
     """One large edit with <get>s alongside, from a process inside `namespace`."""
-    argv = [sys.executable, "-m", __name__, "127.0.0.1", str(port), user, password]
+    argv = [*processes.python_module(__name__), "127.0.0.1", str(port), user, password]
     done = processes.run(namespace, [*argv, str(megabytes)], timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"the large-message client failed: {done.stderr.strip()[-2000:]}")

@@ -9,7 +9,6 @@ spawn of `vnet agent run`; "listening" is the front-end's log line, "first answe
 
 from __future__ import annotations
 
-import sys
 import time
 
 from ncclient import NCClientError
@@ -18,6 +17,7 @@ from vnet.bench.agent.sandbox import sandboxed_agent
 from vnet.bench.client import NS, agent_session
 from vnet.bench.results import BenchResult
 from vnet.lab.sandbox import SandboxAgent
+from vnet.tools import processes
 from vnet.tools.wait import wait_until
 
 METRIC = "restart"
@@ -63,7 +63,7 @@ def _answered(agent: SandboxAgent) -> bool:
 def _restart(agent: SandboxAgent, result: BenchResult) -> None:
     agent.stop()
     offset = agent.log.stat().st_size  # only this run's log lines count
-    argv = [sys.executable, "-m", "vnet", "agent", "run", "--config"]
+    argv = [*processes.python_module("vnet"), "agent", "run", "--config"]
     argv += [str(agent.state_dir / "agent.yaml"), "--frontends", "netconf"]
     started = time.monotonic()
     agent.proc = agent.host.spawn(argv, agent.log)

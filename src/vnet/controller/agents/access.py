@@ -60,5 +60,5 @@ def endpoints_of(config: ControllerConfig) -> dict[str, Endpoint]:
     for access in config.agents:
         if access.host in out:
             raise AccessError(f"agents: host {access.host!r} is given twice")
-        out[access.host] = endpoint_of(access, known_hosts=known_hosts)
+        out[access.host] = endpoint_of(access, config.rpc_timeout, known_hosts)
     return out

@@ -45,7 +45,8 @@ KEY_MAX = 128  # the connection table's idempotency_key column
 
 class Service:
     """The service over a database and the agents of a southbound (`group`, `lock_wait`:
-    how its transactions across agents run, controller.agents.realise.Agents)."""
+    how its transactions across agents run, controller.agents.realise.Agents; `lock_wait`
+    None: the configuration's)."""
 
     def __init__(
         self,
@@ -54,11 +55,12 @@ class Service:
         southbound: Southbound,
         *,
         group: bool = True,
-        lock_wait: float = 10.0,
+        lock_wait: float | None = None,
     ):
         self.config = config
         self.db = Database(engine)
-        agents = Agents(southbound, config.confirm_timeout, group=group, lock_wait=lock_wait)
+        wait = config.lock_wait if lock_wait is None else lock_wait
+        agents = Agents(southbound, config.confirm_timeout, group=group, lock_wait=wait)
         self.agents = agents
         self.policy = Policy(margin=config.margin)
         self.cache = InventoryCache(self.db)
