@@ -32,7 +32,7 @@ lint: bootstrap
 	$(VENV)/ruff check src tests
 	$(VENV)/ruff format --check src tests
 	$(VENV)/lint-imports --no-cache
-	$(VENV)/mypy src/vnet/model src/vnet/client src/vnet/substrate
+	$(VENV)/mypy src/vnet/model src/vnet/client src/vnet/substrate src/vnet/controller
 
 unit: bootstrap
 	$(VENV)/pytest -q tests/unit
