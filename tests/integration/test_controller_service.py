@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,8 @@ from vnet.controller.service.core import Service
 from vnet.lab.probes import fping
 from vnet.lab.shaping import ClassRef, run_flow
 from vnet.model.controller_api import ConnectionCounters, ConnectionRequest, ModifyRequest
-from vnet.tools import postgres
 
-from .conftest import Labs, require_tools
+from .conftest import require_tools
 from .controller_service_support import (
     ACME,
     BETA,
@@ -39,39 +37,30 @@ from .controller_service_support import (
     make_service,
     ns,
     number_of,
-    prepare_database,
     reservation_generations,
     run,
     shaper_class,
     shaper_rate,
-    start_lab,
 )
 from .test_qos import send_udp, udp_received
+from .world_support import TemplateDatabases
 
 VOICE = {"a": "pc1", "b": "pc3", "protocol": "udp"}
 
 
 @pytest.fixture(scope="module")
-def lab(module_labs: Labs) -> Iterator[Lab]:
+def lab(service_lab: Lab) -> Lab:
+    """The session's triangle, borrowed (conftest.py guards it)."""
     require_tools("iperf3", "fping")
-    yield from start_lab(module_labs)
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[postgres.Postgres]:
-    with postgres.running() as server:
-        yield server
+    return service_lab
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        made = f"sqlite:///{tmp_path / 'controller.db'}"
-    else:
-        server = request.getfixturevalue("pg")
-        made = server.create_database(f"svc_{tmp_path.name[-12:].lower().replace('-', '_')}")
-    prepare_database(lab, made)
-    return made
+def url(
+    request: pytest.FixtureRequest, service_databases: TemplateDatabases, tmp_path: Path
+) -> str:
+    """A copy of the migrated template with the lab's inventory, on either database."""
+    return service_databases.make(request.param, tmp_path, "svc")
 
 
 async def started(lab: Lab, url: str, **options: object) -> Service:
