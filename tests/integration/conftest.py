@@ -19,8 +19,8 @@ from vnet.substrate import nsfs
 from vnet.tools import postgres
 
 from .world_support import (
-    FileLab,
     RunningGuard,
+    SpendableLab,
     TemplateDatabases,
     check_connections,
     client_databases,
@@ -151,9 +151,6 @@ def vnet(
 
 
 # -- worlds built once per session, borrowed by tests (see world_support.py) -------------------
-GUARDS: dict[str, RunningGuard] = {}  # of the shared labs that are not Lab objects
-
-
 @pytest.fixture(scope="session")
 def session_labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Labs]:
     made = Labs(tmp_path_factory.mktemp("session-labs"))
@@ -195,19 +192,27 @@ def controller_databases(request: pytest.FixtureRequest) -> Callable[[str], str 
 
 
 @pytest.fixture(scope="session")
-def controller_example_lab(
+def controller_example_labs(
     controller_databases: Callable[[str], str | None], session_labs: Labs
-) -> Iterator[tuple[str, Path]]:
-    """examples/controller.yaml up (`vnet lab up`) with its own controller on each database in
-    turn: (name, file). Taken down when the tests move on to the next database."""
-    require_tools("curl")
-    name, path = session_labs.file("controller.yaml", using(controller_databases("labctl")))
-    vnet("lab", "up", str(path), timeout=180)
-    GUARDS["controller_example_lab"] = RunningGuard(FileLab(name, path))
-    yield name, path
-    session_labs.names.remove(name)
-    labmod.down(name)
-    assert not lab_namespaces(name), f"lab {name} left namespaces behind"
+) -> Iterator[SpendableLab]:
+    """examples/controller.yaml up (`vnet lab up`) with its own controller, on each database
+    in turn; taken down when the tests move on to the next database, or when a test that
+    cannot undo what it made (no API removes a VR) spends it."""
+
+    def up() -> tuple[str, Path]:
+        require_tools("curl")
+        name, path = session_labs.file("controller.yaml", using(controller_databases("labctl")))
+        vnet("lab", "up", str(path), timeout=180)
+        return name, path
+
+    def down(name: str) -> None:
+        session_labs.names.remove(name)
+        labmod.down(name)
+        assert not lab_namespaces(name), f"lab {name} left namespaces behind"
+
+    labs = SpendableLab(up, down)
+    yield labs
+    labs.spend()
 
 
 def _guarded(started: Iterator[Any]) -> Iterator[Any]:
@@ -236,12 +241,16 @@ def worlds_left_as_found(request: pytest.FixtureRequest) -> Iterator[None]:
     other fixtures: their teardown is part of the test's cleaning)."""
     checks: list[Callable[[], None]] = []
     what = f"test {request.node.name}"
-    for name in ("service_lab", "agents_lab", "controller_example_lab"):
+    for name in ("service_lab", "agents_lab"):
         if name in request.fixturenames:
-            lab = request.getfixturevalue(name)
-            guard = GUARDS.get(name) or lab.guard
+            guard = request.getfixturevalue(name).guard
             before = guard.running()
             checks.append(lambda guard=guard, before=before: guard.check(before, what))
+    if "controller_example_labs" in request.fixturenames:
+        labs = request.getfixturevalue("controller_example_labs")
+        if labs.guard is not None:  # a lab is up: unless the test spends it, it stays as is
+            guard, before = labs.guard, labs.guard.running()
+            checks.append(lambda: labs.guard is not guard or guard.check(before, what))
     if "pg" in request.fixturenames:
         server = request.getfixturevalue("pg")
         connected = client_databases(server)

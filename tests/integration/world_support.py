@@ -87,6 +87,28 @@ class FileLab:
         return netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password)
 
 
+class SpendableLab:
+    """A lab from a file, brought up when first borrowed; a test that cannot undo what it made
+    spends it (down), and the next borrower gets a new one."""
+
+    def __init__(self, up: Callable[[], tuple[str, Path]], down: Callable[[str], None]):
+        self.up, self.down = up, down
+        self.current: tuple[str, Path] | None = None
+        self.guard: RunningGuard | None = None
+
+    def borrow(self) -> tuple[str, Path]:
+        """(name, file) of the lab up now."""
+        if self.current is None:
+            self.current = self.up()
+            self.guard = RunningGuard(FileLab(*self.current))
+        return self.current
+
+    def spend(self) -> None:
+        if self.current is not None:
+            name, self.current, self.guard = self.current[0], None, None
+            self.down(name)
+
+
 def using(database: str | None) -> Callable[[str], str]:
     """An edit of examples/controller.yaml: its controller keeps its state in `database`
     (None: SQLite in its state directory, the default)."""
