@@ -187,6 +187,10 @@ XML_REQUEST = (
 )
 
 
+# the HTTP contract through the real process: the database is not what is tested here (the
+# two controllers on one PostgreSQL below are; test_controller_api_postgres.py runs the API's
+# tests on it)
+@pytest.mark.parametrize("controller", ["sqlite"], indirect=True)
 def test_controller_process_json_and_xml_with_curl(lab: Lab, controller: Controller) -> None:
     c = controller
     provider = c.config.provider_token_path.read_text().strip()

@@ -73,6 +73,8 @@ def request(name: str, port: int, bandwidth: str, **more: object) -> ConnectionR
     return ConnectionRequest(name=name, dst_port=port, bandwidth=bandwidth, **VOICE, **more)  # type: ignore[arg-type]
 
 
+# the data plane: the database is not what is tested (the tests below on both are)
+@pytest.mark.parametrize("url", ["sqlite"], indirect=True)
 def test_a_connection_carries_its_rate_and_only_its_5_tuple(lab: Lab, url: str) -> None:
     async def create() -> tuple[object, dict[str, float]]:
         service = await started(lab, url)
@@ -324,6 +326,8 @@ def test_rearrangement_moves_a_connection_without_losing_a_datagram(lab: Lab, ur
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
 
 
+# the agents' counters and the poller: the database is not what is tested
+@pytest.mark.parametrize("url", ["sqlite"], indirect=True)
 def test_links_show_the_utilisation_the_agents_count(lab: Lab, url: str) -> None:
     """The poller reads the agents' class counters every 0.5 s: while 15 Mbit/s of UDP runs
     h1 -> h3, that direction shows it (at least a third of it even on a starved machine,
