@@ -7,8 +7,8 @@ export UV_PYTHON_DOWNLOADS := never
 VENV := .venv/bin
 CARGO_CRATES := $(wildcard perfbench/Cargo.toml hypervisor/Cargo.toml)
 
-.PHONY: demo test bootstrap-demo bootstrap bootstrap-rust lint unit integration fuzz rust rust-test \
-	bench-build dist install-rust clean
+.PHONY: demo test check quick bootstrap-demo bootstrap bootstrap-rust lint unit integration fuzz \
+	rust rust-test bench-build dist install-rust clean
 
 demo: bootstrap-demo
 	$(VENV)/vnet demo
@@ -35,6 +35,15 @@ lint: bootstrap
 
 unit: bootstrap
 	$(VENV)/pytest -q tests/unit
+
+# The fast loop between two small changes: lint, unit tests and the fuzzers briefly; no root,
+# no labs, no Rust. `make quick` adds the integration tests but the slow modules, benchmarks
+# and the browser (markers: agents, postgres, browser, bench, slow; pyproject.toml).
+check: lint
+	$(VENV)/pytest -q -m "not slow" tests/unit tests/fuzz
+
+quick: check rust
+	$(VENV)/pytest -q tests/integration -m "not slow and not bench and not browser"
 
 integration: bootstrap-rust rust
 	$(VENV)/pytest -q tests/integration
