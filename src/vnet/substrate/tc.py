@@ -49,13 +49,9 @@ UNDERLAY_MAJOR = 0x75
 LINK_ROOT_CLASS = 0x10001
 MANAGEMENT_MINOR = 0x2
 BEST_EFFORT_MINOR = 0x3
-# A link tree's filter priorities, tried in this order (within one, the kernel's numbering
-# orders the filters, which a plan does not choose): the tenants' routing inside VXLAN, each
-# network's VNI, any other VXLAN, everything else
-PRIO_TENANT_ROUTING = 1
-PRIO_NETWORK = 2
-PRIO_ANY_VXLAN = 3
-PRIO_REST = 4
+# A link tree's filter priorities, tried in this order (inside one, the kernel's numbering
+# orders filters: no plan chooses it): tenants' routing, each network's VNI, VXLAN, the rest
+PRIO_TENANT_ROUTING, PRIO_NETWORK, PRIO_ANY_VXLAN, PRIO_REST = 1, 2, 3, 4
 MIN_CLASS_RATE = 8_000  # bit/s; HTB needs a rate > 0
 QUEUE_SECONDS = 0.05
 MIN_QUEUE = 128 * 1024

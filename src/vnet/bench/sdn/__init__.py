@@ -2,7 +2,7 @@
 
 perfbench (the Rust crate in ``perfbench/``) plays the tenant controllers and the
 data plane; Open vSwitch's userspace datapath is the switch. Each setup of the
-paper's Table 1 (seeds/002, "perfbench") runs three times: switch-only ("ovs":
+paper's Table 1 (paper 002, "perfbench"; docs/papers.md) runs three times: switch-only ("ovs":
 the switch connects straight to the tenant controllers), through perfbench's
 pass-through proxy ("proxy": the switch connects to the proxy, which connects
 on to the controllers) and through the slicing hypervisor ("hv", the crate in
@@ -55,7 +55,7 @@ class SdnBench(Benchmark):
     help = (
         "OpenFlow control latency of Open vSwitch, switch-only, through a pass-through "
         "proxy and through the slicing hypervisor.\n\n"
-        "The paper's Table 1 (seeds/002): PACKET_IN at 10k-40k/s and port statistics at "
+        "Table 1 of paper 002 (docs/papers.md): PACKET_IN at 10k-40k/s and port statistics at "
         "5k-8k/s for one tenant, PACKET_OUT at 60k/s in total for 2-20 tenants, with "
         "TCP_NODELAY off (AGG) and on (ND); then PACKET_OUT at 10k-50k/s over the most "
         "tenants, a noisy tenant at 10x its rate limit, and FLOW_MOD+BARRIER, through "
