@@ -14,10 +14,16 @@ demo: bootstrap-demo
 	$(VENV)/vnet demo
 
 # compileall: the tests start hundreds of agents and CLI processes; with byte-code written
-# once (PYTHONDONTWRITEBYTECODE may be set) none of them compiles vnet's modules again
+# once (PYTHONDONTWRITEBYTECODE may be set) none of them compiles vnet's modules again.
+# Two phases: the suite shared among WORKERS processes (most of its time is waiting on
+# agents, labs and timeouts, so more workers than cores pay), then the tests marked serial
+# (a measured rate or time) alone. tests/conftest.py says how tests are shared out.
+WORKERS ?= 3
+PARALLEL := -n $(WORKERS) --dist loadgroup -m "not serial"
 test: bootstrap-rust lint rust-test
 	@$(VENV)/python -m compileall -q src >/dev/null
-	$(VENV)/pytest -q tests
+	$(VENV)/pytest -q $(PARALLEL) tests
+	$(VENV)/pytest -q -m serial tests
 
 bootstrap-demo:
 	@scripts/bootstrap.sh --demo
@@ -46,7 +52,8 @@ quick: check rust
 	$(VENV)/pytest -q tests/integration -m "not slow and not bench and not browser"
 
 integration: bootstrap-rust rust
-	$(VENV)/pytest -q tests/integration
+	$(VENV)/pytest -q $(PARALLEL) tests/integration
+	$(VENV)/pytest -q -m serial tests/integration
 
 # Property-based tests and fuzzers (tests/fuzz) at length: `make test` runs them briefly.
 fuzz: bootstrap

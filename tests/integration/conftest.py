@@ -47,6 +47,24 @@ SLOW = {
 }
 
 
+# tests whose verdict is a measured rate, loss or time bound: they run alone (`make test`
+# runs them after the rest, without parallel workers), on a machine as quiet as it gets
+SERIAL = {
+    "test_bench_dataplane",  # udp throughput above 90 Mbit/s, forwarding above 1000 pps
+    "test_perfbench",  # latencies and rates of the native tools
+    "test_hypervisor",  # packet-ins limited per slice, per second
+    "test_two_tenants::test_tcp_transfer_across_hosts",
+    "test_qos::test_isolation_keeps_b_at_its_guarantee_while_a_floods",
+    "test_managed_connections::test_iperf3_through_the_connection_within_3_percent",
+    "test_controller_service::test_a_connection_carries_its_rate_and_only_its_5_tuple",
+    "test_lab_controller::test_a_requested_connection_shapes_its_flow_and_only_it",
+    "test_deployment::test_a_deployment_without_the_lab",
+    "test_routing::test_loss_on_a_link_is_measured_within_tolerance",
+    "test_transactions::test_em_testbed_reaches_end_to_end_in_both_tenants",
+    "test_netconf_large_message::test_other_sessions_are_served_during_a_50_mb_edit",
+}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Markers for choosing what to run (`pytest -m "not slow and not bench"`): every test
     here needs root (agents), and each is marked by what it brings up."""
@@ -74,6 +92,8 @@ def markers_of(item: pytest.Item) -> list[str]:
         found.append("bench")
     if module in SLOW:
         found.append("slow")
+    if module in SERIAL or f"{module}::{getattr(item, 'originalname', item.name)}" in SERIAL:
+        found.append("serial")
     return found
 
 
