@@ -30,6 +30,7 @@ from sqlalchemy import text
 from vnet.controller.db import make_engine
 from vnet.lab import lab as labmod
 from vnet.tools import postgres
+from vnet.tools.wait import WaitTimeout, wait_until
 
 SRV6 = "{urn:vnet:yang:vnet-router}"
 
@@ -148,8 +149,22 @@ def client_databases(server: postgres.Postgres) -> set[str]:
         engine.dispose()
 
 
-def check_connections(server: postgres.Postgres, before: set[str], what: str) -> None:
-    leaked = client_databases(server) - before
+# seconds a closed client's server process may take to leave pg_stat_activity: it exits
+# after the client hung up, late on a loaded machine, and is no leak
+CLOSING = 10.0
+
+
+def check_connections(
+    server: postgres.Postgres, before: set[str], what: str, closing: float = CLOSING
+) -> None:
+    def still_connected() -> set[str]:
+        return client_databases(server) - before
+
+    try:
+        wait_until(lambda: not still_connected(), closing, what, interval=0.1)
+        return
+    except WaitTimeout:
+        leaked = still_connected()
     assert not leaked, (
         f"{what} left clients connected to PostgreSQL databases {sorted(leaked)} "
         "(dispose every engine it made, stop every controller it started)"
