@@ -45,8 +45,9 @@ unit: bootstrap
 # The fast loop between two small changes: lint, unit tests and the fuzzers briefly; no root,
 # no labs, no Rust. `make quick` adds the integration tests but the slow modules, benchmarks
 # and the browser (markers: agents, postgres, browser, bench, slow; pyproject.toml).
+# The unit tests and fuzzers compute rather than wait: one worker per core (-n auto).
 check: lint
-	$(VENV)/pytest -q -m "not slow" tests/unit tests/fuzz
+	$(VENV)/pytest -q -n auto -m "not slow" tests/unit tests/fuzz
 
 quick: check rust
 	$(VENV)/pytest -q tests/integration -m "not slow and not bench and not browser"
