@@ -52,7 +52,8 @@ SLOW = {
 SERIAL = {
     "test_bench_dataplane",  # udp throughput above 90 Mbit/s, forwarding above 1000 pps
     "test_perfbench",  # latencies and rates of the native tools
-    "test_hypervisor",  # packet-ins limited per slice, per second
+    "test_hypervisor::test_flooding_tenant_is_limited",  # echo replies per second, latency
+    "test_hypervisor::test_flooding_packet_ins_are_limited_per_slice",  # packet-ins per second
     "test_two_tenants::test_tcp_transfer_across_hosts",
     "test_qos::test_isolation_keeps_b_at_its_guarantee_while_a_floods",
     "test_managed_connections::test_iperf3_through_the_connection_within_3_percent",
