@@ -19,7 +19,7 @@ demo: bootstrap-demo
 # agents, labs and timeouts, so more workers than cores pay), then the tests marked serial
 # (a measured rate or time) alone. tests/conftest.py says how tests are shared out.
 WORKERS ?= 3
-PARALLEL := -n $(WORKERS) --dist loadgroup -m "not serial"
+PARALLEL := -n $(WORKERS) --dist loadscope -m "not serial"
 test: bootstrap-rust lint rust-test
 	@$(VENV)/python -m compileall -q src >/dev/null
 	$(VENV)/pytest -q $(PARALLEL) tests

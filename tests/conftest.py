@@ -1,43 +1,38 @@
 """How the suite is shared out among pytest-xdist's workers (`make test`: `-n N --dist
-loadgroup`). A module whose tests borrow a fixture of module scope (a lab, a controller)
-goes to one worker whole, so the fixture is built once; the tests of every other module are
-handed out one by one. A module in SPLIT is cut into that many parts, each built on its own
-worker: it is long enough that building its fixtures again costs less than waiting for it."""
+loadscope`): a module goes to one worker whole, so its fixtures of module scope (a lab, a
+controller) are built once; but a module in SPLIT is cut into that many parts, each on a
+worker of its own: it is long enough that building its fixtures again costs less than
+waiting for it on one worker. (xdist's own `loadgroup` cannot do this with pytest 9: the
+group it appends to a test's id is lost, and every test goes out on its own.)"""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 SPLIT = {"test_controller_faults": 2}
-SHARED_SCOPES = {"module", "class", "package"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    counts: dict[str, int] = {}
-    for item in items:
-        if item.get_closest_marker("xdist_group") is not None:
-            continue
-        module = Path(str(item.fspath)).stem
-        if not borrows_shared_fixture(item):
-            continue
-        index = counts.get(module, 0)
-        counts[module] = index + 1
-        parts = SPLIT.get(module, 1)
-        group = module if parts == 1 else f"{module}-{index % parts}"
-        item.add_marker(pytest.mark.xdist_group(group))
+def scope_of(nodeid: str) -> str:
+    """The unit a worker takes whole: the test's file (not the text before the last `::`,
+    which a parameter such as an IPv6 address may contain), or a part of a file in SPLIT."""
+    module = nodeid.split("::", 1)[0]
+    parts = SPLIT.get(Path(module).stem, 1)
+    if parts == 1:
+        return module
+    return f"{module}#{zlib.crc32(nodeid.encode()) % parts}"  # stable across the workers
 
 
-def borrows_shared_fixture(item: pytest.Item) -> bool:
-    """True if the test uses a fixture that lives longer than one test but not the session
-    (each worker has a session of its own: its session fixtures are its own)."""
-    info = getattr(item, "_fixtureinfo", None)
-    if info is None:
-        return False
-    return any(
-        definition.scope in SHARED_SCOPES
-        for definitions in info.name2fixturedefs.values()
-        for definition in definitions
-    )
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return ModuleScheduling(config, log)

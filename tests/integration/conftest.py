@@ -50,6 +50,7 @@ SLOW = {
 # tests whose verdict is a measured rate, loss or time bound: they run alone (`make test`
 # runs them after the rest, without parallel workers), on a machine as quiet as it gets
 SERIAL = {
+    "test_lab_controller_moves",  # no datagram lost while a live UDP flow is moved
     "test_bench_dataplane",  # udp throughput above 90 Mbit/s, forwarding above 1000 pps
     "test_perfbench",  # latencies and rates of the native tools
     "test_hypervisor::test_flooding_tenant_is_limited",  # echo replies per second, latency
