@@ -26,6 +26,7 @@ def scope_of(nodeid: str) -> str:
     return f"{module}#{zlib.crc32(nodeid.encode()) % parts}"  # stable across the workers
 
 
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist: unknown when it is not loaded
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadscope":
         return None
