@@ -7,17 +7,23 @@ export UV_PYTHON_DOWNLOADS := never
 VENV := .venv/bin
 CARGO_CRATES := $(wildcard perfbench/Cargo.toml hypervisor/Cargo.toml)
 
-.PHONY: demo test bootstrap-demo bootstrap bootstrap-rust lint unit integration fuzz rust rust-test \
-	bench-build dist install-rust clean
+.PHONY: demo test check quick bootstrap-demo bootstrap bootstrap-rust lint unit integration fuzz \
+	rust rust-test bench-build dist install-rust clean
 
 demo: bootstrap-demo
 	$(VENV)/vnet demo
 
 # compileall: the tests start hundreds of agents and CLI processes; with byte-code written
-# once (PYTHONDONTWRITEBYTECODE may be set) none of them compiles vnet's modules again
+# once (PYTHONDONTWRITEBYTECODE may be set) none of them compiles vnet's modules again.
+# Two phases: the suite shared among WORKERS processes (most of its time is waiting on
+# agents, labs and timeouts, so more workers than cores pay), then the tests marked serial
+# (a measured rate or time) alone. tests/conftest.py says how tests are shared out.
+WORKERS ?= 3
+PARALLEL := -n $(WORKERS) --dist loadscope -m "not serial"
 test: bootstrap-rust lint rust-test
 	@$(VENV)/python -m compileall -q src >/dev/null
-	$(VENV)/pytest -q tests
+	$(VENV)/pytest -q $(PARALLEL) tests
+	$(VENV)/pytest -q -m serial tests
 
 bootstrap-demo:
 	@scripts/bootstrap.sh --demo
@@ -37,8 +43,19 @@ lint: bootstrap
 unit: bootstrap
 	$(VENV)/pytest -q tests/unit
 
+# The fast loop between two small changes: lint, unit tests and the fuzzers briefly; no root,
+# no labs, no Rust. `make quick` adds the integration tests but the slow modules, benchmarks
+# and the browser (markers: agents, postgres, browser, bench, slow; pyproject.toml).
+# The unit tests and fuzzers compute rather than wait: one worker per core (-n auto).
+check: lint
+	$(VENV)/pytest -q -n auto -m "not slow" tests/unit tests/fuzz
+
+quick: check rust
+	$(VENV)/pytest -q tests/integration -m "not slow and not bench and not browser"
+
 integration: bootstrap-rust rust
-	$(VENV)/pytest -q tests/integration
+	$(VENV)/pytest -q $(PARALLEL) tests/integration
+	$(VENV)/pytest -q -m serial tests/integration
 
 # Property-based tests and fuzzers (tests/fuzz) at length: `make test` runs them briefly.
 fuzz: bootstrap

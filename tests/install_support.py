@@ -5,6 +5,7 @@ install of the same versions quick."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 from pathlib import Path
@@ -14,17 +15,23 @@ UV = ROOT / ".cache" / "tools" / "bin" / "uv"
 PYTHON = "/usr/bin/python3"  # Debian's: what a router has
 ENV = {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}
 TIMEOUT = 600
+LOCK = ROOT / ".cache" / "dist.lock"
 
 
 def build(out: Path) -> Path:
-    """`make dist` into `out`; the wheel's path (the sdist is beside it)."""
-    subprocess.run(
-        ["make", "-s", "-C", str(ROOT), "dist", f"DIST={out}"],
-        check=True,
-        capture_output=True,
-        env=ENV,
-        timeout=TIMEOUT,
-    )
+    """`make dist` into `out`; the wheel's path (the sdist is beside it). One build at a time
+    in this checkout: `make dist` first runs bootstrap, which parallel workers must not run
+    at once over the same .venv and .cache."""
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, even on a failure
+        subprocess.run(
+            ["make", "-s", "-C", str(ROOT), "dist", f"DIST={out}"],
+            check=True,
+            capture_output=True,
+            env=ENV,
+            timeout=TIMEOUT,
+        )
     wheels = sorted(out.glob("vnet-*.whl"))
     assert len(wheels) == 1 and sorted(out.glob("vnet-*.tar.gz")), sorted(out.iterdir())
     return wheels[0]

@@ -64,6 +64,8 @@ def shaper_class(number: int) -> int:
 
 
 class Lab:
+    hosts = HOSTS
+
     def __init__(self, name: str, path: Path, tmp: Path):
         self.name, self.path, self.tmp = name, path, tmp
 

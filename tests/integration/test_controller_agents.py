@@ -6,7 +6,7 @@ member of a group fails alone. Checked with independent NETCONF sessions (raw nc
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from ncclient.operations.rpc import RPCError
@@ -15,13 +15,13 @@ from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import AgentError, Agents, HostChange
 from vnet.model.host_guarantees import Locator
 
-from .conftest import Labs
-from .controller_agents_support import HOSTS, Lab, start_lab
+from .controller_agents_support import HOSTS, Lab
 
 
 @pytest.fixture(scope="module")
-def lab(module_labs: Labs) -> Iterator[Lab]:
-    yield from start_lab(module_labs)
+def lab(agents_lab: Lab) -> Lab:
+    """The session's line of three hosts, borrowed (conftest.py guards it)."""
+    return agents_lab
 
 
 def with_unknown_router(change: HostChange) -> HostChange:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 
@@ -17,15 +16,15 @@ from vnet.client import Endpoint
 from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import AgentError, Agents, HostChange
 
-from .conftest import Labs
-from .controller_agents_support import HOSTS, Lab, start_lab
+from .controller_agents_support import HOSTS, Lab
 
 RunningConfig = dict[str, str]
 
 
 @pytest.fixture(scope="module")
-def lab(module_labs: Labs) -> Iterator[Lab]:
-    yield from start_lab(module_labs)
+def lab(agents_lab: Lab) -> Lab:
+    """The session's line of three hosts, borrowed (conftest.py guards it)."""
+    return agents_lab
 
 
 async def release(agents: Agents, names: list[str]) -> None:

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 from ncclient.operations.rpc import RPCError
@@ -21,8 +20,7 @@ from ncclient.operations.rpc import RPCError
 from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.agents.realise import Agents, ConfirmError, HostChange
 
-from .conftest import Labs
-from .controller_agents_support import HOSTS, Lab, start_lab
+from .controller_agents_support import HOSTS, Lab
 
 # the controller's side, in a process of its own: its requests run at once (in the order
 # given); those marked `hang` journal COMMITTED and then hang, to be killed before confirms
@@ -64,8 +62,9 @@ Request = tuple[str, list[HostChange], bool]  # request id, changes, hang after 
 
 
 @pytest.fixture(scope="module")
-def lab(module_labs: Labs) -> Iterator[Lab]:
-    yield from start_lab(module_labs)
+def lab(agents_lab: Lab) -> Lab:
+    """The session's line of three hosts, borrowed (conftest.py guards it)."""
+    return agents_lab
 
 
 def killed_after_commit(lab: Lab, request: str, changes: list[HostChange], timeout: int) -> None:

@@ -4,9 +4,6 @@ test_controller_api_inventory.py again."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
-
 import pytest
 
 from tests.unit.test_controller_api_inventory import (  # noqa: F401  (collected again, on PostgreSQL)
@@ -16,15 +13,15 @@ from tests.unit.test_controller_api_inventory import (  # noqa: F401  (collected
 )
 from vnet.tools import postgres
 
-_names = itertools.count()
+from .world_support import unique_database
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[postgres.Postgres]:
-    with postgres.running() as pg:
-        yield pg
+def server(pg: postgres.Postgres) -> postgres.Postgres:
+    """The session's server (conftest.py)."""
+    return pg
 
 
 @pytest.fixture
 def url(server: postgres.Postgres) -> str:
-    return server.create_database(f"apiinv{next(_names)}")
+    return server.create_database(unique_database("apiinv"))

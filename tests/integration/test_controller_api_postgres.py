@@ -3,9 +3,6 @@ vnet.tools.postgres): the SQLite tests of test_controller_api_service.py again."
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
-
 import pytest
 
 from tests.unit.test_controller_api_service import (  # noqa: F401  (collected again, on PostgreSQL)
@@ -18,15 +15,15 @@ from tests.unit.test_controller_api_service import (  # noqa: F401  (collected a
 )
 from vnet.tools import postgres
 
-_names = itertools.count()
+from .world_support import unique_database
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[postgres.Postgres]:
-    with postgres.running() as pg:
-        yield pg
+def server(pg: postgres.Postgres) -> postgres.Postgres:
+    """The session's server (conftest.py)."""
+    return pg
 
 
 @pytest.fixture
 def url(server: postgres.Postgres) -> str:
-    return server.create_database(f"api{next(_names)}")
+    return server.create_database(unique_database("api"))

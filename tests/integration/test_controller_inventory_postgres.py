@@ -3,7 +3,9 @@ suites' tests again."""
 
 from __future__ import annotations
 
-from tests.integration.test_controller_db_postgres import engine, server, url  # noqa: F401
+import pytest
+
+from tests.integration.test_controller_db_postgres import engine, url  # noqa: F401
 from tests.unit.test_controller_inventory import (  # noqa: F401  (collected again, on PostgreSQL)
     test_a_conflicting_file_is_refused_and_changes_nothing,
     test_a_loaded_topology_comes_back_exactly,
@@ -21,3 +23,11 @@ from tests.unit.test_controller_planner_db import (  # noqa: F401
     test_rearrangement_on_the_databases_books,
     test_the_planner_and_the_sql_ledger_agree_on_what_fits,
 )
+from vnet.tools import postgres
+
+
+@pytest.fixture(scope="module")
+def server(pg: postgres.Postgres) -> postgres.Postgres:
+    """The session's server (conftest.py); test_controller_db_postgres.py starts its own, as
+    its tests are about the server's life."""
+    return pg

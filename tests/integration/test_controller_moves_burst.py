@@ -30,27 +30,21 @@ from sqlalchemy.orm import Session
 from vnet.controller.db import Reservation, default_url, make_engine
 from vnet.lab import lab as labmod
 from vnet.model.controller_config import ControllerConfig
-from vnet.tools import postgres
 from vnet.tools.processes import stop_child
 
 from .conftest import Labs, require_tools, vnet
-from .controller_service_support import HOSTS, Lab, start_lab
+from .controller_service_support import HOSTS, Lab
 from .test_controller_api_process import Answer, Controller, curl, start, write_config
 
 MOVERS, BURST = 8, 100  # 8 x 11.3 Mbit/s on the wire fill the 99 usable of h1-h3
 CONNECTIONS = "/tenants/acme/connections"
 
 
-@pytest.fixture(scope="module")
-def lab(module_labs: Labs) -> Iterator[Lab]:
+@pytest.fixture
+def lab(service_lab: Lab) -> Lab:
+    """The session's three-host triangle (conftest.py): the burst releases all it made."""
     require_tools("curl")
-    yield from start_lab(module_labs)
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[postgres.Postgres]:
-    with postgres.running() as server:
-        yield server
+    return service_lab
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

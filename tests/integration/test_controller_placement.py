@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,8 @@ from vnet.controller.errors import AgentRefused, BadRequest, Conflict, Forbidden
 from vnet.controller.service.core import Service
 from vnet.lab.probes import fping
 from vnet.model.controller_api import NetworkRequest, RouterInterfaceRequest, RouterRequest
-from vnet.tools import postgres
 
-from .conftest import Labs, require_tools
+from .conftest import require_tools
 from .controller_service_support import (
     ACME,
     BETA,
@@ -32,10 +30,9 @@ from .controller_service_support import (
     close,
     make_service,
     ns,
-    prepare_database,
     run,
-    start_lab,
 )
+from .world_support import TemplateDatabases
 
 ROUTERS_FILTER = ("subtree", '<routers xmlns="urn:vnet:yang:vnet-router"/>')
 NEW_VR = RouterRequest(
@@ -45,26 +42,18 @@ NEW_VR = RouterRequest(
 
 
 @pytest.fixture(scope="module")
-def lab(module_labs: Labs) -> Iterator[Lab]:
+def lab(service_lab: Lab) -> Lab:
+    """The session's triangle, borrowed (conftest.py guards it)."""
     require_tools("fping")
-    yield from start_lab(module_labs)
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[postgres.Postgres]:
-    with postgres.running() as server:
-        yield server
+    return service_lab
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        made = f"sqlite:///{tmp_path / 'controller.db'}"
-    else:
-        server = request.getfixturevalue("pg")
-        made = server.create_database(f"place_{tmp_path.name[-12:].lower().replace('-', '_')}")
-    prepare_database(lab, made)
-    return made
+def url(
+    request: pytest.FixtureRequest, service_databases: TemplateDatabases, tmp_path: Path
+) -> str:
+    """A copy of the migrated template with the lab's inventory, on either database."""
+    return service_databases.make(request.param, tmp_path, "place")
 
 
 async def started(lab: Lab, url: str, **options: object) -> Service:

@@ -10,7 +10,6 @@ import asyncio
 import itertools
 import subprocess
 import sys
-from collections.abc import Iterator
 from ipaddress import IPv6Network
 from pathlib import Path
 
@@ -27,7 +26,6 @@ from vnet.model.host_guarantees import ConnectionPieces, Locator, Transit
 from vnet.model.srv6 import FUNC_END, sid
 from vnet.tools import postgres
 
-from .conftest import Labs
 from .controller_service_support import (
     ACME,
     HOSTS,
@@ -39,33 +37,25 @@ from .controller_service_support import (
     prepare_database,
     run,
     shaper_rates,
-    start_lab,
     unfinished_requests,
 )
+from .world_support import TemplateDatabases, unique_database
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def lab(module_labs: Labs) -> Iterator[Lab]:
-    yield from start_lab(module_labs)
-
-
-@pytest.fixture(scope="module")
-def pg() -> Iterator[postgres.Postgres]:
-    with postgres.running() as server:
-        yield server
+def lab(service_lab: Lab) -> Lab:
+    """The session's triangle, borrowed (conftest.py guards it)."""
+    return service_lab
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def url(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        made = f"sqlite:///{tmp_path / 'controller.db'}"
-    else:
-        server = request.getfixturevalue("pg")
-        made = server.create_database(f"rec_{tmp_path.name[-12:].lower().replace('-', '_')}")
-    prepare_database(lab, made)
-    return made
+def url(
+    request: pytest.FixtureRequest, service_databases: TemplateDatabases, tmp_path: Path
+) -> str:
+    """A copy of the migrated template with the lab's inventory, on either database."""
+    return service_databases.make(request.param, tmp_path, "rec")
 
 
 def test_kill_9_between_commit_and_confirm_then_restart_leaves_nothing_half(
@@ -154,7 +144,7 @@ def stray_on_h2() -> HostChange:
 def test_100_simultaneous_creates_on_two_controllers_never_over_admit(
     lab: Lab, pg: postgres.Postgres, tmp_path: Path
 ) -> None:
-    url = pg.create_database("two_controllers")
+    url = pg.create_database(unique_database("two_controllers"))
     prepare_database(lab, url)
 
     async def scenario() -> tuple[int, int, dict, dict]:  # type: ignore[type-arg]
@@ -258,7 +248,7 @@ def test_a_starting_controller_leaves_a_live_ones_requests_alone(
 ) -> None:
     """Two controllers on one PostgreSQL: the second one's recovery does not touch a request
     the first is in the middle of; once the first is gone, the next start settles it."""
-    url = pg.create_database("liveness")
+    url = pg.create_database(unique_database("liveness"))
     prepare_database(lab, url)
 
     async def scenario() -> tuple[list[str], list[str], list[tuple[str, str]]]:

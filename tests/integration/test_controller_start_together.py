@@ -13,6 +13,8 @@ from vnet.controller.server import prepare_database
 from vnet.model.controller_config import ControllerConfig
 from vnet.tools import postgres
 
+from .world_support import unique_database
+
 
 def _first_starts(url: str, tmp_path: Path, count: int) -> list[int]:
     """`count` controllers' first start at once on an empty database: hosts seen by each."""
@@ -33,10 +35,9 @@ def _first_starts(url: str, tmp_path: Path, count: int) -> list[int]:
         pool.shutdown(wait=False, cancel_futures=True)
 
 
-def test_first_starts_at_once_on_postgresql(tmp_path: Path) -> None:
-    with postgres.running() as pg:
-        url = pg.create_database("together")
-        assert _first_starts(url, tmp_path, 4) == [3, 3, 3, 3]
+def test_first_starts_at_once_on_postgresql(tmp_path: Path, pg: postgres.Postgres) -> None:
+    url = pg.create_database(unique_database("together"))
+    assert _first_starts(url, tmp_path, 4) == [3, 3, 3, 3]
 
 
 def test_first_starts_at_once_on_sqlite(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 lab's management namespace wired to the lab's agents; `vnet conn request|list|show|release`
 work end to end through the command line; `vnet lab down` stops it by PID and leaves nothing.
 
-Each test module's lab runs once with SQLite (the default) and once with a real PostgreSQL
-(vnet.tools.postgres). curl (an independent client) checks the API from the namespace.
+The lab is the session's (conftest.py `controller_example_labs`, shared with
+test_lab_controller_placement.py), once with SQLite (the default) and once with a real
+PostgreSQL (vnet.tools.postgres). curl (an independent client) checks the API from the namespace.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,42 +20,26 @@ import pytest
 
 from vnet.lab import lab as labmod
 from vnet.lab.controller import CONFIG, WHAT
-from vnet.tools import postgres, processes
+from vnet.tools import processes
 
 from .conftest import Labs, lab_namespaces, require_tools, vnet
+from .world_support import SpendableLab, using
 
 # a new database's URL (None: SQLite, the default)
 Databases = Callable[[str], str | None]
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def databases(request: pytest.FixtureRequest) -> Iterator[Databases]:
+@pytest.fixture(scope="module")
+def databases(controller_databases: Databases) -> Databases:
     """Each lab's controller gets a database of its own: the inventory is one per database."""
-    if request.param == "sqlite":
-        yield lambda _name: None
-        return
-    with postgres.running() as pg:
-        yield pg.create_database
-
-
-def using(database: str | None) -> Callable[[str], str]:
-    """An edit of the example file: its controller keeps its state in `database`."""
-
-    def edit(text: str) -> str:
-        if database is None:
-            return text
-        return text.replace("controller:\n", f"controller:\n  database: '{database}'\n")
-
-    return edit
+    return controller_databases
 
 
 @pytest.fixture(scope="module")
-def lab(databases: Databases, module_labs: Labs) -> tuple[str, Path]:
-    # `databases` first: a PostgreSQL server outlives the labs whose controllers use it
-    require_tools("curl")
-    name, path = module_labs.file("controller.yaml", using(databases("labctl")))
-    vnet("lab", "up", str(path), timeout=180)
-    return name, path
+def lab(controller_example_labs: SpendableLab) -> tuple[str, Path]:
+    """The session's lab of examples/controller.yaml on each database, borrowed (conftest.py
+    guards it)."""
+    return controller_example_labs.borrow()
 
 
 def controller_pid(name: str) -> processes.ProcessRecord:

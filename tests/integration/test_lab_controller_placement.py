@@ -7,14 +7,17 @@ connection holds capacity on h1-h2, a VR without a host goes to h3. It then runs
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from vnet.lab import lab as labmod
 from vnet.lab.probes import fping
 
 from .agent_support import netconf_connect
 from .conftest import vnet
-from .test_lab_controller import databases, lab  # noqa: F401  (fixtures: one lab per database)
+from .world_support import SpendableLab
 
 ROUTERS_FILTER = ("subtree", '<routers xmlns="urn:vnet:yang:vnet-router"/>')
 
@@ -31,7 +34,15 @@ def routers_on(name: str, host: str) -> set[str]:
     }
 
 
-def test_vr_placed_by_the_ledger_through_the_cli(lab: tuple[str, Path]) -> None:  # noqa: F811
+@pytest.fixture
+def lab(controller_example_labs: SpendableLab) -> Iterator[tuple[str, Path]]:
+    """The session's lab of examples/controller.yaml on each database (test_lab_controller.py
+    borrows the same), spent afterwards: the test's VR stays (no API removes a VR)."""
+    yield controller_example_labs.borrow()
+    controller_example_labs.spend()
+
+
+def test_vr_placed_by_the_ledger_through_the_cli(lab: tuple[str, Path]) -> None:
     name, _ = lab
     vnet("conn", "request", "hold", "pc1", "pc2", "--bandwidth", "30mbit", "--lab", name)
     try:
@@ -50,5 +61,5 @@ def test_vr_placed_by_the_ledger_through_the_cli(lab: tuple[str, Path]) -> None:
             "net", "vr", "rx", "--interface", "lan1=10.50.1.51/24", "--lab", name, check=False,
         )  # fmt: skip
         assert again.returncode == 1 and "'rx' is used by a VR" in again.stderr, again.stderr
-    finally:  # the VR goes with the module's lab
+    finally:  # the VR goes with the lab (spent)
         vnet("conn", "release", "hold", "--lab", name, check=False)

@@ -3,7 +3,8 @@ in-memory service of tests/controller_api_support.py, and a TestClient of the ap
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import shutil
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,32 @@ from sqlalchemy.orm import Session, sessionmaker
 from tests.controller_api_support import FakeService, Tokens, make_tokens
 from vnet.controller.api import make_app
 from vnet.controller.db import default_url, make_engine, session_factory, upgrade
+from vnet.controller.db.engine import DB_FILE
+
+
+@pytest.fixture(scope="session")
+def migrated_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The controller's SQLite database migrated once per session (Alembic takes a while)."""
+    directory = tmp_path_factory.mktemp("migrated")
+    upgrade(default_url(directory))  # its engine is disposed: the file holds everything
+    return directory / DB_FILE
 
 
 @pytest.fixture
-def sessions(tmp_path: Path) -> Iterator[sessionmaker[Session]]:
-    url = default_url(tmp_path)
-    upgrade(url)
+def migrated(migrated_template: Path) -> Callable[[Path], str]:
+    """A fresh copy of the migrated database in a state directory; its URL."""
+
+    def copy(state_dir: Path) -> str:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(migrated_template, state_dir / DB_FILE)
+        return default_url(state_dir)
+
+    return copy
+
+
+@pytest.fixture
+def sessions(tmp_path: Path, migrated: Callable[[Path], str]) -> Iterator[sessionmaker[Session]]:
+    url = migrated(tmp_path)
     engine = make_engine(url)
     yield session_factory(engine)
     engine.dispose()

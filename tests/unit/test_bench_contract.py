@@ -119,6 +119,7 @@ class EchoBench(Benchmark):
         return f"echo: {len(result.measurements[0].samples)} sample(s)"
 
 
+@pytest.mark.slow  # a whole (small) bench run with its figures: not in `make check`
 def test_a_benchmark_runs_through_the_shared_command(tmp_path: Path) -> None:
     out, copy = tmp_path / "report", tmp_path / "copy.json"
     args = ["--quick", "--value", "3", "--out", str(out), "--json", str(copy)]

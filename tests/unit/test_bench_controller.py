@@ -288,6 +288,7 @@ class Leaking(Recorded):
     leak = 1
 
 
+@pytest.mark.slow  # a whole (small) bench run with its figures: not in `make check`
 def test_a_clean_run_passes_and_writes_the_papers_figures(tmp_path: Path) -> None:
     done = CliRunner().invoke(make_command(Recorded), ["--out", str(tmp_path)])
     assert done.exit_code == 0, done.output
@@ -295,6 +296,7 @@ def test_a_clean_run_passes_and_writes_the_papers_figures(tmp_path: Path) -> Non
     assert "controller goals: 6 met, 0 MISSED" in done.output
 
 
+@pytest.mark.slow  # a whole (small) bench run with its figures: not in `make check`
 def test_a_leak_fails_the_run_after_the_report_is_written(tmp_path: Path) -> None:
     done = CliRunner().invoke(make_command(Leaking), ["--out", str(tmp_path)])
     assert done.exit_code == 1

@@ -214,6 +214,7 @@ def test_lead_summary_shows_every_kind_and_the_overhead_steps() -> None:
     assert "Sustained loads" in text and "100 Mbit/s" in text
 
 
+@pytest.mark.slow  # a whole (small) bench run with its figures: not in `make check`
 def test_dataplane_report_from_recorded_samples(tmp_path: Path) -> None:
     result = BenchResult.load(RECORDED / "dataplane_results.json")
     result.description = dp_summary.lead_summary(result)

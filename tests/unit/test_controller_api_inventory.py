@@ -6,7 +6,7 @@ lab in tests/integration/test_controller_placement.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from tests.unit.test_controller_api_service import INVENTORY, api, url  # noqa: 
 from vnet.client.endpoint import Endpoint
 from vnet.controller.agents.netconf import NetconfSouthbound
 from vnet.controller.api import make_app
-from vnet.controller.db import default_url, make_engine, session_factory, upgrade
+from vnet.controller.db import make_engine, session_factory
 from vnet.controller.principal import Principal
 from vnet.controller.server import prepare_database
 from vnet.controller.service.core import Service
@@ -66,9 +66,10 @@ class InventoryFake(FakeService):
 
 
 @pytest.fixture
-def fake(tmp_path: Path) -> Iterator[tuple[TestClient, Tokens, InventoryFake]]:
-    db = default_url(tmp_path)
-    upgrade(db)
+def fake(
+    tmp_path: Path, migrated: Callable[[Path], str]
+) -> Iterator[tuple[TestClient, Tokens, InventoryFake]]:
+    db = migrated(tmp_path)
     engine = make_engine(db)
     sessions: sessionmaker[Session] = session_factory(engine)
     service = InventoryFake()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,11 @@ GBIT = 1_000_000_000
 
 
 @pytest.fixture
-def url(tmp_path: Path) -> str:
+def url(request: pytest.FixtureRequest, tmp_path: Path, migrated: Callable[[Path], str]) -> str:
+    """A copy of the database migrated once for the session (conftest.py); migrated here for
+    the tests of the migration and of a new database's settings (marked `migrates`)."""
+    if request.node.get_closest_marker("migrates") is None:
+        return migrated(tmp_path / "state")
     url = default_url(tmp_path / "state")
     upgrade(url)
     return url
@@ -59,6 +64,7 @@ def engine(url: str) -> Engine:
     engine.dispose()
 
 
+@pytest.mark.migrates
 def test_default_database_is_a_wal_file_with_foreign_keys(tmp_path: Path, engine: Engine) -> None:
     assert (tmp_path / "state" / "controller.db").is_file()
     with engine.connect() as conn:
@@ -69,6 +75,7 @@ def test_default_database_is_a_wal_file_with_foreign_keys(tmp_path: Path, engine
         session.commit()
 
 
+@pytest.mark.migrates
 def test_migrations_produce_exactly_the_models(engine: Engine, url: str) -> None:
     assert schema_diff(engine) == []
     upgrade(url)  # a second run finds nothing to do

@@ -4,7 +4,7 @@ tests/integration/test_controller_inventory_postgres.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,10 +21,8 @@ from vnet.controller.db import (
     Tenant,
     VirtualRouter,
     add_connection,
-    default_url,
     make_engine,
     reserve,
-    upgrade,
 )
 from vnet.controller.inventory import (
     InventoryConflict,
@@ -38,10 +36,8 @@ from vnet.model.topology import Topology
 
 
 @pytest.fixture
-def url(tmp_path: Path) -> str:
-    url = default_url(tmp_path / "state")
-    upgrade(url)
-    return url
+def url(tmp_path: Path, migrated: Callable[[Path], str]) -> str:
+    return migrated(tmp_path / "state")
 
 
 @pytest.fixture

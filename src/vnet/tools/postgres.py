@@ -55,10 +55,13 @@ class Postgres:
         """SQLAlchemy URL (psycopg 3) of `database` on this server."""
         return f"postgresql+psycopg://{SUPERUSER}@/{database}?host={self.socket_dir}&port={PORT}"
 
-    def create_database(self, name: str) -> str:
-        """A new empty database; its URL."""
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """A new database, empty or (`template`) a copy of that one (CREATE DATABASE ...
+        TEMPLATE: a file copy, much faster than migrating again; the template must have
+        no open connection while it is copied); its URL."""
         client = [str(self.bindir / "createdb"), "-h", str(self.socket_dir), "-p", str(PORT)]
-        _run([*client, "-U", SUPERUSER, name], None)
+        copy = ["--template", template] if template else []
+        _run([*client, "-U", SUPERUSER, *copy, name], None)
         return self.url(name)
 
 

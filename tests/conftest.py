@@ -1,0 +1,39 @@
+"""How the suite is shared out among pytest-xdist's workers (`make test`: `-n N --dist
+loadscope`): a module goes to one worker whole, so its fixtures of module scope (a lab, a
+controller) are built once; but a module in SPLIT is cut into that many parts, each on a
+worker of its own: it is long enough that building its fixtures again costs less than
+waiting for it on one worker. (xdist's own `loadgroup` cannot do this with pytest 9: the
+group it appends to a test's id is lost, and every test goes out on its own.)"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SPLIT = {"test_controller_faults": 2}
+
+
+def scope_of(nodeid: str) -> str:
+    """The unit a worker takes whole: the test's file (not the text before the last `::`,
+    which a parameter such as an IPv6 address may contain), or a part of a file in SPLIT."""
+    module = nodeid.split("::", 1)[0]
+    parts = SPLIT.get(Path(module).stem, 1)
+    if parts == 1:
+        return module
+    return f"{module}#{zlib.crc32(nodeid.encode()) % parts}"  # stable across the workers
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of xdist: unknown when it is not loaded
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scope_of(nodeid)
+
+    return ModuleScheduling(config, log)
