@@ -2,8 +2,9 @@
 
 A three-host triangle (examples/ospf-triangle.yaml: pc1 behind r1, pc3 behind r3, the
 VRs on h1, h2, h3 running OSPF) carries a constant UDP probe from pc1 to pc3 (1000
-datagrams a second, iperf3, sequence-numbered). Mid-run the underlay link under the
-direct path fails (`vnet lab link down`, as a pulled cable: both ends lose the
+datagrams a second, iperf3, sequence-numbered). One second into each run (or once the
+probe reaches pc3, if iperf3 takes longer to start) the underlay link under the direct
+path fails (`vnet lab link down`, as a pulled cable: both ends lose the
 carrier). The outage is derived from the loss (RFC 6413's loss-derived convergence
 time): lost datagrams / rate. Three variants in the same run:
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import threading
 from pathlib import Path
@@ -22,7 +23,8 @@ from vnet.bench.results import BenchResult, tool_version
 from vnet.lab import faults
 from vnet.lab import lab as labmod
 from vnet.lab.shaping import FlowError, FlowResult, run_flow
-from vnet.tools.wait import wait_until
+from vnet.tools import procfs
+from vnet.tools.wait import WaitTimeout, wait_until
 
 RATE_PPS = 1000
 PAYLOAD = 64  # bytes of UDP payload per datagram
@@ -103,17 +105,28 @@ def _measure(
 
 
 def _across_a_failure(lab: str, link: str, address: str, seconds: float, hold: float) -> FlowResult:
-    """The probe for `seconds`; `link` down from FAIL_AT for `hold` seconds."""
+    """The probe for `seconds`; `link` down for `hold` seconds from FAIL_AT, or from when
+    the probe reaches pc3 if it is later (iperf3 may take a while to start: a failure
+    before it sends would cut nothing, and its own connection would wait it out)."""
     restore = threading.Timer(hold, lambda: faults.set_link(lab, link, up=True))
+    receiver = f"vnet-{lab}-{DST}"
+    before = _received(receiver)
 
     def fail() -> None:
+        with contextlib.suppress(WaitTimeout):
+            wait_until(
+                lambda: _received(receiver) - before >= RATE_PPS // 10,
+                TAIL / 2,
+                "the probe reaches pc3",
+                interval=0.02,
+            )
         faults.set_link(lab, link, up=False)
         restore.start()
 
     try:
         return run_flow(
             f"vnet-{lab}-{SRC}",
-            f"vnet-{lab}-{DST}",
+            receiver,
             address,
             seconds=seconds,
             protocol="udp",
@@ -127,6 +140,10 @@ def _across_a_failure(lab: str, link: str, address: str, seconds: float, hold: f
         if restore.is_alive():
             restore.join()
         faults.set_link(lab, link, up=True)
+
+
+def _received(ns: str) -> int:
+    return procfs.snmp_counters(ns)["Udp:InDatagrams"]
 
 
 def _record(
