@@ -18,7 +18,7 @@ def test_ospf_with_bfd_heals_a_failed_link_before_it_returns(tmp_path: Path) -> 
     require_tools("iperf3", "ping", "vtysh")
     out = tmp_path / "results.json"
     vnet(
-        "bench", "failover", "--quick", "--variants", "bfd", "--duration", "6",
+        "bench", "failover", "--quick", "--variants", "bfd", "--duration", "8",
         "--json", str(out), "--out", str(tmp_path / "r"),
         timeout=300,
     )  # fmt: skip

@@ -13,6 +13,7 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from lxml import etree
@@ -20,6 +21,7 @@ from ncclient import manager
 from ncclient.operations import RPCError
 
 from vnet.agent.routing.supervisor import MAX_RESTARTS
+from vnet.client import Endpoint
 from vnet.lab import faults, probes
 from vnet.lab import lab as labmod
 from vnet.tools import frr, processes
@@ -101,12 +103,18 @@ def test_adjacencies_and_routes_over_netconf(lab: str, h1: manager.Manager) -> N
     wait_until(lambda: reaches(lab) and reaches(lab, "fd00:51:3::3"), CONVERGE, "pc1 reaches pc3")
 
 
+def restconf_of(lab: str, host: str) -> tuple[SimpleNamespace, Endpoint]:
+    """What test_restconf's curl needs of an agent, and its endpoint (for the user)."""
+    ep = labmod.agent_endpoint(lab, host, "restconf")
+    return SimpleNamespace(address=ep.address, restconf_port=ep.port, namespace=ep.namespace), ep
+
+
 def test_routing_state_over_restconf(lab: str) -> None:
-    ep = labmod.agent_endpoint(lab, "h3")
+    at, ep = restconf_of(lab, "h3")
 
     def r3_state() -> dict | None:
         reply = curl(
-            ep,
+            at,  # type: ignore[arg-type]
             "GET",
             "/restconf/data/vnet-router:routers/router=r3/routing",
             user=f"{ep.user}:{ep.password}",
@@ -191,10 +199,10 @@ def test_a_routing_configuration_that_cannot_work_is_refused_at_its_path(
     ), info.value.xml
     assert "differs from 0.0.0.0 of router 'r1' interface 'eth0'" in str(info.value)
     assert not frr.instance_dir(f"{lab}.h1", "rx").exists(), "nothing started"
-    ep = labmod.agent_endpoint(lab, "h1")
+    at, ep = restconf_of(lab, "h1")
     body = json.dumps({"vnet-router:ospf": {"hello": 1, "dead": 4, "bfd": {"min-rx": 5}}})
     reply = curl(
-        ep,
+        at,  # type: ignore[arg-type]
         "PUT",
         "/restconf/data/vnet-router:routers/router=r1/interface=eth0/ospf",
         body,

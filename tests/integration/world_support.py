@@ -85,7 +85,7 @@ class FileLab:
         from .agent_support import netconf_connect  # it imports conftest, which imports us
 
         ep = labmod.agent_endpoint(self.name, host)
-        return netconf_connect(ep.namespace, ep.address, ep.netconf_port, ep.user, ep.password)
+        return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 
 class SpendableLab:
