@@ -15,11 +15,17 @@ demo: bootstrap-demo
 
 # compileall: the tests start hundreds of agents and CLI processes; with byte-code written
 # once (PYTHONDONTWRITEBYTECODE may be set) none of them compiles vnet's modules again.
-# Two phases: the suite shared among WORKERS processes (most of its time is waiting on
-# agents, labs and timeouts, so more workers than cores pay), then the tests marked serial
-# (a measured rate or time) alone. tests/conftest.py says how tests are shared out.
-WORKERS ?= 3
+# Two phases: the suite (shared among WORKERS processes with WORKERS=2 or more: most of its
+# time is waiting on agents, labs and timeouts, so more workers than cores pay), then the
+# tests marked serial (a measured rate or time) alone. tests/conftest.py says how tests are
+# shared out. One worker by default: under the parallel phase's load, tests bound by time
+# have failed now and then (three different ones in three runs), which CI cannot afford.
+WORKERS ?= 1
+ifeq ($(WORKERS),1)
+PARALLEL := -m "not serial"
+else
 PARALLEL := -n $(WORKERS) --dist loadscope -m "not serial"
+endif
 test: bootstrap-rust lint rust-test
 	@$(VENV)/python -m compileall -q src >/dev/null
 	$(VENV)/pytest -q $(PARALLEL) tests
