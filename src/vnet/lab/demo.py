@@ -163,20 +163,24 @@ def refuse_if_up(name: str) -> None:
 def torn_down(name: str, keep: bool, steps: dict[str, float]) -> Iterator[None]:
     """Remove lab `name` (its namespaces, and its processes by PID) when the body ends, also
     when it fails or Ctrl-C interrupts it; `keep` leaves it up, but only after a success.
-    A second Ctrl-C during the removal is ignored: it would leave half a lab behind."""
+    A Ctrl-C during the removal waits for it (it would leave half a lab behind), then
+    interrupts: the demo ends as interrupted, not as a success."""
     done = False
+    interrupted: list[int] = []
     try:
         yield
         done = True
     finally:
         if not (keep and done):
             t = time.perf_counter()
-            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            previous = signal.signal(signal.SIGINT, lambda sig, _frame: interrupted.append(sig))
             try:
                 labmod.down(name)
             finally:
                 signal.signal(signal.SIGINT, previous)
             steps["down"] = time.perf_counter() - t
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def run_demo(
