@@ -112,17 +112,7 @@ class Datastore(CandidateOperations):
 
     def _converge(self, desired: KernelState, before: KernelState | None) -> None:
         """Observe (before None: on start) or trust what the last commit left, plan, apply."""
-        # one lane: over parallel lanes a commit through the agent was refused by the kernel
-        # (EHOSTUNREACH adding an SRv6 locator route in tests/integration/
-        # test_managed_connections.py), a cause not found yet; `vnet lab up` keeps them
-        converge(
-            self._kernel_handle(),
-            desired,
-            self.placement,
-            own_namespace=True,
-            before=before,
-            lanes=1,
-        )
+        converge(self._kernel_handle(), desired, self.placement, own_namespace=True, before=before)
         self._actual = desired
 
     async def close(self) -> None:
