@@ -87,10 +87,18 @@ def read_states(session: Session) -> dict[Key, ElementStatus]:
     rows = session.scalars(select(ElementState)).all()
     return {
         (cast(Kind, row.kind), row.name): ElementStatus(
-            state=row.state.value, since=row.since, reason=row.reason, reported_by=row.reported_by
+            state=row.state.value,
+            since=_utc(row.since),
+            reason=row.reason,
+            reported_by=row.reported_by,
         )
         for row in rows
     }
+
+
+def _utc(at: datetime) -> datetime:
+    """SQLite keeps no time zone: what was written in UTC comes back naive."""
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
 def write_state(session: Session, key: Key, now: ElementStatus) -> None:
