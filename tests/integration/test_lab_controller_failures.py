@@ -1,8 +1,10 @@
 """Failure detection with real agents (issue 25, part 2): the lab's controller follows every
 agent's notifications, so a link cut with `vnet lab link down` is `down` in GET /links, and
 `up` again after `link up`; a host powered off with `vnet lab host down` is `unreachable` in
-GET /hosts within 2 s, and `up` again after `host up`; each change is an `event: state` on
-GET /events. curl (an independent client) reads the API from the management namespace.
+GET /hosts within 2 s, and `up` again after `host up`, and so is a host whose agent hangs
+(SIGSTOP by its PID: no session ends, only the probe finds it); each change is an
+`event: state` on GET /events. curl (an independent client) reads the API from the
+management namespace.
 
 The lab is the session's examples/controller.yaml (conftest.py `controller_example_labs`),
 borrowed and left as found: every fault is undone in a `finally`."""
@@ -10,6 +12,8 @@ borrowed and left as found: every fault is undone in a `finally`."""
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import threading
 import time
@@ -21,13 +25,14 @@ import pytest
 
 from vnet.lab import faults
 from vnet.lab import lab as labmod
+from vnet.tools import processes
 from vnet.tools.processes import stop_child
 from vnet.tools.wait import wait_until
 
 from .conftest import vnet
 from .world_support import SpendableLab
 
-DETECTED = 2.0  # seconds: the issue's goal for a host's failure
+DETECTED = 2.0  # seconds: the issue's goal for a host's failure (the probe's bound is 1.5 s)
 SEEN = 10.0  # seconds a change may take to show through curl on a loaded machine
 
 
@@ -145,3 +150,26 @@ def test_a_host_powered_off_is_unreachable_within_2_s_and_up_after(
         assert events.saw("host", "h2", "unreachable")
     finally:
         events.stop()
+
+
+def test_a_hung_agent_is_unreachable_within_2_s_and_its_links_stay_up(
+    lab: tuple[str, Path],
+) -> None:
+    name, _ = lab
+    wait_until(lambda: shows(name, "host", "h3", "up"), SEEN, "h3 up at first")
+    rec = labmod.read_record(name)
+    assert rec is not None
+    agent = next(p for p in rec.processes if p.what == "agent h3")
+    assert processes.is_running(agent)
+    before = time.time()
+    os.kill(agent.pid, signal.SIGSTOP)
+    try:
+        seen = wait_until(lambda: shows(name, "host", "h3", "unreachable"), SEEN, "h3 hung")
+        detected = datetime.fromisoformat(seen["since"]).timestamp() - before
+        assert detected < DETECTED, f"h3 unreachable {detected:.2f} s after SIGSTOP"
+        assert "probe" in seen["reason"] or "no answer" in seen["reason"], seen
+        # the host still forwards: its links are as their other ends say, up
+        assert status(name, "link", "h1-h3")["state"] == "up"
+    finally:
+        os.kill(agent.pid, signal.SIGCONT)
+    wait_until(lambda: shows(name, "host", "h3", "up"), SEEN, "h3 up again")

@@ -11,8 +11,10 @@ on the pool the southbound gives.
 from __future__ import annotations
 
 import asyncio
-import logging
+import contextlib
+from collections.abc import Callable
 from concurrent.futures import Executor
+from typing import TypeVar
 
 from lxml import etree
 
@@ -21,9 +23,9 @@ from vnet.controller.southbound import Notices, UnderlayNotice
 from vnet.model.yang.guarantees import underlay_of
 from vnet.model.yang.module import NAMESPACE
 
-log = logging.getLogger("vnet.controller.agents")
 UNDERLAY = f'<underlay xmlns="{NAMESPACE}"/>'
 EVENT = f"{{{NAMESPACE}}}underlay-event"
+T = TypeVar("T")
 
 
 def notice_of(host: str, notification: etree._Element) -> UnderlayNotice | None:
@@ -63,11 +65,18 @@ class NetconfSubscription:
     def _heard(self, notification: etree._Element) -> None:  # on ncclient's thread
         notice = notice_of(self.host, notification)
         if notice is not None:
-            self._loop.call_soon_threadsafe(self.notices.hear, notice)
+            self._to_loop(self.notices.hear, notice)
 
     def _ended(self, why: Exception) -> None:  # on ncclient's thread
-        lost = f"the notification session to {self.host}'s agent ended: {why}"
-        self._loop.call_soon_threadsafe(self.notices.end, lost)
+        self._to_loop(
+            self.notices.end, f"the notification session to {self.host}'s agent ended: {why}"
+        )
+
+    def _to_loop(self, call: Callable[[T], None], arg: T) -> None:
+        # a session that ends as the controller stops may outlive its event loop: no one
+        # listens any more
+        with contextlib.suppress(RuntimeError):
+            self._loop.call_soon_threadsafe(call, arg)
 
     async def next(self) -> UnderlayNotice:
         return await self.notices.next()
