@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from typing import TypeVar
 
 from lxml import etree
@@ -38,6 +38,11 @@ def notice_of(host: str, notification: etree._Element) -> UnderlayNotice | None:
     return UnderlayNotice(host, interface, status == "up") if interface else None
 
 
+def _abort_late(connecting: Future[NetconfClient]) -> None:
+    if not connecting.cancelled() and connecting.exception() is None:
+        connecting.result().abort()
+
+
 class NetconfSubscription:
     """One agent's notifications on a session of its own (southbound.Subscription)."""
 
@@ -51,7 +56,12 @@ class NetconfSubscription:
     @classmethod
     async def open(cls, host: str, endpoint: Endpoint, pool: Executor) -> NetconfSubscription:
         loop = asyncio.get_running_loop()
-        client = await loop.run_in_executor(pool, NetconfClient, endpoint)
+        connecting = pool.submit(NetconfClient, endpoint)
+        try:
+            client = await asyncio.wrap_future(connecting)
+        except asyncio.CancelledError:  # the controller stops: the session, if it comes, ends
+            connecting.add_done_callback(_abort_late)
+            raise
         subscription = cls(host, client, pool)
         try:
             await loop.run_in_executor(
