@@ -13,15 +13,17 @@ from typing import Any
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
 from tests.controller_memory_support import PROVIDER, World, world
 from vnet.controller.db import make_engine
 from vnet.controller.db.models import ElementState, OperState
+from vnet.controller.service import health
 from vnet.controller.service.core import Service
-from vnet.controller.service.opstate import Deliveries, link_status
+from vnet.controller.service.opstate import Deliveries, Key, link_status
 from vnet.controller.southbound.memory import Step
-from vnet.model.controller_api import StateChange
+from vnet.model.controller_api import ElementStatus, StateChange
 from vnet.tools.wait import wait_until_async
 
 INTERVAL, TIMEOUT, BACKOFF = 0.05, 0.1, 0.05  # liveness settings of these tests' controller
@@ -232,3 +234,28 @@ def test_the_hooks_hear_only_real_changes() -> None:
     known_down = Deliveries({host: "unreachable"})
     assert known_down.news(host, OperState.UNREACHABLE) is None
     assert known_down.news(host, OperState.UP) is True
+
+
+def test_a_change_the_database_refused_does_not_end_the_watching(
+    w: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = health.write_state
+    refused: list[str] = []
+
+    def full_once(session: Session, key: Key, now: ElementStatus) -> None:
+        if key == ("link", "h1-h2") and now.state == "down" and not refused:
+            refused.append(now.state)
+            raise OperationalError("UPDATE element_state", {}, Exception("disk full"))
+        real(session, key, now)
+
+    monkeypatch.setattr(health, "write_state", full_once)
+
+    async def scenario(service: Service, hook: Recorder) -> None:
+        await until(service, "link", "h1-h2", "up", SLACK)
+        w.hosts.set_underlay("h1", "ul-h2", False)
+        await wait_until_async(lambda: refused, SLACK, "the write refused")
+        w.hosts.set_underlay("h1", "ul-h2", True)
+        w.hosts.set_underlay("h1", "ul-h2", False)  # h1's watcher still listens
+        await until(service, "link", "h1-h2", "down", SLACK)
+
+    run(w, scenario)

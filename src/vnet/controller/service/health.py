@@ -197,7 +197,11 @@ class Health:
             if before == state.value:
                 return
             now = status(state, reason, by)
-            await self.db.write(lambda s: write_state(s, key, now))
+            try:
+                await self.db.write(lambda s: write_state(s, key, now))
+            except Exception:  # the database cannot be written now: the watching goes on
+                log.exception("%s %s is %s, but that could not be recorded", *key, state.value)
+                return
             self.states[key] = now
             log.info("%s %s is %s: %s", key[0], key[1], state.value, reason)
             change = StateChange(kind=key[0], name=key[1], before=before, status=now)
