@@ -69,9 +69,8 @@ def run(w: World, scenario: Callable[[Service, Recorder], Awaitable[None]]) -> N
     async def go() -> None:
         service = w.service(LIVENESS)
         hook = Recorder()
+        service.add_state_hook(hook)
         await service.start(background=True)
-        assert service.health is not None
-        service.health.add_hook(hook)
         try:
             await scenario(service, hook)
         finally:

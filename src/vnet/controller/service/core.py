@@ -34,6 +34,7 @@ from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
 from vnet.controller.service.health import Health
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
 from vnet.controller.service.moves import Moves
+from vnet.controller.service.opstate import StateHook
 from vnet.controller.service.putback import PutBack
 from vnet.controller.service.reconcile import Reconciler, Watcher
 from vnet.controller.service.recovery import Recovery, Settled
@@ -76,6 +77,7 @@ class Service:
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.health: Health | None = None  # failure detection (health.py), from start()
+        self.state_hooks: list[StateHook] = []  # told of each real change (add_state_hook)
         self.recovered: list[Settled] = []
         self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
         self._repairs: set[asyncio.Task[None]] = set()
@@ -103,6 +105,7 @@ class Service:
             cfg.liveness_interval,
             cfg.liveness_timeout,
             cfg.liveness_backoff,
+            self.state_hooks,
         )
         if background:
             self.watcher.start()
@@ -118,6 +121,11 @@ class Service:
         await asyncio.gather(*self._repairs, return_exceptions=True)
         await self.agents.finish()  # the southbound is its owner's to close
         await asyncio.to_thread(self.flows.liveness.release)
+
+    def add_state_hook(self, hook: StateHook) -> None:
+        """`hook` is told of each real change of a host's or link's state (opstate.py),
+        from start() on; before or after start alike."""
+        self.state_hooks.append(hook)
 
     def repair(self, hosts: list[str]) -> None:
         """Reconcile `hosts`, which a failed request may have left changed and which did not

@@ -71,6 +71,7 @@ class Health:
         interval: float,
         timeout: float,
         most: float,
+        hooks: list[StateHook] | None = None,
     ):
         self.db, self.southbound = db, southbound
         self.hosts = [h for h in hosts if h in southbound.hosts]
@@ -78,7 +79,7 @@ class Health:
         self.interval, self.timeout, self.most = interval, timeout, most
         self.interfaces: dict[str, dict[str, bool]] = {}  # host -> interface -> up, as heard
         self.states: dict[Key, ElementStatus] = {}
-        self.hooks: list[StateHook] = []
+        self.hooks = hooks if hooks is not None else []  # the caller's list: added to later
         self._deliveries = Deliveries({})
         self._listeners: set[asyncio.Queue[StateChange]] = set()
         self._subscriptions: dict[str, Subscription] = {}
@@ -106,9 +107,6 @@ class Health:
             with contextlib.suppress(Exception):
                 await subscription.close()
         self._subscriptions.clear()
-
-    def add_hook(self, hook: StateHook) -> None:
-        self.hooks.append(hook)
 
     @contextlib.contextmanager
     def changes(self) -> Iterator[asyncio.Queue[StateChange]]:
