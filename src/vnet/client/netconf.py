@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -14,6 +14,7 @@ from ncclient import manager
 from ncclient.operations.errors import TimeoutExpiredError
 from ncclient.operations.rpc import RPCError
 from ncclient.transport.errors import AuthenticationError, SessionError, SSHUnknownHostError
+from ncclient.transport.session import SessionListener
 
 from vnet.client import hostkeys
 from vnet.client.deadline import ConnectDeadline
@@ -24,7 +25,7 @@ from vnet.model import VirtualNetwork, VirtualRouter
 from vnet.model.topology import Route
 from vnet.model.yang import decode, encode
 from vnet.model.yang.host import network_entry, network_of, router_entry
-from vnet.model.yang.module import NAMESPACE, NETWORKS, ROUTERS, qualified
+from vnet.model.yang.module import NAMESPACE, NETWORKS, NOTIFICATION_NS, ROUTERS, qualified
 from vnet.model.yang.module import NETCONF_NS as NC
 from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import root
@@ -113,6 +114,22 @@ def _missing(name: str) -> ClientError:
     )
 
 
+class _Notifications(SessionListener):
+    """The notifications a session receives, and its end, to two callbacks."""
+
+    def __init__(
+        self, on_notification: Callable[[etree._Element], None], on_end: Callable[[Exception], None]
+    ):
+        self.on_notification, self.on_end = on_notification, on_end
+
+    def callback(self, root: tuple[str, Any], raw: str) -> None:
+        if root[0] == f"{{{NOTIFICATION_NS}}}notification":
+            self.on_notification(etree.fromstring(raw.encode() if isinstance(raw, str) else raw))
+
+    def errback(self, ex: Exception) -> None:
+        self.on_end(ex)
+
+
 class NetconfClient:
     """VR and network operations over one NETCONF session; use as a context manager."""
 
@@ -155,6 +172,22 @@ class NetconfClient:
             ) from None
         except TimeoutExpiredError as err:
             raise TimedOut(f"the agent did not answer in {self.m.timeout:g} s: {err}") from None
+
+    # -- notifications (RFC 5277) -----------------------------------------------------
+    def subscribe(
+        self,
+        on_notification: Callable[[etree._Element], None],
+        on_end: Callable[[Exception], None],
+    ) -> None:
+        """<create-subscription> to the NETCONF stream. Each notification as it arrives (its
+        <notification> element) goes to `on_notification`, and the session's end (the agent
+        stopped, the transport broke) to `on_end`, both on ncclient's session thread: no
+        thread of the caller waits for them."""
+        # ncclient hands received messages only to its session's listeners (its own queue
+        # of notifications must be polled): the listener is the push it offers
+        self.m._session.add_listener(_Notifications(on_notification, on_end))
+        with self._errors():
+            self.m.create_subscription(stream_name="NETCONF")
 
     # -- trees ----------------------------------------------------------------------
     def get_tree(self, subtree: str | None, source: str | None = RUNNING) -> dict[str, Any]:

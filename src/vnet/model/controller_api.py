@@ -282,10 +282,35 @@ class EndHostView(_Body):
     addresses: list[str] = Field(default_factory=list)
 
 
+OperState = Literal["up", "down", "unreachable", "unknown"]
+
+
+class ElementStatus(_Body):
+    """A host's or link's operational state as the controller last learned it: a host is
+    up or unreachable (its agent does not answer), a link up or down (an end's interface is
+    down); unknown until heard. `reported_by`: the host whose agent said so, or
+    "controller" (its own liveness check)."""
+
+    state: OperState = "unknown"
+    since: datetime | None = None
+    reason: str = ""
+    reported_by: str = ""
+
+
+class StateChange(_Body):
+    """One change of a host's or link's operational state (the event stream's `state`)."""
+
+    kind: Literal["host", "link"]
+    name: str
+    before: OperState
+    status: ElementStatus
+
+
 class HostView(_Body):
     name: str
     agent: str  # the agent's endpoint, "address:port"
     reachable: bool | None = None  # None: not asked yet
+    status: ElementStatus = Field(default_factory=ElementStatus)
 
 
 class LinkDirection(_Body):
@@ -301,6 +326,7 @@ class LinkView(_Body):
     b: str
     capacity_bps: int
     directions: list[LinkDirection] = Field(default_factory=list)
+    status: ElementStatus = Field(default_factory=ElementStatus)
 
 
 class TopologyView(_Body):

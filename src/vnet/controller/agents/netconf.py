@@ -17,6 +17,7 @@ from xml.sax.saxutils import escape
 from vnet.client import ClientError, ConnectError, Endpoint, NetconfClient
 from vnet.controller.agents.access import endpoints_of
 from vnet.controller.agents.edits import edit_xml
+from vnet.controller.agents.notifications import NetconfSubscription
 from vnet.controller.agents.session import HostSession
 from vnet.controller.southbound import (
     AddRoutes,
@@ -53,6 +54,10 @@ class NetconfSouthbound:
             max_workers=len(self.endpoints) + 2, thread_name_prefix="vnet-agents"
         )
         self.sessions = {h: HostSession(h, ep, self._pool) for h, ep in self.endpoints.items()}
+        # the subscriptions' connects, state reads and probes: apart from the transactions'
+        self._watch_pool = ThreadPoolExecutor(
+            max_workers=len(self.endpoints) + 1, thread_name_prefix="vnet-watch"
+        )
 
     @classmethod
     def from_config(cls, config: ControllerConfig) -> NetconfSouthbound:
@@ -148,11 +153,15 @@ class NetconfSouthbound:
             return False
         return True
 
+    async def subscribe(self, host: str) -> NetconfSubscription:
+        return await NetconfSubscription.open(host, self.endpoints[host], self._watch_pool)
+
     async def close(self) -> None:
         for session in self.sessions.values():
             with contextlib.suppress(Exception):
                 await session.close()
         self._pool.shutdown(wait=False)
+        self._watch_pool.shutdown(wait=False)
 
 
 def _apply(client: NetconfClient, edits: Sequence[Edit]) -> None:

@@ -4,7 +4,6 @@ the service and answers in the format the client accepts (docs/controller.md lis
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, TypeVar
@@ -39,6 +38,7 @@ from vnet.model.controller_api import (
     NetworkView,
     RouterRequest,
     RouterView,
+    StateChange,
     TenantRequest,
     TenantView,
     TokenRequest,
@@ -316,19 +316,21 @@ async def delete_connection(request: Request, tenant: str, name: str, me: Who) -
     return await timed(request, lambda t: service.release_connection(me, tenant, name, t))
 
 
-# -- live utilisation --------------------------------------------------------------------------
+# -- live utilisation and state changes -------------------------------------------------------
 EVENTS_DOC = {
     200: {
         "description": "Server-sent events: `event: links` with the LinkView list as `data` "
-        "(JSON), every utilisation_interval seconds (`limit` ends the stream after that many); "
-        "`event: error` with an ErrorBody as `data` ends it",
+        "(JSON), at once and then every utilisation_interval seconds; `event: state` with a "
+        "StateChange as `data` as soon as a host's or link's operational state changes "
+        "(`limit` ends the stream after that many events of either kind); `event: error` "
+        "with an ErrorBody as `data` ends it",
         # OpenAPI 3.1: a text/event-stream schema describes one event, as a client reads it
         "content": {
             "text/event-stream": {
                 "schema": {
                     "type": "object",
                     "properties": {
-                        "event": {"type": "string", "enum": ["links", "error"]},
+                        "event": {"type": "string", "enum": ["links", "state", "error"]},
                         "data": {"type": "string", "contentMediaType": "application/json"},
                     },
                     "required": ["event", "data"],
@@ -346,32 +348,60 @@ async def get_events(
     service, interval = service_of(request), request.app.state.utilisation_interval
     closing: asyncio.Event = request.app.state.closing
     return StreamingResponse(
-        _link_events(service, me, interval, limit, closing),
+        _events(service, me, interval, limit, closing),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-async def _link_events(
+async def _events(
     service: ControllerService,
     me: Principal,
     interval: float,
     limit: int | None,
     closing: asyncio.Event,
 ) -> AsyncIterator[str]:
-    """Until `limit` events, the client leaves, or the controller stops (`closing`: an open
-    stream would otherwise hold a graceful shutdown up for ever)."""
-    sent = 0
-    while (limit is None or sent < limit) and not closing.is_set():
-        if sent:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(closing.wait(), interval)
-            if closing.is_set():
+    """The links at once, then each state change as it comes and the links every `interval`
+    s, until `limit` events, the client leaves, or the controller stops (`closing`: an open
+    stream would otherwise hold a graceful shutdown up for ever). Hosts and links are the
+    provider's and every tenant's to see (views.py), so is their state."""
+    loop = asyncio.get_running_loop()
+    sent, due = 0, loop.time()  # when the next links event is due
+    with service.state_changes() as changes:
+        while (limit is None or sent < limit) and not closing.is_set():
+            change = None
+            if sent:
+                change = await _next_change(changes, closing, due - loop.time())
+                if closing.is_set():
+                    return
+            if change is not None:
+                yield f"event: state\ndata: {change.model_dump_json()}\n\n"
+                sent += 1
+                continue
+            try:
+                links = await service.links(me)
+            except ServiceError as err:  # said in the stream, which then ends
+                yield f"event: error\ndata: {err.body().model_dump_json()}\n\n"
                 return
-        try:
-            links = await service.links(me)
-        except ServiceError as err:  # said in the stream, which then ends
-            yield f"event: error\ndata: {err.body().model_dump_json()}\n\n"
-            return
-        yield "event: links\ndata: [" + ",".join(v.model_dump_json() for v in links) + "]\n\n"
-        sent += 1
+            yield "event: links\ndata: [" + ",".join(v.model_dump_json() for v in links) + "]\n\n"
+            sent += 1
+            due = loop.time() + interval
+
+
+async def _next_change(
+    changes: asyncio.Queue[StateChange], closing: asyncio.Event, wait: float
+) -> StateChange | None:
+    """The next state change within `wait` s (None: none came, or the controller stops)."""
+    if not changes.empty():
+        return changes.get_nowait()
+    if wait <= 0:
+        return None
+    getting = asyncio.ensure_future(changes.get())
+    stopping = asyncio.ensure_future(closing.wait())
+    done, pending = await asyncio.wait(
+        {getting, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+    )
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return getting.result() if getting in done else None

@@ -348,3 +348,29 @@ class ApiToken(Base):
     expires: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     tenant: Mapped[Tenant | None] = relationship()
+
+
+class OperState(enum.StrEnum):
+    UP = "up"
+    DOWN = "down"  # a link: an end's interface is down
+    UNREACHABLE = "unreachable"  # a host: its agent does not answer
+    UNKNOWN = "unknown"  # nothing heard yet
+
+
+class ElementState(Base):
+    """The operational state of one host or link as the controller last learned it, since
+    when, why, and whose word it was (`reported_by`: the host whose agent told, or
+    "controller" for its own liveness checks). One row per element, replaced on change."""
+
+    __tablename__ = "element_state"
+    __table_args__ = (
+        UniqueConstraint("kind", "name"),
+        CheckConstraint("kind IN ('host', 'link')", name="kind_known"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    name: Mapped[str] = mapped_column(String(NAME))
+    state: Mapped[OperState] = mapped_column(_enum(OperState, "oper_state"))
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    reason: Mapped[str] = mapped_column(String(255), default="")
+    reported_by: Mapped[str] = mapped_column(String(NAME), default="")

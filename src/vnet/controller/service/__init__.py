@@ -10,6 +10,8 @@ or an exception. `timings` (if given) receives the seconds spent per phase of th
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from typing import Protocol
 
 from vnet.controller.principal import Principal
@@ -28,6 +30,7 @@ from vnet.model.controller_api import (
     NetworkView,
     RouterRequest,
     RouterView,
+    StateChange,
     TenantView,
     TopologyView,
 )
@@ -87,3 +90,10 @@ class ControllerService(Protocol):
     async def hosts(self, who: Principal) -> list[HostView]: ...
     async def links(self, who: Principal) -> list[LinkView]: ...
     async def topology(self, who: Principal) -> TopologyView: ...
+
+    # -- failure detection ---------------------------------------------------------------
+    def state_changes(
+        self,
+    ) -> contextlib.AbstractContextManager[asyncio.Queue[StateChange]]:
+        """Every change of a host's or link's operational state while the block runs."""
+        ...

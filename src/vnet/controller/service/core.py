@@ -13,7 +13,9 @@ reached through the southbound seam given (vnet.controller.southbound).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Iterator
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -26,11 +28,13 @@ from vnet.controller.errors import AgentRefused, BadRequest, Conflict
 from vnet.controller.inventory import Inventory
 from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
-from vnet.controller.service import store, views
+from vnet.controller.service import opstate, store, views
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
+from vnet.controller.service.health import Health
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
 from vnet.controller.service.moves import Moves
+from vnet.controller.service.opstate import StateHook
 from vnet.controller.service.putback import PutBack
 from vnet.controller.service.reconcile import Reconciler, Watcher
 from vnet.controller.service.recovery import Recovery, Settled
@@ -72,6 +76,8 @@ class Service:
         self.putback = PutBack(self.reconciler, self.repair)
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
+        self.health: Health | None = None  # failure detection (health.py), from start()
+        self.state_hooks: list[StateHook] = []  # told of each real change (add_state_hook)
         self.recovered: list[Settled] = []
         self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
         self._repairs: set[asyncio.Task[None]] = set()
@@ -90,12 +96,24 @@ class Service:
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
         links = {name: (info.a, info.b) for name, info in inv.links.items()}
         self.poller = UtilisationPoller(self.agents, links, self.config.utilisation_interval)
+        cfg = self.config
+        self.health = Health(
+            self.db,
+            self.agents.southbound,
+            hosts,
+            links,
+            cfg.liveness_interval,
+            cfg.liveness_timeout,
+            cfg.liveness_backoff,
+            self.state_hooks,
+        )
         if background:
             self.watcher.start()
             self.poller.start()
+            await self.health.start()
 
     async def stop(self) -> None:
-        for worker in (self.watcher, self.poller):
+        for worker in (self.watcher, self.poller, self.health):
             if worker is not None:
                 await worker.stop()
         for task in list(self._repairs):
@@ -103,6 +121,11 @@ class Service:
         await asyncio.gather(*self._repairs, return_exceptions=True)
         await self.agents.finish()  # the southbound is its owner's to close
         await asyncio.to_thread(self.flows.liveness.release)
+
+    def add_state_hook(self, hook: StateHook) -> None:
+        """`hook` is told of each real change of a host's or link's state (opstate.py),
+        from start() on; before or after start alike."""
+        self.state_hooks.append(hook)
 
     def repair(self, hosts: list[str]) -> None:
         """Reconcile `hosts`, which a failed request may have left changed and which did not
@@ -286,13 +309,25 @@ class Service:
         inv = await self.inventory()
         endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in self.config.agents}
         reachable = self.watcher.reachable if self.watcher else {}
-        return views.hosts(inv.topology, endpoints, reachable)
+        states = await self.db.read(opstate.read_states)
+        return views.hosts(inv.topology, endpoints, reachable, states)
 
     async def links(self, who: Principal) -> list[api.LinkView]:
         inv = await self.inventory()
         held = await self.db.read(ledger.held_by_direction)
         rates = self.poller.rates if self.poller else {}
-        return views.links(inv.links, held, rates)
+        states = await self.db.read(opstate.read_states)
+        return views.links(inv.links, held, rates, states)
+
+    @contextlib.contextmanager
+    def state_changes(self) -> Iterator[asyncio.Queue[api.StateChange]]:
+        """Every change of a host's or link's operational state while the block runs (none
+        before start(background=True))."""
+        if self.health is None:
+            yield asyncio.Queue()
+            return
+        with self.health.changes() as queue:
+            yield queue
 
     async def topology(self, who: Principal) -> api.TopologyView:
         shown = None if who.is_provider else who.tenant

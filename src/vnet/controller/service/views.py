@@ -12,7 +12,9 @@ from collections.abc import Mapping
 
 from vnet.controller.inventory import LinkInfo, link_name
 from vnet.controller.principal import Principal
+from vnet.controller.service.opstate import Key
 from vnet.model.controller_api import (
+    ElementStatus,
     EndHostView,
     HostView,
     LinkDirection,
@@ -81,10 +83,19 @@ def endhosts(topo: Topology, tenant: str | None) -> list[EndHostView]:
 
 
 def hosts(
-    topo: Topology, endpoints: Mapping[str, str], reachable: Mapping[str, bool]
+    topo: Topology,
+    endpoints: Mapping[str, str],
+    reachable: Mapping[str, bool],
+    states: Mapping[Key, ElementStatus] | None = None,
 ) -> list[HostView]:
+    known = states or {}
     return [
-        HostView(name=h.name, agent=endpoints.get(h.name, ""), reachable=reachable.get(h.name))
+        HostView(
+            name=h.name,
+            agent=endpoints.get(h.name, ""),
+            reachable=reachable.get(h.name),
+            status=known.get(("host", h.name), ElementStatus()),
+        )
         for h in topo.hosts
     ]
 
@@ -93,6 +104,7 @@ def links(
     infos: Mapping[str, LinkInfo],
     held: Mapping[Arc, int],
     utilisation: Mapping[Arc, int],
+    states: Mapping[Key, ElementStatus] | None = None,
 ) -> list[LinkView]:
     """Every link with, per direction, what connections hold, what admission may still hand
     out (`capacity_bps` is what connections may have in all, the rate less the management
@@ -110,9 +122,15 @@ def links(
                     utilisation_bps=utilisation.get((name, forward)),
                 )
             )
+        status = (states or {}).get(("link", name), ElementStatus())
         out.append(
             LinkView(
-                name=name, a=info.a, b=info.b, capacity_bps=info.capacity, directions=directions
+                name=name,
+                a=info.a,
+                b=info.b,
+                capacity_bps=info.capacity,
+                directions=directions,
+                status=status,
             )
         )
     return out
