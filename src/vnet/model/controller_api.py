@@ -188,6 +188,7 @@ class ErrorBody(_Body):
     field: str | None = None
     shortfalls: list[Shortfall] = Field(default_factory=list)
     host: str | None = None  # the agent that refused, for code agent-refused
+    holders: list[str] = Field(default_factory=list)  # what holds it, for code in-use
 
 
 class Hop(_Body):

@@ -23,9 +23,12 @@ from vnet.controller.southbound import (
     Counters,
     CreateNetwork,
     CreateRouter,
+    DeleteNetwork,
+    DeleteRouter,
     Edit,
     HostChange,
     Lease,
+    RemoveRoutes,
 )
 from vnet.model.controller_config import ControllerConfig
 from vnet.model.host_guarantees import ConnectionPieces, Locator
@@ -168,6 +171,12 @@ def _apply(client: NetconfClient, edits: Sequence[Edit]) -> None:
             client.add_routes(edit.router, list(edit.routes), target=CANDIDATE)
         elif isinstance(edit, CreateNetwork):
             client.create_network(edit.network, list(edit.vteps), target=CANDIDATE)
+        elif isinstance(edit, DeleteRouter):
+            client.remove_router(edit.router, target=CANDIDATE)
+        elif isinstance(edit, RemoveRoutes):
+            client.remove_routes(edit.router, list(edit.destinations), target=CANDIDATE)
+        elif isinstance(edit, DeleteNetwork):
+            client.remove_network(edit.network, target=CANDIDATE)
 
 
 def _counters(counters: dict[str, Any] | None) -> Counters:

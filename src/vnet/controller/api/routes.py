@@ -228,6 +228,31 @@ async def post_endhost(
     )
 
 
+# -- deletes: refused (409 in-use, holders named) while something holds the object ----------
+@router.delete("/tenants/{tenant}", **doc(TenantView))
+async def delete_tenant(request: Request, tenant: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).delete_tenant(me, tenant))
+
+
+@router.delete("/tenants/{tenant}/networks/{name}", **doc(NetworkView))
+async def delete_network(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_network(me, tenant, name))
+
+
+@router.delete("/tenants/{tenant}/routers/{name}", **doc(RouterView))
+async def delete_router(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_router(me, tenant, name))
+
+
+@router.delete("/tenants/{tenant}/endhosts/{name}", **doc(EndHostView))
+async def delete_endhost(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_endhost(me, tenant, name))
+
+
 # -- connections -------------------------------------------------------------------------------
 @router.get("/connections", **doc(ConnectionView, many=True))
 async def get_connections(

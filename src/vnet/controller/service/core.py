@@ -30,6 +30,7 @@ from vnet.controller.service import store, views
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
+from vnet.controller.service.lifecycle import Deletions
 from vnet.controller.service.moves import Moves
 from vnet.controller.service.putback import PutBack
 from vnet.controller.service.reconcile import Reconciler, Watcher
@@ -67,6 +68,7 @@ class Service:
         self.flows = Flows(self.db, agents, self.policy)
         self.moves = Moves(self.flows)
         self.inventory_changes = InventoryChanges(self.db, self.cache, agents, config)
+        self.deletions = Deletions(self.db, self.cache, agents, config)
         self.reconciler = Reconciler(self.db, agents, self.cache.get, self.policy)
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
@@ -262,6 +264,19 @@ class Service:
         self, who: Principal, tenant: str, request: api.EndHostRequest
     ) -> api.EndHostView:
         return await self.inventory_changes.create_endhost(who, tenant, request)
+
+    # -- deletes (lifecycle.py) --------------------------------------------------------------
+    async def delete_tenant(self, who: Principal, name: str) -> api.TenantView:
+        return await self.deletions.delete_tenant(who, name)
+
+    async def delete_network(self, who: Principal, tenant: str, name: str) -> api.NetworkView:
+        return await self.deletions.delete_network(who, tenant, name)
+
+    async def delete_router(self, who: Principal, tenant: str, name: str) -> api.RouterView:
+        return await self.deletions.delete_router(who, tenant, name)
+
+    async def delete_endhost(self, who: Principal, tenant: str, name: str) -> api.EndHostView:
+        return await self.deletions.delete_endhost(who, tenant, name)
 
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""

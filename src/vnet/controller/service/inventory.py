@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from sqlalchemy.orm import Session
 
@@ -94,7 +94,7 @@ class InventoryChanges:
         topo = (await self.cache.get()).topology
         _require_free_node_name(topo, request.name)
         for k, itf in enumerate(request.interfaces):
-            _tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
+            tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
         if request.host is not None and request.host not in self.agents.hosts:
             raise NotFound(
                 f"unknown host {request.host!r} (no agent)", field="host", code="unknown-host"
@@ -138,24 +138,12 @@ class InventoryChanges:
         carriers = list(request.hosts) or [
             h.name for h in topo.hosts if h.name in self.agents.hosts
         ]
-        self._require_provisioning(carriers)
+        require_provisioning(self.config, carriers)
         edits = _network_edits(wanted, net, carriers)
         await self._realise(edits, lambda t: _with(t, networks=[*t.networks, net]))
         # as listed: with the guarantee rows the inventory wrote for the links it crosses
         shown = views.networks((await self.cache.get()).topology, tenant)
         return next(n for n in shown if n.name == net.name)
-
-    def _require_provisioning(self, carriers: list[str]) -> None:
-        """Refused before any agent is asked: a host whose networks come from its lab's topology
-        file (its agent would refuse the edit)."""
-        fixed = sorted(a.host for a in self.config.agents if not a.provision_networks)
-        if lab_hosts := [h for h in carriers if h in fixed]:
-            raise Conflict(
-                f"the virtual networks of {', '.join(lab_hosts)} are provisioned by its lab; "
-                "add the network to the lab's topology file instead",
-                field="hosts",
-                code="provisioned-by-lab",
-            )
 
     async def create_endhost(
         self, who: Principal, tenant: str, request: api.EndHostRequest
@@ -166,7 +154,7 @@ class InventoryChanges:
         await self.db.read(lambda s: store.tenant_row(s, tenant))
         topo = (await self.cache.get()).topology
         _require_free_node_name(topo, request.name)
-        _tenant_network(topo, tenant, request.network, "network")
+        tenant_network(topo, tenant, request.network, "network")
         if request.host not in {h.name for h in topo.hosts}:
             raise NotFound(f"unknown host {request.host!r}", field="host", code="unknown-host")
         endhost = EndHost(**request.model_dump(exclude_none=True))
@@ -204,14 +192,7 @@ class InventoryChanges:
             # makes this one's insert fail; the redo reads it and refuses with a Conflict
             await self.db.write(append, retry=True)
 
-        try:
-            await self.agents.change_inventory(f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
-        except AgentError as err:
-            raise AgentRefused(err.host, err.reason) from None
-        except InventoryError as err:
-            raise Conflict(str(err)) from None
-        finally:
-            await self.cache.forget()
+        await change_agents(self.agents, self.cache, edits, on_committed)
 
     async def restore_routers(self) -> dict[str, list[str]]:
         """Put back every VR the database holds that its host's agent does not (the database is
@@ -238,6 +219,24 @@ class InventoryChanges:
             except AgentError as err:  # the others still start
                 log.warning("restoring VRs on host %s: %s", host, err)
         return restored
+
+
+async def change_agents(
+    agents: Agents,
+    cache: InventoryCache,
+    edits: Edits,
+    on_committed: Callable[[], Awaitable[None]],
+) -> None:
+    """`edits` in one transaction across the agents, `on_committed` (the database's part)
+    inside it; a refusal as the service's error. The cached inventory is read again after."""
+    try:
+        await agents.change_inventory(f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
+    except AgentError as err:
+        raise AgentRefused(err.host, err.reason) from None
+    except InventoryError as err:
+        raise Conflict(str(err)) from None
+    finally:
+        await cache.forget()
 
 
 def _router_edits(topo: Topology, new: VirtualRouter) -> Edits:
@@ -281,7 +280,7 @@ def _require_free_node_name(topo: Topology, name: str) -> None:
             raise Conflict(f"the name {name!r} is used by a {kind}", field="name")
 
 
-def _tenant_network(topo: Topology, tenant: str, name: str, field: str) -> VirtualNetwork:
+def tenant_network(topo: Topology, tenant: str, name: str, field: str) -> VirtualNetwork:
     """The tenant's network `name`; another tenant's is as unknown as a missing one."""
     for net in topo.networks:
         if net.name == name and net.tenant == tenant:
@@ -289,6 +288,19 @@ def _tenant_network(topo: Topology, tenant: str, name: str, field: str) -> Virtu
     raise NotFound(
         f"tenant {tenant!r} has no network {name!r}", field=field, code="unknown-network"
     )
+
+
+def require_provisioning(config: ControllerConfig, carriers: list[str]) -> None:
+    """Refused before any agent is asked: a host whose networks come from its lab's topology
+    file (its agent would refuse the edit)."""
+    fixed = sorted(a.host for a in config.agents if not a.provision_networks)
+    if lab_hosts := [h for h in carriers if h in fixed]:
+        raise Conflict(
+            f"the virtual networks of {', '.join(lab_hosts)} are provisioned by its lab; "
+            "change the network in the lab's topology file instead",
+            field="hosts",
+            code="provisioned-by-lab",
+        )
 
 
 def _require_declared(topo: Topology, tenant: str) -> None:
@@ -324,12 +336,12 @@ def _require_valid(topo: Topology, field: str, before: Topology | None = None) -
 
 
 def renumbered(before: Topology, after: Topology) -> list[str]:
-    """The VRs of `before` whose SRv6 locator differs in `after`."""
+    """The VRs of `before` still in `after` whose SRv6 locator differs there."""
     old, new = router_numbers(before), router_numbers(after)
     return [
         vr.name
         for vr in before.routers
-        if locator(before, vr.name, old) != locator(after, vr.name, new)
+        if vr.name in new and locator(before, vr.name, old) != locator(after, vr.name, new)
     ]
 
 
