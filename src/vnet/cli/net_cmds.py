@@ -1,5 +1,7 @@
-"""vnet net list|create|vr: the controller's virtual networks and their per-link guarantees,
-and creating networks and VRs (a VR without --host is placed by the controller) (issue 12).
+"""vnet net list|create|vr|endhost|delete|vr-delete|endhost-delete: the controller's virtual
+networks and their per-link guarantees; creating networks, VRs (a VR without --host is
+placed by the controller) and end hosts, and deleting them (refused while something holds
+them, naming it) (issue 12, 27).
 
 Name the controller with --controller URL --token-file F, or --lab NAME.
 """
@@ -18,7 +20,14 @@ from vnet.cli.controller_access import (
     run_controller,
     tenant_of,
 )
-from vnet.model.controller_api import EndHostRequest, NetworkRequest, RouterRequest
+from vnet.model.controller_api import (
+    EndHostRequest,
+    EndHostView,
+    NetworkRequest,
+    NetworkView,
+    RouterRequest,
+    RouterView,
+)
 
 if TYPE_CHECKING:
     from vnet.client import ControllerClient
@@ -188,3 +197,47 @@ def endhost(
         from vnet.ui import console
 
         console.print(f"end host [bold]{view.name}[/bold] on {view.host} ({view.network})")
+
+
+def _deleted(as_json: bool, kind: str, view: NetworkView | RouterView | EndHostView) -> None:
+    if as_json:
+        out.dump(view)
+    else:
+        from vnet.ui import console
+
+        console.print(f"{kind} [bold]{view.name}[/bold] deleted")
+
+
+@net.command(name="delete")
+@click.argument("name")
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def delete_(client: ControllerClient, as_json: bool, name: str, tenant: str | None) -> None:
+    """Delete virtual network NAME from every host that carries it (refused while VRs or end
+    hosts are on it)."""
+    _deleted(as_json, "network", client.delete_network(tenant_of(client, tenant), name))
+
+
+@net.command(name="vr-delete")
+@click.argument("name")
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def vr_delete(client: ControllerClient, as_json: bool, name: str, tenant: str | None) -> None:
+    """Delete VR NAME from its host, with the routes its tenant's VRs had to its SRv6
+    locator (refused while a connection runs over it)."""
+    _deleted(as_json, "VR", client.delete_router(tenant_of(client, tenant), name))
+
+
+@net.command(name="endhost-delete")
+@click.argument("name")
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def endhost_delete(client: ControllerClient, as_json: bool, name: str, tenant: str | None) -> None:
+    """Delete end host NAME (refused while a connection joins it)."""
+    _deleted(as_json, "end host", client.delete_endhost(tenant_of(client, tenant), name))

@@ -237,6 +237,22 @@ class ControllerClient:
         path = f"/tenants/{_segment(tenant)}/endhosts"
         return self._send("POST", path, request, EndHostView)
 
+    # deletes answer with the object as it was; a refusal names what holds it (ErrorBody.holders)
+    def delete_tenant(self, name: str) -> TenantView:
+        return self._send("DELETE", f"/tenants/{_segment(name)}", None, TenantView)
+
+    def delete_network(self, tenant: str, name: str) -> NetworkView:
+        path = f"/tenants/{_segment(tenant)}/networks/{_segment(name)}"
+        return self._send("DELETE", path, None, NetworkView)
+
+    def delete_router(self, tenant: str, name: str) -> RouterView:
+        path = f"/tenants/{_segment(tenant)}/routers/{_segment(name)}"
+        return self._send("DELETE", path, None, RouterView)
+
+    def delete_endhost(self, tenant: str, name: str) -> EndHostView:
+        path = f"/tenants/{_segment(tenant)}/endhosts/{_segment(name)}"
+        return self._send("DELETE", path, None, EndHostView)
+
     def hosts(self) -> list[HostView]:
         return self._get("/hosts", list[HostView])
 
