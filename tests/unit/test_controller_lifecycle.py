@@ -4,9 +4,11 @@ configurations and from the database, not from the service's answers alone."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from lxml import etree
 from sqlalchemy import select
@@ -18,8 +20,10 @@ from vnet.controller.api.auth import create_token
 from vnet.controller.db import session_factory
 from vnet.controller.db.models import ApiToken, EndHost, Tenant, VirtualNetwork, VirtualRouter
 from vnet.controller.errors import AgentRefused, Conflict, Forbidden, InUse, NotFound
+from vnet.controller.principal import Principal
 from vnet.controller.service.core import Service
 from vnet.controller.southbound.memory import Failure, Step
+from vnet.controller.ui import make_console
 from vnet.model.controller_api import EndHostRequest, NetworkRequest, RouterRequest
 
 V1 = "/api/v1"
@@ -216,3 +220,31 @@ def test_the_api_deletes_in_json_and_xml_and_says_what_holds_a_refused_one(w: Wo
     assert (in_use.status_code, body["code"]) == (409, "in-use"), in_use.text
     assert body["holders"] == ["VR 'r1'", "end host 'pc1'"], body
     assert "rx" not in {vr.name for vr in w.hosts.running("h2").routers}
+
+
+def test_the_console_deletes_from_each_table_and_shows_what_holds_a_refused_one(
+    w: World,
+) -> None:
+    """The console's delete forms over the real service (no browser: the HTML it answers)."""
+    principals = {"prov": PROVIDER, "acme": ACME}
+
+    async def authenticate(token: str) -> Principal:
+        return principals[token]
+
+    service = w.service()
+    app = FastAPI()
+    app.mount("/ui", make_console(service, authenticate))
+    with TestClient(app, base_url="http://testserver", follow_redirects=False) as client:
+        assert client.post("/ui/login", data={"token": "acme"}).status_code == 303
+        routers = client.get("/ui/routers")
+        held = client.post("/ui/networks/acme/c12/delete")
+        other = client.post("/ui/tenants/beta/delete")  # a tenant's token deletes no tenant
+        client.post("/ui/login", data={"token": "prov"})
+        asyncio.run(service.create_tenant(PROVIDER, "gamma"))
+        tenant = client.post("/ui/tenants/gamma/delete")
+    assert 'aria-label="Delete VR r1"' in routers.text and "rb" not in routers.text
+    assert held.status_code == 409 and "in-use" in held.text, held.text
+    assert "<li>VR &#39;r1&#39;</li>" in held.text and 'id="networks-table"' in held.text
+    assert other.status_code == 403, other.text
+    assert tenant.status_code == 200 and "deleted</strong>: tenant gamma" in tenant.text
+    assert "gamma" not in names(w, Tenant)
