@@ -32,6 +32,7 @@ from vnet.controller.southbound import (
 )
 from vnet.model.controller_config import ControllerConfig
 from vnet.model.host_guarantees import ConnectionPieces, Locator
+from vnet.model.topology import VirtualRouter
 from vnet.model.yang.guarantees import (
     connection_of,
     connections_of,
@@ -114,6 +115,10 @@ class NetconfSouthbound:
     async def routers(self, host: str) -> list[str]:
         held = await self.sessions[host].call(lambda c: c.routers(state=False))
         return [r.name for r in held]
+
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        held = await self.sessions[host].call(lambda c: c.routers(state=False))
+        return [r.router.model_copy(update={"host": host}) for r in held]
 
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
         """The reserved and best-effort classes under RESERVED_CLASS and BEST_EFFORT_CLASS."""

@@ -25,6 +25,7 @@ from vnet.controller.service import ControllerService, Timings
 from vnet.model.controller_api import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
+    AdoptRequest,
     ConnectionAnswer,
     ConnectionCounters,
     ConnectionEvent,
@@ -44,6 +45,7 @@ from vnet.model.controller_api import (
     TokenRequest,
     TokenView,
     TopologyView,
+    UnmanagedRouter,
     WhoAmI,
 )
 
@@ -225,6 +227,24 @@ async def post_endhost(
 ) -> Response:
     return await timed(
         request, lambda _: service_of(request).create_endhost(me, tenant, ask), status=201
+    )
+
+
+# -- VRs made on an agent directly: listed, adopted ---------------------------------------------
+@router.get("/hosts/{host}/unmanaged", **doc(UnmanagedRouter, many=True))
+async def get_unmanaged(request: Request, host: str, me: Who) -> Response:
+    me.require_provider()
+    found = await service_of(request).unmanaged_routers(me, host)
+    return answer(request, found, UnmanagedRouter)
+
+
+@router.post("/tenants/{tenant}/routers/adopt", **doc(RouterView, body=AdoptRequest, status=201))
+async def post_adopt(
+    request: Request, tenant: str, me: Who, ask: Annotated[AdoptRequest, body(AdoptRequest)]
+) -> Response:
+    me.require_provider()
+    return await timed(
+        request, lambda _: service_of(request).adopt_router(me, tenant, ask), status=201
     )
 
 

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from vnet.controller.principal import Principal
 from vnet.model.controller_api import (
+    AdoptRequest,
     ConnectionAnswer,
     ConnectionCounters,
     ConnectionEvent,
@@ -30,6 +31,7 @@ from vnet.model.controller_api import (
     RouterView,
     TenantView,
     TopologyView,
+    UnmanagedRouter,
 )
 
 Timings = dict[str, float]
@@ -86,6 +88,10 @@ class ControllerService(Protocol):
     async def delete_network(self, who: Principal, tenant: str, name: str) -> NetworkView: ...
     async def delete_router(self, who: Principal, tenant: str, name: str) -> RouterView: ...
     async def delete_endhost(self, who: Principal, tenant: str, name: str) -> EndHostView: ...
+    async def unmanaged_routers(self, who: Principal, host: str) -> list[UnmanagedRouter]: ...
+    async def adopt_router(
+        self, who: Principal, tenant: str, request: AdoptRequest
+    ) -> RouterView: ...
     async def routers(self, who: Principal, tenant: str | None = None) -> list[RouterView]: ...
     async def endhosts(self, who: Principal, tenant: str | None = None) -> list[EndHostView]: ...
     async def hosts(self, who: Principal) -> list[HostView]: ...

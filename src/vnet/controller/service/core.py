@@ -27,6 +27,7 @@ from vnet.controller.inventory import Inventory
 from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
 from vnet.controller.service import store, views
+from vnet.controller.service.adoption import Adoption
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
@@ -70,6 +71,7 @@ class Service:
         self.inventory_changes = InventoryChanges(self.db, self.cache, agents, config)
         self.deletions = Deletions(self.db, self.cache, agents, config)
         self.reconciler = Reconciler(self.db, agents, self.cache.get, self.policy)
+        self.adoption = Adoption(self.db, self.cache, self.inventory_changes, self._adopted)
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
         self.watcher: Watcher | None = None
@@ -278,6 +280,18 @@ class Service:
     async def delete_endhost(self, who: Principal, tenant: str, name: str) -> api.EndHostView:
         return await self.deletions.delete_endhost(who, tenant, name)
 
+    # -- VRs made on an agent directly (adoption.py) ------------------------------------------
+    async def unmanaged_routers(self, who: Principal, host: str) -> list[api.UnmanagedRouter]:
+        return await self.adoption.unmanaged(who, host)
+
+    async def adopt_router(
+        self, who: Principal, tenant: str, request: api.AdoptRequest
+    ) -> api.RouterView:
+        return await self.adoption.adopt(who, tenant, request)
+
+    def _adopted(self, host: str, name: str) -> None:
+        self.reconciler.unmanaged.get(host, set()).discard(name)
+
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""
         shown = views.visible_tenant(who, tenant)
@@ -301,7 +315,7 @@ class Service:
         inv = await self.inventory()
         endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in self.config.agents}
         reachable = self.watcher.reachable if self.watcher else {}
-        return views.hosts(inv.topology, endpoints, reachable)
+        return views.hosts(inv.topology, endpoints, reachable, self.reconciler.unmanaged)
 
     async def links(self, who: Principal) -> list[api.LinkView]:
         inv = await self.inventory()

@@ -92,7 +92,7 @@ class InventoryChanges:
         who.require_tenant(tenant)
         await self.db.read(lambda s: store.tenant_row(s, tenant))
         topo = (await self.cache.get()).topology
-        _require_free_node_name(topo, request.name)
+        require_free_node_name(topo, request.name)
         for k, itf in enumerate(request.interfaces):
             tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
         if request.host is not None and request.host not in self.agents.hosts:
@@ -106,7 +106,7 @@ class InventoryChanges:
         # picks the index), so bad addresses are refused before placement is asked
         some_host = request.host or (topo.hosts[0].name if topo.hosts else "")
         vr = VirtualRouter(name=request.name, host=some_host, index=None, interfaces=interfaces)
-        _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces", topo)
+        require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces", topo)
         host = request.host or await self._place(topo)
         vr = vr.model_copy(update={"host": host})
         edits = _router_edits(_with(topo, routers=[*topo.routers, vr]), vr)
@@ -134,7 +134,7 @@ class InventoryChanges:
         net = VirtualNetwork(tenant=tenant, **request.model_dump(exclude_none=True))
         wanted = _with(topo, networks=[*topo.networks, net])
         _require_declared(topo, tenant)
-        _require_valid(wanted, "name", topo)
+        require_valid(wanted, "name", topo)
         carriers = list(request.hosts) or [
             h.name for h in topo.hosts if h.name in self.agents.hosts
         ]
@@ -153,15 +153,23 @@ class InventoryChanges:
         who.require_tenant(tenant)
         await self.db.read(lambda s: store.tenant_row(s, tenant))
         topo = (await self.cache.get()).topology
-        _require_free_node_name(topo, request.name)
+        require_free_node_name(topo, request.name)
         tenant_network(topo, tenant, request.network, "network")
         if request.host not in {h.name for h in topo.hosts}:
             raise NotFound(f"unknown host {request.host!r}", field="host", code="unknown-host")
         endhost = EndHost(**request.model_dump(exclude_none=True))
-        _require_valid(_with(topo, endhosts=[*topo.endhosts, endhost]), "name", topo)
+        require_valid(_with(topo, endhosts=[*topo.endhosts, endhost]), "name", topo)
         await self._realise({}, lambda t: _with(t, endhosts=[*t.endhosts, endhost]))
         shown = views.endhosts((await self.cache.get()).topology, tenant)
         return next(e for e in shown if e.name == endhost.name)
+
+    async def adopt_router(self, vr: VirtualRouter) -> None:
+        """A VR its host's agent holds already, checked by the caller (adoption.py), into the
+        inventory: the routes to and from its SRv6 locator on the agents, and the database's
+        row, in one transaction."""
+        topo = (await self.cache.get()).topology
+        edits = _router_edits(_with(topo, routers=[*topo.routers, vr]), vr, existing=True)
+        await self._realise(edits, lambda t: _with(t, routers=[*t.routers, vr]))
 
     async def _place(self, topo: Topology) -> str:
         inv = await self.cache.get()
@@ -182,7 +190,7 @@ class InventoryChanges:
             held = inventory_db.read(session).topology
             wanted = extended(held)
             try:  # another request may have taken the name meanwhile
-                _require_valid(wanted, "name", held)
+                require_valid(wanted, "name", held)
             except BadRequest as err:
                 raise Conflict(err.reason, field=err.field) from None
             inventory_db.append(session, wanted)
@@ -239,16 +247,17 @@ async def change_agents(
         await cache.forget()
 
 
-def _router_edits(topo: Topology, new: VirtualRouter) -> Edits:
+def _router_edits(topo: Topology, new: VirtualRouter, existing: bool = False) -> Edits:
     """The new VR with its routes to its tenant's other VRs' SRv6 locators, and the routes
     those VRs gain to the new one's (`locator_routes`, as a lab with a controller gives its
-    VRs from the start): without them a connection's segments lead nowhere."""
+    VRs from the start): without them a connection's segments lead nowhere. `existing`: the
+    VR is on its host already (adopted): it gains its routes like the others."""
     with_controller = {"controller": ControllerSection.model_validate({})}
     routed = locator_routes(topo.model_copy(update=with_controller))
     before = {vr.name: vr for vr in topo.routers}
     per_host: Edits = {}
     for vr in routed.routers:
-        if vr.name == new.name:
+        if vr.name == new.name and not existing:
             per_host.setdefault(vr.host, []).append(CreateRouter(vr))
             continue
         gained = [r for r in vr.routes if r not in before[vr.name].routes]
@@ -274,7 +283,7 @@ def _with(topo: Topology, **lists: list) -> Topology:
     return topo.model_copy(update=lists)
 
 
-def _require_free_node_name(topo: Topology, name: str) -> None:
+def require_free_node_name(topo: Topology, name: str) -> None:
     for kind, nodes in (("VR", topo.routers), ("end host", topo.endhosts)):
         if any(n.name == name for n in nodes):
             raise Conflict(f"the name {name!r} is used by a {kind}", field="name")
@@ -317,7 +326,7 @@ def _require_declared(topo: Topology, tenant: str) -> None:
         )
 
 
-def _require_valid(topo: Topology, field: str, before: Topology | None = None) -> None:
+def require_valid(topo: Topology, field: str, before: Topology | None = None) -> None:
     """The model's own checks of the inventory with the new object (addresses inside the
     network's prefix, naming rules, ...); and, given the inventory `before`, that no VR's
     SRv6 locator moves (live connections' SIDs derive from them)."""

@@ -81,10 +81,19 @@ def endhosts(topo: Topology, tenant: str | None) -> list[EndHostView]:
 
 
 def hosts(
-    topo: Topology, endpoints: Mapping[str, str], reachable: Mapping[str, bool]
+    topo: Topology,
+    endpoints: Mapping[str, str],
+    reachable: Mapping[str, bool],
+    unmanaged: Mapping[str, set[str]] | None = None,
 ) -> list[HostView]:
+    unmanaged = unmanaged or {}
     return [
-        HostView(name=h.name, agent=endpoints.get(h.name, ""), reachable=reachable.get(h.name))
+        HostView(
+            name=h.name,
+            agent=endpoints.get(h.name, ""),
+            reachable=reachable.get(h.name),
+            unmanaged=sorted(unmanaged.get(h.name, ())),
+        )
         for h in topo.hosts
     ]
 

@@ -128,6 +128,10 @@ class Southbound(Protocol):
         """The names of the VRs running holds."""
         ...
 
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        """The VRs running holds, whole (their `host` is `host`)."""
+        ...
+
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
         """(underlay interface, network class) -> bytes sent."""
         ...
