@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from tests.controller_memory_support import ACME, HOSTS, PROVIDER, World, world
+from tests.unit.test_controller_lifecycle import names
 from vnet.controller.db.models import VirtualRouter as RouterRow
 from vnet.controller.errors import Conflict, Forbidden, NotFound
 from vnet.controller.service.core import Service
@@ -28,15 +27,6 @@ def made_on_the_agent(w: World, host: str, name: str, network: str, ip: str, k: 
     itf = Interface(network=network, ipv4=f"{ip}/24", ipv6=f"{prefix6}::{60 + k}/64")  # type: ignore[arg-type]
     vr = VirtualRouter(name=name, host=host, index=40 + k, interfaces=[itf])
     w.hosts.set_running(host, hc.model_copy(update={"routers": [*hc.routers, vr]}))
-
-
-def inventory_routers(w: World) -> set[str]:
-    engine = w.engine()
-    try:
-        with Session(engine) as session:
-            return set(session.scalars(select(RouterRow.name)))
-    finally:
-        engine.dispose()
 
 
 @pytest.fixture
@@ -61,7 +51,7 @@ def test_a_vr_made_on_an_agent_is_reported_and_adopted_with_its_locator_routes(
 
     seen, listed, after = w.run(scenario)
     assert (seen, listed, after) == (["ux"], ["ux"], [])
-    assert "ux" in inventory_routers(w)
+    assert "ux" in names(w, RouterRow)
     routed = {
         vr.name
         for h in HOSTS
@@ -102,4 +92,4 @@ def test_an_adoption_that_disagrees_with_the_inventory_is_refused_and_changes_no
     refused = w.run(scenario)
     assert words in str(refused), refused
     assert {h: w.hosts.running(h) for h in HOSTS} == before
-    assert name not in inventory_routers(w)
+    assert name not in names(w, RouterRow)
