@@ -3,11 +3,13 @@ real agents of the session's three-host triangle (controller_service_support.py)
 and PostgreSQL: a VR goes from its agent with the routes its tenant's other VRs had to its
 locator, in one transaction; a refusing agent leaves every host and the database as they
 were; end hosts and tenants go from the database; a network in use is refused naming its
-holders. What the agents hold is read with independent NETCONF sessions (raw ncclient)."""
+holders; a VR made on an agent directly is listed as unmanaged and adopted. What the agents
+hold is read with independent NETCONF sessions (raw ncclient)."""
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from vnet.controller.api.auth import create_token
 from vnet.controller.db import make_engine, session_factory
 from vnet.controller.db.models import EndHost, Tenant, VirtualRouter
 
+from .conftest import VNET
 from .controller_service_support import Lab, close, make_service
 from .world_support import TemplateDatabases
 
@@ -95,8 +98,9 @@ def names_in(url: str, table: type) -> set[str]:
         engine.dispose()
 
 
-def with_locator(held: dict[str, dict[str, set[str]]]) -> set[str]:
-    return {vr for routers in held.values() for vr, dst in routers.items() if RX_LOCATOR in dst}
+def with_locator(held: dict[str, dict[str, set[str]]], locator: str = RX_LOCATOR) -> set[str]:
+    """The VRs with a route to `locator`."""
+    return {vr for routers in held.values() for vr, dst in routers.items() if locator in dst}
 
 
 def test_a_vr_deleted_through_the_api_goes_from_its_agent_with_the_routes_to_it(
@@ -169,3 +173,35 @@ def test_end_hosts_tenants_and_networks_in_use_through_the_api(lab: Lab, url: st
     assert answers["endhost"].status_code == 200 and answers["tenant"].status_code == 200
     assert "pc9" not in names_in(url, EndHost) and "gamma" not in names_in(url, Tenant)
     assert routers_on(lab) == before
+
+
+def test_a_vr_made_on_an_agent_is_reported_and_adopted_through_the_api(lab: Lab, url: str) -> None:
+    """`vnet vr create` on h2's agent (the CLI, as an operator would), then the API: listed
+    as unmanaged, adopted into acme (its locator routed by the tenant's VRs on every host),
+    deleted again through the API."""
+    made = subprocess.run(
+        [VNET, "vr", "create", "ux", "--lab", lab.name, "--host", "h2",
+         "--network", "c12:10.61.2.61/24,fd00:61:2::61/64"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stdout + made.stderr
+
+    async def scenario(client: Client) -> tuple[httpx.Response, ...]:
+        listed = await client.get("/hosts/h2/unmanaged")
+        clash = await client.post("/tenants/beta/routers/adopt", json={"host": "h2", "name": "ux"})
+        adopted = await client.post(
+            "/tenants/acme/routers/adopt", json={"host": "h2", "name": "ux"}
+        )
+        after = await client.get("/hosts/h2/unmanaged")
+        return listed, clash, adopted, after
+
+    try:
+        listed, clash, adopted, after = through_api(lab, url, scenario)
+        assert [u["name"] for u in listed.json()] == ["ux"], listed.text
+        assert (clash.status_code, clash.json()["code"]) == (404, "unknown-network"), clash.text
+        assert adopted.status_code == 201 and adopted.json()["tenant"] == "acme", adopted.text
+        assert after.json() == [] and "ux" in names_in(url, VirtualRouter)
+        assert with_locator(routers_on(lab), "fc00:1:4::/48") == {"r1", "r2", "r3"}
+    finally:
+        through_api(lab, url, lambda c: c.delete("/tenants/acme/routers/ux"))
+    assert "ux" not in routers_on(lab)["h2"]
