@@ -93,3 +93,15 @@ def test_deletes_send_delete_and_a_refusal_names_what_holds_it(target: list[str]
     assert tenant.exit_code == 0 and json.loads(tenant.stdout) == {"name": "blue"}
     methods = [s["method"] + " " + s["path"] for s in FakeController.seen]
     assert "DELETE /api/v1/tenants/red/routers/rx" in methods
+
+
+def test_unmanaged_vrs_are_listed_and_adopted(target: list[str]) -> None:
+    found = [{"host": "h2", "name": "ux", "networks": ["c12"], "addresses": ["10.61.2.61/24"]}]
+    FakeController.answers["GET /api/v1/hosts/h2/unmanaged"] = (200, found, {})
+    adopted = {"tenant": "red", "name": "ux", "host": "h2", "networks": ["c12"]}
+    FakeController.answers["POST /api/v1/tenants/red/routers/adopt"] = (201, adopted, {})
+    listed = vnet("net", "vr-unmanaged", "h2", *target)
+    taken = vnet("net", "vr-adopt", "ux", "--host", "h2", "--tenant", "red", *target)
+    assert listed.exit_code == 0 and "ux  c12  10.61.2.61/24" in listed.stdout, listed.output
+    assert taken.exit_code == 0 and "VR ux on h2 adopted into red" in taken.stdout, taken.output
+    assert json.loads(FakeController.seen[-1]["body"]) == {"host": "h2", "name": "ux"}
