@@ -8,12 +8,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 
 from tests.controller_memory_support import ACME, HOSTS, PROVIDER, World, world
 from tests.unit.test_controller_lifecycle import names
 from vnet.controller.db.models import VirtualRouter as RouterRow
 from vnet.controller.errors import Conflict, Forbidden, NotFound
+from vnet.controller.principal import Principal
 from vnet.controller.service.core import Service
+from vnet.controller.ui import make_console
 from vnet.model.controller_api import AdoptRequest
 from vnet.model.topology import Interface, VirtualRouter
 
@@ -93,3 +97,30 @@ def test_an_adoption_that_disagrees_with_the_inventory_is_refused_and_changes_no
     assert words in str(refused), refused
     assert {h: w.hosts.running(h) for h in HOSTS} == before
     assert name not in names(w, RouterRow)
+
+
+def test_the_console_lists_unmanaged_vrs_to_the_provider_and_adopts_one(w: World) -> None:
+    made_on_the_agent(w, "h2", "ux", "c12", "10.61.2.60", 1)
+    principals = {"prov": PROVIDER, "acme": ACME}
+
+    async def authenticate(token: str) -> Principal:
+        return principals[token]
+
+    app = FastAPI()
+    app.mount("/ui", make_console(w.service(), authenticate))
+    with TestClient(app, base_url="http://testserver", follow_redirects=False) as client:
+        client.post("/ui/login", data={"token": "acme"})
+        tenant_page = client.get("/ui/routers")
+        client.post("/ui/login", data={"token": "prov"})
+        provider_page = client.get("/ui/routers")
+        wrong = client.post(
+            "/ui/routers/adopt", data={"host": "h2", "name": "ux", "tenant": "beta"}
+        )
+        adopted = client.post(
+            "/ui/routers/adopt", data={"host": "h2", "name": "ux", "tenant": "acme"}
+        )
+    assert "unmanaged-table" not in tenant_page.text  # such a VR is no tenant's to see
+    assert 'aria-label="Adopt VR ux"' in provider_page.text
+    assert wrong.status_code == 404 and "has no network" in wrong.text, wrong.text
+    assert adopted.status_code == 200 and "adopted: VR</strong> ux" in adopted.text, adopted.text
+    assert "unmanaged-table" not in adopted.text and "ux" in names(w, RouterRow)
