@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 from vnet.client import NetconfClient
 from vnet.controller.ui.session import COOKIE
 from vnet.lab import lab as labmod
+from vnet.model.topology import Interface, VirtualRouter
 from vnet.tools import processes
 from vnet.tools.iperf3 import Iperf3Server, client_argv
 
@@ -303,3 +304,27 @@ def test_deletes_from_the_tables_and_a_refusal_shows_what_holds_it(controller, b
     assert "green" not in {t["name"] for t in controller.api("GET", "/tenants").json()}
     with NetconfClient(labmod.agent_endpoint(controller.lab, "h2")) as agent:  # the agent
         assert "red-rx" not in {r.name for r in agent.routers(state=False)}
+
+
+def test_a_vr_made_on_an_agent_is_shown_adopted_and_deleted(controller, browser):
+    """A VR made on h3's agent directly is listed to the provider with an adopt form; adopted
+    into red it joins the routers table (and the API's list), and goes again from there."""
+    itf = Interface(network="red-core", ipv4="10.1.0.60/24", ipv6="fd01::60/64")
+    with NetconfClient(labmod.agent_endpoint(controller.lab, "h3")) as agent:
+        agent.create_router(VirtualRouter(name="red-ux", host="h3", interfaces=[itf]))
+    page = new_page(browser)
+    log_in(page, controller, controller.provider_token)
+    page.goto(controller.console + "routers")
+    expect(page.locator("#unmanaged-table")).to_contain_text("red-ux")
+    row = page.locator("#unmanaged-table tr", has_text="red-ux")
+    row.get_by_label("tenant").select_option("red")
+    shoot(page, "unmanaged")
+    row.get_by_role("button", name="Adopt VR red-ux").click()
+    expect(page.locator("#delete-answer")).to_contain_text("adopted: VR red-ux", timeout=SLOW)
+    expect(page.locator("#routers-table")).to_contain_text("red-ux")
+    routers = {r["name"]: r["tenant"] for r in controller.api("GET", "/routers").json()}
+    assert routers["red-ux"] == "red"
+    page.get_by_role("button", name="Delete VR red-ux").click()
+    expect(page.locator("#delete-answer")).to_contain_text("deleted: VR red-ux", timeout=SLOW)
+    with NetconfClient(labmod.agent_endpoint(controller.lab, "h3")) as agent:
+        assert "red-ux" not in {r.name for r in agent.routers(state=False)}
