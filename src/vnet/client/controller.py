@@ -23,6 +23,7 @@ from vnet.client.errors import ConnectError, ControllerError
 from vnet.model.controller_api import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
+    AdoptRequest,
     ConnectionAnswer,
     ConnectionCounters,
     ConnectionEvent,
@@ -44,6 +45,7 @@ from vnet.model.controller_api import (
     TokenRequest,
     TokenView,
     TopologyView,
+    UnmanagedRouter,
     WhoAmI,
 )
 from vnet.tools import netns
@@ -236,6 +238,30 @@ class ControllerClient:
         """A tenant's machine in one of its networks (attached to the network by the operator)."""
         path = f"/tenants/{_segment(tenant)}/endhosts"
         return self._send("POST", path, request, EndHostView)
+
+    # deletes answer with the object as it was; a refusal names what holds it (ErrorBody.holders)
+    def delete_tenant(self, name: str) -> TenantView:
+        return self._send("DELETE", f"/tenants/{_segment(name)}", None, TenantView)
+
+    def delete_network(self, tenant: str, name: str) -> NetworkView:
+        path = f"/tenants/{_segment(tenant)}/networks/{_segment(name)}"
+        return self._send("DELETE", path, None, NetworkView)
+
+    def delete_router(self, tenant: str, name: str) -> RouterView:
+        path = f"/tenants/{_segment(tenant)}/routers/{_segment(name)}"
+        return self._send("DELETE", path, None, RouterView)
+
+    def delete_endhost(self, tenant: str, name: str) -> EndHostView:
+        path = f"/tenants/{_segment(tenant)}/endhosts/{_segment(name)}"
+        return self._send("DELETE", path, None, EndHostView)
+
+    def unmanaged(self, host: str) -> list[UnmanagedRouter]:
+        """The VRs `host`'s agent holds that the controller does not manage (provider)."""
+        return self._get(f"/hosts/{_segment(host)}/unmanaged", list[UnmanagedRouter])
+
+    def adopt_router(self, tenant: str, host: str, name: str) -> RouterView:
+        path = f"/tenants/{_segment(tenant)}/routers/adopt"
+        return self._send("POST", path, AdoptRequest(host=host, name=name), RouterView)
 
     def hosts(self) -> list[HostView]:
         return self._get("/hosts", list[HostView])

@@ -307,6 +307,33 @@ class NetconfClient:
             f'<router nc:operation="delete"><name>{escape(name)}</name></router>', target
         )
 
+    def remove_router(self, name: str, target: str = RUNNING) -> None:
+        """The VR and the SRv6 locators it owns gone (nc:operation remove: a VR or locator
+        that is not there is no error)."""
+        srv6 = self.get_tree(f'<srv6 xmlns="{NAMESPACE}"/>', target)
+        owned = [
+            x["prefix"]
+            for x in srv6.get(qualified("srv6"), {}).get("locator", [])
+            if x.get("router") == name
+        ]
+        if owned:
+            entries = "".join(
+                f'<locator nc:operation="remove"><prefix>{escape(p)}</prefix></locator>'
+                for p in owned
+            )
+            self.edit(f'<srv6 xmlns="{NAMESPACE}">{entries}</srv6>', target)
+        self._edit_router(
+            f'<router nc:operation="remove"><name>{escape(name)}</name></router>', target
+        )
+
+    def remove_routes(self, name: str, destinations: list[str], target: str = RUNNING) -> None:
+        """Router `name`'s routes to `destinations` gone (one it lacks: no error)."""
+        entries = "".join(
+            f'<route nc:operation="remove"><destination>{escape(d)}</destination></route>'
+            for d in destinations
+        )
+        self._edit_router(f"<router><name>{escape(name)}</name>{entries}</router>", target)
+
     def set_admin(self, name: str, admin_state: str, target: str = RUNNING) -> None:
         if self.router(name, state=False) is None:  # a merge would create it
             raise _missing(name)
@@ -337,6 +364,14 @@ class NetconfClient:
         xml = encode.to_xml("network", [network_entry(net, remote_vteps)], node)
         entry_xml = _with_operation(xml, "create")
         self.edit(f'<virtual-networks xmlns="{NAMESPACE}">{entry_xml}</virtual-networks>', target)
+
+    def remove_network(self, name: str, target: str = RUNNING) -> None:
+        """The network gone (nc:operation remove: one the host lacks is no error)."""
+        self.edit(
+            f'<virtual-networks xmlns="{NAMESPACE}"><network nc:operation="remove">'
+            f"<name>{escape(name)}</name></network></virtual-networks>",
+            target,
+        )
 
     def delete_network(self, name: str, target: str = RUNNING) -> None:
         self.edit(

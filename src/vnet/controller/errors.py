@@ -55,6 +55,20 @@ class Conflict(ServiceError):
     code = "conflict"
 
 
+class InUse(Conflict):
+    """A delete of something others still hold: `holders` names them ("connection 'v'",
+    "VR 'r1'"), the reason too."""
+
+    code = "in-use"
+
+    def __init__(self, what: str, holders: list[str], **kw: str):
+        super().__init__(f"{what} is in use by {', '.join(holders)}", **kw)
+        self.holders = holders
+
+    def body(self) -> ErrorBody:
+        return super().body().model_copy(update={"holders": self.holders})
+
+
 class Gone(ServiceError):
     """What the request names existed and is no more: a retried create whose connection was
     released since."""

@@ -188,6 +188,7 @@ class ErrorBody(_Body):
     field: str | None = None
     shortfalls: list[Shortfall] = Field(default_factory=list)
     host: str | None = None  # the agent that refused, for code agent-refused
+    holders: list[str] = Field(default_factory=list)  # what holds it, for code in-use
 
 
 class Hop(_Body):
@@ -311,6 +312,25 @@ class HostView(_Body):
     agent: str  # the agent's endpoint, "address:port"
     reachable: bool | None = None  # None: not asked yet
     status: ElementStatus = Field(default_factory=ElementStatus)
+    # VRs its agent held at the last reconciliation that the controller does not manage
+    unmanaged: list[str] = Field(default_factory=list)
+
+
+class UnmanagedRouter(_Body):
+    """A VR an agent holds that the controller's inventory does not (made on the agent
+    directly, `vnet vr create`): what adopting it would take into the inventory."""
+
+    host: str
+    name: str
+    networks: list[str] = Field(default_factory=list)
+    addresses: list[str] = Field(default_factory=list)
+
+
+class AdoptRequest(_Body):
+    """Take VR `name`, which the agent of `host` holds, into the tenant's inventory."""
+
+    host: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=64)
 
 
 class LinkDirection(_Body):

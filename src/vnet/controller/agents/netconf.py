@@ -24,12 +24,16 @@ from vnet.controller.southbound import (
     Counters,
     CreateNetwork,
     CreateRouter,
+    DeleteNetwork,
+    DeleteRouter,
     Edit,
     HostChange,
     Lease,
+    RemoveRoutes,
 )
 from vnet.model.controller_config import ControllerConfig
 from vnet.model.host_guarantees import ConnectionPieces, Locator
+from vnet.model.topology import VirtualRouter
 from vnet.model.yang.guarantees import (
     connection_of,
     connections_of,
@@ -117,6 +121,10 @@ class NetconfSouthbound:
         held = await self.sessions[host].call(lambda c: c.routers(state=False))
         return [r.name for r in held]
 
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        held = await self.sessions[host].call(lambda c: c.routers(state=False))
+        return [r.router.model_copy(update={"host": host}) for r in held]
+
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
         """The reserved and best-effort classes under RESERVED_CLASS and BEST_EFFORT_CLASS."""
         tree = await self._tree(host, f'<underlay xmlns="{NAMESPACE}"/>', None)
@@ -177,6 +185,12 @@ def _apply(client: NetconfClient, edits: Sequence[Edit]) -> None:
             client.add_routes(edit.router, list(edit.routes), target=CANDIDATE)
         elif isinstance(edit, CreateNetwork):
             client.create_network(edit.network, list(edit.vteps), target=CANDIDATE)
+        elif isinstance(edit, DeleteRouter):
+            client.remove_router(edit.router, target=CANDIDATE)
+        elif isinstance(edit, RemoveRoutes):
+            client.remove_routes(edit.router, list(edit.destinations), target=CANDIDATE)
+        elif isinstance(edit, DeleteNetwork):
+            client.remove_network(edit.network, target=CANDIDATE)
 
 
 def _counters(counters: dict[str, Any] | None) -> Counters:

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from vnet.controller.api.codec import JSON, XML
 from vnet.model.controller_api import (
+    AdoptRequest,
     ConnectionRequest,
     ErrorBody,
     ModifyRequest,
@@ -26,6 +27,7 @@ from vnet.model.controller_api import (
 )
 
 REQUEST_BODIES: tuple[type[BaseModel], ...] = (
+    AdoptRequest,
     ConnectionRequest,
     ModifyRequest,
     NetworkRequest,

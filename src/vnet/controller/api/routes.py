@@ -24,6 +24,7 @@ from vnet.controller.service import ControllerService, Timings
 from vnet.model.controller_api import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
+    AdoptRequest,
     ConnectionAnswer,
     ConnectionCounters,
     ConnectionEvent,
@@ -44,6 +45,7 @@ from vnet.model.controller_api import (
     TokenRequest,
     TokenView,
     TopologyView,
+    UnmanagedRouter,
     WhoAmI,
 )
 
@@ -226,6 +228,49 @@ async def post_endhost(
     return await timed(
         request, lambda _: service_of(request).create_endhost(me, tenant, ask), status=201
     )
+
+
+# -- VRs made on an agent directly: listed, adopted ---------------------------------------------
+@router.get("/hosts/{host}/unmanaged", **doc(UnmanagedRouter, many=True))
+async def get_unmanaged(request: Request, host: str, me: Who) -> Response:
+    me.require_provider()
+    found = await service_of(request).unmanaged_routers(me, host)
+    return answer(request, found, UnmanagedRouter)
+
+
+@router.post("/tenants/{tenant}/routers/adopt", **doc(RouterView, body=AdoptRequest, status=201))
+async def post_adopt(
+    request: Request, tenant: str, me: Who, ask: Annotated[AdoptRequest, body(AdoptRequest)]
+) -> Response:
+    me.require_provider()
+    return await timed(
+        request, lambda _: service_of(request).adopt_router(me, tenant, ask), status=201
+    )
+
+
+# -- deletes: refused (409 in-use, holders named) while something holds the object ----------
+@router.delete("/tenants/{tenant}", **doc(TenantView))
+async def delete_tenant(request: Request, tenant: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).delete_tenant(me, tenant))
+
+
+@router.delete("/tenants/{tenant}/networks/{name}", **doc(NetworkView))
+async def delete_network(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_network(me, tenant, name))
+
+
+@router.delete("/tenants/{tenant}/routers/{name}", **doc(RouterView))
+async def delete_router(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_router(me, tenant, name))
+
+
+@router.delete("/tenants/{tenant}/endhosts/{name}", **doc(EndHostView))
+async def delete_endhost(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_endhost(me, tenant, name))
 
 
 # -- connections -------------------------------------------------------------------------------

@@ -29,10 +29,12 @@ from vnet.controller.inventory import Inventory
 from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
 from vnet.controller.service import opstate, store, views
+from vnet.controller.service.adoption import Adoption
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
 from vnet.controller.service.health import Health
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
+from vnet.controller.service.lifecycle import Deletions
 from vnet.controller.service.moves import Moves
 from vnet.controller.service.opstate import StateHook
 from vnet.controller.service.putback import PutBack
@@ -71,7 +73,9 @@ class Service:
         self.flows = Flows(self.db, agents, self.policy)
         self.moves = Moves(self.flows)
         self.inventory_changes = InventoryChanges(self.db, self.cache, agents, config)
+        self.deletions = Deletions(self.db, self.cache, agents, config)
         self.reconciler = Reconciler(self.db, agents, self.cache.get, self.policy)
+        self.adoption = Adoption(self.db, self.cache, self.inventory_changes, self._adopted)
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
         self.watcher: Watcher | None = None
@@ -286,6 +290,31 @@ class Service:
     ) -> api.EndHostView:
         return await self.inventory_changes.create_endhost(who, tenant, request)
 
+    # -- deletes (lifecycle.py) --------------------------------------------------------------
+    async def delete_tenant(self, who: Principal, name: str) -> api.TenantView:
+        return await self.deletions.delete_tenant(who, name)
+
+    async def delete_network(self, who: Principal, tenant: str, name: str) -> api.NetworkView:
+        return await self.deletions.delete_network(who, tenant, name)
+
+    async def delete_router(self, who: Principal, tenant: str, name: str) -> api.RouterView:
+        return await self.deletions.delete_router(who, tenant, name)
+
+    async def delete_endhost(self, who: Principal, tenant: str, name: str) -> api.EndHostView:
+        return await self.deletions.delete_endhost(who, tenant, name)
+
+    # -- VRs made on an agent directly (adoption.py) ------------------------------------------
+    async def unmanaged_routers(self, who: Principal, host: str) -> list[api.UnmanagedRouter]:
+        return await self.adoption.unmanaged(who, host)
+
+    async def adopt_router(
+        self, who: Principal, tenant: str, request: api.AdoptRequest
+    ) -> api.RouterView:
+        return await self.adoption.adopt(who, tenant, request)
+
+    def _adopted(self, host: str, name: str) -> None:
+        self.reconciler.unmanaged.get(host, set()).discard(name)
+
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""
         shown = views.visible_tenant(who, tenant)
@@ -310,7 +339,7 @@ class Service:
         endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in self.config.agents}
         reachable = self.watcher.reachable if self.watcher else {}
         states = await self.db.read(opstate.read_states)
-        return views.hosts(inv.topology, endpoints, reachable, states)
+        return views.hosts(inv.topology, endpoints, reachable, states, self.reconciler.unmanaged)
 
     async def links(self, who: Principal) -> list[api.LinkView]:
         inv = await self.inventory()

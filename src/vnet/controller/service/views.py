@@ -87,14 +87,17 @@ def hosts(
     endpoints: Mapping[str, str],
     reachable: Mapping[str, bool],
     states: Mapping[Key, ElementStatus] | None = None,
+    unmanaged: Mapping[str, set[str]] | None = None,
 ) -> list[HostView]:
     known = states or {}
+    unmanaged = unmanaged or {}
     return [
         HostView(
             name=h.name,
             agent=endpoints.get(h.name, ""),
             reachable=reachable.get(h.name),
             status=known.get(("host", h.name), ElementStatus()),
+            unmanaged=sorted(unmanaged.get(h.name, ())),
         )
         for h in topo.hosts
     ]

@@ -69,7 +69,31 @@ class CreateNetwork:
     vteps: tuple[str, ...] = ()
 
 
-InventoryEdit = CreateRouter | AddRoutes | CreateNetwork
+@dataclass(frozen=True)
+class DeleteRouter:
+    """A VR gone, with the SRv6 locators it owns on the host (none there: no error)."""
+
+    router: str
+
+
+@dataclass(frozen=True)
+class RemoveRoutes:
+    """Routes of an existing VR gone, by destination (one it lacks: no error)."""
+
+    router: str
+    destinations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeleteNetwork:
+    """A virtual network gone from the host (one it does not carry: no error)."""
+
+    network: str
+
+
+InventoryEdit = (
+    CreateRouter | AddRoutes | CreateNetwork | DeleteRouter | RemoveRoutes | DeleteNetwork
+)
 Edit = HostChange | InventoryEdit
 
 
@@ -158,6 +182,10 @@ class Southbound(Protocol):
     async def connections(self, host: str) -> list[ConnectionPieces]: ...
     async def routers(self, host: str) -> list[str]:
         """The names of the VRs running holds."""
+        ...
+
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        """The VRs running holds, whole (their `host` is `host`)."""
         ...
 
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:

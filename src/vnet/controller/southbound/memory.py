@@ -35,7 +35,7 @@ from vnet.controller.southbound import Counters, Edit, Lease, Notices, UnderlayN
 from vnet.controller.southbound.datastore import HostDatastore, refused
 from vnet.model.host import HostConfig, host_configs
 from vnet.model.host_guarantees import ConnectionPieces
-from vnet.model.topology import Topology
+from vnet.model.topology import Topology, VirtualRouter
 
 T = TypeVar("T")
 
@@ -265,6 +265,11 @@ class MemorySouthbound:
     async def routers(self, host: str) -> list[str]:
         return await self._step(
             host, Step.READ, None, lambda one, _: [vr.name for vr in one.store.running.routers]
+        )
+
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        return await self._step(
+            host, Step.READ, None, lambda one, _: list(one.store.running.routers)
         )
 
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
