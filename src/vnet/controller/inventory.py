@@ -16,7 +16,7 @@ untouched: every check runs before the first write).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -88,6 +88,17 @@ class Inventory:
     @cached_property
     def endhosts(self) -> dict[str, model.EndHost]:
         return {e.name: e for e in self.topology.endhosts}
+
+    def avoiding(self, links: Collection[str] = (), hosts: Collection[str] = ()) -> Inventory:
+        """The same inventory without `links` and without every link of `hosts`: what
+        planning may use while they are drained, removed or down. The topology, and so every
+        address and SID numbered from it, is unchanged; the hosts stay, with no link."""
+        kept = {
+            name: x
+            for name, x in self.links.items()
+            if name not in links and x.a not in hosts and x.b not in hosts
+        }
+        return Inventory(self.topology, kept)
 
     def tenant_of(self, endhost: model.EndHost) -> str:
         return self.topology.network(endhost.network).tenant

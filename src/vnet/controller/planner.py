@@ -204,7 +204,7 @@ def rearrange(
                 inv, usage, mover.tenant, asked, mover.connection_id, mover.number, policy,
                 exclude_self=mover.demands,
             )  # fmt: skip
-            usage = _add(_add(usage, mover.demands, -1), moved.demands, 1)
+            usage = books_after(usage, mover.demands, moved.demands)
             moves.append(Moved(mover, moved))
         asked = request.model_copy(update={"path": list(found.reservation.path)})
         plan = plan_connection(inv, usage, tenant, asked, connection_id, number, policy)
@@ -404,6 +404,14 @@ def _add(usage: Mapping[Arc, int], more: Mapping[Arc, int], sign: int) -> dict[A
     for arc, bps in more.items():
         out[arc] = out.get(arc, 0) + sign * bps
     return out
+
+
+def books_after(
+    usage: Mapping[Arc, int], old: Mapping[Arc, int], new: Mapping[Arc, int]
+) -> dict[Arc, int]:
+    """The books once a connection left `old` for `new` (after make-before-break it holds
+    only the new)."""
+    return _add(_add(usage, old, -1), new, 1)
 
 
 def _total(connections: Iterable[Held]) -> dict[Arc, int]:

@@ -179,6 +179,15 @@ class Shortfall(_Body):
     missing_bps: int
 
 
+class Unmovable(_Body):
+    """A connection that could not be moved off a link or host, and why."""
+
+    connection: str
+    tenant: str
+    path: list[str]
+    reason: str
+
+
 class ErrorBody(_Body):
     """Every non-2xx answer: what went wrong, where, why; nothing was changed."""
 
@@ -188,6 +197,7 @@ class ErrorBody(_Body):
     field: str | None = None
     shortfalls: list[Shortfall] = Field(default_factory=list)
     host: str | None = None  # the agent that refused, for code agent-refused
+    unmovable: list[Unmovable] = Field(default_factory=list)  # what holds an element removed
 
 
 class Hop(_Body):
@@ -203,6 +213,14 @@ class Move(_Body):
     tenant: str
     old_path: list[str]
     new_path: list[str]
+
+
+class Drained(_Body):
+    """What moving every connection off links and hosts did: the moves made, and the
+    connections that could not move (with why)."""
+
+    moved: list[Move] = Field(default_factory=list)
+    unmovable: list[Unmovable] = Field(default_factory=list)
 
 
 class ConnectionView(_Body):

@@ -34,6 +34,7 @@ from vnet.controller.service.moves import Moves
 from vnet.controller.service.putback import PutBack
 from vnet.controller.service.reconcile import Reconciler, Watcher
 from vnet.controller.service.recovery import Recovery, Settled
+from vnet.controller.service.reroute import Reroute
 from vnet.controller.service.utilisation import UtilisationPoller
 from vnet.controller.southbound import Southbound
 from vnet.model import controller_api as api
@@ -70,6 +71,7 @@ class Service:
         self.reconciler = Reconciler(self.db, agents, self.cache.get, self.policy)
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
+        self.reroute = Reroute(self.flows, self.moves, self.putback)
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.recovered: list[Settled] = []
