@@ -7,7 +7,7 @@ any agent.
 
 from __future__ import annotations
 
-from vnet.model.controller_api import ErrorBody, Shortfall
+from vnet.model.controller_api import ErrorBody, Shortfall, Unmovable
 
 
 class ServiceError(Exception):
@@ -53,6 +53,19 @@ class Conflict(ServiceError):
 
     status = 409
     code = "conflict"
+
+
+class InUse(Conflict):
+    """What the request would remove holds connections that cannot move (`unmovable`)."""
+
+    code = "in-use"
+
+    def __init__(self, reason: str, unmovable: list[Unmovable], **kw: str):
+        super().__init__(reason, **kw)
+        self.unmovable = unmovable
+
+    def body(self) -> ErrorBody:
+        return super().body().model_copy(update={"unmovable": self.unmovable})
 
 
 class Gone(ServiceError):

@@ -22,7 +22,9 @@ from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Netwo
 API_PREFIX = "/api/v1"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 Role = Literal["provider", "tenant"]
-ConnectionStatus = Literal["requested", "established", "modifying", "released", "failed"]
+ConnectionStatus = Literal[
+    "requested", "established", "modifying", "released", "failed", "degraded"
+]
 
 
 class _Body(BaseModel):
@@ -151,6 +153,22 @@ class EndHostRequest(_Body):
     routes: list[Route] = Field(default_factory=list)  # its own, e.g. default via its VR
 
 
+class HostRequest(_Body):
+    """A physical host added to the inventory (its agent: the controller's configuration's)."""
+
+    name: NodeName
+
+
+class LinkRequest(_Body):
+    """An underlay link added between two hosts of the inventory, named "<a>-<b>"."""
+
+    a: NodeName
+    b: NodeName
+    rate: ApiRate
+    mtu: int = Field(1500, ge=1280, le=9000)
+    management: ApiRate | None = None  # kept for management and routing; None: 1% of the rate
+
+
 class TokenRequest(_Body):
     # the document states what create_token enforces: a tenant token names its tenant, a
     # provider token none
@@ -221,6 +239,14 @@ class Drained(_Body):
 
     moved: list[Move] = Field(default_factory=list)
     unmovable: list[Unmovable] = Field(default_factory=list)
+
+
+class Removed(_Body):
+    """A host or link removed from the inventory, with the connections moved off it first."""
+
+    kind: Literal["host", "link"]
+    name: str
+    moved: list[Move] = Field(default_factory=list)
 
 
 class ConnectionView(_Body):

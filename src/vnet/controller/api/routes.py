@@ -32,11 +32,14 @@ from vnet.model.controller_api import (
     ConnectionView,
     EndHostRequest,
     EndHostView,
+    HostRequest,
     HostView,
+    LinkRequest,
     LinkView,
     ModifyRequest,
     NetworkRequest,
     NetworkView,
+    Removed,
     RouterRequest,
     RouterView,
     TenantRequest,
@@ -178,6 +181,36 @@ async def get_hosts(request: Request, me: Who) -> Response:
 @router.get("/links", **doc(LinkView, many=True))
 async def get_links(request: Request, me: Who) -> Response:
     return answer(request, await service_of(request).links(me), LinkView)
+
+
+@router.post("/hosts", **doc(HostView, body=HostRequest, status=201, also=200))
+async def post_host(
+    request: Request, me: Who, ask: Annotated[HostRequest, body(HostRequest)]
+) -> Response:
+    me.require_provider()
+    view, added = await service_of(request).add_host(me, ask)
+    return answer(request, view, status=201 if added else 200)
+
+
+@router.delete("/hosts/{name}", **doc(Removed))
+async def delete_host(request: Request, name: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).remove_host(me, name))
+
+
+@router.post("/links", **doc(LinkView, body=LinkRequest, status=201, also=200))
+async def post_link(
+    request: Request, me: Who, ask: Annotated[LinkRequest, body(LinkRequest)]
+) -> Response:
+    me.require_provider()
+    view, added = await service_of(request).add_link(me, ask)
+    return answer(request, view, status=201 if added else 200)
+
+
+@router.delete("/links/{name}", **doc(Removed))
+async def delete_link(request: Request, name: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).remove_link(me, name))
 
 
 TenantFilter = Annotated[str | None, Query(description="only this tenant's")]

@@ -21,11 +21,14 @@ from vnet.model.controller_api import (
     ConnectionView,
     EndHostRequest,
     EndHostView,
+    HostRequest,
     HostView,
+    LinkRequest,
     LinkView,
     ModifyRequest,
     NetworkRequest,
     NetworkView,
+    Removed,
     RouterRequest,
     RouterView,
     TenantView,
@@ -87,3 +90,9 @@ class ControllerService(Protocol):
     async def hosts(self, who: Principal) -> list[HostView]: ...
     async def links(self, who: Principal) -> list[LinkView]: ...
     async def topology(self, who: Principal) -> TopologyView: ...
+
+    # -- hosts and links (the provider's); removing drains first ----------------------------
+    async def add_host(self, who: Principal, request: HostRequest) -> tuple[HostView, bool]: ...
+    async def add_link(self, who: Principal, request: LinkRequest) -> tuple[LinkView, bool]: ...
+    async def remove_host(self, who: Principal, name: str) -> Removed: ...
+    async def remove_link(self, who: Principal, name: str) -> Removed: ...

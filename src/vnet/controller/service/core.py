@@ -35,6 +35,7 @@ from vnet.controller.service.putback import PutBack
 from vnet.controller.service.reconcile import Reconciler, Watcher
 from vnet.controller.service.recovery import Recovery, Settled
 from vnet.controller.service.reroute import Reroute
+from vnet.controller.service.underlay import UnderlayChanges
 from vnet.controller.service.utilisation import UtilisationPoller
 from vnet.controller.southbound import Southbound
 from vnet.model import controller_api as api
@@ -72,6 +73,8 @@ class Service:
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
         self.reroute = Reroute(self.flows, self.moves, self.putback)
+        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in config.agents}
+        self.underlay = UnderlayChanges(self.db, self.cache, self.reroute, endpoints)
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.recovered: list[Settled] = []
@@ -286,9 +289,21 @@ class Service:
 
     async def hosts(self, who: Principal) -> list[api.HostView]:
         inv = await self.inventory()
-        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in self.config.agents}
         reachable = self.watcher.reachable if self.watcher else {}
-        return views.hosts(inv.topology, endpoints, reachable)
+        shown = [h for h in inv.topology.hosts if h.name not in inv.removed_hosts]
+        return views.hosts(shown, self.underlay.endpoints, reachable)
+
+    async def add_host(self, who: Principal, request: api.HostRequest) -> tuple[api.HostView, bool]:
+        return await self.underlay.add_host(who, request)
+
+    async def add_link(self, who: Principal, request: api.LinkRequest) -> tuple[api.LinkView, bool]:
+        return await self.underlay.add_link(who, request)
+
+    async def remove_host(self, who: Principal, name: str) -> api.Removed:
+        return await self.underlay.remove_host(who, name)
+
+    async def remove_link(self, who: Principal, name: str) -> api.Removed:
+        return await self.underlay.remove_link(who, name)
 
     async def links(self, who: Principal) -> list[api.LinkView]:
         inv = await self.inventory()

@@ -8,7 +8,7 @@ controller loaded (`Inventory.topology`), so the views and the planner read one 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from vnet.controller.inventory import LinkInfo, link_name
 from vnet.controller.principal import Principal
@@ -22,7 +22,7 @@ from vnet.model.controller_api import (
 )
 from vnet.model.qos import network_links
 from vnet.model.srv6 import network_tenants, router_tenant
-from vnet.model.topology import Topology
+from vnet.model.topology import PhysicalHost, Topology
 
 Arc = tuple[str, bool]  # (link name, forward a -> b)
 
@@ -81,11 +81,11 @@ def endhosts(topo: Topology, tenant: str | None) -> list[EndHostView]:
 
 
 def hosts(
-    topo: Topology, endpoints: Mapping[str, str], reachable: Mapping[str, bool]
+    shown: Sequence[PhysicalHost], endpoints: Mapping[str, str], reachable: Mapping[str, bool]
 ) -> list[HostView]:
     return [
         HostView(name=h.name, agent=endpoints.get(h.name, ""), reachable=reachable.get(h.name))
-        for h in topo.hosts
+        for h in shown
     ]
 
 
