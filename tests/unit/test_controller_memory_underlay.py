@@ -81,7 +81,8 @@ def test_a_removed_host_takes_its_links_out_of_service(w: World) -> None:
         removed = await svc.remove_host(PROVIDER, "h2")
         hosts = [h.name for h in await svc.hosts(PROVIDER)]
         links = [x.name for x in await svc.links(PROVIDER)]
-        return [m.new_path for m in removed.moved][0], hosts, links
+        [move] = removed.moved
+        return move.new_path, hosts, links
 
     path, hosts, links = w.run(scenario)
     assert (path, hosts, links) == (["h1", "h3"], ["h1", "h3"], ["h1-h3"])
