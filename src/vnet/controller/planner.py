@@ -298,14 +298,31 @@ def _search(
     if isinstance(found, Route):
         return found
     empty = find_route(Ledger(view), a.host, b.host, cost_at)
-    if isinstance(empty, Rejection):
+    if isinstance(empty, Rejection) and empty.reason == "no-route":
         raise Rejected(
             f"tenant {tenant!r} has no chain of VRs sharing networks from {a.host!r} ({a.name})"
             f" to {b.host!r} ({b.name})",
             code="no-route",
         )
+    if isinstance(empty, Rejection):  # a chain exists, but even empty it lacks room
+        raise _lacking(view, found)
     _check_fits(inv.view, usage, _demands(empty, both_ways), False)  # raises, naming links
     raise AssertionError("a path that fits when searched for was not found")
+
+
+def _lacking(view: NetworkView, refused: Rejection) -> Rejected:
+    """The search's refusal over what is held, naming each link direction that lacks room."""
+    short = [
+        api.Shortfall(
+            link=s.link,
+            direction=" -> ".join(view.ends(ArcOf(s.link, s.forward))),
+            requested_bps=s.needed,
+            free_bps=max(s.available, 0),
+            missing_bps=s.missing,
+        )
+        for s in refused.shortfalls
+    ]
+    return Rejected(refused.message, short, field="bandwidth")
 
 
 def _demands(route: Route, both_ways: bool) -> dict[Arc, int]:

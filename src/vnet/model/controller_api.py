@@ -249,6 +249,14 @@ class Removed(_Body):
     moved: list[Move] = Field(default_factory=list)
 
 
+class FailoverReport(_Body):
+    """What a link or host going down or coming back did to the connections crossing it."""
+
+    moved: list[Move] = Field(default_factory=list)
+    degraded: list[Unmovable] = Field(default_factory=list)
+    restored: list[str] = Field(default_factory=list)  # "tenant/name" running again
+
+
 class ConnectionView(_Body):
     tenant: str
     name: str
@@ -297,6 +305,17 @@ class ConnectionCounters(_Body):
 class ConnectionEvent(_Body):
     at: datetime
     kind: str  # created, modified, moved, released, failed, repaired
+    detail: str = ""
+
+
+class ConnectionChange(_Body):
+    """One line of a connection's history, as the event stream carries it (`event:
+    connection`): created, modified, moved, rerouted, degraded, restored, released..."""
+
+    tenant: str
+    name: str
+    at: datetime
+    kind: str
     detail: str = ""
 
 

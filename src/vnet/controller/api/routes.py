@@ -353,7 +353,10 @@ async def delete_connection(request: Request, tenant: str, name: str, me: Who) -
 EVENTS_DOC = {
     200: {
         "description": "Server-sent events: `event: links` with the LinkView list as `data` "
-        "(JSON), every utilisation_interval seconds (`limit` ends the stream after that many); "
+        "(JSON), every utilisation_interval seconds (`limit` ends the stream after that many "
+        "of them); before each, `event: connection` with a ConnectionChange as `data` for each "
+        "history line written since the last (a connection created, moved, rerouted, degraded, "
+        "restored, released...), of the connections the token may see; "
         "`event: error` with an ErrorBody as `data` ends it",
         # OpenAPI 3.1: a text/event-stream schema describes one event, as a client reads it
         "content": {
@@ -361,7 +364,7 @@ EVENTS_DOC = {
                 "schema": {
                     "type": "object",
                     "properties": {
-                        "event": {"type": "string", "enum": ["links", "error"]},
+                        "event": {"type": "string", "enum": ["links", "connection", "error"]},
                         "data": {"type": "string", "contentMediaType": "application/json"},
                     },
                     "required": ["event", "data"],
@@ -394,7 +397,7 @@ async def _link_events(
 ) -> AsyncIterator[str]:
     """Until `limit` events, the client leaves, or the controller stops (`closing`: an open
     stream would otherwise hold a graceful shutdown up for ever)."""
-    sent = 0
+    sent, seen = 0, None
     while (limit is None or sent < limit) and not closing.is_set():
         if sent:
             with contextlib.suppress(TimeoutError):
@@ -402,9 +405,12 @@ async def _link_events(
             if closing.is_set():
                 return
         try:
+            seen, changes = await service.connection_changes(me, seen)
             links = await service.links(me)
         except ServiceError as err:  # said in the stream, which then ends
             yield f"event: error\ndata: {err.body().model_dump_json()}\n\n"
             return
+        for change in changes:
+            yield f"event: connection\ndata: {change.model_dump_json()}\n\n"
         yield "event: links\ndata: [" + ",".join(v.model_dump_json() for v in links) + "]\n\n"
         sent += 1

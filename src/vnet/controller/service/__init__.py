@@ -15,6 +15,7 @@ from typing import Protocol
 from vnet.controller.principal import Principal
 from vnet.model.controller_api import (
     ConnectionAnswer,
+    ConnectionChange,
     ConnectionCounters,
     ConnectionEvent,
     ConnectionRequest,
@@ -69,6 +70,10 @@ class ControllerService(Protocol):
     ) -> list[ConnectionView]: ...
 
     async def history(self, who: Principal, tenant: str, name: str) -> list[ConnectionEvent]: ...
+
+    async def connection_changes(
+        self, who: Principal, after: int | None
+    ) -> tuple[int, list[ConnectionChange]]: ...
 
     async def counters(self, who: Principal, tenant: str, name: str) -> ConnectionCounters: ...
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -28,6 +30,7 @@ from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
 from vnet.controller.service import store, views
 from vnet.controller.service.database import Database, Timings
+from vnet.controller.service.failover import Failover
 from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
 from vnet.controller.service.moves import Moves
@@ -75,11 +78,12 @@ class Service:
         self.reroute = Reroute(self.flows, self.moves, self.putback)
         endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in config.agents}
         self.underlay = UnderlayChanges(self.db, self.cache, self.reroute, endpoints)
+        self.failover = Failover(self.db, self.reroute, self.inventory, self.reconciler.all_hosts)
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.recovered: list[Settled] = []
         self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
-        self._repairs: set[asyncio.Task[None]] = set()
+        self._repairs: set[asyncio.Task[object]] = set()
 
     # -- life ------------------------------------------------------------------------------
     async def start(self, background: bool = True) -> None:
@@ -122,7 +126,11 @@ class Service:
             await asyncio.sleep(self.config.confirm_timeout + 1)
             await self.reconciler.all_hosts(hosts)
 
-        task = asyncio.create_task(later(), name=f"repair-{'-'.join(hosts)}")
+        self._background(later(), f"repair-{'-'.join(hosts)}")
+
+    def _background(self, work: Coroutine[Any, Any, object], name: str) -> None:
+        """`work` as a task the service ends at `stop`."""
+        task = asyncio.create_task(work, name=name)
         self._repairs.add(task)
         task.add_done_callback(self._repairs.discard)
 
@@ -155,7 +163,7 @@ class Service:
         idempotency_key: str | None,
         timings: Timings | None,
     ) -> api.ConnectionAnswer:
-        ask = Ask(await self.inventory(), tenant, request, idempotency_key)
+        ask = Ask(await self.failover.planning(), tenant, request, idempotency_key)
         moved: list[api.Move] = []
         try:
             admitted = await self.flows.admit_now(ask, timings)
@@ -194,7 +202,10 @@ class Service:
             lambda s: self.flows.start_release(s, inv, tenant, name), timings
         )
         async with self.putback.answering():
-            return await self.flows.realise_release(started, tenant, timings)
+            released = await self.flows.realise_release(started, tenant, timings)
+        if self.failover.links or self.failover.hosts:  # degraded ones may fit now
+            self._background(self.failover.retry(), "failover-retry")
+        return released
 
     async def connection(self, who: Principal, tenant: str, name: str) -> api.ConnectionView:
         who.require_tenant(tenant)
@@ -229,6 +240,13 @@ class Service:
                 )
                 out.shapers.append(shaper)
         return out
+
+    async def connection_changes(
+        self, who: Principal, after: int | None
+    ) -> tuple[int, list[api.ConnectionChange]]:
+        """History lines since event id `after` of the connections `who` may see."""
+        shown = None if who.is_provider else who.tenant
+        return await self.db.read(lambda s: store.changes_after(s, after, shown))
 
     async def history(self, who: Principal, tenant: str, name: str) -> list[api.ConnectionEvent]:
         who.require_tenant(tenant)

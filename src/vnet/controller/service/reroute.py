@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 
 from vnet.controller import planner
 from vnet.controller.db import ledger
-from vnet.controller.db.models import ConnectionState
+from vnet.controller.db.models import Connection, ConnectionState
 from vnet.controller.errors import ServiceError
 from vnet.controller.inventory import Arc, Held, Inventory, held_connections
 from vnet.controller.service.database import Timings
@@ -117,11 +117,17 @@ class Reroute:
         return Drained(moved=moved, unmovable=unmovable)
 
     async def move(
-        self, inv: Inventory, avoid: Avoid, held: Held, timings: Timings | None = None
+        self,
+        inv: Inventory,
+        avoid: Avoid,
+        held: Held,
+        timings: Timings | None = None,
+        skip: Collection[str] = (),
     ) -> Move:
         """One connection off `avoid`: planned again and reserved under the row locks, then
-        realised as a modify's move; a ServiceError (Rejected, Conflict, AgentRefused) says
-        why not, and nothing of the move remains."""
+        realised as a modify's move (`skip`: hosts that are down, not asked); a ServiceError
+        (Rejected, Conflict, AgentRefused) says why not, and nothing of the move remains. A
+        degraded connection moves like an established one (and is established if it fails)."""
         around = inv.avoiding(avoid.links, avoid.hosts)
 
         def start(session: Session) -> Moving:
@@ -131,12 +137,15 @@ class Reroute:
                 raise _Stuck(why)
             usage = ledger.held_by_direction(session)
             plan = plan_around(around, usage, now, self.flows)
+            conn = session.get_one(Connection, now.connection_id)
+            if conn.state == ConnectionState.DEGRADED:
+                conn.state = ConnectionState.ESTABLISHED  # start_planned takes it from here
             moving = self.moves.start_planned(session, inv, planner.Moved(now, plan))
             return dataclasses.replace(moving, kind=REROUTED)
 
         moving = await self.flows.db.write(start, timings)
         async with self.putback.answering():
-            view = await self.moves.realise(moving, held.tenant, timings)
+            view = await self.moves.realise(moving, held.tenant, timings, skip)
         return Move(
             connection=held.request.name,
             tenant=held.tenant,
@@ -190,7 +199,7 @@ def reason_unmovable(held: Held, avoid: Avoid) -> str | None:
     ends = [h for h in (held.path[:1] + held.path[-1:]) if h in avoid.hosts]
     if ends:
         return f"it starts or ends on host {ends[0]}, where its end host is"
-    if held.state != ConnectionState.ESTABLISHED:
+    if held.state not in (ConnectionState.ESTABLISHED, ConnectionState.DEGRADED):
         return f"it is {held.state.value}: another request is changing it"
     return None
 
