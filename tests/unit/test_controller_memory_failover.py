@@ -138,3 +138,14 @@ def test_every_change_is_an_event_of_the_connections_a_caller_may_see(w: World) 
         ("acme", "big", "restored"),
     ]
     assert theirs == []
+
+
+def test_a_degraded_connection_can_be_released(w: World) -> None:
+    async def scenario(svc: Service) -> str:
+        await svc.create_connection(ACME, "acme", voice("big", 5201, "200mbit"))
+        await svc.failover.link_down("h1-h2")
+        return (await svc.release_connection(ACME, "acme", "big")).status
+
+    assert w.run(scenario) == "released"
+    assert held_per_direction(w.url) == {} and live_connections(w.url) == {}
+    assert w.pieces() == {h: set() for h in ("h1", "h2", "h3")}

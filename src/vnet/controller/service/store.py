@@ -137,9 +137,10 @@ def flows_overlap(x: _Flow, y: _Flow) -> bool:
     return all(p is None or q is None or p == q for p, q in zip(x[2:], y[2:], strict=True))
 
 
-def require_changeable(conn: Connection) -> None:
-    """A connection in the middle of another change is not changed again (409)."""
-    if conn.state != ConnectionState.ESTABLISHED:
+def require_changeable(conn: Connection, *also: ConnectionState) -> None:
+    """A connection in the middle of another change is not changed again (409); `also`:
+    other states the change accepts (a release takes a degraded connection too)."""
+    if conn.state != ConnectionState.ESTABLISHED and conn.state not in also:
         raise Conflict(
             f"connection {conn.name!r} is {conn.state.value}: another request is changing it",
             field="name",
