@@ -113,6 +113,8 @@ def test_a_host_is_added_and_removed_by_the_provider_only(
     assert "h9" in [h["name"] for h in json.loads(hosts)]
     status, text = curl(name, "POST", "/links", json.dumps({"a": "h9", "b": "h8", "rate": 10}))
     assert status == 404 and json.loads(text)["field"] == "b", text
+    status, text = curl(name, "POST", "/hosts", json.dumps({"name": "pc1"}))  # an end host's
+    assert (status, json.loads(text)["code"]) == (409, "inventory-conflict"), text
     status, text = curl(name, "POST", "/hosts", json.dumps({"name": "9bad"}))
     assert (status, json.loads(text)["field"]) == (422, "name"), text
     removed = json.loads(controller(name, "host", "remove", "h9", "--json").stdout)

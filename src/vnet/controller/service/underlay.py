@@ -34,7 +34,7 @@ from sqlalchemy.orm import Session
 
 from vnet.controller import inventory as inventory_db
 from vnet.controller.db.models import Host, Link, Reservation
-from vnet.controller.errors import BadRequest, Conflict, InUse, NotFound
+from vnet.controller.errors import Conflict, InUse, NotFound
 from vnet.controller.inventory import InventoryError, link_name
 from vnet.controller.principal import Principal
 from vnet.controller.service.database import Database
@@ -143,8 +143,8 @@ def _append(session: Session, extended: Callable[[Topology], Topology], field: s
     held = inventory_db.read(session).topology
     try:
         inventory_db.append(session, extended(held))
-    except InventoryError as err:
-        raise BadRequest(str(err), field=field) from None
+    except InventoryError as err:  # the inventory with it would not hold: a name in use...
+        raise Conflict(str(err), field=field, code="inventory-conflict") from None
     return True
 
 
