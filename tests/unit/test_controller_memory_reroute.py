@@ -25,6 +25,7 @@ from tests.controller_memory_support import (
 from tests.unit.test_controller_memory_flows import cost
 from vnet.controller.db import make_engine
 from vnet.controller.db.models import ConnectionEvent
+from vnet.controller.errors import ServiceError
 from vnet.controller.service.core import Service
 from vnet.controller.service.reroute import Avoid
 from vnet.controller.southbound.memory import Failure, Step
@@ -149,3 +150,21 @@ def test_a_move_an_agent_refuses_leaves_the_connection_where_it_was(w: World) ->
     assert drained.moved == []
     [stuck] = drained.unmovable
     assert stuck.connection == "v" and "h2" in stuck.reason, stuck.reason
+
+
+def test_a_connection_released_after_the_plan_is_not_moved(w: World) -> None:
+    """The drain plans, then moves one by one: a connection released in between is said
+    to be gone (409), not an error of the controller's."""
+
+    async def scenario(svc: Service) -> ServiceError:
+        await svc.create_connection(ACME, "acme", voice("v", 5201, "10mbit"))
+        inv, avoid = await svc.inventory(), Avoid.of(links=["h1-h3"])
+        [planned] = (await svc.reroute.plan(inv, avoid)).moves
+        await svc.release_connection(ACME, "acme", "v")
+        with pytest.raises(ServiceError) as gone:
+            await svc.reroute.move(inv, avoid, planned.held)
+        return gone.value
+
+    gone = w.run(scenario)
+    assert (gone.status, gone.reason) == (409, "it was released meanwhile")
+    assert held_per_direction(w.url) == {}

@@ -36,7 +36,7 @@ from vnet.controller.errors import ServiceError
 from vnet.controller.inventory import Arc, Held, Inventory, held_connections
 from vnet.controller.service.database import Timings
 from vnet.controller.service.flows import Flows
-from vnet.controller.service.moves import Moves, Moving, held_one
+from vnet.controller.service.moves import Moves, Moving
 from vnet.controller.service.putback import PutBack
 from vnet.model.controller_api import Drained, Move, Unmovable
 
@@ -131,7 +131,12 @@ class Reroute:
         around = inv.avoiding(avoid.links, avoid.hosts)
 
         def start(session: Session) -> Moving:
-            now = held_one(session, held.connection_id)
+            now = next(
+                (h for h in held_connections(session) if h.connection_id == held.connection_id),
+                None,
+            )
+            if now is None:
+                raise _Stuck("it was released meanwhile")
             why = reason_unmovable(now, avoid)
             if why is not None:
                 raise _Stuck(why)
