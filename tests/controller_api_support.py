@@ -160,6 +160,11 @@ class FakeService:
         view = await self.connection(who, tenant, name)
         return [ConnectionEvent(at=view.created or datetime.now(UTC), kind="created")]
 
+    async def connection_changes(
+        self, who: Principal, after: int | None
+    ) -> tuple[int, list[object]]:
+        return 0, []  # the stream's connection events are the real service's (store.py)
+
     async def counters(self, who: Principal, tenant: str, name: str) -> ConnectionCounters:
         view = await self.connection(who, tenant, name)
         shaper = ShaperCounters(

@@ -328,3 +328,44 @@ def test_a_vr_made_on_an_agent_is_shown_adopted_and_deleted(controller, browser)
     expect(page.locator("#delete-answer")).to_contain_text("deleted: VR red-ux", timeout=SLOW)
     with NetconfClient(labmod.agent_endpoint(controller.lab, "h3")) as agent:
         assert "red-ux" not in {r.name for r in agent.routers(state=False)}
+
+
+def test_the_provider_removes_and_adds_links_on_the_hosts_and_links_page(controller, browser):
+    """Removing a link moves the connection crossing it first (the page lists the move);
+    removing one a pinned connection needs is refused naming it, and nothing changes; the
+    link comes back through the add form."""
+    flow = {"a": "red-1-1", "b": "red-3-1", "protocol": "udp", "bandwidth": "10mbit"}
+    free = {"name": "free", **flow, "dst_port": 5009}
+    made = controller.api("POST", "/tenants/red/connections", json=free)
+    assert made.status_code == 201 and made.json()["connection"]["path"] == ["h1", "h3"]
+    pinned = {"name": "pinned", **flow, "dst_port": 5010, "path": ["h1", "h2", "h3"]}
+    assert controller.api("POST", "/tenants/red/connections", json=pinned).status_code == 201
+    page = new_page(browser)
+    try:
+        log_in(page, controller, controller.provider_token)
+        page.get_by_role("link", name="Hosts & links").click()
+        expect(page.locator("#links-table tbody tr")).to_have_count(5)
+        page.get_by_role("button", name="Remove link h1-h3").click()
+        answer = page.locator("#underlay-answer")
+        expect(answer).to_contain_text("link h1-h3 removed", timeout=SLOW)
+        expect(answer.locator("li.moved")).to_contain_text("red/free: h1 → h3 ⇒")
+        expect(page.locator("#links-table tbody tr")).to_have_count(4)
+        shoot(page, "underlay")
+
+        page.get_by_role("button", name="Remove link h1-h2").click()
+        expect(answer.locator(".error")).to_contain_text("in-use", timeout=SLOW)
+        stuck = answer.locator("tr.unmovable-row", has_text="red/pinned")
+        expect(stuck).to_contain_text("was asked for explicitly")
+        expect(page.locator("#links-table tbody tr")).to_have_count(4)  # nothing changed
+
+        page.get_by_label("From host").fill("h1")
+        page.get_by_label("To host").fill("h3")
+        page.get_by_label("Rate").fill("1gbit")
+        page.get_by_role("button", name="Add link").click()
+        expect(answer).to_contain_text("link h1-h3 added", timeout=SLOW)
+        expect(page.locator("#links-table tbody tr")).to_have_count(5)
+    finally:
+        for name in ("free", "pinned"):
+            controller.api("DELETE", f"/tenants/red/connections/{name}")
+        controller.api("POST", "/links", json={"a": "h1", "b": "h3", "rate": "1gbit"})
+    assert "h1-h3" in [x["name"] for x in controller.api("GET", "/links").json()]

@@ -32,11 +32,14 @@ from vnet.model.controller_api import (
     EndHostRequest,
     EndHostView,
     ErrorBody,
+    HostRequest,
     HostView,
+    LinkRequest,
     LinkView,
     ModifyRequest,
     NetworkRequest,
     NetworkView,
+    Removed,
     Role,
     RouterRequest,
     RouterView,
@@ -268,6 +271,21 @@ class ControllerClient:
 
     def links(self) -> list[LinkView]:
         return self._get("/links", list[LinkView])
+
+    def add_host(self, name: str) -> HostView:
+        """The host added (201), or as it was (200: adding is idempotent)."""
+        return self._send("POST", "/hosts", HostRequest(name=name), HostView)
+
+    def add_link(self, request: LinkRequest) -> LinkView:
+        return self._send("POST", "/links", request, LinkView)
+
+    def remove_host(self, name: str) -> Removed:
+        """Drained, then removed, with the connections moved off it; or ControllerError
+        (409 in-use naming each connection that could not move)."""
+        return self._send("DELETE", f"/hosts/{_segment(name)}", None, Removed)
+
+    def remove_link(self, name: str) -> Removed:
+        return self._send("DELETE", f"/links/{_segment(name)}", None, Removed)
 
     def create_token(
         self, role: Role, tenant: str | None = None, expires_in: int | None = None

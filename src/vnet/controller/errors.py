@@ -7,7 +7,9 @@ any agent.
 
 from __future__ import annotations
 
-from vnet.model.controller_api import ErrorBody, Shortfall
+from collections.abc import Sequence
+
+from vnet.model.controller_api import ErrorBody, Shortfall, Unmovable
 
 
 class ServiceError(Exception):
@@ -56,17 +58,26 @@ class Conflict(ServiceError):
 
 
 class InUse(Conflict):
-    """A delete of something others still hold: `holders` names them ("connection 'v'",
-    "VR 'r1'"), the reason too."""
+    """Something others still hold, named in the answer: `holders` ("connection 'v'", "VR
+    'r1'"); for a host or link whose connections cannot be moved off it, `unmovable` says
+    why for each. `reason`: the message, if not "<what> is in use by <holders>"."""
 
     code = "in-use"
 
-    def __init__(self, what: str, holders: list[str], **kw: str):
-        super().__init__(f"{what} is in use by {', '.join(holders)}", **kw)
-        self.holders = holders
+    def __init__(
+        self,
+        what: str,
+        holders: list[str],
+        unmovable: Sequence[Unmovable] = (),
+        reason: str | None = None,
+        **kw: str,
+    ):
+        super().__init__(reason or f"{what} is in use by {', '.join(holders)}", **kw)
+        self.holders, self.unmovable = holders, list(unmovable)
 
     def body(self) -> ErrorBody:
-        return super().body().model_copy(update={"holders": self.holders})
+        update = {"holders": self.holders, "unmovable": self.unmovable}
+        return super().body().model_copy(update=update)
 
 
 class Gone(ServiceError):

@@ -22,7 +22,9 @@ from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Netwo
 API_PREFIX = "/api/v1"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 Role = Literal["provider", "tenant"]
-ConnectionStatus = Literal["requested", "established", "modifying", "released", "failed"]
+ConnectionStatus = Literal[
+    "requested", "established", "modifying", "released", "failed", "degraded"
+]
 
 
 class _Body(BaseModel):
@@ -151,6 +153,22 @@ class EndHostRequest(_Body):
     routes: list[Route] = Field(default_factory=list)  # its own, e.g. default via its VR
 
 
+class HostRequest(_Body):
+    """A physical host added to the inventory (its agent: the controller's configuration's)."""
+
+    name: NodeName
+
+
+class LinkRequest(_Body):
+    """An underlay link added between two hosts of the inventory, named "<a>-<b>"."""
+
+    a: NodeName
+    b: NodeName
+    rate: ApiRate
+    mtu: int = Field(1500, ge=1280, le=9000)
+    management: ApiRate | None = None  # kept for management and routing; None: 1% of the rate
+
+
 class TokenRequest(_Body):
     # the document states what create_token enforces: a tenant token names its tenant, a
     # provider token none
@@ -179,6 +197,15 @@ class Shortfall(_Body):
     missing_bps: int
 
 
+class Unmovable(_Body):
+    """A connection that could not be moved off a link or host, and why."""
+
+    connection: str
+    tenant: str
+    path: list[str]
+    reason: str
+
+
 class ErrorBody(_Body):
     """Every non-2xx answer: what went wrong, where, why; nothing was changed."""
 
@@ -189,6 +216,7 @@ class ErrorBody(_Body):
     shortfalls: list[Shortfall] = Field(default_factory=list)
     host: str | None = None  # the agent that refused, for code agent-refused
     holders: list[str] = Field(default_factory=list)  # what holds it, for code in-use
+    unmovable: list[Unmovable] = Field(default_factory=list)  # what holds an element removed
 
 
 class Hop(_Body):
@@ -204,6 +232,30 @@ class Move(_Body):
     tenant: str
     old_path: list[str]
     new_path: list[str]
+
+
+class Drained(_Body):
+    """What moving every connection off links and hosts did: the moves made, and the
+    connections that could not move (with why)."""
+
+    moved: list[Move] = Field(default_factory=list)
+    unmovable: list[Unmovable] = Field(default_factory=list)
+
+
+class Removed(_Body):
+    """A host or link removed from the inventory, with the connections moved off it first."""
+
+    kind: Literal["host", "link"]
+    name: str
+    moved: list[Move] = Field(default_factory=list)
+
+
+class FailoverReport(_Body):
+    """What a link or host going down or coming back did to the connections crossing it."""
+
+    moved: list[Move] = Field(default_factory=list)
+    degraded: list[Unmovable] = Field(default_factory=list)
+    restored: list[str] = Field(default_factory=list)  # "tenant/name" running again
 
 
 class ConnectionView(_Body):
@@ -254,6 +306,17 @@ class ConnectionCounters(_Body):
 class ConnectionEvent(_Body):
     at: datetime
     kind: str  # created, modified, moved, released, failed, repaired
+    detail: str = ""
+
+
+class ConnectionChange(_Body):
+    """One line of a connection's history, as the event stream carries it (`event:
+    connection`): created, modified, moved, rerouted, degraded, restored, released..."""
+
+    tenant: str
+    name: str
+    at: datetime
+    kind: str
     detail: str = ""
 
 

@@ -32,11 +32,14 @@ from vnet.model.controller_api import (
     ConnectionView,
     EndHostRequest,
     EndHostView,
+    HostRequest,
     HostView,
+    LinkRequest,
     LinkView,
     ModifyRequest,
     NetworkRequest,
     NetworkView,
+    Removed,
     RouterRequest,
     RouterView,
     StateChange,
@@ -180,6 +183,36 @@ async def get_hosts(request: Request, me: Who) -> Response:
 @router.get("/links", **doc(LinkView, many=True))
 async def get_links(request: Request, me: Who) -> Response:
     return answer(request, await service_of(request).links(me), LinkView)
+
+
+@router.post("/hosts", **doc(HostView, body=HostRequest, status=201, also=200))
+async def post_host(
+    request: Request, me: Who, ask: Annotated[HostRequest, body(HostRequest)]
+) -> Response:
+    me.require_provider()
+    view, added = await service_of(request).add_host(me, ask)
+    return answer(request, view, status=201 if added else 200)
+
+
+@router.delete("/hosts/{name}", **doc(Removed))
+async def delete_host(request: Request, name: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).remove_host(me, name))
+
+
+@router.post("/links", **doc(LinkView, body=LinkRequest, status=201, also=200))
+async def post_link(
+    request: Request, me: Who, ask: Annotated[LinkRequest, body(LinkRequest)]
+) -> Response:
+    me.require_provider()
+    view, added = await service_of(request).add_link(me, ask)
+    return answer(request, view, status=201 if added else 200)
+
+
+@router.delete("/links/{name}", **doc(Removed))
+async def delete_link(request: Request, name: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).remove_link(me, name))
 
 
 TenantFilter = Annotated[str | None, Query(description="only this tenant's")]
@@ -365,9 +398,12 @@ async def delete_connection(request: Request, tenant: str, name: str, me: Who) -
 EVENTS_DOC = {
     200: {
         "description": "Server-sent events: `event: links` with the LinkView list as `data` "
-        "(JSON), at once and then every utilisation_interval seconds; `event: state` with a "
+        "(JSON), at once and then every utilisation_interval seconds, each preceded by "
+        "`event: connection` with a ConnectionChange as `data` for each history line written "
+        "since the last (a connection created, moved, rerouted, degraded, restored, "
+        "released...) of the connections the token may see; `event: state` with a "
         "StateChange as `data` as soon as a host's or link's operational state changes "
-        "(`limit` ends the stream after that many events of either kind); `event: error` "
+        "(`limit` ends the stream after that many links and state events); `event: error` "
         "with an ErrorBody as `data` ends it",
         # OpenAPI 3.1: a text/event-stream schema describes one event, as a client reads it
         "content": {
@@ -375,7 +411,10 @@ EVENTS_DOC = {
                 "schema": {
                     "type": "object",
                     "properties": {
-                        "event": {"type": "string", "enum": ["links", "state", "error"]},
+                        "event": {
+                            "type": "string",
+                            "enum": ["links", "connection", "state", "error"],
+                        },
                         "data": {"type": "string", "contentMediaType": "application/json"},
                     },
                     "required": ["event", "data"],
@@ -407,11 +446,13 @@ async def _events(
     closing: asyncio.Event,
 ) -> AsyncIterator[str]:
     """The links at once, then each state change as it comes and the links every `interval`
-    s, until `limit` events, the client leaves, or the controller stops (`closing`: an open
-    stream would otherwise hold a graceful shutdown up for ever). Hosts and links are the
+    s, each time after the connection changes written since the last; until `limit` links
+    and state events, the client leaves, or the controller stops (`closing`: an open stream
+    would otherwise hold a graceful shutdown up for ever). Hosts and links are the
     provider's and every tenant's to see (views.py), so is their state."""
     loop = asyncio.get_running_loop()
     sent, due = 0, loop.time()  # when the next links event is due
+    seen = None  # the last connection change sent
     with service.state_changes() as changes:
         while (limit is None or sent < limit) and not closing.is_set():
             change = None
@@ -424,10 +465,13 @@ async def _events(
                 sent += 1
                 continue
             try:
+                seen, connections = await service.connection_changes(me, seen)
                 links = await service.links(me)
             except ServiceError as err:  # said in the stream, which then ends
                 yield f"event: error\ndata: {err.body().model_dump_json()}\n\n"
                 return
+            for moved in connections:
+                yield f"event: connection\ndata: {moved.model_dump_json()}\n\n"
             yield "event: links\ndata: [" + ",".join(v.model_dump_json() for v in links) + "]\n\n"
             sent += 1
             due = loop.time() + interval

@@ -74,6 +74,7 @@ class ConnectionState(enum.StrEnum):
     ESTABLISHED = "established"
     MODIFYING = "modifying"  # make-before-break in progress: two generations reserved
     RELEASED = "released"
+    DEGRADED = "degraded"  # its path crosses a failed link or host and no other path fits
 
 
 class ReservationRole(enum.StrEnum):
@@ -128,6 +129,8 @@ class Host(Base):
     name: Mapped[str] = mapped_column(String(NAME), unique=True)
     agent_endpoint: Mapped[str] = mapped_column(String(255))
     credentials_ref: Mapped[str] = mapped_column(String(255))
+    # removed through the API: kept, as its order numbers the hosts' underlay addresses
+    removed: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     def __repr__(self) -> str:
         return f"Host({self.name!r}, agent={self.agent_endpoint!r})"
@@ -147,6 +150,7 @@ class Link(Base):
     b_host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
     capacity_bps: Mapped[int] = mapped_column(BigInteger)
     spec: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    removed: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # as Host's
     a_host: Mapped[Host] = relationship(foreign_keys=[a_host_id])
     b_host: Mapped[Host] = relationship(foreign_keys=[b_host_id])
 

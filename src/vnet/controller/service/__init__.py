@@ -18,17 +18,21 @@ from vnet.controller.principal import Principal
 from vnet.model.controller_api import (
     AdoptRequest,
     ConnectionAnswer,
+    ConnectionChange,
     ConnectionCounters,
     ConnectionEvent,
     ConnectionRequest,
     ConnectionView,
     EndHostRequest,
     EndHostView,
+    HostRequest,
     HostView,
+    LinkRequest,
     LinkView,
     ModifyRequest,
     NetworkRequest,
     NetworkView,
+    Removed,
     RouterRequest,
     RouterView,
     StateChange,
@@ -72,6 +76,10 @@ class ControllerService(Protocol):
 
     async def history(self, who: Principal, tenant: str, name: str) -> list[ConnectionEvent]: ...
 
+    async def connection_changes(
+        self, who: Principal, after: int | None
+    ) -> tuple[int, list[ConnectionChange]]: ...
+
     async def counters(self, who: Principal, tenant: str, name: str) -> ConnectionCounters: ...
 
     # -- inventory -----------------------------------------------------------------------
@@ -107,3 +115,9 @@ class ControllerService(Protocol):
     ) -> contextlib.AbstractContextManager[asyncio.Queue[StateChange]]:
         """Every change of a host's or link's operational state while the block runs."""
         ...
+
+    # -- hosts and links (the provider's); removing drains first ----------------------------
+    async def add_host(self, who: Principal, request: HostRequest) -> tuple[HostView, bool]: ...
+    async def add_link(self, who: Principal, request: LinkRequest) -> tuple[LinkView, bool]: ...
+    async def remove_host(self, who: Principal, name: str) -> Removed: ...
+    async def remove_link(self, who: Principal, name: str) -> Removed: ...

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -31,6 +32,7 @@ from vnet.controller.principal import Principal
 from vnet.controller.service import opstate, store, views
 from vnet.controller.service.adoption import Adoption
 from vnet.controller.service.database import Database, Timings
+from vnet.controller.service.failover import Failover
 from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
 from vnet.controller.service.health import Health
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
@@ -40,6 +42,8 @@ from vnet.controller.service.opstate import StateHook
 from vnet.controller.service.putback import PutBack
 from vnet.controller.service.reconcile import Reconciler, Watcher
 from vnet.controller.service.recovery import Recovery, Settled
+from vnet.controller.service.reroute import Reroute
+from vnet.controller.service.underlay import UnderlayChanges
 from vnet.controller.service.utilisation import UtilisationPoller
 from vnet.controller.southbound import Southbound
 from vnet.model import controller_api as api
@@ -78,13 +82,17 @@ class Service:
         self.adoption = Adoption(self.db, self.cache, self.inventory_changes, self._adopted)
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
+        self.reroute = Reroute(self.flows, self.moves, self.putback)
+        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in config.agents}
+        self.underlay = UnderlayChanges(self.db, self.cache, self.reroute, endpoints)
+        self.failover = Failover(self.db, self.reroute, self.inventory, self.reconciler.all_hosts)
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.health: Health | None = None  # failure detection (health.py), from start()
         self.state_hooks: list[StateHook] = []  # told of each real change (add_state_hook)
         self.recovered: list[Settled] = []
         self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
-        self._repairs: set[asyncio.Task[None]] = set()
+        self._repairs: set[asyncio.Task[object]] = set()
 
     # -- life ------------------------------------------------------------------------------
     async def start(self, background: bool = True) -> None:
@@ -144,7 +152,11 @@ class Service:
             await asyncio.sleep(self.config.confirm_timeout + 1)
             await self.reconciler.all_hosts(hosts)
 
-        task = asyncio.create_task(later(), name=f"repair-{'-'.join(hosts)}")
+        self._background(later(), f"repair-{'-'.join(hosts)}")
+
+    def _background(self, work: Coroutine[Any, Any, object], name: str) -> None:
+        """`work` as a task the service ends at `stop`."""
+        task = asyncio.create_task(work, name=name)
         self._repairs.add(task)
         task.add_done_callback(self._repairs.discard)
 
@@ -177,7 +189,7 @@ class Service:
         idempotency_key: str | None,
         timings: Timings | None,
     ) -> api.ConnectionAnswer:
-        ask = Ask(await self.inventory(), tenant, request, idempotency_key)
+        ask = Ask(await self.failover.planning(), tenant, request, idempotency_key)
         moved: list[api.Move] = []
         try:
             admitted = await self.flows.admit_now(ask, timings)
@@ -216,7 +228,10 @@ class Service:
             lambda s: self.flows.start_release(s, inv, tenant, name), timings
         )
         async with self.putback.answering():
-            return await self.flows.realise_release(started, tenant, timings)
+            released = await self.flows.realise_release(started, tenant, timings)
+        if self.failover.links or self.failover.hosts:  # degraded ones may fit now
+            self._background(self.failover.retry(), "failover-retry")
+        return released
 
     async def connection(self, who: Principal, tenant: str, name: str) -> api.ConnectionView:
         who.require_tenant(tenant)
@@ -251,6 +266,13 @@ class Service:
                 )
                 out.shapers.append(shaper)
         return out
+
+    async def connection_changes(
+        self, who: Principal, after: int | None
+    ) -> tuple[int, list[api.ConnectionChange]]:
+        """History lines since event id `after` of the connections `who` may see."""
+        shown = None if who.is_provider else who.tenant
+        return await self.db.read(lambda s: store.changes_after(s, after, shown))
 
     async def history(self, who: Principal, tenant: str, name: str) -> list[api.ConnectionEvent]:
         who.require_tenant(tenant)
@@ -336,10 +358,24 @@ class Service:
 
     async def hosts(self, who: Principal) -> list[api.HostView]:
         inv = await self.inventory()
-        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in self.config.agents}
         reachable = self.watcher.reachable if self.watcher else {}
         states = await self.db.read(opstate.read_states)
-        return views.hosts(inv.topology, endpoints, reachable, states, self.reconciler.unmanaged)
+        shown = [h for h in inv.topology.hosts if h.name not in inv.removed_hosts]
+        return views.hosts(
+            shown, self.underlay.endpoints, reachable, states, self.reconciler.unmanaged
+        )
+
+    async def add_host(self, who: Principal, request: api.HostRequest) -> tuple[api.HostView, bool]:
+        return await self.underlay.add_host(who, request)
+
+    async def add_link(self, who: Principal, request: api.LinkRequest) -> tuple[api.LinkView, bool]:
+        return await self.underlay.add_link(who, request)
+
+    async def remove_host(self, who: Principal, name: str) -> api.Removed:
+        return await self.underlay.remove_host(who, name)
+
+    async def remove_link(self, who: Principal, name: str) -> api.Removed:
+        return await self.underlay.remove_link(who, name)
 
     async def links(self, who: Principal) -> list[api.LinkView]:
         inv = await self.inventory()

@@ -8,7 +8,7 @@ controller loaded (`Inventory.topology`), so the views and the planner read one 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from vnet.controller.inventory import LinkInfo, link_name
 from vnet.controller.principal import Principal
@@ -24,7 +24,7 @@ from vnet.model.controller_api import (
 )
 from vnet.model.qos import network_links
 from vnet.model.srv6 import network_tenants, router_tenant
-from vnet.model.topology import Topology
+from vnet.model.topology import PhysicalHost, Topology
 
 Arc = tuple[str, bool]  # (link name, forward a -> b)
 
@@ -83,7 +83,7 @@ def endhosts(topo: Topology, tenant: str | None) -> list[EndHostView]:
 
 
 def hosts(
-    topo: Topology,
+    shown: Sequence[PhysicalHost],
     endpoints: Mapping[str, str],
     reachable: Mapping[str, bool],
     states: Mapping[Key, ElementStatus] | None = None,
@@ -99,7 +99,7 @@ def hosts(
             status=known.get(("host", h.name), ElementStatus()),
             unmanaged=sorted(unmanaged.get(h.name, ())),
         )
-        for h in topo.hosts
+        for h in shown
     ]
 
 
