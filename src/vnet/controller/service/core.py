@@ -89,7 +89,8 @@ class Service:
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
         self.health: Health | None = None  # failure detection (health.py), from start()
-        self.state_hooks: list[StateHook] = []  # told of each real change (add_state_hook)
+        # told of each real change (add_state_hook); failover first: it moves connections
+        self.state_hooks: list[StateHook] = [self.failover]
         self.recovered: list[Settled] = []
         self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
         self._repairs: set[asyncio.Task[object]] = set()
@@ -119,6 +120,7 @@ class Service:
             cfg.liveness_backoff,
             self.state_hooks,
         )
+        self.failover.seed(await self.db.read(opstate.read_states))
         if background:
             self.watcher.start()
             self.poller.start()

@@ -1,7 +1,9 @@
 """Rerouting guaranteed connections when links and hosts fail, and when they come back.
 
 The interface failure detection calls (whatever learns of the failure: the agents'
-notifications, a liveness check, an operator), each idempotent and safe to call again:
+notifications, a liveness check, an operator), each idempotent and safe to call again.
+The service registers `Failover` as a state hook of its failure detection (health.py):
+`on_link_state` and `on_host_state` call these, and `seed` loads what was down at start.
 
     report = await service.failover.link_down("h1-h3")   # link h1-h3 failed
     report = await service.failover.link_up("h1-h3")     # it is back
@@ -39,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -49,7 +51,9 @@ from vnet.controller.errors import NotFound, ServiceError
 from vnet.controller.inventory import Held, Inventory, held_connections
 from vnet.controller.service import store
 from vnet.controller.service.database import Database
+from vnet.controller.service.opstate import Key
 from vnet.controller.service.reroute import Avoid, Reroute, unmovable_of
+from vnet.model.controller_api import ElementStatus
 from vnet.model.controller_api import FailoverReport as Report
 
 log = logging.getLogger(__name__)
@@ -102,6 +106,33 @@ class Failover:
 
     async def retry(self) -> Report:
         return await self._changed(lambda: None)
+
+    # -- failure detection's hooks (opstate.StateHook): its changes drive the entry points ---
+    async def on_link_state(self, link: str, up: bool) -> None:
+        self._said(f"link {link}", await (self.link_up if up else self.link_down)(link))
+
+    async def on_host_state(self, host: str, up: bool) -> None:
+        self._said(f"host {host}", await (self.host_up if up else self.host_down)(host))
+
+    def seed(self, states: Mapping[Key, ElementStatus]) -> None:
+        """What failure detection last recorded as down (it tells the hooks only changes,
+        so after a restart what was down before comes from here)."""
+        for (kind, name), status in states.items():
+            if kind == "link" and status.state == "down":
+                self.links.add(name)
+            elif kind == "host" and status.state == "unreachable":
+                self.hosts.add(name)
+
+    @staticmethod
+    def _said(what: str, report: Report) -> None:
+        if report.moved or report.degraded or report.restored:
+            log.info(
+                "%s: %d connection(s) moved, %d degraded, %d restored",
+                what,
+                len(report.moved),
+                len(report.degraded),
+                len(report.restored),
+            )
 
     # -- the work --------------------------------------------------------------------------
     async def _known(self, name: str, kind: str) -> None:
