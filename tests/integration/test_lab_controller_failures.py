@@ -30,6 +30,8 @@ from vnet.tools.processes import stop_child
 from vnet.tools.wait import wait_until
 
 from .conftest import vnet
+from .test_lab_controller import conn
+from .test_qos import send_udp, udp_received
 from .world_support import SpendableLab
 
 DETECTED = 2.0  # seconds: the issue's goal for a host's failure
@@ -37,6 +39,7 @@ DETECTED = 2.0  # seconds: the issue's goal for a host's failure
 # by default), give or take a loaded machine's scheduling
 PROBED = 0.5 + 1.0 + 1.0
 SEEN = 10.0  # seconds a change may take to show through curl on a loaded machine
+DATAGRAMS = 500
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +179,40 @@ def test_a_hung_agent_is_unreachable_within_the_probes_bound_and_its_links_stay_
     finally:
         os.kill(agent.pid, signal.SIGCONT)
     wait_until(lambda: shows(name, "host", "h3", "up"), SEEN, "h3 up again")
+
+
+def test_a_connection_on_a_cut_link_runs_again_on_the_surviving_path(
+    lab: tuple[str, Path],
+) -> None:
+    """voice (20 Mbit/s, h1 -> h3 directly) when h1-h3 is cut: the controller learns it from
+    the agents and moves voice onto h1-h2-h3 with nobody asking, and every datagram of voice
+    arrives over h2; when the link returns, voice stays where it is (no
+    flapping)."""
+    name, _ = lab
+    wait_until(lambda: shows(name, "link", "h1-h3", "up"), SEEN, "h1-h3 up at first")
+    voice = ("voice", "pc1", "pc3", "--bandwidth", "20mbit", "--protocol", "udp", "--dport", "5060")
+    made = json.loads(conn(name, "request", *voice, "--json").stdout)["connection"]
+    assert made["path"] == ["h1", "h3"]
+    url = "/tenants/acme/connections/voice"
+    try:
+        cut = time.monotonic()
+        vnet("lab", "link", "down", "h1-h3", "--lab", name)
+        try:
+            wait_until(lambda: get(name, url)["path"] == ["h1", "h2", "h3"], SEEN, "voice moved")
+            print(f"voice on its new path {time.monotonic() - cut:.2f} s after the link went down")
+            assert "rerouted" in [e["kind"] for e in get(name, url + "/history")]
+            # iperf3 cannot run: its control connection takes the tenant's static route,
+            # over the cut link; the connection's own datagrams arrive, over h2
+            before = udp_received(f"vnet-{name}-pc3")
+            send_udp(f"vnet-{name}-pc1", "10.50.3.1", 5060, DATAGRAMS)
+            wait_until(
+                lambda: udp_received(f"vnet-{name}-pc3") - before >= DATAGRAMS,
+                SEEN,
+                "every datagram of voice at pc3",
+            )
+        finally:
+            vnet("lab", "link", "up", "h1-h3", "--lab", name)
+        wait_until(lambda: shows(name, "link", "h1-h3", "up"), SEEN, "h1-h3 up again")
+        assert get(name, url)["path"] == ["h1", "h2", "h3"], "moved back on its own"
+    finally:
+        conn(name, "release", "voice")
