@@ -75,7 +75,7 @@ def test_every_host_of_a_substrate_gets_its_share() -> None:
 
 @pytest.mark.parametrize(("hosts", "tenants"), [(3, 1), (2100, 1), (100, 32)])
 def test_a_substrate_it_cannot_address_is_refused(hosts: int, tenants: int) -> None:
-    with pytest.raises(ValueError, match="leaves|tenants"):
+    with pytest.raises(ValueError, match=r"leaves|tenants"):
         leaf_spine(hosts, tenants=tenants)
 
 
