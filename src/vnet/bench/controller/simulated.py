@@ -97,6 +97,15 @@ def _record_step(
     return statistics.median(times)
 
 
+def _said(
+    series: str, what: str, a: int, b: int, answers: Sequence[Answer], median: float | None
+) -> str:
+    ok = _ok(answers)
+    rate = len(ok) / max(span(ok), 1e-9) if ok else 0.0
+    p50 = "-" if median is None else f"{median:.1f} ms"
+    return f"{series}: {what} {a}-{b}: p50 {p50}, {rate:.1f}/s, {len(answers) - len(ok)} not ok"
+
+
 def _state(result: BenchResult, series: str, run: Running, live: int) -> int:
     size = database_bytes(run.database)
     result.record(DB_SIZE, series, size / 1e6, x=live)
@@ -151,6 +160,7 @@ def measure_size(
             made |= {x.name for x in _ok(answers)}
             medians.append(_record_step(result, series, a, answers, remove=False))
             end = _state(result, series, run, b)
+            progress.log(_said(series, "creates", a, b, answers, medians[-1]))
         result.record(DB_GROWTH, series, (end - start) / max(len(made), 1), x=len(made))
         _growth(result, series, medians, "create")
         _check(result, series, run.access, None)
@@ -173,6 +183,7 @@ def _remove_all(
         progress.update(f"{series}: removes {a}-{b} of {len(removes)}")
         answers = drive(access, removes[a:b], concurrency)
         medians.append(_record_step(result, series, len(removes) - a, answers, remove=True))
+        progress.log(_said(series, "removes", a, b, answers, medians[-1]))
     _growth(result, series, medians[::-1], "remove")
 
 
