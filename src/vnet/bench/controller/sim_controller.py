@@ -128,3 +128,19 @@ def database_bytes(url: str) -> int:
             )
     finally:
         engine.dispose()
+
+
+def ledger_drift(url: str) -> dict[tuple[str, bool], tuple[int, int]]:
+    """The controller's ledger checked from outside: link directions whose running total is
+    not the sum of their held reservation rows (vnet.controller.db.ledger.drift)."""
+    from sqlalchemy.orm import Session
+
+    from vnet.controller.db import make_engine
+    from vnet.controller.db.ledger import drift
+
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            return drift(session)
+    finally:
+        engine.dispose()

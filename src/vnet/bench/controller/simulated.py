@@ -28,6 +28,7 @@ from vnet.bench.controller.schedule import Remove, make_round
 from vnet.bench.controller.sim_controller import (
     Running,
     database_bytes,
+    ledger_drift,
     resident_bytes,
     simulated_controller,
 )
@@ -113,13 +114,23 @@ def _state(result: BenchResult, series: str, run: Running, live: int) -> int:
     return size
 
 
-def _check(result: BenchResult, series: str, access: Access, names: set[str] | None) -> None:
-    with access.client() as client:
+def _check(result: BenchResult, series: str, run: Running, names: set[str] | None) -> None:
+    """Over-admission (after the creates) or leaks (after the removes) as the API shows the
+    links, and the ledger itself: each link direction's running total against its rows."""
+    with run.access.client() as client:
         links = client.links()
         if names is None:
             found = checks.over_admission(links)
         else:
             found = checks.leaks(links, client.connections(), names)
+    found += [
+        checks.Violation(
+            "ledger drift",
+            f"link {link} ({'forward' if fwd else 'reverse'})",
+            f"total {total} bit/s, rows {rows} bit/s",
+        )
+        for (link, fwd), (total, rows) in sorted(ledger_drift(run.database).items())
+    ]
     result.record(VIOLATIONS, series, len(found), x="after removes" if names else "after creates")
     for violation in found[:10]:
         result.note(f"VIOLATION {series}: {violation}")
@@ -163,10 +174,10 @@ def measure_size(
             progress.log(_said(series, "creates", a, b, answers, medians[-1]))
         result.record(DB_GROWTH, series, (end - start) / max(len(made), 1), x=len(made))
         _growth(result, series, medians, "create")
-        _check(result, series, run.access, None)
+        _check(result, series, run, None)
         removes = [r for r in round_.removes if r.name in made]
         _remove_all(result, series, run.access, removes, concurrency, progress)
-        _check(result, series, run.access, made)
+        _check(result, series, run, made)
 
 
 def _remove_all(
