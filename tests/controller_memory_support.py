@@ -29,6 +29,7 @@ from vnet.controller.service.core import Service
 from vnet.controller.southbound.memory import MemorySouthbound
 from vnet.model.controller_api import ConnectionRequest
 from vnet.model.controller_config import ControllerConfig
+from vnet.model.topology import Topology
 
 HOSTS = ("h1", "h2", "h3")
 PROVIDER = Principal("provider")
@@ -94,8 +95,9 @@ class World:
         return make_engine(self.url)
 
 
-def world(tmp_path: Path, check_yang: bool = True) -> World:
-    topo = triangle()
+def world(tmp_path: Path, check_yang: bool = True, topo: Topology | None = None) -> World:
+    """The triangle's (or `topo`'s) inventory in a new database, its hosts in memory."""
+    topo = topo or triangle()
     url = default_url(tmp_path)
     upgrade(url)
     engine = make_engine(url)

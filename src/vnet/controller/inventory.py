@@ -46,7 +46,12 @@ from vnet.model.check import check
 from vnet.model.controller_api import ConnectionRequest
 from vnet.model.controller_config import AgentAccess
 from vnet.model.qos import management_rate, network_links
-from vnet.model.srv6 import assign_connection_ids, router_tenant, shared_network
+from vnet.model.srv6 import (
+    assign_connection_ids,
+    network_tenants,
+    router_tenant,
+    shared_network,
+)
 
 SETTINGS_ID = 1
 
@@ -107,8 +112,9 @@ class Inventory:
     @cached_property
     def _routers_by_tenant(self) -> dict[str | None, list[model.VirtualRouter]]:
         out: dict[str | None, list[model.VirtualRouter]] = {}
+        tenants = network_tenants(self.topology)
         for vr in self.topology.routers:
-            out.setdefault(router_tenant(self.topology, vr), []).append(vr)
+            out.setdefault(router_tenant(self.topology, vr, tenants), []).append(vr)
         return out
 
     def routers_of(self, tenant: str) -> list[model.VirtualRouter]:

@@ -92,7 +92,7 @@ async def serve(
     agents: Southbound | None = None
     service: ControllerService | None = None
     try:
-        agents = make_agents(config)
+        agents = make_agents(config, inventory)
         service = await (service_factory or start_service)(engine, agents, config)
         if not stopping.requested:
             await _serve_http(config, service, session_factory(engine), stopping, tls)
@@ -163,9 +163,18 @@ def ensure_provider_token(sessions: sessionmaker[Session], path: Path) -> bool:
     return True
 
 
-def make_agents(config: ControllerConfig) -> Southbound:
-    """The agents of config.agents over NETCONF; passwords are read from their files here,
-    once."""
+def make_agents(config: ControllerConfig, inventory: Topology | None = None) -> Southbound:
+    """The agents of config.agents over NETCONF (passwords are read from their files here,
+    once), or with config.simulated the inventory's hosts in memory."""
+    if config.simulated is not None:
+        from vnet.controller.southbound.memory import MemorySouthbound
+
+        if inventory is None:
+            raise StartConfigError("simulated hosts need the inventory's topology")
+        sim = config.simulated
+        return MemorySouthbound.of_topology(
+            inventory, check_yang=sim.check_yang, latency=sim.rpc_latency
+        )
     try:
         return NetconfSouthbound.from_config(config)
     except AccessError as err:

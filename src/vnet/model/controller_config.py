@@ -61,6 +61,18 @@ class AgentAccess(_Strict):
     provision_networks: bool = True
 
 
+class SimulatedAgents(_Strict):
+    """Hosts simulated in the controller's own process instead of agents over NETCONF: each
+    host of the inventory an agent's datastore in memory (controller.southbound.memory),
+    answering every RPC after `rpc_latency` seconds. For measuring the controller and its
+    database at sizes one machine cannot emulate (`vnet bench controller --southbound
+    simulated`); nothing reaches a kernel."""
+
+    rpc_latency: float = Field(0.0, ge=0, le=60)
+    # check each candidate against the YANG module too, as agents do (slower)
+    check_yang: bool = False
+
+
 class ControllerConfig(_Strict):
     state_dir: Path  # the SQLite database (default), the provider token
     # SQLAlchemy URL; None: SQLite in state_dir. Several controllers may share one PostgreSQL.
@@ -73,6 +85,9 @@ class ControllerConfig(_Strict):
     # hosts are loaded into the database at start (what is already there is kept)
     inventory: Path | None = None
     agents: list[AgentAccess] = Field(default_factory=list)
+    # None: the agents above over NETCONF. Set: the inventory's hosts simulated in memory
+    # (the inventory is then required and `agents` must be empty)
+    simulated: SimulatedAgents | None = None
     # share of each link kept back from admission for the shapers' inaccuracy (paper: 5 %)
     margin: Share = Fraction(5, 100)
     # seconds an agent keeps an unconfirmed commit before it rolls back by itself
@@ -108,6 +123,12 @@ class ControllerConfig(_Strict):
     # accept an agent without a pinned `hostkey`: the key it shows first is kept in state_dir
     # (agents.known_hosts) and required from then on
     trust_on_first_use: bool = False
+
+    @model_validator(mode="after")
+    def _simulated_alone(self) -> ControllerConfig:
+        if self.simulated is not None and (self.agents or self.inventory is None):
+            raise ValueError("simulated hosts take an inventory and no agents")
+        return self
 
     @model_validator(mode="after")
     def _certificate_with_key(self) -> ControllerConfig:

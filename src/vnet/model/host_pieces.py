@@ -28,6 +28,7 @@ from vnet.model.qos import link_shares
 from vnet.model.srv6 import (
     Tunnel,
     locator,
+    network_tenants,
     router_numbers,
     router_tenant,
     shared_network,
@@ -66,10 +67,11 @@ def connection_pieces(topo: Topology) -> dict[str, Srv6OnHost]:
 def _locators(topo: Topology, host: str) -> list[Locator]:
     wanted = srv6_tenants(topo)
     numbers = router_numbers(topo)
+    tenants = network_tenants(topo)
     return [
         Locator(prefix=locator(topo, vr.name, numbers), router=vr.name)
         for vr in topo.routers
-        if vr.host == host and router_tenant(topo, vr) in wanted
+        if vr.host == host and router_tenant(topo, vr, tenants) in wanted
     ]
 
 

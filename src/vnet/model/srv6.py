@@ -22,7 +22,7 @@ so the end hosts' networks get an MTU that leaves room for them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv6Address, IPv6Network
 from typing import Any
@@ -54,8 +54,13 @@ def network_tenants(topo: Topology) -> dict[str, str]:
     return {n.name: n.tenant for n in topo.networks}
 
 
-def router_tenant(topo: Topology, vr: VirtualRouter) -> str | None:
-    tenants = network_tenants(topo)
+def router_tenant(
+    topo: Topology, vr: VirtualRouter, tenants: Mapping[str, str] | None = None
+) -> str | None:
+    """The tenant of the VR's first interface's network. `tenants`: network_tenants(topo),
+    for a caller asking about many VRs (building it is a pass over every network)."""
+    if tenants is None:
+        tenants = network_tenants(topo)
     return next((tenants[i.network] for i in vr.interfaces if i.network in tenants), None)
 
 
@@ -78,8 +83,9 @@ def router_numbers(topo: Topology) -> dict[str, int]:
     """Router -> its 1-based number among its tenant's routers (file order)."""
     counters: dict[str | None, int] = {}
     out: dict[str, int] = {}
+    tenants = network_tenants(topo)
     for vr in topo.routers:
-        tenant = router_tenant(topo, vr)
+        tenant = router_tenant(topo, vr, tenants)
         counters[tenant] = counters.get(tenant, 0) + 1
         out[vr.name] = counters[tenant]
     return out
@@ -313,7 +319,8 @@ def locator_routes(topo: Topology) -> Topology:
         return topo
     auto = {t.name for t in topo.tenants if t.routing == "auto"}
     numbers = router_numbers(topo)
-    tenant_of = {vr.name: router_tenant(topo, vr) for vr in topo.routers}
+    owners = network_tenants(topo)
+    tenant_of = {vr.name: router_tenant(topo, vr, owners) for vr in topo.routers}
     graph = _ipv6_graph(topo, wanted, tenant_of)
     routers = []
     for vr in topo.routers:

@@ -17,6 +17,7 @@ from vnet.model.srv6 import (
     gateway,
     interface_in,
     locator_block,
+    network_tenants,
     overhead,
     path_mtu,
     router_numbers,
@@ -293,12 +294,13 @@ class _ConnectionChecker:
 def _tenant_locator_problems(topo: Topology) -> list[Problem]:
     problems = []
     numbers = router_numbers(topo)
+    owners = network_tenants(topo)
     for tenant in sorted(srv6_tenants(topo)):
         block = locator_block(topo, tenant)
         k = next((j for j, t in enumerate(topo.tenants) if t.name == tenant), None)
         loc = ("tenants", k, "locators") if k is not None else ("connections",)
         count = max(
-            (numbers[vr.name] for vr in topo.routers if router_tenant(topo, vr) == tenant),
+            (numbers[vr.name] for vr in topo.routers if router_tenant(topo, vr, owners) == tenant),
             default=0,
         )
         if block.prefixlen >= LOCATOR_LEN or count >= 2 ** (LOCATOR_LEN - block.prefixlen):

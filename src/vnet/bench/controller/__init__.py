@@ -75,6 +75,31 @@ class ControllerBench(Benchmark):
         ),
         Option("--modified", "modified", default="2mbit", help="A modify's new bandwidth [2mbit]."),
         Option("--seed", "seed", "int", default=1, help="Seed of the random end-host pairs [1]."),
+        Option(
+            "--southbound",
+            "southbound",
+            "choice",
+            default="lab",
+            choices=("lab", "simulated"),
+            help="lab: emulated hosts and agents; simulated: hosts in the controller's memory.",
+        ),
+        Option("--hosts", "hosts", metavar="LIST", help="Simulated: substrate sizes [100,1000]."),
+        Option(
+            "--connections",
+            "connections",
+            "int",
+            minimum=3,
+            maximum=60000,
+            help="Simulated: creates per size, all removed after [10000].",
+        ),
+        Option(
+            "--rpc-latency",
+            "rpc_latency",
+            "float",
+            minimum=0,
+            maximum=1000,
+            help="Simulated: ms each RPC to a host takes [1].",
+        ),
     )
 
     def plan(self, common: BenchOptions, **options: Any) -> Plan:
@@ -84,17 +109,22 @@ class ControllerBench(Benchmark):
 
     def run(self, plan: Plan, common: BenchOptions) -> BenchResult:
         from vnet.bench.controller.run import run_controller_bench
+        from vnet.bench.controller.simulated import run_simulated
 
         # SIGTERM (a CI timeout, kill PID) unwinds like Ctrl-C: the lab and PostgreSQL go down.
         previous = signal.signal(signal.SIGTERM, _terminate)
         try:
+            if plan.southbound == "simulated":
+                return run_simulated(plan, common)
             return run_controller_bench(plan, common)
         finally:
             signal.signal(signal.SIGTERM, previous)
 
     def goals(self, result: BenchResult) -> Sequence[Goal]:
-        from vnet.bench.controller.goals import goals
+        from vnet.bench.controller.goals import goals, simulated_goals
 
+        if result.parameters.get("southbound") == "simulated":
+            return simulated_goals(result)
         return goals(result)
 
     def headline(self, result: BenchResult) -> str | None:
@@ -110,7 +140,8 @@ class ControllerBench(Benchmark):
         from vnet.bench.controller.figures import write_figures
         from vnet.bench.controller.goals import violations
 
-        write_figures(result, directory)
+        if result.parameters.get("southbound") != "simulated":
+            write_figures(result, directory)
         lines = [f"goal {g.verdict}: {g.goal}: {g.detail}" for g in self.goals(result)]
         lines += [n for n in result.notes if n.startswith(("FELL BEHIND", "VIOLATION"))]
         found = violations(result)

@@ -17,6 +17,7 @@ from vnet.bench.stats import percentile, summarize
 
 CREATE_P50_MS, CREATES_PER_S, CREATE_P99_MS, DB_SHARE_PERCENT = 60.0, 100.0, 1000.0, 20.0
 SINGLE, MANY = 1, 100
+SIM_PATH_P99_MS, FLAT_COST = 50.0, 1.2
 
 
 def _samples(result: BenchResult, metric: str, series: str, x: int) -> list[float]:
@@ -102,5 +103,48 @@ def goals(result: BenchResult) -> list[Goal]:
 
 
 def violations(result: BenchResult) -> int:
-    """Over-admissions and leaks found in the whole run (any database)."""
-    return int(sum(v for m in result.measurements_of(record.VIOLATIONS) for v in m.samples))
+    """Over-admissions and leaks found in the whole run (any database, either southbound)."""
+    from vnet.bench.controller.simulated import VIOLATIONS as SIM_VIOLATIONS
+
+    return int(
+        sum(
+            v
+            for metric in (record.VIOLATIONS, SIM_VIOLATIONS)
+            for m in result.measurements_of(metric)
+            for v in m.samples
+        )
+    )
+
+
+def simulated_goals(result: BenchResult) -> list[Goal]:
+    """Per series of `--southbound simulated`: path computation p99 <= 50 ms, the last step's
+    creates within 1.2x of the first's, zero over-admission and leaked reservation."""
+    from vnet.bench.controller import simulated as sim
+
+    found: list[Goal] = []
+    for series in sorted({m.series for m in result.measurements_of(sim.TIME)}):
+        paths = [
+            v for m in result.measurements_of(sim.PATH) if m.series == series for v in m.samples
+        ]
+        name = f"{series}: path computation p99 <= {SIM_PATH_P99_MS:g} ms"
+        if paths:
+            p99 = percentile(paths, 99)
+            found.append(Goal(name, p99 <= SIM_PATH_P99_MS, f"{p99:.1f} ms (n = {len(paths)})"))
+        else:
+            found.append(Goal(name, None, "no samples"))
+        growth = result.get(sim.GROWTH, series)
+        name = f"{series}: last step of creates <= {FLAT_COST:g}x the first"
+        if growth is None or not growth.samples:
+            found.append(Goal(name, None, "one step only"))
+        else:
+            g = growth.samples[0]
+            found.append(Goal(name, g <= FLAT_COST, f"x{g:.2f}"))
+        bad = [
+            v
+            for m in result.measurements_of(sim.VIOLATIONS)
+            if m.series == series
+            for v in m.samples
+        ]
+        name = f"{series}: zero over-admission and zero leaked reservation"
+        found.append(Goal(name, None if not bad else sum(bad) == 0, f"{sum(bad):g} violation(s)"))
+    return found

@@ -22,6 +22,10 @@ PAPER_MOVES, PAPER_REARRANGES = 50, 10
 QUICK_MOVES, QUICK_REARRANGES = 6, 2
 DEFAULT_TOPOLOGY = Path("examples/controller-40.yaml")
 MAX_CREATES, MAX_CONCURRENCY = 2000, 500
+SOUTHBOUNDS = ("lab", "simulated")
+SIM_HOSTS, SIM_CONNECTIONS, SIM_CONCURRENCY, SIM_RPC_LATENCY_MS = (100, 1000), 10_000, (10,), 1.0
+QUICK_SIM_HOSTS, QUICK_SIM_CONNECTIONS = (12,), 60
+MAX_SIM_CONNECTIONS = 60_000  # each a UDP flow of its own: destination ports 5001 up
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,12 @@ class Plan:
     modified_bps: int  # what each modify changes it to
     repeat: int  # rounds per (database, concurrency)
     seed: int  # the request schedule's random pairs
+    # "lab": emulated hosts with their agents; "simulated": hosts in the controller's memory
+    # on a generated substrate of each size in `hosts` (simulated.py)
+    southbound: str = "lab"
+    hosts: tuple[int, ...] = ()
+    connections: int = 0  # creates per size, simulated only (all removed after)
+    rpc_latency_ms: float = 0.0  # each simulated RPC's answer time
 
 
 def _default_topology() -> Path:
@@ -76,7 +86,20 @@ def make_plan(
     seed: int = 1,
     moves: int | None = None,
     rearranges: int | None = None,
+    southbound: str = "lab",
+    hosts: str | None = None,
+    connections: int | None = None,
+    rpc_latency: float | None = None,
 ) -> Plan:
+    if southbound == "simulated":
+        return _simulated(
+            common, databases, concurrency, bandwidth, seed, hosts, connections, rpc_latency
+        )
+    if hosts or connections or rpc_latency is not None:
+        raise OptionError(
+            "--southbound",
+            "--hosts, --connections and --rpc-latency are for --southbound simulated",
+        )
     quick = common.quick
     chosen = parse_kinds(databases, DATABASES, "--databases") if databases else None
     if chosen is None:
@@ -103,4 +126,42 @@ def make_plan(
         modified_bps=_rate(modified, "--modified"),
         repeat=common.repeat,
         seed=seed,
+    )
+
+
+def _simulated(
+    common: BenchOptions,
+    databases: str | None,
+    concurrency: str | None,
+    bandwidth: str,
+    seed: int,
+    hosts: str | None,
+    connections: int | None,
+    rpc_latency: float | None,
+) -> Plan:
+    """The plan of `--southbound simulated`: sizes, connections, the RPCs' latency."""
+    quick = common.quick
+    chosen = parse_kinds(databases, DATABASES, "--databases") if databases else ["sqlite"]
+    sizes = parse_list(hosts, int, "whole numbers", "--hosts") if hosts else None
+    if sizes is not None and any(not 4 <= n <= 2000 for n in sizes):
+        raise OptionError("--hosts", f"each from 4 to 2000, got {sizes}")
+    total = connections or (QUICK_SIM_CONNECTIONS if quick else SIM_CONNECTIONS)
+    if not 3 <= total <= MAX_SIM_CONNECTIONS:
+        raise OptionError("--connections", f"3 to {MAX_SIM_CONNECTIONS}, got {total}")
+    return Plan(
+        topology=Path("-"),
+        databases=tuple(d for d in DATABASES if d in chosen),
+        concurrency=_concurrency(concurrency) if concurrency else SIM_CONCURRENCY,
+        creates=0,
+        modifies=0,
+        moves=0,
+        rearranges=0,
+        bandwidth_bps=_rate(bandwidth, "--bandwidth"),
+        modified_bps=_rate(bandwidth, "--bandwidth"),
+        repeat=1,
+        seed=seed,
+        southbound="simulated",
+        hosts=tuple(sizes or (QUICK_SIM_HOSTS if quick else SIM_HOSTS)),
+        connections=total,
+        rpc_latency_ms=SIM_RPC_LATENCY_MS if rpc_latency is None else rpc_latency,
     )

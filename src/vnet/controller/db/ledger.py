@@ -16,6 +16,15 @@ against SERIALIZABLE and advisory locks.
 
 Everything here runs inside the caller's transaction: the caller commits (or rolls back, which
 also releases the locks); a refusal writes nothing.
+
+What is held per link direction is also kept as a running total on the link's row
+(`Link.held_forward_bps`, `held_reverse_bps`), changed by the same statements' transaction
+that inserts, releases or deletes reservation rows, so that planning (`held_by_direction`)
+and the re-check in `reserve` read one row per link instead of summing every live
+reservation, a cost that grew with the connections already admitted. The rows stay the
+ledger: `drift` compares the totals with their sums. A release takes the rows it released
+from the UPDATE's RETURNING, so two releases of the same rows racing on PostgreSQL subtract
+them once; the totals are changed in ascending link id, the order `reserve` locks links in.
 """
 
 from __future__ import annotations
@@ -23,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import CursorResult, and_, delete, func, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
@@ -112,7 +121,7 @@ def reserve(
     session.flush()  # the connection needs its id
     links = _lock_links(session, sorted({name for name, _ in demands}))
     mine = None if replacing is None else (connection.id, replacing)
-    held = _held_bps(session, [link.id for link in links], mine)
+    held = _held_bps(session, links, mine)
     wanted = [
         (link, fwd, demands[link.name, fwd])
         for link in links
@@ -129,6 +138,7 @@ def reserve(
             )
     if shortfalls:
         raise Refused(shortfalls)
+    _add_to_totals(session, [(link.id, fwd, bps) for link, fwd, bps in wanted])
     rows = [
         Reservation(
             connection_id=connection.id,
@@ -159,8 +169,11 @@ def release(session: Session, connection: Connection, generation: int | None = N
     )
     if generation is not None:
         query = query.where(Reservation.generation == generation)
-    result = session.execute(query)  # also updates the rows this session has loaded
-    return cast(CursorResult[Any], result).rowcount
+    # also updates the rows this session has loaded; RETURNING: exactly the rows this
+    # statement released (a concurrent release of the same rows returns none of them)
+    freed = _returned(session, query)
+    _add_to_totals(session, [(link, fwd, -bps) for link, fwd, bps in freed])
+    return len(freed)
 
 
 def discard(session: Session, connection: Connection, generation: int) -> int:
@@ -172,12 +185,12 @@ def discard(session: Session, connection: Connection, generation: int) -> int:
     if generation <= connection.generation:
         raise ValueError(f"generation {generation} is not a next one of {connection.generation}")
     session.flush()
-    result = session.execute(
-        delete(Reservation).where(
-            Reservation.connection_id == connection.id, Reservation.generation == generation
-        )
+    query = delete(Reservation).where(
+        Reservation.connection_id == connection.id, Reservation.generation == generation
     )
-    return cast(CursorResult[Any], result).rowcount
+    gone = _returned(session, query, deleting=True)
+    _add_to_totals(session, [(link, fwd, -bps) for link, fwd, bps in gone])
+    return len(gone)
 
 
 def switch(session: Session, connection: Connection, generation: int) -> int:
@@ -197,18 +210,29 @@ def switch(session: Session, connection: Connection, generation: int) -> int:
 
 def held_bps(session: Session, link_name: str, forward: bool | None = None) -> int:
     """What is held on one link now (all generations, all roles), in one direction or both."""
-    query = (
-        select(func.coalesce(func.sum(Reservation.bps), 0))
-        .join(Link, Link.id == Reservation.link_id)
-        .where(Link.name == link_name, Reservation.released.is_(None))
-    )
-    if forward is not None:
-        query = query.where(Reservation.forward == forward)
-    return int(session.scalar(query) or 0)
+    held = session.execute(
+        select(Link.held_forward_bps, Link.held_reverse_bps).where(Link.name == link_name)
+    ).one_or_none()
+    if held is None:
+        return 0
+    ahead, back = held
+    return {True: ahead, False: back, None: ahead + back}[forward]
 
 
 def held_by_direction(session: Session) -> dict[Direction, int]:
-    """Everything held now, per link direction (what the planning ledger starts from)."""
+    """Everything held now, per link direction (what the planning ledger starts from): the
+    links' running totals, one row per link whatever the number of live connections."""
+    query = select(Link.name, Link.held_forward_bps, Link.held_reverse_bps).where(
+        (Link.held_forward_bps != 0) | (Link.held_reverse_bps != 0)
+    )
+    out: dict[Direction, int] = {}
+    for name, ahead, back in session.execute(query):
+        out.update({(name, fwd): bps for fwd, bps in ((True, ahead), (False, back)) if bps})
+    return out
+
+
+def summed_by_direction(session: Session) -> dict[Direction, int]:
+    """The same, summed from the reservation rows themselves (the ledger; a full scan)."""
     query = (
         select(Link.name, Reservation.forward, func.sum(Reservation.bps))
         .join(Link, Link.id == Reservation.link_id)
@@ -216,6 +240,52 @@ def held_by_direction(session: Session) -> dict[Direction, int]:
         .group_by(Link.name, Reservation.forward)
     )
     return {(name, fwd): int(total) for name, fwd, total in session.execute(query)}
+
+
+def drift(session: Session) -> dict[Direction, tuple[int, int]]:
+    """Link directions whose running total differs from its rows' sum: (total, sum). Empty
+    unless something changed reservation rows behind this module's back."""
+    totals, sums = held_by_direction(session), summed_by_direction(session)
+    return {
+        d: (totals.get(d, 0), sums.get(d, 0))
+        for d in totals.keys() | sums.keys()
+        if totals.get(d, 0) != sums.get(d, 0)
+    }
+
+
+def _returned(session: Session, query: Any, deleting: bool = False) -> list[tuple[int, bool, int]]:
+    """(link id, forward, bps) of the rows a release's UPDATE (its WHERE takes held rows
+    only) or a DELETE changed (RETURNING); a DELETE's released rows count for nothing."""
+    query = query.returning(
+        Reservation.link_id, Reservation.forward, Reservation.bps, Reservation.released
+    )
+    rows = session.execute(query, execution_options={"synchronize_session": "fetch"})
+    return [
+        (link, bool(fwd), int(bps))
+        for link, fwd, bps, released in rows
+        if not deleting or released is None
+    ]
+
+
+def _add_to_totals(session: Session, changes: list[tuple[int, bool, int]]) -> None:
+    """Each (link id, forward, bps) added to the link's running total, in ascending link id
+    (one UPDATE per link, as an expression: concurrent writers add, never overwrite)."""
+    per_link: dict[int, dict[bool, int]] = {}
+    for link, fwd, bps in changes:
+        both = per_link.setdefault(link, {True: 0, False: 0})
+        both[fwd] += bps
+    for link in sorted(per_link):
+        ahead, back = per_link[link][True], per_link[link][False]
+        if ahead or back:
+            session.execute(
+                update(Link)
+                .where(Link.id == link)
+                .values(
+                    held_forward_bps=Link.held_forward_bps + ahead,
+                    held_reverse_bps=Link.held_reverse_bps + back,
+                )
+                .execution_options(synchronize_session=False)
+            )
 
 
 def _lock_links(session: Session, names: list[str]) -> list[Link]:
@@ -230,19 +300,22 @@ def _lock_links(session: Session, names: list[str]) -> list[Link]:
 
 
 def _held_bps(
-    session: Session, link_ids: list[int], excluding: tuple[int, int] | None = None
+    session: Session, links: list[Link], excluding: tuple[int, int] | None = None
 ) -> dict[tuple[int, bool], int]:
-    """(link id, forward) -> bit/s held, less one (connection, generation)'s rows if given."""
-    query = (
-        select(Reservation.link_id, Reservation.forward, func.sum(Reservation.bps))
-        .where(Reservation.link_id.in_(link_ids), Reservation.released.is_(None))
-        .group_by(Reservation.link_id, Reservation.forward)
-    )
+    """(link id, forward) -> bit/s held on the locked `links` (their running totals, read
+    when they were locked), less one (connection, generation)'s rows if given."""
+    held = {(link.id, fwd): link.held(fwd) for link in links for fwd in (True, False)}
     if excluding is not None:
-        query = query.where(
-            ~and_(
+        query = (
+            select(Reservation.link_id, Reservation.forward, func.sum(Reservation.bps))
+            .where(
                 Reservation.connection_id == excluding[0],
                 Reservation.generation == excluding[1],
+                Reservation.link_id.in_([link.id for link in links]),
+                Reservation.released.is_(None),
             )
+            .group_by(Reservation.link_id, Reservation.forward)
         )
-    return {(link_id, fwd): int(total) for link_id, fwd, total in session.execute(query)}
+        for link_id, fwd, mine in session.execute(query):
+            held[link_id, fwd] -= int(mine)
+    return held

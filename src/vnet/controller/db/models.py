@@ -151,8 +151,16 @@ class Link(Base):
     capacity_bps: Mapped[int] = mapped_column(BigInteger)
     spec: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     removed: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # as Host's
+    # what the reservations not yet released hold per direction (forward: a to b), kept by
+    # db.ledger in the transaction that reserves or releases, so that planning reads one row
+    # per link instead of summing every live reservation
+    held_forward_bps: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    held_reverse_bps: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     a_host: Mapped[Host] = relationship(foreign_keys=[a_host_id])
     b_host: Mapped[Host] = relationship(foreign_keys=[b_host_id])
+
+    def held(self, forward: bool) -> int:
+        return self.held_forward_bps if forward else self.held_reverse_bps
 
 
 class VirtualNetwork(Base):
@@ -238,6 +246,15 @@ class Connection(Base):
             "uq_connection_live_number",
             "number",
             unique=True,
+            sqlite_where=text(LIVE),
+            postgresql_where=text(LIVE),
+        ),
+        # the live connections between two end hosts (a new one's flow must be its own)
+        Index(
+            "ix_connection_live_ends",
+            "tenant_id",
+            "a",
+            "b",
             sqlite_where=text(LIVE),
             postgresql_where=text(LIVE),
         ),

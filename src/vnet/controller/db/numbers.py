@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import random
 
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import (
     LAB_NUMBERS,
+    LIVE,
     NUMBER_MAX,
     Connection,
-    ConnectionState,
     TopologySettings,
 )
 
@@ -40,7 +40,9 @@ class NumbersExhausted(Exception):
 
 
 def live_numbers(session: Session) -> set[int]:
-    query = select(Connection.number).where(Connection.state != ConnectionState.RELEASED)
+    # in the live-number index's own words (LIVE), so SQLite reads that index alone rather
+    # than every connection ever made
+    query = select(Connection.number).where(text(LIVE))
     return set(session.scalars(query))
 
 

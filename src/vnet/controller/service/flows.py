@@ -29,7 +29,7 @@ from vnet.controller.db.models import (
     RequestPhase,
     ReservationRole,
 )
-from vnet.controller.db.numbers import add_connection
+from vnet.controller.db.numbers import NumbersExhausted, add_connection
 from vnet.controller.errors import AgentRefused, Conflict, Gone, Rejected
 from vnet.controller.inventory import Inventory, held_connections
 from vnet.controller.service import planning, putback, steps, store
@@ -112,7 +112,10 @@ class Flows:
         store.require_free_name(session, owner.id, tenant, request.name)
         store.require_own_flow(session, owner.id, request)
         conn = new_connection(owner.id, request, key)
-        add_connection(session, conn)  # a race on the name: IntegrityError, the write retries
+        try:  # a race on the name: IntegrityError, the write retries
+            add_connection(session, conn)
+        except NumbersExhausted as err:  # a limit of what is live, as a full link is
+            raise Rejected(str(err), code="numbers-exhausted") from None
         try:
             plan = planning.reserve_planned(
                 session,

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from vnet.controller.db import journal
 from vnet.controller.db.models import (
+    LIVE,
     Connection,
     ConnectionEvent,
     ConnectionState,
@@ -84,6 +85,7 @@ def require_free_name(session: Session, tenant_id: int, tenant: str, name: str) 
         Connection.tenant_id == tenant_id,
         Connection.name == name,
         Connection.state.not_in(GONE),
+        text(LIVE),  # in the partial index's own words, so SQLite searches it
     )
     if session.scalar(query) is not None:
         raise Conflict(f"tenant {tenant!r} already has a connection named {name!r}", field="name")
@@ -99,6 +101,7 @@ def require_own_flow(session: Session, tenant_id: int, request: api.ConnectionRe
         Connection.state.not_in(GONE),
         Connection.a.in_((request.a, request.b)),
         Connection.b.in_((request.a, request.b)),
+        text(LIVE),  # in the live-flow index's own words, so SQLite searches it
     )
     mine = steered_flows(request.a, request.b, request.bidirectional, request.protocol,
                   request.src_port, request.dst_port)  # fmt: skip

@@ -57,8 +57,9 @@ def networks(topo: Topology, tenant: str | None) -> list[NetworkView]:
 
 def routers(topo: Topology, tenant: str | None) -> list[RouterView]:
     out = []
+    owners = network_tenants(topo)
     for vr in topo.routers:
-        owner = router_tenant(topo, vr)
+        owner = router_tenant(topo, vr, owners)
         if tenant is not None and owner != tenant:
             continue
         nets = [i.network for i in vr.interfaces]

@@ -132,9 +132,12 @@ class MemorySouthbound:
         configs: Mapping[str, HostConfig],
         check_yang: bool = True,
         clock: Callable[[], float] = time.monotonic,
+        latency: float = 0.0,
     ):
         """`check_yang`: check candidates against the YANG module too (as agents do; a
-        benchmark may leave it out); `clock`: what the agents' confirm timers run on."""
+        benchmark may leave it out); `clock`: what the agents' confirm timers run on;
+        `latency`: seconds each RPC takes to be answered (the network and the agent)."""
+        self.latency = latency
         self._hosts = {
             h: MemoryHost(h, HostDatastore(hc, check_yang, clock)) for h, hc in configs.items()
         }
@@ -143,14 +146,18 @@ class MemorySouthbound:
 
     @classmethod
     def of_topology(
-        cls, topo: Topology, check_yang: bool = True, clock: Callable[[], float] = time.monotonic
+        cls,
+        topo: Topology,
+        check_yang: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        latency: float = 0.0,
     ) -> MemorySouthbound:
         """Every host of a topology as a lab hands its agent its share."""
-        return cls(host_configs(topo), check_yang, clock)
+        return cls(host_configs(topo), check_yang, clock, latency)
 
     def sharing(self) -> MemorySouthbound:
         """Another controller's sessions to the same hosts."""
-        other = MemorySouthbound({})
+        other = MemorySouthbound({}, latency=self.latency)
         other._hosts = self._hosts  # the same agents; sessions of its own
         return other
 
@@ -316,7 +323,7 @@ class MemorySouthbound:
     ) -> T:
         """`work` on the host's datastore, on session `lease` (None: the open one, or a new
         one), as the agent would answer it, or the fault the test set for this step."""
-        await asyncio.sleep(0)  # an RPC is a pause: other requests go on meanwhile
+        await asyncio.sleep(self.latency)  # an RPC is a pause: other requests go on meanwhile
         self.calls[(host, step)] += 1
         one = self._hosts[host]
         self._reach(one)
