@@ -13,6 +13,7 @@ reached through the southbound seam given (vnet.controller.southbound).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 
 from sqlalchemy import Engine
@@ -117,7 +118,11 @@ class Service:
             await asyncio.sleep(self.config.confirm_timeout + 1)
             await self.reconciler.all_hosts(hosts)
 
-        task = asyncio.create_task(later(), name=f"repair-{'-'.join(hosts)}")
+        # a context of its own: not the failed request's, which asks a host that did not
+        # answer in time nothing more (agents/unanswered.py)
+        task = asyncio.create_task(
+            later(), name=f"repair-{'-'.join(hosts)}", context=contextvars.Context()
+        )
         self._repairs.add(task)
         task.add_done_callback(self._repairs.discard)
 
