@@ -4,6 +4,9 @@ through the same API where it is available)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -29,6 +32,7 @@ from vnet.model.controller_api import (
     RouterView,
     ShaperCounters,
     Shortfall,
+    StateChange,
     TenantView,
     TopologyView,
 )
@@ -64,6 +68,7 @@ class FakeService:
     conns: dict[tuple[str, str], ConnectionView] = field(default_factory=dict)
     keys: list[str | None] = field(default_factory=list)
     by_key: dict[tuple[str, str], str] = field(default_factory=dict)
+    changes: asyncio.Queue[StateChange] = field(default_factory=asyncio.Queue)
 
     def _known_tenant(self, tenant: str) -> None:
         if tenant not in self.tenants_:
@@ -155,6 +160,11 @@ class FakeService:
         view = await self.connection(who, tenant, name)
         return [ConnectionEvent(at=view.created or datetime.now(UTC), kind="created")]
 
+    async def connection_changes(
+        self, who: Principal, after: int | None
+    ) -> tuple[int, list[object]]:
+        return 0, []  # the stream's connection events are the real service's (store.py)
+
     async def counters(self, who: Principal, tenant: str, name: str) -> ConnectionCounters:
         view = await self.connection(who, tenant, name)
         shaper = ShaperCounters(
@@ -220,6 +230,11 @@ class FakeService:
                 name="l1", a="h1", b="h2", capacity_bps=CAPACITY, directions=[forward, backward]
             )
         ]
+
+    @contextlib.contextmanager
+    def state_changes(self) -> Iterator[asyncio.Queue[StateChange]]:
+        """The changes a test puts into `self.changes`, while a stream follows them."""
+        yield self.changes
 
     async def topology(self, who: Principal) -> TopologyView:
         return TopologyView(

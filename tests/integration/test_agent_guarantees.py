@@ -23,7 +23,7 @@ from vnet.substrate import Kernel, Placement, converge, nsfs, realize_host
 
 from ..unit.test_host_guarantees import P, base_tree
 from .agent_support import AgentUnderTest, running_agent, start_agent_process, stop_agent
-from .test_restconf import curl
+from .test_restconf import JSON_T, curl
 
 NS = {"vr": "urn:vnet:yang:vnet-router"}
 
@@ -227,24 +227,73 @@ def test_restconf_reads_and_refuses_like_netconf(agent: AgentUnderTest) -> None:
 
 
 def test_a_change_the_kernel_refuses_is_rolled_back(agent: AgentUnderTest) -> None:
-    """A new VR and a class tree on an interface the host lacks: the VR's namespace and
-    links are made first, the tree fails, and everything is undone."""
+    """A new VR and a class tree on an interface whose root qdisc is someone else's: the
+    VR's namespace and links are made first, the kernel refuses the tree, everything is
+    undone, and the other's qdisc is left as it was."""
+    sh("ip", "-n", agent.namespace, "link", "add", "ul-busy", "type", "veth", "peer", "ul-busy-p")
+    try:
+        sh(
+            "tc",
+            "-n",
+            agent.namespace,
+            "qdisc",
+            "add",
+            "dev",
+            "ul-busy",
+            "root",
+            "handle",
+            "5:",
+            "pfifo",
+        )
+        foreign = sh("tc", "-n", agent.namespace, "qdisc", "show", "dev", "ul-busy")
+        tree = full_tree()
+        tree[f"{P}routers"]["router"].append(
+            {"name": "r3", "interface": [{"name": "eth0", "network": "n1", "ipv4": "10.1.0.3/24"}]}
+        )
+        tree[f"{P}underlay"]["interface"].append(
+            {"name": "ul-busy", "rate": "100000000", "reserved": "1000000"}
+        )
+        before = kernel_view(agent)
+        with agent.netconf() as m:
+            running = m.get_config("running").data_xml
+            with pytest.raises(RPCError) as info:
+                m.edit_config(target="running", config=config(tree))
+            assert m.get_config("running").data_xml == running
+        assert info.value.tag == "operation-failed", info.value.message
+        assert "rolled back" in info.value.message and "ul-busy" in info.value.message
+        assert not nsfs.exists(agent.node_ns("r3")), "the new VR's namespace outlived the rollback"
+        assert kernel_view(agent) == before
+        assert sh("tc", "-n", agent.namespace, "qdisc", "show", "dev", "ul-busy") == foreign
+    finally:
+        sh("ip", "-n", agent.namespace, "link", "del", "ul-busy")
+
+
+def test_an_underlay_interface_the_host_lacks_is_the_clients_error(agent: AgentUnderTest) -> None:
+    """Named before anything changes, at its path: invalid-value over NETCONF (edit and
+    validate), 400 over RESTCONF; the kernel and the configuration stay as they were."""
     tree = full_tree()
-    tree[f"{P}routers"]["router"].append(
-        {"name": "r3", "interface": [{"name": "eth0", "network": "n1", "ipv4": "10.1.0.3/24"}]}
-    )
     tree[f"{P}underlay"]["interface"].append(
         {"name": "nosuch0", "rate": "100000000", "reserved": "1000000"}
     )
+    path = "/vr:underlay/vr:interface[vr:name='nosuch0']/vr:name"
     before = kernel_view(agent)
     with agent.netconf() as m:
         running = m.get_config("running").data_xml
-        with pytest.raises(RPCError) as info:
-            m.edit_config(target="running", config=config(tree))
+        for rpc in (
+            lambda: m.edit_config(target="running", config=config(tree)),
+            lambda: m.validate(source=etree.fromstring(config(tree))),
+        ):
+            with pytest.raises(RPCError) as info:
+                rpc()
+            assert info.value.tag == "invalid-value", info.value.message
+            assert info.value.path == path and "nosuch0" in info.value.message
         assert m.get_config("running").data_xml == running
-    assert info.value.tag == "operation-failed", info.value.message
-    assert "rolled back" in info.value.message and "nosuch0" in info.value.message
-    assert not nsfs.exists(agent.node_ns("r3")), "the new VR's namespace outlived the rollback"
+    entry = {
+        "vnet-router:interface": [{"name": "nosuch0", "rate": "100000000", "reserved": "1000000"}]
+    }
+    answer = curl(agent, "POST", "/restconf/data/vnet-router:underlay", json.dumps(entry), JSON_T)
+    assert answer.status == 400, answer
+    assert "nosuch0" in answer.body and "invalid-value" in answer.body, answer.body
     assert kernel_view(agent) == before
 
 

@@ -16,7 +16,10 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
+from vnet.client import NetconfClient
 from vnet.controller.ui.session import COOKIE
+from vnet.lab import lab as labmod
+from vnet.model.topology import Interface, VirtualRouter
 from vnet.tools import processes
 from vnet.tools.iperf3 import Iperf3Server, client_argv
 
@@ -253,3 +256,116 @@ def test_live_utilisation_follows_traffic(controller, browser):
             processes.stop_child(flow)
     print(f"live utilisation: h1 -> h3 shown {shown:.2f} s after the sender started")
     (OUTPUT / "live-lag.json").write_text(json.dumps({"shown_after_s": round(shown, 2)}))
+
+
+def test_deletes_from_the_tables_and_a_refusal_shows_what_holds_it(controller, browser):
+    """A VR, an end host and a tenant made through the API go from the console's tables
+    (the VR from its agent too: the API's listing and the agent agree); a network with VRs
+    on it is refused with the controller's reason and its holders, and stays."""
+    vr = {
+        "name": "red-rx",
+        "host": "h2",
+        "interfaces": [{"network": "red-core", "ipv4": "10.1.0.50/24", "ipv6": "fd01::50/64"}],
+    }
+    pc = {"name": "red-9", "host": "h1", "network": "red-lan1", "ipv4": "10.1.1.99/24"}
+    for path, body in (
+        ("/tenants/red/routers", vr),
+        ("/tenants/red/endhosts", pc),
+        ("/tenants", {"name": "green"}),
+    ):
+        made = controller.api("POST", path, json=body)
+        assert made.status_code == 201, made.text  # fmt: skip
+    page = new_page(browser)
+    log_in(page, controller, controller.provider_token)
+    answer = page.locator("#delete-answer")
+
+    page.goto(controller.console + "routers")
+    page.get_by_role("button", name="Delete VR red-rx").click()
+    expect(answer).to_contain_text("deleted: VR red-rx", timeout=SLOW)
+    expect(page.locator("#routers-table")).not_to_contain_text("red-rx")
+
+    page.goto(controller.console + "networks")
+    page.get_by_role("button", name="Delete network red-lan1").click()
+    expect(answer).to_contain_text("409 in-use")
+    expect(answer.locator("ul.holders")).to_contain_text("VR 'red-r1'")
+    expect(answer.locator("ul.holders")).to_contain_text("end host 'red-1-1'")
+    shoot(page, "delete-refused")
+    page.get_by_role("button", name="Delete end host red-9").click()
+    expect(answer).to_contain_text("deleted: end host red-9")
+
+    page.goto(controller.console + "tenants")
+    page.get_by_role("button", name="Delete tenant green").click()
+    expect(answer).to_contain_text("deleted: tenant green")
+
+    routers = {r["name"]: r["host"] for r in controller.api("GET", "/routers").json()}
+    assert "red-rx" not in routers and routers["red-r1"] == "h1"
+    assert "red-lan1" in {n["name"] for n in controller.api("GET", "/networks").json()}
+    assert "red-9" not in {e["name"] for e in controller.api("GET", "/endhosts").json()}
+    assert "green" not in {t["name"] for t in controller.api("GET", "/tenants").json()}
+    with NetconfClient(labmod.agent_endpoint(controller.lab, "h2")) as agent:  # the agent
+        assert "red-rx" not in {r.name for r in agent.routers(state=False)}
+
+
+def test_a_vr_made_on_an_agent_is_shown_adopted_and_deleted(controller, browser):
+    """A VR made on h3's agent directly is listed to the provider with an adopt form; adopted
+    into red it joins the routers table (and the API's list), and goes again from there."""
+    itf = Interface(network="red-core", ipv4="10.1.0.60/24", ipv6="fd01::60/64")
+    with NetconfClient(labmod.agent_endpoint(controller.lab, "h3")) as agent:
+        agent.create_router(VirtualRouter(name="red-ux", host="h3", interfaces=[itf]))
+    page = new_page(browser)
+    log_in(page, controller, controller.provider_token)
+    page.goto(controller.console + "routers")
+    expect(page.locator("#unmanaged-table")).to_contain_text("red-ux")
+    row = page.locator("#unmanaged-table tr", has_text="red-ux")
+    row.get_by_label("tenant").select_option("red")
+    shoot(page, "unmanaged")
+    row.get_by_role("button", name="Adopt VR red-ux").click()
+    expect(page.locator("#delete-answer")).to_contain_text("adopted: VR red-ux", timeout=SLOW)
+    expect(page.locator("#routers-table")).to_contain_text("red-ux")
+    routers = {r["name"]: r["tenant"] for r in controller.api("GET", "/routers").json()}
+    assert routers["red-ux"] == "red"
+    page.get_by_role("button", name="Delete VR red-ux").click()
+    expect(page.locator("#delete-answer")).to_contain_text("deleted: VR red-ux", timeout=SLOW)
+    with NetconfClient(labmod.agent_endpoint(controller.lab, "h3")) as agent:
+        assert "red-ux" not in {r.name for r in agent.routers(state=False)}
+
+
+def test_the_provider_removes_and_adds_links_on_the_hosts_and_links_page(controller, browser):
+    """Removing a link moves the connection crossing it first (the page lists the move);
+    removing one a pinned connection needs is refused naming it, and nothing changes; the
+    link comes back through the add form."""
+    flow = {"a": "red-1-1", "b": "red-3-1", "protocol": "udp", "bandwidth": "10mbit"}
+    free = {"name": "free", **flow, "dst_port": 5009}
+    made = controller.api("POST", "/tenants/red/connections", json=free)
+    assert made.status_code == 201 and made.json()["connection"]["path"] == ["h1", "h3"]
+    pinned = {"name": "pinned", **flow, "dst_port": 5010, "path": ["h1", "h2", "h3"]}
+    assert controller.api("POST", "/tenants/red/connections", json=pinned).status_code == 201
+    page = new_page(browser)
+    try:
+        log_in(page, controller, controller.provider_token)
+        page.get_by_role("link", name="Hosts & links").click()
+        expect(page.locator("#links-table tbody tr")).to_have_count(5)
+        page.get_by_role("button", name="Remove link h1-h3").click()
+        answer = page.locator("#underlay-answer")
+        expect(answer).to_contain_text("link h1-h3 removed", timeout=SLOW)
+        expect(answer.locator("li.moved")).to_contain_text("red/free: h1 → h3 ⇒")
+        expect(page.locator("#links-table tbody tr")).to_have_count(4)
+        shoot(page, "underlay")
+
+        page.get_by_role("button", name="Remove link h1-h2").click()
+        expect(answer.locator(".error")).to_contain_text("in-use", timeout=SLOW)
+        stuck = answer.locator("tr.unmovable-row", has_text="red/pinned")
+        expect(stuck).to_contain_text("was asked for explicitly")
+        expect(page.locator("#links-table tbody tr")).to_have_count(4)  # nothing changed
+
+        page.get_by_label("From host").fill("h1")
+        page.get_by_label("To host").fill("h3")
+        page.get_by_label("Rate").fill("1gbit")
+        page.get_by_role("button", name="Add link").click()
+        expect(answer).to_contain_text("link h1-h3 added", timeout=SLOW)
+        expect(page.locator("#links-table tbody tr")).to_have_count(5)
+    finally:
+        for name in ("free", "pinned"):
+            controller.api("DELETE", f"/tenants/red/connections/{name}")
+        controller.api("POST", "/links", json={"a": "h1", "b": "h3", "rate": "1gbit"})
+    assert "h1-h3" in [x["name"] for x in controller.api("GET", "/links").json()]

@@ -21,7 +21,12 @@ from tests.controller_api_support import FakeService, Tokens
 from vnet.controller.api import codec, make_app
 from vnet.controller.api.auth import digest
 from vnet.controller.db.models import ApiToken
-from vnet.model.controller_api import ConnectionAnswer, ConnectionCounters, ErrorBody
+from vnet.model.controller_api import (
+    ConnectionAnswer,
+    ConnectionChange,
+    ConnectionCounters,
+    ErrorBody,
+)
 
 V1 = "/api/v1"
 XML = "application/xml"
@@ -408,6 +413,29 @@ def test_events_stream_the_links(client: TestClient, tokens: Tokens) -> None:
     assert kind == "event: links"
     assert '"reserved_bps":100000000' in data
     assert client.get(f"{V1}/events?limit=1").status_code == 401
+
+
+def test_events_carry_each_connection_change_before_the_links(
+    client: TestClient, tokens: Tokens, service: FakeService
+) -> None:
+    """`event: connection` for each history line written since the last tick (the service
+    says which: it filters them by tenant), then `event: links`."""
+    asked: list[int | None] = []
+
+    async def changes(who: object, after: int | None) -> tuple[int, list[ConnectionChange]]:
+        asked.append(after)
+        at = datetime(2026, 1, 1, tzinfo=UTC)
+        line = ConnectionChange(tenant="acme", name="v", at=at, kind="degraded", detail="why")
+        return 7, ([] if after is None else [line])
+
+    service.connection_changes = changes  # type: ignore[method-assign]
+    client.app.state.utilisation_interval = 0.01  # type: ignore[attr-defined]
+    r = client.get(f"{V1}/events?limit=2", headers=bearer(tokens.acme))
+    kinds = [e.split("\n")[0] for e in r.text.split("\n\n") if e]
+    assert kinds == ["event: links", "event: connection", "event: links"]
+    assert asked == [None, 7]
+    data = r.text.split("event: connection\ndata: ")[1].split("\n")[0]
+    assert ConnectionChange.model_validate_json(data).kind == "degraded"
 
 
 def test_the_console_is_mounted_at_ui_with_the_apis_authenticator(

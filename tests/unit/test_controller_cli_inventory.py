@@ -69,3 +69,39 @@ def test_net_create_sends_the_network_and_bad_values_send_nothing(target: list[s
     bad = vnet("net", "create", "lan9", "--vni", "0", "--tenant", "red", *target)
     assert bad.exit_code == 2 and "vni" in bad.output, bad.output
     assert len(FakeController.seen) == sent
+
+
+def test_deletes_send_delete_and_a_refusal_names_what_holds_it(target: list[str]) -> None:
+    FakeController.answers["GET /api/v1/whoami"] = TENANT
+    gone = {"tenant": "red", "name": "rx", "host": "h2", "networks": ["lan1"]}
+    FakeController.answers["DELETE /api/v1/tenants/red/routers/rx"] = (200, gone, {})
+    held = {
+        "status": 409,
+        "code": "in-use",
+        "reason": "network 'lan1' is in use by VR 'r1', end host 'pc1'",
+        "field": "name",
+        "holders": ["VR 'r1'", "end host 'pc1'"],
+    }
+    FakeController.answers["DELETE /api/v1/tenants/red/networks/lan1"] = (409, held, {})
+    FakeController.answers["DELETE /api/v1/tenants/blue"] = (200, {"name": "blue"}, {})
+    deleted = vnet("net", "vr-delete", "rx", *target)
+    refused = vnet("net", "delete", "lan1", *target)
+    tenant = vnet("tenant", "delete", "blue", "--json", *target)
+    assert deleted.exit_code == 0 and "VR rx deleted" in deleted.stdout, deleted.output
+    assert refused.exit_code != 0, refused.output
+    assert "in use by VR 'r1', end host 'pc1'" in refused.output, refused.output
+    assert tenant.exit_code == 0 and json.loads(tenant.stdout) == {"name": "blue"}
+    methods = [s["method"] + " " + s["path"] for s in FakeController.seen]
+    assert "DELETE /api/v1/tenants/red/routers/rx" in methods
+
+
+def test_unmanaged_vrs_are_listed_and_adopted(target: list[str]) -> None:
+    found = [{"host": "h2", "name": "ux", "networks": ["c12"], "addresses": ["10.61.2.61/24"]}]
+    FakeController.answers["GET /api/v1/hosts/h2/unmanaged"] = (200, found, {})
+    adopted = {"tenant": "red", "name": "ux", "host": "h2", "networks": ["c12"]}
+    FakeController.answers["POST /api/v1/tenants/red/routers/adopt"] = (201, adopted, {})
+    listed = vnet("net", "vr-unmanaged", "h2", *target)
+    taken = vnet("net", "vr-adopt", "ux", "--host", "h2", "--tenant", "red", *target)
+    assert listed.exit_code == 0 and "ux  c12  10.61.2.61/24" in listed.stdout, listed.output
+    assert taken.exit_code == 0 and "VR ux on h2 adopted into red" in taken.stdout, taken.output
+    assert json.loads(FakeController.seen[-1]["body"]) == {"host": "h2", "name": "ux"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from vnet.controller.db import (
     ConnectionEvent,
     ConnectionState,
     Host,
+    Link,
     Refused,
     RequestPhase,
     Reservation,
@@ -145,6 +147,20 @@ def test_usable_capacity_is_the_callers_rule(engine: Engine) -> None:
         conn = add(session, net, GBIT)
         with pytest.raises(Refused, match="free 950000000 of 950000000"):
             reserve(session, conn, {("l1", True): GBIT}, lambda link: link.capacity_bps * 95 // 100)
+
+
+def test_a_removed_link_or_host_carries_no_new_reservation(engine: Engine) -> None:
+    """A request planned on an inventory read before a removal is refused under the row
+    locks: the removed link (or a link of a removed host) has nothing free."""
+    with Session(engine) as session, session.begin():
+        net = populate(session, {"l1": GBIT, "l2": GBIT})
+        conn = add(session, net, 1000)
+        session.scalars(select(Link).where(Link.name == "l1")).one().removed = datetime.now(UTC)
+        with pytest.raises(Refused, match=r"link l1 \(h1 -> h2\) lacks 1000 bit/s .*free 0 of 0"):
+            reserve(session, conn, {("l1", True): 1000})
+        session.scalars(select(Host).where(Host.name == "h2")).one().removed = datetime.now(UTC)
+        with pytest.raises(Refused, match="link l2"):
+            reserve(session, conn, {("l2", True): 1000})
 
 
 def test_make_before_break_counts_both_paths_and_releases_once(engine: Engine) -> None:

@@ -20,6 +20,7 @@ from vnet.model.controller_api import (
     ConnectionCounters,
     ConnectionEvent,
     ConnectionView,
+    ElementStatus,
     EndHostView,
     Hop,
     HostView,
@@ -38,6 +39,7 @@ TOKENS = {
     "old": None,  # expired
 }
 CAPACITY = 1_000_000_000
+UP = ElementStatus(state="up")
 
 
 class InMemoryService:
@@ -64,7 +66,11 @@ class InMemoryService:
         )
 
     async def hosts(self, who: Principal) -> list[HostView]:
-        return [HostView(name=f"h{i}", agent=f"10.0.0.{i}:830") for i in (1, 2, 3)]
+        gone = ElementStatus(state="unreachable", reason="no answer to a probe in 1 s")
+        return [
+            HostView(name=f"h{i}", agent=f"10.0.0.{i}:830", status=gone if i == 3 else UP)
+            for i in (1, 2, 3)
+        ]
 
     async def links(self, who: Principal) -> list[LinkView]:
         def arc(direction: str) -> LinkDirection:
@@ -73,7 +79,8 @@ class InMemoryService:
 
         return [
             LinkView(name=f"l{a}{b}", a=f"h{a}", b=f"h{b}", capacity_bps=CAPACITY,
-                     directions=[arc(f"h{a} -> h{b}"), arc(f"h{b} -> h{a}")])
+                     directions=[arc(f"h{a} -> h{b}"), arc(f"h{b} -> h{a}")],
+                     status=UP if a == 1 else ElementStatus(state="down", reported_by="h2"))
             for a, b in ((1, 2), (2, 3))
         ]  # fmt: skip
 
@@ -226,6 +233,15 @@ def test_the_topology_page_carries_the_graph_and_the_link_table(client):
     assert {arc["direction"] for arc in state["arcs"]} == {
         "h1 -> h2", "h2 -> h1", "h2 -> h3", "h3 -> h2"
     }  # fmt: skip
+
+
+def test_the_topology_page_shows_which_hosts_and_links_failed(client):
+    log_in(client, "prov")
+    page = client.get("/ui/").text
+    assert "<strong>unreachable</strong> (no answer to a probe in 1 s)" in page
+    assert page.count('<td class="state">down</td>') == 2  # l23, both directions
+    states = {arc["link"]: arc["state"] for arc in client.get("/ui/topology/state").json()["arcs"]}
+    assert states == {"l12": "up", "l23": "down"}
 
 
 def test_request_through_the_form_shows_the_established_answer(client):

@@ -1,4 +1,4 @@
-"""vnet controller run | token create | migrate"""
+"""vnet controller run | token create | migrate | host ... | link ..."""
 
 from __future__ import annotations
 
@@ -198,3 +198,14 @@ def token_revoke(
     if not revoked:
         raise click.ClickException("no such token, or it was revoked already")
     click.echo("revoked")
+
+
+def _underlay() -> None:
+    """vnet controller host|link (cli/underlay_cmds.py)."""
+    from vnet.cli.underlay_cmds import host, link
+
+    controller.add_command(host)
+    controller.add_command(link)
+
+
+_underlay()

@@ -55,6 +55,10 @@ def _table(title: str | None, columns: Sequence[str], rows: list[tuple[Any, ...]
     console.print(table)
 
 
+def print_rows(title: str, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    _table(title, columns, rows)
+
+
 def print_connections(conns: list[ConnectionView]) -> None:
     from vnet.ui import console
 

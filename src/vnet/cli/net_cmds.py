@@ -1,5 +1,7 @@
-"""vnet net list|create|vr: the controller's virtual networks and their per-link guarantees,
-and creating networks and VRs (a VR without --host is placed by the controller) (issue 12).
+"""vnet net list|create|vr|endhost|delete|vr-delete|endhost-delete|vr-unmanaged|vr-adopt:
+the controller's virtual networks and their per-link guarantees; creating networks, VRs (a VR
+without --host is placed by the controller) and end hosts, deleting them (refused while
+something holds them, naming it), and adopting VRs made on an agent directly (issue 12, 27).
 
 Name the controller with --controller URL --token-file F, or --lab NAME.
 """
@@ -18,7 +20,14 @@ from vnet.cli.controller_access import (
     run_controller,
     tenant_of,
 )
-from vnet.model.controller_api import EndHostRequest, NetworkRequest, RouterRequest
+from vnet.model.controller_api import (
+    EndHostRequest,
+    EndHostView,
+    NetworkRequest,
+    NetworkView,
+    RouterRequest,
+    RouterView,
+)
 
 if TYPE_CHECKING:
     from vnet.client import ControllerClient
@@ -188,3 +197,86 @@ def endhost(
         from vnet.ui import console
 
         console.print(f"end host [bold]{view.name}[/bold] on {view.host} ({view.network})")
+
+
+def _deleted(as_json: bool, kind: str, view: NetworkView | RouterView | EndHostView) -> None:
+    if as_json:
+        out.dump(view)
+    else:
+        from vnet.ui import console
+
+        console.print(f"{kind} [bold]{view.name}[/bold] deleted")
+
+
+@net.command(name="delete")
+@click.argument("name")
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def delete_(client: ControllerClient, as_json: bool, name: str, tenant: str | None) -> None:
+    """Delete virtual network NAME from every host that carries it (refused while VRs or end
+    hosts are on it)."""
+    _deleted(as_json, "network", client.delete_network(tenant_of(client, tenant), name))
+
+
+@net.command(name="vr-delete")
+@click.argument("name")
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def vr_delete(client: ControllerClient, as_json: bool, name: str, tenant: str | None) -> None:
+    """Delete VR NAME from its host, with the routes its tenant's VRs had to its SRv6
+    locator (refused while a connection runs over it)."""
+    _deleted(as_json, "VR", client.delete_router(tenant_of(client, tenant), name))
+
+
+@net.command(name="endhost-delete")
+@click.argument("name")
+@click.option("--tenant", help="The tenant (default: the token's).")
+@controller_options
+@controller_command
+@run_controller
+def endhost_delete(client: ControllerClient, as_json: bool, name: str, tenant: str | None) -> None:
+    """Delete end host NAME (refused while a connection joins it)."""
+    _deleted(as_json, "end host", client.delete_endhost(tenant_of(client, tenant), name))
+
+
+@net.command(name="vr-unmanaged")
+@click.argument("host")
+@controller_options
+@controller_command
+@run_controller
+def vr_unmanaged(client: ControllerClient, as_json: bool, host: str) -> None:
+    """The VRs HOST's agent holds that the controller does not manage (made on the agent
+    directly, `vnet vr create`): what `vnet net vr-adopt` can take in (the provider's token)."""
+    found = client.unmanaged(host)
+    if as_json:
+        out.dump(found)
+        return
+    from vnet.ui import console
+
+    for vr in found:
+        console.print(f"{vr.name}  {', '.join(vr.networks)}  {', '.join(vr.addresses)}")
+    if not found:
+        console.print(f"host {host}: every VR its agent holds is managed")
+
+
+@net.command(name="vr-adopt")
+@click.argument("name")
+@click.option("--host", required=True, help="The host whose agent holds it.")
+@click.option("--tenant", required=True, help="The tenant whose networks its interfaces are in.")
+@controller_options
+@controller_command
+@run_controller
+def vr_adopt(client: ControllerClient, as_json: bool, name: str, host: str, tenant: str) -> None:
+    """Take VR NAME, made on HOST's agent directly, into TENANT's inventory (the provider's
+    token); refused with the reason when it disagrees with the inventory."""
+    view = client.adopt_router(tenant, host, name)
+    if as_json:
+        out.dump(view)
+    else:
+        from vnet.ui import console
+
+        console.print(f"VR [bold]{view.name}[/bold] on {view.host} adopted into {view.tenant}")

@@ -1,4 +1,4 @@
-"""vnet tenant list|create: the controller's tenants (issue 12).
+"""vnet tenant list|create|delete: the controller's tenants (issue 12).
 
 Name the controller with --controller URL --token-file F, or --lab NAME. Creating a tenant
 takes the provider's token; a tenant's token sees only its own tenant.
@@ -49,3 +49,20 @@ def create(client: ControllerClient, as_json: bool, name: str) -> None:
         from vnet.ui import console
 
         console.print(f"tenant [bold]{view.name}[/bold] created")
+
+
+@tenant.command()
+@click.argument("name")
+@controller_options
+@controller_command
+@run_controller
+def delete(client: ControllerClient, as_json: bool, name: str) -> None:
+    """Delete tenant NAME with its tokens (the provider's token); refused while it has
+    networks or live connections, naming them."""
+    view = client.delete_tenant(name)
+    if as_json:
+        out.dump(view)
+    else:
+        from vnet.ui import console
+
+        console.print(f"tenant [bold]{view.name}[/bold] deleted")

@@ -23,6 +23,7 @@ from vnet.client.errors import ConnectError, ControllerError
 from vnet.model.controller_api import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
+    AdoptRequest,
     ConnectionAnswer,
     ConnectionCounters,
     ConnectionEvent,
@@ -31,11 +32,14 @@ from vnet.model.controller_api import (
     EndHostRequest,
     EndHostView,
     ErrorBody,
+    HostRequest,
     HostView,
+    LinkRequest,
     LinkView,
     ModifyRequest,
     NetworkRequest,
     NetworkView,
+    Removed,
     Role,
     RouterRequest,
     RouterView,
@@ -44,6 +48,7 @@ from vnet.model.controller_api import (
     TokenRequest,
     TokenView,
     TopologyView,
+    UnmanagedRouter,
     WhoAmI,
 )
 from vnet.tools import netns
@@ -237,11 +242,50 @@ class ControllerClient:
         path = f"/tenants/{_segment(tenant)}/endhosts"
         return self._send("POST", path, request, EndHostView)
 
+    # deletes answer with the object as it was; a refusal names what holds it (ErrorBody.holders)
+    def delete_tenant(self, name: str) -> TenantView:
+        return self._send("DELETE", f"/tenants/{_segment(name)}", None, TenantView)
+
+    def delete_network(self, tenant: str, name: str) -> NetworkView:
+        path = f"/tenants/{_segment(tenant)}/networks/{_segment(name)}"
+        return self._send("DELETE", path, None, NetworkView)
+
+    def delete_router(self, tenant: str, name: str) -> RouterView:
+        path = f"/tenants/{_segment(tenant)}/routers/{_segment(name)}"
+        return self._send("DELETE", path, None, RouterView)
+
+    def delete_endhost(self, tenant: str, name: str) -> EndHostView:
+        path = f"/tenants/{_segment(tenant)}/endhosts/{_segment(name)}"
+        return self._send("DELETE", path, None, EndHostView)
+
+    def unmanaged(self, host: str) -> list[UnmanagedRouter]:
+        """The VRs `host`'s agent holds that the controller does not manage (provider)."""
+        return self._get(f"/hosts/{_segment(host)}/unmanaged", list[UnmanagedRouter])
+
+    def adopt_router(self, tenant: str, host: str, name: str) -> RouterView:
+        path = f"/tenants/{_segment(tenant)}/routers/adopt"
+        return self._send("POST", path, AdoptRequest(host=host, name=name), RouterView)
+
     def hosts(self) -> list[HostView]:
         return self._get("/hosts", list[HostView])
 
     def links(self) -> list[LinkView]:
         return self._get("/links", list[LinkView])
+
+    def add_host(self, name: str) -> HostView:
+        """The host added (201), or as it was (200: adding is idempotent)."""
+        return self._send("POST", "/hosts", HostRequest(name=name), HostView)
+
+    def add_link(self, request: LinkRequest) -> LinkView:
+        return self._send("POST", "/links", request, LinkView)
+
+    def remove_host(self, name: str) -> Removed:
+        """Drained, then removed, with the connections moved off it; or ControllerError
+        (409 in-use naming each connection that could not move)."""
+        return self._send("DELETE", f"/hosts/{_segment(name)}", None, Removed)
+
+    def remove_link(self, name: str) -> Removed:
+        return self._send("DELETE", f"/links/{_segment(name)}", None, Removed)
 
     def create_token(
         self, role: Role, tenant: str | None = None, expires_in: int | None = None

@@ -89,6 +89,10 @@ class ControllerError(Exception):
             f"free {_rate(s.free_bps)}, missing {_rate(s.missing_bps)}"
             for s in self.shortfalls
         ]
+        out += [
+            f"  connection {u.tenant}/{u.connection} ({' -> '.join(u.path)}): {u.reason}"
+            for u in self.error.unmovable
+        ]
         return out
 
     def __str__(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 from xml.sax.saxutils import escape
 
@@ -14,6 +14,7 @@ from ncclient import manager
 from ncclient.operations.errors import TimeoutExpiredError
 from ncclient.operations.rpc import RPCError
 from ncclient.transport.errors import AuthenticationError, SessionError, SSHUnknownHostError
+from ncclient.transport.session import SessionListener
 
 from vnet.client import hostkeys
 from vnet.client.deadline import ConnectDeadline
@@ -24,7 +25,7 @@ from vnet.model import VirtualNetwork, VirtualRouter
 from vnet.model.topology import Route
 from vnet.model.yang import decode, encode
 from vnet.model.yang.host import network_entry, network_of, router_entry
-from vnet.model.yang.module import NAMESPACE, NETWORKS, ROUTERS, qualified
+from vnet.model.yang.module import NAMESPACE, NETWORKS, NOTIFICATION_NS, ROUTERS, qualified
 from vnet.model.yang.module import NETCONF_NS as NC
 from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import root
@@ -113,6 +114,22 @@ def _missing(name: str) -> ClientError:
     )
 
 
+class _Notifications(SessionListener):
+    """The notifications a session receives, and its end, to two callbacks."""
+
+    def __init__(
+        self, on_notification: Callable[[etree._Element], None], on_end: Callable[[Exception], None]
+    ):
+        self.on_notification, self.on_end = on_notification, on_end
+
+    def callback(self, root: tuple[str, Any], raw: str) -> None:
+        if root[0] == f"{{{NOTIFICATION_NS}}}notification":
+            self.on_notification(etree.fromstring(raw.encode() if isinstance(raw, str) else raw))
+
+    def errback(self, ex: Exception) -> None:
+        self.on_end(ex)
+
+
 class NetconfClient:
     """VR and network operations over one NETCONF session; use as a context manager."""
 
@@ -155,6 +172,22 @@ class NetconfClient:
             ) from None
         except TimeoutExpiredError as err:
             raise TimedOut(f"the agent did not answer in {self.m.timeout:g} s: {err}") from None
+
+    # -- notifications (RFC 5277) -----------------------------------------------------
+    def subscribe(
+        self,
+        on_notification: Callable[[etree._Element], None],
+        on_end: Callable[[Exception], None],
+    ) -> None:
+        """<create-subscription> to the NETCONF stream. Each notification as it arrives (its
+        <notification> element) goes to `on_notification`, and the session's end (the agent
+        stopped, the transport broke) to `on_end`, both on ncclient's session thread: no
+        thread of the caller waits for them."""
+        # ncclient hands received messages only to its session's listeners (its own queue
+        # of notifications must be polled): the listener is the push it offers
+        self.m._session.add_listener(_Notifications(on_notification, on_end))
+        with self._errors():
+            self.m.create_subscription(stream_name="NETCONF")
 
     # -- trees ----------------------------------------------------------------------
     def get_tree(self, subtree: str | None, source: str | None = RUNNING) -> dict[str, Any]:
@@ -274,6 +307,33 @@ class NetconfClient:
             f'<router nc:operation="delete"><name>{escape(name)}</name></router>', target
         )
 
+    def remove_router(self, name: str, target: str = RUNNING) -> None:
+        """The VR and the SRv6 locators it owns gone (nc:operation remove: a VR or locator
+        that is not there is no error)."""
+        srv6 = self.get_tree(f'<srv6 xmlns="{NAMESPACE}"/>', target)
+        owned = [
+            x["prefix"]
+            for x in srv6.get(qualified("srv6"), {}).get("locator", [])
+            if x.get("router") == name
+        ]
+        if owned:
+            entries = "".join(
+                f'<locator nc:operation="remove"><prefix>{escape(p)}</prefix></locator>'
+                for p in owned
+            )
+            self.edit(f'<srv6 xmlns="{NAMESPACE}">{entries}</srv6>', target)
+        self._edit_router(
+            f'<router nc:operation="remove"><name>{escape(name)}</name></router>', target
+        )
+
+    def remove_routes(self, name: str, destinations: list[str], target: str = RUNNING) -> None:
+        """Router `name`'s routes to `destinations` gone (one it lacks: no error)."""
+        entries = "".join(
+            f'<route nc:operation="remove"><destination>{escape(d)}</destination></route>'
+            for d in destinations
+        )
+        self._edit_router(f"<router><name>{escape(name)}</name>{entries}</router>", target)
+
     def set_admin(self, name: str, admin_state: str, target: str = RUNNING) -> None:
         if self.router(name, state=False) is None:  # a merge would create it
             raise _missing(name)
@@ -304,6 +364,14 @@ class NetconfClient:
         xml = encode.to_xml("network", [network_entry(net, remote_vteps)], node)
         entry_xml = _with_operation(xml, "create")
         self.edit(f'<virtual-networks xmlns="{NAMESPACE}">{entry_xml}</virtual-networks>', target)
+
+    def remove_network(self, name: str, target: str = RUNNING) -> None:
+        """The network gone (nc:operation remove: one the host lacks is no error)."""
+        self.edit(
+            f'<virtual-networks xmlns="{NAMESPACE}"><network nc:operation="remove">'
+            f"<name>{escape(name)}</name></network></virtual-networks>",
+            target,
+        )
 
     def delete_network(self, name: str, target: str = RUNNING) -> None:
         self.edit(

@@ -7,7 +7,9 @@ any agent.
 
 from __future__ import annotations
 
-from vnet.model.controller_api import ErrorBody, Shortfall
+from collections.abc import Sequence
+
+from vnet.model.controller_api import ErrorBody, Shortfall, Unmovable
 
 
 class ServiceError(Exception):
@@ -53,6 +55,29 @@ class Conflict(ServiceError):
 
     status = 409
     code = "conflict"
+
+
+class InUse(Conflict):
+    """Something others still hold, named in the answer: `holders` ("connection 'v'", "VR
+    'r1'"); for a host or link whose connections cannot be moved off it, `unmovable` says
+    why for each. `reason`: the message, if not "<what> is in use by <holders>"."""
+
+    code = "in-use"
+
+    def __init__(
+        self,
+        what: str,
+        holders: list[str],
+        unmovable: Sequence[Unmovable] = (),
+        reason: str | None = None,
+        **kw: str,
+    ):
+        super().__init__(reason or f"{what} is in use by {', '.join(holders)}", **kw)
+        self.holders, self.unmovable = holders, list(unmovable)
+
+    def body(self) -> ErrorBody:
+        update = {"holders": self.holders, "unmovable": self.unmovable}
+        return super().body().model_copy(update=update)
 
 
 class Gone(ServiceError):

@@ -16,7 +16,7 @@ untouched: every check runs before the first write).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -77,7 +77,8 @@ class Inventory:
     until the inventory changes)."""
 
     topology: model.Topology
-    links: dict[str, LinkInfo]
+    links: dict[str, LinkInfo]  # those in service: neither removed nor of a removed host
+    removed_hosts: frozenset[str] = frozenset()  # kept in `topology`: they number addresses
 
     @cached_property
     def view(self) -> NetworkView:
@@ -88,6 +89,17 @@ class Inventory:
     @cached_property
     def endhosts(self) -> dict[str, model.EndHost]:
         return {e.name: e for e in self.topology.endhosts}
+
+    def avoiding(self, links: Collection[str] = (), hosts: Collection[str] = ()) -> Inventory:
+        """The same inventory without `links` and without every link of `hosts`: what
+        planning may use while they are drained, removed or down. The topology, and so every
+        address and SID numbered from it, is unchanged; the hosts stay, with no link."""
+        kept = {
+            name: x
+            for name, x in self.links.items()
+            if name not in links and x.a not in hosts and x.b not in hosts
+        }
+        return Inventory(self.topology, kept, self.removed_hosts)
 
     def tenant_of(self, endhost: model.EndHost) -> str:
         return self.topology.network(endhost.network).tenant
@@ -212,9 +224,14 @@ def usable_bps(link: Link) -> int:
 
 
 def read(session: Session) -> Inventory:
-    """The loaded Topology and its links' capacities (an empty one before the first load)."""
+    """The loaded Topology and its links' capacities (an empty one before the first load);
+    links and hosts removed through the API are in the topology but not in service."""
     topo = _read_topology(session)
-    return Inventory(topo, {link_name(x): link_info(x) for x in topo.links})
+    gone = [
+        set(session.scalars(select(t.name).where(t.removed.is_not(None)))) for t in (Link, Host)
+    ]
+    links = {link_name(x): link_info(x) for x in topo.links}
+    return Inventory(topo, links, frozenset(gone[1])).avoiding(gone[0], gone[1])
 
 
 def _rows(session: Session, table: type[Any]) -> list[Any]:

@@ -204,7 +204,7 @@ def rearrange(
                 inv, usage, mover.tenant, asked, mover.connection_id, mover.number, policy,
                 exclude_self=mover.demands,
             )  # fmt: skip
-            usage = _add(_add(usage, mover.demands, -1), moved.demands, 1)
+            usage = books_after(usage, mover.demands, moved.demands)
             moves.append(Moved(mover, moved))
         asked = request.model_copy(update={"path": list(found.reservation.path)})
         plan = plan_connection(inv, usage, tenant, asked, connection_id, number, policy)
@@ -298,14 +298,31 @@ def _search(
     if isinstance(found, Route):
         return found
     empty = find_route(Ledger(view), a.host, b.host, cost_at)
-    if isinstance(empty, Rejection):
+    if isinstance(empty, Rejection) and empty.reason == "no-route":
         raise Rejected(
             f"tenant {tenant!r} has no chain of VRs sharing networks from {a.host!r} ({a.name})"
             f" to {b.host!r} ({b.name})",
             code="no-route",
         )
+    if isinstance(empty, Rejection):  # a chain exists, but even empty it lacks room
+        raise _lacking(view, found)
     _check_fits(inv.view, usage, _demands(empty, both_ways), False)  # raises, naming links
     raise AssertionError("a path that fits when searched for was not found")
+
+
+def _lacking(view: NetworkView, refused: Rejection) -> Rejected:
+    """The search's refusal over what is held, naming each link direction that lacks room."""
+    short = [
+        api.Shortfall(
+            link=s.link,
+            direction=" -> ".join(view.ends(ArcOf(s.link, s.forward))),
+            requested_bps=s.needed,
+            free_bps=max(s.available, 0),
+            missing_bps=s.missing,
+        )
+        for s in refused.shortfalls
+    ]
+    return Rejected(refused.message, short, field="bandwidth")
 
 
 def _demands(route: Route, both_ways: bool) -> dict[Arc, int]:
@@ -404,6 +421,14 @@ def _add(usage: Mapping[Arc, int], more: Mapping[Arc, int], sign: int) -> dict[A
     for arc, bps in more.items():
         out[arc] = out.get(arc, 0) + sign * bps
     return out
+
+
+def books_after(
+    usage: Mapping[Arc, int], old: Mapping[Arc, int], new: Mapping[Arc, int]
+) -> dict[Arc, int]:
+    """The books once a connection left `old` for `new` (after make-before-break it holds
+    only the new)."""
+    return _add(_add(usage, old, -1), new, 1)
 
 
 def _total(connections: Iterable[Held]) -> dict[Arc, int]:

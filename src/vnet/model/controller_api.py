@@ -22,7 +22,9 @@ from vnet.model.topology import VNI_MAX, Interface4, Interface6, Network4, Netwo
 API_PREFIX = "/api/v1"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 Role = Literal["provider", "tenant"]
-ConnectionStatus = Literal["requested", "established", "modifying", "released", "failed"]
+ConnectionStatus = Literal[
+    "requested", "established", "modifying", "released", "failed", "degraded"
+]
 
 
 class _Body(BaseModel):
@@ -151,6 +153,22 @@ class EndHostRequest(_Body):
     routes: list[Route] = Field(default_factory=list)  # its own, e.g. default via its VR
 
 
+class HostRequest(_Body):
+    """A physical host added to the inventory (its agent: the controller's configuration's)."""
+
+    name: NodeName
+
+
+class LinkRequest(_Body):
+    """An underlay link added between two hosts of the inventory, named "<a>-<b>"."""
+
+    a: NodeName
+    b: NodeName
+    rate: ApiRate
+    mtu: int = Field(1500, ge=1280, le=9000)
+    management: ApiRate | None = None  # kept for management and routing; None: 1% of the rate
+
+
 class TokenRequest(_Body):
     # the document states what create_token enforces: a tenant token names its tenant, a
     # provider token none
@@ -179,6 +197,15 @@ class Shortfall(_Body):
     missing_bps: int
 
 
+class Unmovable(_Body):
+    """A connection that could not be moved off a link or host, and why."""
+
+    connection: str
+    tenant: str
+    path: list[str]
+    reason: str
+
+
 class ErrorBody(_Body):
     """Every non-2xx answer: what went wrong, where, why; nothing was changed."""
 
@@ -188,6 +215,8 @@ class ErrorBody(_Body):
     field: str | None = None
     shortfalls: list[Shortfall] = Field(default_factory=list)
     host: str | None = None  # the agent that refused, for code agent-refused
+    holders: list[str] = Field(default_factory=list)  # what holds it, for code in-use
+    unmovable: list[Unmovable] = Field(default_factory=list)  # what holds an element removed
 
 
 class Hop(_Body):
@@ -203,6 +232,30 @@ class Move(_Body):
     tenant: str
     old_path: list[str]
     new_path: list[str]
+
+
+class Drained(_Body):
+    """What moving every connection off links and hosts did: the moves made, and the
+    connections that could not move (with why)."""
+
+    moved: list[Move] = Field(default_factory=list)
+    unmovable: list[Unmovable] = Field(default_factory=list)
+
+
+class Removed(_Body):
+    """A host or link removed from the inventory, with the connections moved off it first."""
+
+    kind: Literal["host", "link"]
+    name: str
+    moved: list[Move] = Field(default_factory=list)
+
+
+class FailoverReport(_Body):
+    """What a link or host going down or coming back did to the connections crossing it."""
+
+    moved: list[Move] = Field(default_factory=list)
+    degraded: list[Unmovable] = Field(default_factory=list)
+    restored: list[str] = Field(default_factory=list)  # "tenant/name" running again
 
 
 class ConnectionView(_Body):
@@ -256,6 +309,17 @@ class ConnectionEvent(_Body):
     detail: str = ""
 
 
+class ConnectionChange(_Body):
+    """One line of a connection's history, as the event stream carries it (`event:
+    connection`): created, modified, moved, rerouted, degraded, restored, released..."""
+
+    tenant: str
+    name: str
+    at: datetime
+    kind: str
+    detail: str = ""
+
+
 class TenantView(_Body):
     name: str
 
@@ -282,10 +346,54 @@ class EndHostView(_Body):
     addresses: list[str] = Field(default_factory=list)
 
 
+OperState = Literal["up", "down", "unreachable", "unknown"]
+
+
+class ElementStatus(_Body):
+    """A host's or link's operational state as the controller last learned it: a host is
+    up or unreachable (its agent does not answer), a link up or down (an end's interface is
+    down); unknown until heard. `reported_by`: the host whose agent said so, or
+    "controller" (its own liveness check)."""
+
+    state: OperState = "unknown"
+    since: datetime | None = None
+    reason: str = ""
+    reported_by: str = ""
+
+
+class StateChange(_Body):
+    """One change of a host's or link's operational state (the event stream's `state`)."""
+
+    kind: Literal["host", "link"]
+    name: str
+    before: OperState
+    status: ElementStatus
+
+
 class HostView(_Body):
     name: str
     agent: str  # the agent's endpoint, "address:port"
     reachable: bool | None = None  # None: not asked yet
+    status: ElementStatus = Field(default_factory=ElementStatus)
+    # VRs its agent held at the last reconciliation that the controller does not manage
+    unmanaged: list[str] = Field(default_factory=list)
+
+
+class UnmanagedRouter(_Body):
+    """A VR an agent holds that the controller's inventory does not (made on the agent
+    directly, `vnet vr create`): what adopting it would take into the inventory."""
+
+    host: str
+    name: str
+    networks: list[str] = Field(default_factory=list)
+    addresses: list[str] = Field(default_factory=list)
+
+
+class AdoptRequest(_Body):
+    """Take VR `name`, which the agent of `host` holds, into the tenant's inventory."""
+
+    host: str = Field(min_length=1, max_length=64)
+    name: str = Field(min_length=1, max_length=64)
 
 
 class LinkDirection(_Body):
@@ -301,6 +409,7 @@ class LinkView(_Body):
     b: str
     capacity_bps: int
     directions: list[LinkDirection] = Field(default_factory=list)
+    status: ElementStatus = Field(default_factory=ElementStatus)
 
 
 class TopologyView(_Body):

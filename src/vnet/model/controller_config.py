@@ -84,6 +84,13 @@ class ControllerConfig(_Strict):
     # seconds a candidate locked by someone else (another controller) is waited for
     lock_wait: float = Field(10.0, ge=0, le=600)
     utilisation_interval: float = Field(1.0, gt=0)  # seconds between class-counter polls
+    # failure detection: every agent's notification session is probed every
+    # liveness_interval seconds and given liveness_timeout seconds to answer (a host is
+    # unreachable within their sum of its agent's last answer); a lost session is opened
+    # again with a backoff of at most liveness_backoff seconds
+    liveness_interval: float = Field(0.5, gt=0, le=60)
+    liveness_timeout: float = Field(1.0, gt=0, le=60)
+    liveness_backoff: float = Field(1.0, gt=0, le=60)
     # the provider administrator's API token, written (0600) at first start if absent
     provider_token_file: Path | None = None
     # None: log to stderr (whoever started the controller keeps it). A file: the controller

@@ -4,9 +4,13 @@ The object kinds (namespace.py, link.py, address.py, route.py, fdb.py, tc.py,
 seg6.py) build their requests as data and decode the messages they read;
 the calls themselves go through here, by interface name, in any namespace.
 
-A netlink socket opened inside a namespace stays bound to it, so one socket
-per namespace serves every later call from any thread. Sockets are cached
-(LRU) because a lab can have more namespaces than a process has descriptors.
+A netlink socket opened inside a namespace stays bound to it. pyroute2's IPRoute,
+though, opens a socket of its own for each thread that uses it, in the namespace that
+thread is in at the time: an IPRoute opened inside namespace A and used from another
+thread talks to that thread's namespace, not A. So an IPRoute serves only the thread
+that opened it (the cache is by thread and namespace), and the helpers of a parallel
+apply each run on a thread of their own, so their sockets are opened once. Sockets are
+cached (LRU) because a lab can have more namespaces than a process has descriptors.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import threading
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from pyroute2 import IPRoute
@@ -76,7 +81,8 @@ class Kernel:
     """Netlink access to every namespace vnet touches, with a bounded socket cache."""
 
     def __init__(self, max_sockets: int = 128):
-        self._sockets: OrderedDict[NsName, IPRoute] = OrderedDict()
+        # by the thread that opened it (the Thread itself: a dead thread's id can be reused)
+        self._sockets: OrderedDict[tuple[threading.Thread, NsName], IPRoute] = OrderedDict()
         # plain netlink sockets for the hand-encoded requests (rtquery.py): a VR's
         # namespace mostly needs only this one, and an IPRoute costs milliseconds to open
         self._queries: OrderedDict[NsName, socket.socket] = OrderedDict()
@@ -87,16 +93,25 @@ class Kernel:
         self._vanishing: set[tuple[NsName, str]] = set()
         self.requests: Counter[str] = Counter()  # netlink requests sent, by method
         self._helpers: list[Kernel] = []  # for lanes of a parallel apply (lanes.py)
+        self._thread: ThreadPoolExecutor | None = None  # a helper's own thread (`submit`)
 
     def helper(self, lane: int) -> Kernel:
         """The Kernel lane `lane` (1, 2, ...) of a parallel apply uses: sockets of its
-        own (a socket serves one caller at a time), the same view of vanishing names.
-        Its requests are added to ours by `gather_requests` once its work is done."""
+        own (a socket serves one caller at a time), the same view of vanishing names, and
+        a thread of its own to run on (`submit`). Its requests are added to ours by
+        `gather_requests` once its work is done."""
         while len(self._helpers) < lane:
             helper = Kernel(self._max)
             helper._vanishing = self._vanishing
             self._helpers.append(helper)
         return self._helpers[lane - 1]
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        """Run `fn` on this Kernel's own thread, the same one every time (see the module's
+        docstring: its sockets then stay open from one parallel apply to the next)."""
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="vnet-lane")
+        return self._thread.submit(fn, *args)
 
     def gather_requests(self) -> None:
         for helper in self._helpers:
@@ -106,6 +121,9 @@ class Kernel:
     def close(self) -> None:
         for helper in self._helpers:
             helper.close()
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
         for ipr in self._sockets.values():
             ipr.close()
         self._sockets.clear()
@@ -121,13 +139,15 @@ class Kernel:
 
     # -- sockets -----------------------------------------------------------
     def ipr(self, ns: NsName) -> IPRoute:
-        ipr = self._sockets.get(ns)
+        """The calling thread's IPRoute in `ns` (see the module's docstring)."""
+        key = (threading.current_thread(), ns)
+        ipr = self._sockets.get(key)
         if ipr is not None:
-            self._sockets.move_to_end(ns)
+            self._sockets.move_to_end(key)
             return ipr
         with nsfs.entered(ns):
             ipr = IPRoute()
-        self._sockets[ns] = ipr
+        self._sockets[key] = ipr
         if len(self._sockets) > self._max:
             _, old = self._sockets.popitem(last=False)
             old.close()
@@ -151,9 +171,8 @@ class Kernel:
         alive."""
         for helper in self._helpers:
             helper.forget(ns)
-        ipr = self._sockets.pop(ns, None)
-        if ipr is not None:
-            ipr.close()
+        for key in [key for key in self._sockets if key[1] == ns]:
+            self._sockets.pop(key).close()
         query = self._queries.pop(ns, None)
         if query is not None:
             query.close()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from vnet.substrate import nsfs
@@ -108,28 +107,29 @@ def apply(
     `progress` and `fault` are then called from those lanes' threads, one at a time."""
     done: list[Op] = []
     count = lane_count() if lanes is None else lanes
-    with _Lanes(kernel, count, progress, fault, done) as pool:
-        for run in runs(ops):
-            failed = pool.run(split(run, count))
-            if failed is None:
-                continue
-            i, op, err = failed
-            if not undo:
-                raise ApplyError(i, op, err) from err
-            undo_errors = _undo(done, kernel)
-            if restore is not None and any(getattr(d, "takes_contents", False) for d in done):
-                try:
-                    restore(kernel)
-                except Exception as restore_err:
-                    undo_errors.append((op, restore_err))
-            raise ApplyError(i, op, err, undo_errors, len(done)) from err
+    parallel = _Lanes(kernel, count, progress, fault, done)
+    for run in runs(ops):
+        failed = parallel.run(split(run, count))
+        if failed is None:
+            continue
+        i, op, err = failed
+        if not undo:
+            raise ApplyError(i, op, err) from err
+        undo_errors = _undo(done, kernel)
+        if restore is not None and any(getattr(d, "takes_contents", False) for d in done):
+            try:
+                restore(kernel)
+            except Exception as restore_err:
+                undo_errors.append((op, restore_err))
+        raise ApplyError(i, op, err, undo_errors, len(done)) from err
 
 
 Failure = tuple[int, Op, BaseException]
 
 
 class _Lanes:
-    """Lane 0 runs in the calling thread on `kernel`, lane n on `kernel.helper(n)`."""
+    """Lane 0 runs in the calling thread on `kernel`, lane n on `kernel.helper(n)`, on that
+    helper's own thread (`Kernel.submit`: its sockets serve only the thread that opened them)."""
 
     def __init__(
         self,
@@ -141,27 +141,18 @@ class _Lanes:
     ) -> None:
         self.kernel, self.count = kernel, count
         self.progress, self.fault, self.done = progress, fault, done
-        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()  # `done`, progress and fault: one lane at a time
         self._stop = threading.Event()  # a lane failed: the others stop at their next step
-
-    def __enter__(self) -> _Lanes:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
 
     def run(self, parts: list[list[Step]]) -> Failure | None:
         """Run the parts in parallel; the failure earliest in the plan, if any."""
         if len(parts) == 1:
             return self._lane(parts[0], self.kernel, parallel=False)
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.count - 1, thread_name_prefix="vnet-lane")
         self._stop.clear()
+        helpers = [self.kernel.helper(n) for n in range(1, len(parts))]
         others = [
-            self._pool.submit(self._lane, part, self.kernel.helper(n), True)
-            for n, part in enumerate(parts[1:], start=1)
+            helper.submit(self._lane, part, helper, True)
+            for helper, part in zip(helpers, parts[1:], strict=True)
         ]
         failures = [self._lane(parts[0], self.kernel, parallel=True)]
         failures += [f.result() for f in others]

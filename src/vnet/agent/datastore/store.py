@@ -26,6 +26,7 @@ from vnet.agent.telemetry import commit_timer
 from vnet.model.host import HostConfig
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.guarantees import underlay_of
 from vnet.substrate import ApplyError, Kernel, KernelState, Placement, converge, realize_host
 
 T = TypeVar("T")
@@ -112,17 +113,7 @@ class Datastore(CandidateOperations):
 
     def _converge(self, desired: KernelState, before: KernelState | None) -> None:
         """Observe (before None: on start) or trust what the last commit left, plan, apply."""
-        # one lane: over parallel lanes a commit through the agent was refused by the kernel
-        # (EHOSTUNREACH adding an SRv6 locator route in tests/integration/
-        # test_managed_connections.py), a cause not found yet; `vnet lab up` keeps them
-        converge(
-            self._kernel_handle(),
-            desired,
-            self.placement,
-            own_namespace=True,
-            before=before,
-            lanes=1,
-        )
+        converge(self._kernel_handle(), desired, self.placement, own_namespace=True, before=before)
         self._actual = desired
 
     async def close(self) -> None:
@@ -208,10 +199,14 @@ class Datastore(CandidateOperations):
     # -- validation ----------------------------------------------------------
     def prepare(self, tree: dict[str, Any]) -> dict[str, Any]:
         """Assign missing VR indexes, then validate; return the tree or raise RpcError."""
-        return self.validator.prepare(tree, self.running)[0]
+        prepared, hc, _ = self.validator.prepare(tree, self.running)
+        self._require_interfaces(hc)
+        return prepared
 
-    def check(self, tree: dict[str, Any]) -> None:
-        validation.validated(self.config, tree)
+    def _require_interfaces(self, hc: HostConfig) -> None:
+        if self.apply_to_kernel:
+            running = (i["name"] for i in underlay_of(self.running))
+            validation.require_underlay_interfaces(hc, running)
 
     def _host_config(self, tree: dict[str, Any]) -> HostConfig:
         return validation.host_config(self.config, tree)
@@ -301,7 +296,9 @@ class Datastore(CandidateOperations):
     ) -> None:
         with commit_timer(session):  # the one metrics hook of the commit path
             self.check_lock(RUNNING, session)
-            await self._transact(*self.validator.prepare(new_tree, self.running), rollback)
+            tree, hc, change = self.validator.prepare(new_tree, self.running)
+            self._require_interfaces(hc)
+            await self._transact(tree, hc, change, rollback)
 
     def _wrote(self, commit: Written) -> None:
         """`commit` is in the journal: the caller's answer waits for its fsync."""

@@ -3,6 +3,8 @@ exact error paths) and then the YANG module (libyang)."""
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -11,7 +13,14 @@ import libyang
 from vnet.agent.config import AgentConfig
 from vnet.agent.datastore.incremental import Change, RouterIndex, has_guarantees, yang_tree
 
-__all__ = ["Change", "Validator", "host_config", "prepare", "validated"]
+__all__ = [
+    "Change",
+    "Validator",
+    "host_config",
+    "prepare",
+    "require_underlay_interfaces",
+    "validated",
+]
 from vnet.model import TopologyError
 from vnet.model.check import check_host
 from vnet.model.host import HostConfig
@@ -19,7 +28,8 @@ from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.host import Known
-from vnet.model.yang.module import ROUTERS
+from vnet.model.yang.module import PREFIX, ROUTERS
+from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import validate
 from vnet.substrate import KernelState, Placement, realize_host
 from vnet.substrate.realize import realize_host_change
@@ -161,3 +171,23 @@ def _problem_error(err: TopologyError, tree: Tree) -> RpcError:
 def _libyang_message(err: libyang.LibyangError) -> str:
     text = str(err).removeprefix("failed to parse data tree: ")
     return f"the configuration does not satisfy the YANG model: {text}"
+
+
+def require_underlay_interfaces(hc: HostConfig, already: Iterable[str] = ()) -> None:
+    """Each underlay interface `hc` names, but for those in `already` (running's: checked
+    when they came), is an interface of the agent's namespace; else RpcError invalid-value
+    at its name, before anything is changed. (Without this check the kernel refused the
+    interface's class tree halfway through the commit: a server error for a client's typo.)"""
+    known = set(already)
+    for interface in hc.underlay:
+        if interface.name in known:
+            continue
+        try:
+            socket.if_nametoindex(interface.name)
+        except OSError:
+            raise RpcError(
+                ErrorTag.INVALID_VALUE,
+                f"this host has no interface {interface.name!r} to shape as an underlay interface",
+                ErrorType.APPLICATION,
+                entry_path("underlay", "interface", interface.name) + f"/{PREFIX}:name",
+            ) from None

@@ -17,18 +17,23 @@ from xml.sax.saxutils import escape
 from vnet.client import ClientError, ConnectError, Endpoint, NetconfClient
 from vnet.controller.agents.access import endpoints_of
 from vnet.controller.agents.edits import edit_xml
+from vnet.controller.agents.notifications import NetconfSubscription
 from vnet.controller.agents.session import HostSession
 from vnet.controller.southbound import (
     AddRoutes,
     Counters,
     CreateNetwork,
     CreateRouter,
+    DeleteNetwork,
+    DeleteRouter,
     Edit,
     HostChange,
     Lease,
+    RemoveRoutes,
 )
 from vnet.model.controller_config import ControllerConfig
 from vnet.model.host_guarantees import ConnectionPieces, Locator
+from vnet.model.topology import VirtualRouter
 from vnet.model.yang.guarantees import (
     connection_of,
     connections_of,
@@ -53,6 +58,10 @@ class NetconfSouthbound:
             max_workers=len(self.endpoints) + 2, thread_name_prefix="vnet-agents"
         )
         self.sessions = {h: HostSession(h, ep, self._pool) for h, ep in self.endpoints.items()}
+        # the subscriptions' connects, state reads and probes: apart from the transactions'
+        self._watch_pool = ThreadPoolExecutor(
+            max_workers=len(self.endpoints) + 1, thread_name_prefix="vnet-watch"
+        )
 
     @classmethod
     def from_config(cls, config: ControllerConfig) -> NetconfSouthbound:
@@ -112,6 +121,10 @@ class NetconfSouthbound:
         held = await self.sessions[host].call(lambda c: c.routers(state=False))
         return [r.name for r in held]
 
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        held = await self.sessions[host].call(lambda c: c.routers(state=False))
+        return [r.router.model_copy(update={"host": host}) for r in held]
+
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
         """The reserved and best-effort classes under RESERVED_CLASS and BEST_EFFORT_CLASS."""
         tree = await self._tree(host, f'<underlay xmlns="{NAMESPACE}"/>', None)
@@ -148,11 +161,15 @@ class NetconfSouthbound:
             return False
         return True
 
+    async def subscribe(self, host: str) -> NetconfSubscription:
+        return await NetconfSubscription.open(host, self.endpoints[host], self._watch_pool)
+
     async def close(self) -> None:
         for session in self.sessions.values():
             with contextlib.suppress(Exception):
                 await session.close()
         self._pool.shutdown(wait=False)
+        self._watch_pool.shutdown(wait=False)
 
 
 def _apply(client: NetconfClient, edits: Sequence[Edit]) -> None:
@@ -168,6 +185,12 @@ def _apply(client: NetconfClient, edits: Sequence[Edit]) -> None:
             client.add_routes(edit.router, list(edit.routes), target=CANDIDATE)
         elif isinstance(edit, CreateNetwork):
             client.create_network(edit.network, list(edit.vteps), target=CANDIDATE)
+        elif isinstance(edit, DeleteRouter):
+            client.remove_router(edit.router, target=CANDIDATE)
+        elif isinstance(edit, RemoveRoutes):
+            client.remove_routes(edit.router, list(edit.destinations), target=CANDIDATE)
+        elif isinstance(edit, DeleteNetwork):
+            client.remove_network(edit.network, target=CANDIDATE)
 
 
 def _counters(counters: dict[str, Any] | None) -> Counters:

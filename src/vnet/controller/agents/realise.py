@@ -45,6 +45,7 @@ from vnet.controller.agents.transaction import (
 )
 from vnet.controller.southbound import Counters, InventoryEdit, Southbound
 from vnet.model.host_guarantees import ConnectionPieces
+from vnet.model.topology import VirtualRouter
 from vnet.tools.wait import retry_until
 
 __all__ = ["AgentError", "Agents", "ConfirmError", "HostChange"]
@@ -184,6 +185,10 @@ class Agents:
     async def routers(self, host: str) -> list[str]:
         """The names of the VRs the host's agent holds in running."""
         return await self._read(host, lambda: self.southbound.routers(host))
+
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        """The VRs the host's agent holds in running, whole."""
+        return await self._read(host, lambda: self.southbound.router_configs(host))
 
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
         """(underlay interface, network class) -> bytes sent, from the agent's state."""

@@ -6,7 +6,8 @@ into the phases of its Server-Timing header (db, path, devices, api) and in tota
 connection request that reached admission, admitted or rejected with its error code. What the
 service holds is read at scrape time, through the same calls the API answers with: per link
 direction what connections reserve, what is free and the measured rate (GET /links), each
-agent's liveness (GET /hosts), and what recovery did at start.
+agent's liveness (GET /hosts), each link's and host's operational state (failure detection)
+and what recovery did at start.
 
 Label values are bounded: route templates (never the path a client sent; "unmatched" for the
 rest), HTTP methods and statuses, error codes (fixed in the code), links and hosts of the
@@ -114,7 +115,30 @@ class ServiceCollector:
     def collect(self) -> Iterator[Metric]:
         yield from self._links()
         yield self._liveness()
+        yield from self._states()
         yield from self._recovery()
+
+    def _states(self) -> Iterator[Metric]:
+        """Failure detection's word: 1 up, 0 down (a link) or unreachable (a host); absent
+        while unknown."""
+        links = GaugeMetricFamily(
+            "vnet_controller_link_up",
+            "1 if the link's ends say it is up, 0 if either says it is down (absent: unknown)",
+            labels=["link"],
+        )
+        for link in self.links:
+            if link.status.state != "unknown":
+                links.add_metric([link.name], int(link.status.state == "up"))
+        hosts = GaugeMetricFamily(
+            "vnet_controller_host_up",
+            "1 while the host's agent answers the controller's subscription, 0 when it is "
+            "unreachable (absent: unknown)",
+            labels=["host"],
+        )
+        for host in self.hosts:
+            if host.status.state != "unknown":
+                hosts.add_metric([host.name], int(host.status.state == "up"))
+        yield from (links, hosts)
 
     def _links(self) -> Iterator[Metric]:
         labels = ["link", "source", "target"]

@@ -16,8 +16,11 @@ from pydantic import BaseModel
 
 from vnet.controller.api.codec import JSON, XML
 from vnet.model.controller_api import (
+    AdoptRequest,
     ConnectionRequest,
     ErrorBody,
+    HostRequest,
+    LinkRequest,
     ModifyRequest,
     NetworkRequest,
     RouterRequest,
@@ -26,7 +29,10 @@ from vnet.model.controller_api import (
 )
 
 REQUEST_BODIES: tuple[type[BaseModel], ...] = (
+    AdoptRequest,
     ConnectionRequest,
+    HostRequest,
+    LinkRequest,
     ModifyRequest,
     NetworkRequest,
     RouterRequest,
@@ -77,8 +83,11 @@ def doc(
     many: bool = False,
     body: type[BaseModel] | None = None,
     status: int = 200,
+    also: int | None = None,
 ) -> dict[str, Any]:
-    """The route decorator's arguments that describe its body and answer in JSON and XML."""
+    """The route decorator's arguments that describe its body and answer in JSON and XML
+    (`also`: a second success status with the same answer, e.g. 200 for an idempotent
+    create that found its object there)."""
     kwargs: dict[str, Any] = {"status_code": status}
     responses: dict[int | str, Any] = {
         "default": {
@@ -90,6 +99,9 @@ def doc(
     if answer is not None:
         kwargs["response_model"] = list[answer] if many else answer  # type: ignore[valid-type]
         responses[status] = {"content": {XML: {"schema": _schema(answer, many)}}}
+        if also is not None:
+            content = {media: {"schema": _schema(answer, many)} for media in (JSON, XML)}
+            responses[also] = {"description": "It was there already", "content": content}
     kwargs["responses"] = responses
     if body is not None:
         content = {media: {"schema": ref(body)} for media in (JSON, XML)}

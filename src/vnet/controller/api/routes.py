@@ -4,7 +4,6 @@ the service and answers in the format the client accepts (docs/controller.md lis
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, TypeVar
@@ -25,6 +24,7 @@ from vnet.controller.service import ControllerService, Timings
 from vnet.model.controller_api import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
+    AdoptRequest,
     ConnectionAnswer,
     ConnectionCounters,
     ConnectionEvent,
@@ -32,18 +32,23 @@ from vnet.model.controller_api import (
     ConnectionView,
     EndHostRequest,
     EndHostView,
+    HostRequest,
     HostView,
+    LinkRequest,
     LinkView,
     ModifyRequest,
     NetworkRequest,
     NetworkView,
+    Removed,
     RouterRequest,
     RouterView,
+    StateChange,
     TenantRequest,
     TenantView,
     TokenRequest,
     TokenView,
     TopologyView,
+    UnmanagedRouter,
     WhoAmI,
 )
 
@@ -180,6 +185,36 @@ async def get_links(request: Request, me: Who) -> Response:
     return answer(request, await service_of(request).links(me), LinkView)
 
 
+@router.post("/hosts", **doc(HostView, body=HostRequest, status=201, also=200))
+async def post_host(
+    request: Request, me: Who, ask: Annotated[HostRequest, body(HostRequest)]
+) -> Response:
+    me.require_provider()
+    view, added = await service_of(request).add_host(me, ask)
+    return answer(request, view, status=201 if added else 200)
+
+
+@router.delete("/hosts/{name}", **doc(Removed))
+async def delete_host(request: Request, name: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).remove_host(me, name))
+
+
+@router.post("/links", **doc(LinkView, body=LinkRequest, status=201, also=200))
+async def post_link(
+    request: Request, me: Who, ask: Annotated[LinkRequest, body(LinkRequest)]
+) -> Response:
+    me.require_provider()
+    view, added = await service_of(request).add_link(me, ask)
+    return answer(request, view, status=201 if added else 200)
+
+
+@router.delete("/links/{name}", **doc(Removed))
+async def delete_link(request: Request, name: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).remove_link(me, name))
+
+
 TenantFilter = Annotated[str | None, Query(description="only this tenant's")]
 
 
@@ -226,6 +261,49 @@ async def post_endhost(
     return await timed(
         request, lambda _: service_of(request).create_endhost(me, tenant, ask), status=201
     )
+
+
+# -- VRs made on an agent directly: listed, adopted ---------------------------------------------
+@router.get("/hosts/{host}/unmanaged", **doc(UnmanagedRouter, many=True))
+async def get_unmanaged(request: Request, host: str, me: Who) -> Response:
+    me.require_provider()
+    found = await service_of(request).unmanaged_routers(me, host)
+    return answer(request, found, UnmanagedRouter)
+
+
+@router.post("/tenants/{tenant}/routers/adopt", **doc(RouterView, body=AdoptRequest, status=201))
+async def post_adopt(
+    request: Request, tenant: str, me: Who, ask: Annotated[AdoptRequest, body(AdoptRequest)]
+) -> Response:
+    me.require_provider()
+    return await timed(
+        request, lambda _: service_of(request).adopt_router(me, tenant, ask), status=201
+    )
+
+
+# -- deletes: refused (409 in-use, holders named) while something holds the object ----------
+@router.delete("/tenants/{tenant}", **doc(TenantView))
+async def delete_tenant(request: Request, tenant: str, me: Who) -> Response:
+    me.require_provider()
+    return await timed(request, lambda _: service_of(request).delete_tenant(me, tenant))
+
+
+@router.delete("/tenants/{tenant}/networks/{name}", **doc(NetworkView))
+async def delete_network(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_network(me, tenant, name))
+
+
+@router.delete("/tenants/{tenant}/routers/{name}", **doc(RouterView))
+async def delete_router(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_router(me, tenant, name))
+
+
+@router.delete("/tenants/{tenant}/endhosts/{name}", **doc(EndHostView))
+async def delete_endhost(request: Request, tenant: str, name: str, me: Who) -> Response:
+    me.require_tenant(tenant)
+    return await timed(request, lambda _: service_of(request).delete_endhost(me, tenant, name))
 
 
 # -- connections -------------------------------------------------------------------------------
@@ -316,19 +394,27 @@ async def delete_connection(request: Request, tenant: str, name: str, me: Who) -
     return await timed(request, lambda t: service.release_connection(me, tenant, name, t))
 
 
-# -- live utilisation --------------------------------------------------------------------------
+# -- live utilisation and state changes -------------------------------------------------------
 EVENTS_DOC = {
     200: {
         "description": "Server-sent events: `event: links` with the LinkView list as `data` "
-        "(JSON), every utilisation_interval seconds (`limit` ends the stream after that many); "
-        "`event: error` with an ErrorBody as `data` ends it",
+        "(JSON), at once and then every utilisation_interval seconds, each preceded by "
+        "`event: connection` with a ConnectionChange as `data` for each history line written "
+        "since the last (a connection created, moved, rerouted, degraded, restored, "
+        "released...) of the connections the token may see; `event: state` with a "
+        "StateChange as `data` as soon as a host's or link's operational state changes "
+        "(`limit` ends the stream after that many links and state events); `event: error` "
+        "with an ErrorBody as `data` ends it",
         # OpenAPI 3.1: a text/event-stream schema describes one event, as a client reads it
         "content": {
             "text/event-stream": {
                 "schema": {
                     "type": "object",
                     "properties": {
-                        "event": {"type": "string", "enum": ["links", "error"]},
+                        "event": {
+                            "type": "string",
+                            "enum": ["links", "connection", "state", "error"],
+                        },
                         "data": {"type": "string", "contentMediaType": "application/json"},
                     },
                     "required": ["event", "data"],
@@ -346,32 +432,65 @@ async def get_events(
     service, interval = service_of(request), request.app.state.utilisation_interval
     closing: asyncio.Event = request.app.state.closing
     return StreamingResponse(
-        _link_events(service, me, interval, limit, closing),
+        _events(service, me, interval, limit, closing),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
 
 
-async def _link_events(
+async def _events(
     service: ControllerService,
     me: Principal,
     interval: float,
     limit: int | None,
     closing: asyncio.Event,
 ) -> AsyncIterator[str]:
-    """Until `limit` events, the client leaves, or the controller stops (`closing`: an open
-    stream would otherwise hold a graceful shutdown up for ever)."""
-    sent = 0
-    while (limit is None or sent < limit) and not closing.is_set():
-        if sent:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(closing.wait(), interval)
-            if closing.is_set():
+    """The links at once, then each state change as it comes and the links every `interval`
+    s, each time after the connection changes written since the last; until `limit` links
+    and state events, the client leaves, or the controller stops (`closing`: an open stream
+    would otherwise hold a graceful shutdown up for ever). Hosts and links are the
+    provider's and every tenant's to see (views.py), so is their state."""
+    loop = asyncio.get_running_loop()
+    sent, due = 0, loop.time()  # when the next links event is due
+    seen = None  # the last connection change sent
+    with service.state_changes() as changes:
+        while (limit is None or sent < limit) and not closing.is_set():
+            change = None
+            if sent:
+                change = await _next_change(changes, closing, due - loop.time())
+                if closing.is_set():
+                    return
+            if change is not None:
+                yield f"event: state\ndata: {change.model_dump_json()}\n\n"
+                sent += 1
+                continue
+            try:
+                seen, connections = await service.connection_changes(me, seen)
+                links = await service.links(me)
+            except ServiceError as err:  # said in the stream, which then ends
+                yield f"event: error\ndata: {err.body().model_dump_json()}\n\n"
                 return
-        try:
-            links = await service.links(me)
-        except ServiceError as err:  # said in the stream, which then ends
-            yield f"event: error\ndata: {err.body().model_dump_json()}\n\n"
-            return
-        yield "event: links\ndata: [" + ",".join(v.model_dump_json() for v in links) + "]\n\n"
-        sent += 1
+            for moved in connections:
+                yield f"event: connection\ndata: {moved.model_dump_json()}\n\n"
+            yield "event: links\ndata: [" + ",".join(v.model_dump_json() for v in links) + "]\n\n"
+            sent += 1
+            due = loop.time() + interval
+
+
+async def _next_change(
+    changes: asyncio.Queue[StateChange], closing: asyncio.Event, wait: float
+) -> StateChange | None:
+    """The next state change within `wait` s (None: none came, or the controller stops)."""
+    if not changes.empty():
+        return changes.get_nowait()
+    if wait <= 0:
+        return None
+    getting = asyncio.ensure_future(changes.get())
+    stopping = asyncio.ensure_future(closing.wait())
+    done, pending = await asyncio.wait(
+        {getting, stopping}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
+    )
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    return getting.result() if getting in done else None

@@ -67,6 +67,12 @@ class UnknownLinks(LookupError):
         super().__init__(f"no such link: {', '.join(names)}")
 
 
+def removed(link: Link) -> bool:
+    """Whether the link, or a host of it, was removed from the inventory: it carries no new
+    reservation (a request planned on an inventory read before the removal is refused)."""
+    return bool(link.removed or link.a_host.removed or link.b_host.removed)
+
+
 def full_capacity(link: Link) -> int:
     return link.capacity_bps
 
@@ -115,7 +121,7 @@ def reserve(
     ]
     shortfalls = []
     for link, fwd, bps in wanted:
-        usable = usable_bps(link)
+        usable = 0 if removed(link) else usable_bps(link)
         free = usable - held.get((link.id, fwd), 0)
         if bps > free:
             shortfalls.append(

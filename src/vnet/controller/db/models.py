@@ -74,6 +74,7 @@ class ConnectionState(enum.StrEnum):
     ESTABLISHED = "established"
     MODIFYING = "modifying"  # make-before-break in progress: two generations reserved
     RELEASED = "released"
+    DEGRADED = "degraded"  # its path crosses a failed link or host and no other path fits
 
 
 class ReservationRole(enum.StrEnum):
@@ -128,6 +129,8 @@ class Host(Base):
     name: Mapped[str] = mapped_column(String(NAME), unique=True)
     agent_endpoint: Mapped[str] = mapped_column(String(255))
     credentials_ref: Mapped[str] = mapped_column(String(255))
+    # removed through the API: kept, as its order numbers the hosts' underlay addresses
+    removed: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     def __repr__(self) -> str:
         return f"Host({self.name!r}, agent={self.agent_endpoint!r})"
@@ -147,6 +150,7 @@ class Link(Base):
     b_host_id: Mapped[int] = mapped_column(ForeignKey("host.id"))
     capacity_bps: Mapped[int] = mapped_column(BigInteger)
     spec: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
+    removed: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # as Host's
     a_host: Mapped[Host] = relationship(foreign_keys=[a_host_id])
     b_host: Mapped[Host] = relationship(foreign_keys=[b_host_id])
 
@@ -348,3 +352,29 @@ class ApiToken(Base):
     expires: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     revoked: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     tenant: Mapped[Tenant | None] = relationship()
+
+
+class OperState(enum.StrEnum):
+    UP = "up"
+    DOWN = "down"  # a link: an end's interface is down
+    UNREACHABLE = "unreachable"  # a host: its agent does not answer
+    UNKNOWN = "unknown"  # nothing heard yet
+
+
+class ElementState(Base):
+    """The operational state of one host or link as the controller last learned it, since
+    when, why, and whose word it was (`reported_by`: the host whose agent told, or
+    "controller" for its own liveness checks). One row per element, replaced on change."""
+
+    __tablename__ = "element_state"
+    __table_args__ = (
+        UniqueConstraint("kind", "name"),
+        CheckConstraint("kind IN ('host', 'link')", name="kind_known"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    name: Mapped[str] = mapped_column(String(NAME))
+    state: Mapped[OperState] = mapped_column(_enum(OperState, "oper_state"))
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=_now)
+    reason: Mapped[str] = mapped_column(String(255), default="")
+    reported_by: Mapped[str] = mapped_column(String(NAME), default="")

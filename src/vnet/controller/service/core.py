@@ -13,8 +13,11 @@ reached through the southbound seam given (vnet.controller.southbound).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
+from collections.abc import Coroutine, Iterator
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
@@ -27,14 +30,21 @@ from vnet.controller.errors import AgentRefused, BadRequest, Conflict
 from vnet.controller.inventory import Inventory
 from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
-from vnet.controller.service import store, views
+from vnet.controller.service import opstate, store, views
+from vnet.controller.service.adoption import Adoption
 from vnet.controller.service.database import Database, Timings
+from vnet.controller.service.failover import Failover
 from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
+from vnet.controller.service.health import Health
 from vnet.controller.service.inventory import InventoryCache, InventoryChanges
+from vnet.controller.service.lifecycle import Deletions
 from vnet.controller.service.moves import Moves
+from vnet.controller.service.opstate import StateHook
 from vnet.controller.service.putback import PutBack
 from vnet.controller.service.reconcile import Reconciler, Watcher
 from vnet.controller.service.recovery import Recovery, Settled
+from vnet.controller.service.reroute import Reroute
+from vnet.controller.service.underlay import UnderlayChanges
 from vnet.controller.service.utilisation import UtilisationPoller
 from vnet.controller.southbound import Southbound
 from vnet.model import controller_api as api
@@ -68,14 +78,23 @@ class Service:
         self.flows = Flows(self.db, agents, self.policy)
         self.moves = Moves(self.flows)
         self.inventory_changes = InventoryChanges(self.db, self.cache, agents, config)
+        self.deletions = Deletions(self.db, self.cache, agents, config)
         self.reconciler = Reconciler(self.db, agents, self.cache.get, self.policy)
+        self.adoption = Adoption(self.db, self.cache, self.inventory_changes, self._adopted)
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
+        self.reroute = Reroute(self.flows, self.moves, self.putback)
+        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in config.agents}
+        self.underlay = UnderlayChanges(self.db, self.cache, self.reroute, endpoints)
+        self.failover = Failover(self.db, self.reroute, self.inventory, self.reconciler.all_hosts)
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
+        self.health: Health | None = None  # failure detection (health.py), from start()
+        # told of each real change (add_state_hook); failover first: it moves connections
+        self.state_hooks: list[StateHook] = [self.failover]
         self.recovered: list[Settled] = []
         self.restored: dict[str, list[str]] = {}  # host -> VRs put back at start
-        self._repairs: set[asyncio.Task[None]] = set()
+        self._repairs: set[asyncio.Task[object]] = set()
 
     # -- life ------------------------------------------------------------------------------
     async def start(self, background: bool = True) -> None:
@@ -91,12 +110,25 @@ class Service:
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
         links = {name: (info.a, info.b) for name, info in inv.links.items()}
         self.poller = UtilisationPoller(self.agents, links, self.config.utilisation_interval)
+        cfg = self.config
+        self.health = Health(
+            self.db,
+            self.agents.southbound,
+            hosts,
+            links,
+            cfg.liveness_interval,
+            cfg.liveness_timeout,
+            cfg.liveness_backoff,
+            self.state_hooks,
+        )
+        self.failover.seed(await self.db.read(opstate.read_states))
         if background:
             self.watcher.start()
             self.poller.start()
+            await self.health.start()
 
     async def stop(self) -> None:
-        for worker in (self.watcher, self.poller):
+        for worker in (self.watcher, self.poller, self.health):
             if worker is not None:
                 await worker.stop()
         for task in list(self._repairs):
@@ -104,6 +136,11 @@ class Service:
         await asyncio.gather(*self._repairs, return_exceptions=True)
         await self.agents.finish()  # the southbound is its owner's to close
         await asyncio.to_thread(self.flows.liveness.release)
+
+    def add_state_hook(self, hook: StateHook) -> None:
+        """`hook` is told of each real change of a host's or link's state (opstate.py),
+        from start() on; before or after start alike."""
+        self.state_hooks.append(hook)
 
     def repair(self, hosts: list[str]) -> None:
         """Reconcile `hosts`, which a failed request may have left changed and which did not
@@ -118,11 +155,13 @@ class Service:
             await asyncio.sleep(self.config.confirm_timeout + 1)
             await self.reconciler.all_hosts(hosts)
 
-        # a context of its own: not the failed request's, which asks a host that did not
-        # answer in time nothing more (agents/unanswered.py)
-        task = asyncio.create_task(
-            later(), name=f"repair-{'-'.join(hosts)}", context=contextvars.Context()
-        )
+        self._background(later(), f"repair-{'-'.join(hosts)}")
+
+    def _background(self, work: Coroutine[Any, Any, object], name: str) -> None:
+        """`work` as a task the service ends at `stop`, in a context of its own: not that of
+        the request that started it, which asks a host that did not answer in time nothing
+        more (agents/unanswered.py)."""
+        task = asyncio.create_task(work, name=name, context=contextvars.Context())
         self._repairs.add(task)
         task.add_done_callback(self._repairs.discard)
 
@@ -155,7 +194,7 @@ class Service:
         idempotency_key: str | None,
         timings: Timings | None,
     ) -> api.ConnectionAnswer:
-        ask = Ask(await self.inventory(), tenant, request, idempotency_key)
+        ask = Ask(await self.failover.planning(), tenant, request, idempotency_key)
         moved: list[api.Move] = []
         try:
             admitted = await self.flows.admit_now(ask, timings)
@@ -194,7 +233,10 @@ class Service:
             lambda s: self.flows.start_release(s, inv, tenant, name), timings
         )
         async with self.putback.answering():
-            return await self.flows.realise_release(started, tenant, timings)
+            released = await self.flows.realise_release(started, tenant, timings)
+        if self.failover.links or self.failover.hosts:  # degraded ones may fit now
+            self._background(self.failover.retry(), "failover-retry")
+        return released
 
     async def connection(self, who: Principal, tenant: str, name: str) -> api.ConnectionView:
         who.require_tenant(tenant)
@@ -229,6 +271,13 @@ class Service:
                 )
                 out.shapers.append(shaper)
         return out
+
+    async def connection_changes(
+        self, who: Principal, after: int | None
+    ) -> tuple[int, list[api.ConnectionChange]]:
+        """History lines since event id `after` of the connections `who` may see."""
+        shown = None if who.is_provider else who.tenant
+        return await self.db.read(lambda s: store.changes_after(s, after, shown))
 
     async def history(self, who: Principal, tenant: str, name: str) -> list[api.ConnectionEvent]:
         who.require_tenant(tenant)
@@ -268,6 +317,31 @@ class Service:
     ) -> api.EndHostView:
         return await self.inventory_changes.create_endhost(who, tenant, request)
 
+    # -- deletes (lifecycle.py) --------------------------------------------------------------
+    async def delete_tenant(self, who: Principal, name: str) -> api.TenantView:
+        return await self.deletions.delete_tenant(who, name)
+
+    async def delete_network(self, who: Principal, tenant: str, name: str) -> api.NetworkView:
+        return await self.deletions.delete_network(who, tenant, name)
+
+    async def delete_router(self, who: Principal, tenant: str, name: str) -> api.RouterView:
+        return await self.deletions.delete_router(who, tenant, name)
+
+    async def delete_endhost(self, who: Principal, tenant: str, name: str) -> api.EndHostView:
+        return await self.deletions.delete_endhost(who, tenant, name)
+
+    # -- VRs made on an agent directly (adoption.py) ------------------------------------------
+    async def unmanaged_routers(self, who: Principal, host: str) -> list[api.UnmanagedRouter]:
+        return await self.adoption.unmanaged(who, host)
+
+    async def adopt_router(
+        self, who: Principal, tenant: str, request: api.AdoptRequest
+    ) -> api.RouterView:
+        return await self.adoption.adopt(who, tenant, request)
+
+    def _adopted(self, host: str, name: str) -> None:
+        self.reconciler.unmanaged.get(host, set()).discard(name)
+
     async def _shown(self, who: Principal, tenant: str | None) -> str | None:
         """The tenant a list is filtered to (None: all); an unknown one is NotFound."""
         shown = views.visible_tenant(who, tenant)
@@ -289,15 +363,41 @@ class Service:
 
     async def hosts(self, who: Principal) -> list[api.HostView]:
         inv = await self.inventory()
-        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in self.config.agents}
         reachable = self.watcher.reachable if self.watcher else {}
-        return views.hosts(inv.topology, endpoints, reachable)
+        states = await self.db.read(opstate.read_states)
+        shown = [h for h in inv.topology.hosts if h.name not in inv.removed_hosts]
+        return views.hosts(
+            shown, self.underlay.endpoints, reachable, states, self.reconciler.unmanaged
+        )
+
+    async def add_host(self, who: Principal, request: api.HostRequest) -> tuple[api.HostView, bool]:
+        return await self.underlay.add_host(who, request)
+
+    async def add_link(self, who: Principal, request: api.LinkRequest) -> tuple[api.LinkView, bool]:
+        return await self.underlay.add_link(who, request)
+
+    async def remove_host(self, who: Principal, name: str) -> api.Removed:
+        return await self.underlay.remove_host(who, name)
+
+    async def remove_link(self, who: Principal, name: str) -> api.Removed:
+        return await self.underlay.remove_link(who, name)
 
     async def links(self, who: Principal) -> list[api.LinkView]:
         inv = await self.inventory()
         held = await self.db.read(ledger.held_by_direction)
         rates = self.poller.rates if self.poller else {}
-        return views.links(inv.links, held, rates)
+        states = await self.db.read(opstate.read_states)
+        return views.links(inv.links, held, rates, states)
+
+    @contextlib.contextmanager
+    def state_changes(self) -> Iterator[asyncio.Queue[api.StateChange]]:
+        """Every change of a host's or link's operational state while the block runs (none
+        before start(background=True))."""
+        if self.health is None:
+            yield asyncio.Queue()
+            return
+        with self.health.changes() as queue:
+            yield queue
 
     async def topology(self, who: Principal) -> api.TopologyView:
         shown = None if who.is_provider else who.tenant

@@ -208,7 +208,7 @@ class Flows:
     # -- release ---------------------------------------------------------------------------
     def start_release(self, session: Session, inv: Inventory, tenant: str, name: str) -> Admitted:
         conn = store.live_connection(session, tenant, name, lock=True)
-        store.require_changeable(conn)
+        store.require_changeable(conn, ConnectionState.DEGRADED)
         pieces = planning.current_pieces(inv, tenant, conn, self.policy)
         changes = tuple(steps.remove(pieces.pieces))
         conn.state = ConnectionState.MODIFYING

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from sqlalchemy.orm import Session
 
@@ -92,9 +92,9 @@ class InventoryChanges:
         who.require_tenant(tenant)
         await self.db.read(lambda s: store.tenant_row(s, tenant))
         topo = (await self.cache.get()).topology
-        _require_free_node_name(topo, request.name)
+        require_free_node_name(topo, request.name)
         for k, itf in enumerate(request.interfaces):
-            _tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
+            tenant_network(topo, tenant, itf.network, f"interfaces[{k}].network")
         if request.host is not None and request.host not in self.agents.hosts:
             raise NotFound(
                 f"unknown host {request.host!r} (no agent)", field="host", code="unknown-host"
@@ -106,7 +106,7 @@ class InventoryChanges:
         # picks the index), so bad addresses are refused before placement is asked
         some_host = request.host or (topo.hosts[0].name if topo.hosts else "")
         vr = VirtualRouter(name=request.name, host=some_host, index=None, interfaces=interfaces)
-        _require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces", topo)
+        require_valid(_with(topo, routers=[*topo.routers, vr]), "interfaces", topo)
         host = request.host or await self._place(topo)
         vr = vr.model_copy(update={"host": host})
         edits = _router_edits(_with(topo, routers=[*topo.routers, vr]), vr)
@@ -134,28 +134,16 @@ class InventoryChanges:
         net = VirtualNetwork(tenant=tenant, **request.model_dump(exclude_none=True))
         wanted = _with(topo, networks=[*topo.networks, net])
         _require_declared(topo, tenant)
-        _require_valid(wanted, "name", topo)
+        require_valid(wanted, "name", topo)
         carriers = list(request.hosts) or [
             h.name for h in topo.hosts if h.name in self.agents.hosts
         ]
-        self._require_provisioning(carriers)
+        require_provisioning(self.config, carriers)
         edits = _network_edits(wanted, net, carriers)
         await self._realise(edits, lambda t: _with(t, networks=[*t.networks, net]))
         # as listed: with the guarantee rows the inventory wrote for the links it crosses
         shown = views.networks((await self.cache.get()).topology, tenant)
         return next(n for n in shown if n.name == net.name)
-
-    def _require_provisioning(self, carriers: list[str]) -> None:
-        """Refused before any agent is asked: a host whose networks come from its lab's topology
-        file (its agent would refuse the edit)."""
-        fixed = sorted(a.host for a in self.config.agents if not a.provision_networks)
-        if lab_hosts := [h for h in carriers if h in fixed]:
-            raise Conflict(
-                f"the virtual networks of {', '.join(lab_hosts)} are provisioned by its lab; "
-                "add the network to the lab's topology file instead",
-                field="hosts",
-                code="provisioned-by-lab",
-            )
 
     async def create_endhost(
         self, who: Principal, tenant: str, request: api.EndHostRequest
@@ -165,15 +153,23 @@ class InventoryChanges:
         who.require_tenant(tenant)
         await self.db.read(lambda s: store.tenant_row(s, tenant))
         topo = (await self.cache.get()).topology
-        _require_free_node_name(topo, request.name)
-        _tenant_network(topo, tenant, request.network, "network")
+        require_free_node_name(topo, request.name)
+        tenant_network(topo, tenant, request.network, "network")
         if request.host not in {h.name for h in topo.hosts}:
             raise NotFound(f"unknown host {request.host!r}", field="host", code="unknown-host")
         endhost = EndHost(**request.model_dump(exclude_none=True))
-        _require_valid(_with(topo, endhosts=[*topo.endhosts, endhost]), "name", topo)
+        require_valid(_with(topo, endhosts=[*topo.endhosts, endhost]), "name", topo)
         await self._realise({}, lambda t: _with(t, endhosts=[*t.endhosts, endhost]))
         shown = views.endhosts((await self.cache.get()).topology, tenant)
         return next(e for e in shown if e.name == endhost.name)
+
+    async def adopt_router(self, vr: VirtualRouter) -> None:
+        """A VR its host's agent holds already, checked by the caller (adoption.py), into the
+        inventory: the routes to and from its SRv6 locator on the agents, and the database's
+        row, in one transaction."""
+        topo = (await self.cache.get()).topology
+        edits = _router_edits(_with(topo, routers=[*topo.routers, vr]), vr, existing=True)
+        await self._realise(edits, lambda t: _with(t, routers=[*t.routers, vr]))
 
     async def _place(self, topo: Topology) -> str:
         inv = await self.cache.get()
@@ -194,7 +190,7 @@ class InventoryChanges:
             held = inventory_db.read(session).topology
             wanted = extended(held)
             try:  # another request may have taken the name meanwhile
-                _require_valid(wanted, "name", held)
+                require_valid(wanted, "name", held)
             except BadRequest as err:
                 raise Conflict(err.reason, field=err.field) from None
             inventory_db.append(session, wanted)
@@ -204,14 +200,7 @@ class InventoryChanges:
             # makes this one's insert fail; the redo reads it and refuses with a Conflict
             await self.db.write(append, retry=True)
 
-        try:
-            await self.agents.change_inventory(f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
-        except AgentError as err:
-            raise AgentRefused(err.host, err.reason) from None
-        except InventoryError as err:
-            raise Conflict(str(err)) from None
-        finally:
-            await self.cache.forget()
+        await change_agents(self.agents, self.cache, edits, on_committed)
 
     async def restore_routers(self) -> dict[str, list[str]]:
         """Put back every VR the database holds that its host's agent does not (the database is
@@ -240,16 +229,35 @@ class InventoryChanges:
         return restored
 
 
-def _router_edits(topo: Topology, new: VirtualRouter) -> Edits:
+async def change_agents(
+    agents: Agents,
+    cache: InventoryCache,
+    edits: Edits,
+    on_committed: Callable[[], Awaitable[None]],
+) -> None:
+    """`edits` in one transaction across the agents, `on_committed` (the database's part)
+    inside it; a refusal as the service's error. The cached inventory is read again after."""
+    try:
+        await agents.change_inventory(f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
+    except AgentError as err:
+        raise AgentRefused(err.host, err.reason) from None
+    except InventoryError as err:
+        raise Conflict(str(err)) from None
+    finally:
+        await cache.forget()
+
+
+def _router_edits(topo: Topology, new: VirtualRouter, existing: bool = False) -> Edits:
     """The new VR with its routes to its tenant's other VRs' SRv6 locators, and the routes
     those VRs gain to the new one's (`locator_routes`, as a lab with a controller gives its
-    VRs from the start): without them a connection's segments lead nowhere."""
+    VRs from the start): without them a connection's segments lead nowhere. `existing`: the
+    VR is on its host already (adopted): it gains its routes like the others."""
     with_controller = {"controller": ControllerSection.model_validate({})}
     routed = locator_routes(topo.model_copy(update=with_controller))
     before = {vr.name: vr for vr in topo.routers}
     per_host: Edits = {}
     for vr in routed.routers:
-        if vr.name == new.name:
+        if vr.name == new.name and not existing:
             per_host.setdefault(vr.host, []).append(CreateRouter(vr))
             continue
         gained = [r for r in vr.routes if r not in before[vr.name].routes]
@@ -275,13 +283,13 @@ def _with(topo: Topology, **lists: list) -> Topology:
     return topo.model_copy(update=lists)
 
 
-def _require_free_node_name(topo: Topology, name: str) -> None:
+def require_free_node_name(topo: Topology, name: str) -> None:
     for kind, nodes in (("VR", topo.routers), ("end host", topo.endhosts)):
         if any(n.name == name for n in nodes):
             raise Conflict(f"the name {name!r} is used by a {kind}", field="name")
 
 
-def _tenant_network(topo: Topology, tenant: str, name: str, field: str) -> VirtualNetwork:
+def tenant_network(topo: Topology, tenant: str, name: str, field: str) -> VirtualNetwork:
     """The tenant's network `name`; another tenant's is as unknown as a missing one."""
     for net in topo.networks:
         if net.name == name and net.tenant == tenant:
@@ -289,6 +297,19 @@ def _tenant_network(topo: Topology, tenant: str, name: str, field: str) -> Virtu
     raise NotFound(
         f"tenant {tenant!r} has no network {name!r}", field=field, code="unknown-network"
     )
+
+
+def require_provisioning(config: ControllerConfig, carriers: list[str]) -> None:
+    """Refused before any agent is asked: a host whose networks come from its lab's topology
+    file (its agent would refuse the edit)."""
+    fixed = sorted(a.host for a in config.agents if not a.provision_networks)
+    if lab_hosts := [h for h in carriers if h in fixed]:
+        raise Conflict(
+            f"the virtual networks of {', '.join(lab_hosts)} are provisioned by its lab; "
+            "change the network in the lab's topology file instead",
+            field="hosts",
+            code="provisioned-by-lab",
+        )
 
 
 def _require_declared(topo: Topology, tenant: str) -> None:
@@ -305,7 +326,7 @@ def _require_declared(topo: Topology, tenant: str) -> None:
         )
 
 
-def _require_valid(topo: Topology, field: str, before: Topology | None = None) -> None:
+def require_valid(topo: Topology, field: str, before: Topology | None = None) -> None:
     """The model's own checks of the inventory with the new object (addresses inside the
     network's prefix, naming rules, ...); and, given the inventory `before`, that no VR's
     SRv6 locator moves (live connections' SIDs derive from them)."""
@@ -324,12 +345,12 @@ def _require_valid(topo: Topology, field: str, before: Topology | None = None) -
 
 
 def renumbered(before: Topology, after: Topology) -> list[str]:
-    """The VRs of `before` whose SRv6 locator differs in `after`."""
+    """The VRs of `before` still in `after` whose SRv6 locator differs there."""
     old, new = router_numbers(before), router_numbers(after)
     return [
         vr.name
         for vr in before.routers
-        if locator(before, vr.name, old) != locator(after, vr.name, new)
+        if vr.name in new and locator(before, vr.name, old) != locator(after, vr.name, new)
     ]
 
 

@@ -28,7 +28,7 @@ before its admission says yes or no-capacity.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -191,9 +191,18 @@ class Moves:
             conn.id, entry.request_id, generation, old, new, plan, bandwidth, explicit, kind
         )
 
-    async def realise(self, moving: Moving, tenant: str, timings: Timings | None) -> ConnectionView:
+    async def realise(
+        self,
+        moving: Moving,
+        tenant: str,
+        timings: Timings | None,
+        skip: Collection[str] = (),
+    ) -> ConnectionView:
+        """The agent steps, then the ledger's switch. `skip`: hosts that are down (their
+        agent is not asked; reconciliation removes what they held when they are back)."""
         locators = {**moving.old.locators, **moving.new.locators}
-        todo = steps.make_before_break(moving.old.pieces, moving.new.pieces, locators)
+        made = steps.make_before_break(moving.old.pieces, moving.new.pieces, locators)
+        todo = [kept for step in made if (kept := [c for c in step if c.host not in skip])]
         done = 0
         try:
             for done, step in enumerate(todo):
@@ -202,14 +211,18 @@ class Moves:
                 )
         except AgentError as e:
             if done > 0:  # steps before this one were confirmed: put generation g back
-                await self._restore(moving, timings)
+                await self._restore(moving, timings, skip)
             error = str(e)
             await self.flows.db.write(lambda s: undo(s, moving, error), timings)
             raise AgentRefused(e.host, e.reason) from None
         return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
 
-    async def _restore(self, moving: Moving, timings: Timings | None) -> None:
-        back = restore_changes(moving.old, set(moving.new.pieces))
+    async def _restore(
+        self, moving: Moving, timings: Timings | None, skip: Collection[str]
+    ) -> None:
+        back = [
+            c for c in restore_changes(moving.old, set(moving.new.pieces)) if c.host not in skip
+        ]
         try:
             await self.flows.run_agents(
                 f"{moving.request_id}.undo", back, timings, journal_commit=False

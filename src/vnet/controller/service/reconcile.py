@@ -112,10 +112,14 @@ class Reconciler:
         self.agents = agents
         self.inventory = inventory
         self.policy = policy
+        self.unmanaged: dict[str, set[str]] = {}  # host -> VRs its agent holds, not ours
 
     async def host(self, host: str) -> list[Drift]:
-        """Reconcile one host; the drift repaired (AgentError if the agent fails)."""
+        """Reconcile one host; the drift repaired (AgentError if the agent fails). VRs the
+        agent holds that the inventory lacks are reported (logged when first seen; the
+        host's view lists them), never touched: adopting one is a request."""
         inv = await self.inventory()
+        self._report_unmanaged(host, inv, await self.agents.routers(host))
         held = await self.agents.connections(host)
         expected = await self.db.read(lambda s: expected_on(s, inv, host, self.policy))
         change, drift = differences(host, held, expected)
@@ -128,6 +132,13 @@ class Reconciler:
                 "drift on host %s: connection %s was %s; repaired", d.host, d.connection, d.what
             )
         return drift
+
+    def _report_unmanaged(self, host: str, inv: Inventory, names: list[str]) -> None:
+        ours = {vr.name for vr in inv.topology.routers}
+        found = {n for n in names if n not in ours}
+        for name in sorted(found - self.unmanaged.get(host, set())):
+            log.warning("host %s holds VR %s, which the controller does not manage", host, name)
+        self.unmanaged[host] = found
 
     async def all_hosts(self, hosts: list[str]) -> dict[str, list[Drift] | Exception]:
         answers = await asyncio.gather(*(self.host(h) for h in hosts), return_exceptions=True)

@@ -137,9 +137,10 @@ def flows_overlap(x: _Flow, y: _Flow) -> bool:
     return all(p is None or q is None or p == q for p, q in zip(x[2:], y[2:], strict=True))
 
 
-def require_changeable(conn: Connection) -> None:
-    """A connection in the middle of another change is not changed again (409)."""
-    if conn.state != ConnectionState.ESTABLISHED:
+def require_changeable(conn: Connection, *also: ConnectionState) -> None:
+    """A connection in the middle of another change is not changed again (409); `also`:
+    other states the change accepts (a release takes a degraded connection too)."""
+    if conn.state != ConnectionState.ESTABLISHED and conn.state not in also:
         raise Conflict(
             f"connection {conn.name!r} is {conn.state.value}: another request is changing it",
             field="name",
@@ -259,3 +260,27 @@ def finish_journal(session: Session, request_id: str, error: str | None = None) 
     # confirmed and done in one step: nothing happens between the two that recovery could
     # find half done (the agents have confirmed when this runs)
     journal.advance(session, request_id, RequestPhase.DONE)
+
+
+def changes_after(
+    session: Session, after: int | None, tenant: str | None
+) -> tuple[int, list[api.ConnectionChange]]:
+    """The history lines written since event id `after` (None: none, only the newest id), of
+    one tenant's connections or all; (the newest id, the lines in order)."""
+    newest = session.scalar(select(func.max(ConnectionEvent.id))) or 0
+    if after is None or newest <= after:
+        return newest, []
+    query = (
+        select(ConnectionEvent, Connection.name, Tenant.name)
+        .join(Connection, Connection.id == ConnectionEvent.connection_id)
+        .join(Tenant, Tenant.id == Connection.tenant_id)
+        .where(ConnectionEvent.id > after, ConnectionEvent.id <= newest)
+        .order_by(ConnectionEvent.id)
+    )
+    if tenant is not None:
+        query = query.where(Tenant.name == tenant)
+    lines = [
+        api.ConnectionChange(tenant=owner, name=name, at=e.at, kind=e.kind, detail=e.detail)
+        for e, name, owner in session.execute(query)
+    ]
+    return newest, lines

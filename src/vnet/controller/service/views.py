@@ -8,11 +8,13 @@ controller loaded (`Inventory.topology`), so the views and the planner read one 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from vnet.controller.inventory import LinkInfo, link_name
 from vnet.controller.principal import Principal
+from vnet.controller.service.opstate import Key
 from vnet.model.controller_api import (
+    ElementStatus,
     EndHostView,
     HostView,
     LinkDirection,
@@ -22,7 +24,7 @@ from vnet.model.controller_api import (
 )
 from vnet.model.qos import network_links
 from vnet.model.srv6 import network_tenants, router_tenant
-from vnet.model.topology import Topology
+from vnet.model.topology import PhysicalHost, Topology
 
 Arc = tuple[str, bool]  # (link name, forward a -> b)
 
@@ -81,11 +83,23 @@ def endhosts(topo: Topology, tenant: str | None) -> list[EndHostView]:
 
 
 def hosts(
-    topo: Topology, endpoints: Mapping[str, str], reachable: Mapping[str, bool]
+    shown: Sequence[PhysicalHost],
+    endpoints: Mapping[str, str],
+    reachable: Mapping[str, bool],
+    states: Mapping[Key, ElementStatus] | None = None,
+    unmanaged: Mapping[str, set[str]] | None = None,
 ) -> list[HostView]:
+    known = states or {}
+    unmanaged = unmanaged or {}
     return [
-        HostView(name=h.name, agent=endpoints.get(h.name, ""), reachable=reachable.get(h.name))
-        for h in topo.hosts
+        HostView(
+            name=h.name,
+            agent=endpoints.get(h.name, ""),
+            reachable=reachable.get(h.name),
+            status=known.get(("host", h.name), ElementStatus()),
+            unmanaged=sorted(unmanaged.get(h.name, ())),
+        )
+        for h in shown
     ]
 
 
@@ -93,6 +107,7 @@ def links(
     infos: Mapping[str, LinkInfo],
     held: Mapping[Arc, int],
     utilisation: Mapping[Arc, int],
+    states: Mapping[Key, ElementStatus] | None = None,
 ) -> list[LinkView]:
     """Every link with, per direction, what connections hold, what admission may still hand
     out (`capacity_bps` is what connections may have in all, the rate less the management
@@ -110,9 +125,15 @@ def links(
                     utilisation_bps=utilisation.get((name, forward)),
                 )
             )
+        status = (states or {}).get(("link", name), ElementStatus())
         out.append(
             LinkView(
-                name=name, a=info.a, b=info.b, capacity_bps=info.capacity, directions=directions
+                name=name,
+                a=info.a,
+                b=info.b,
+                capacity_bps=info.capacity,
+                directions=directions,
+                status=status,
             )
         )
     return out

@@ -14,14 +14,21 @@ answered with an rpc-error (its tag, message and path), ConnectError when it did
 (TimedOut: not in time). A `Lease` is the session that took a host's lock: the steps after
 `lock` run on that session only, and fail with ConnectError once it ended (the agent then
 dropped the lock and discarded the candidate itself).
+
+A `Subscription` is a long-lived session of its own to one agent that carries the agent's
+notifications (RFC 5277): each change of an underlay interface's operational state as an
+`UnderlayNotice`. It is the controller's to close; once the session ended (the agent stopped,
+or a probe was not answered in time) every `next` raises ConnectError.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from vnet.client import ConnectError
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 from vnet.model.topology import Route, VirtualNetwork, VirtualRouter
 
@@ -62,8 +69,81 @@ class CreateNetwork:
     vteps: tuple[str, ...] = ()
 
 
-InventoryEdit = CreateRouter | AddRoutes | CreateNetwork
+@dataclass(frozen=True)
+class DeleteRouter:
+    """A VR gone, with the SRv6 locators it owns on the host (none there: no error)."""
+
+    router: str
+
+
+@dataclass(frozen=True)
+class RemoveRoutes:
+    """Routes of an existing VR gone, by destination (one it lacks: no error)."""
+
+    router: str
+    destinations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeleteNetwork:
+    """A virtual network gone from the host (one it does not carry: no error)."""
+
+    network: str
+
+
+InventoryEdit = (
+    CreateRouter | AddRoutes | CreateNetwork | DeleteRouter | RemoveRoutes | DeleteNetwork
+)
 Edit = HostChange | InventoryEdit
+
+
+@dataclass(frozen=True)
+class UnderlayNotice:
+    """An agent's word that one of its underlay interfaces went up or down."""
+
+    host: str
+    interface: str
+    up: bool
+
+
+class Notices:
+    """The notices of one subscription as they arrive, and its end: what `next` gives."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[UnderlayNotice | ConnectError] = asyncio.Queue()
+
+    def hear(self, notice: UnderlayNotice) -> None:
+        self._queue.put_nowait(notice)
+
+    def end(self, why: str) -> None:
+        self._queue.put_nowait(ConnectError(why))
+
+    async def next(self) -> UnderlayNotice:
+        got = await self._queue.get()
+        if isinstance(got, ConnectError):
+            self._queue.put_nowait(got)  # every later call says so too
+            raise got
+        return got
+
+
+class Subscription(Protocol):
+    """One agent's notification stream on a session of its own (see the module's words)."""
+
+    async def next(self) -> UnderlayNotice:
+        """The next notice (waits for it); ConnectError once the session ended."""
+        ...
+
+    async def underlay(self) -> dict[str, bool]:
+        """Underlay interface -> whether it is up (its oper-status), as the agent sees it now
+        (read on this session after it subscribed: a change after the read is a notice)."""
+        ...
+
+    async def probe(self, timeout: float) -> None:
+        """An RPC on the session, answered within `timeout` s (else TimedOut: the caller
+        closes the subscription); ConnectError if it ended."""
+        ...
+
+    async def close(self) -> None: ...
 
 
 class Southbound(Protocol):
@@ -104,6 +184,10 @@ class Southbound(Protocol):
         """The names of the VRs running holds."""
         ...
 
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        """The VRs running holds, whole (their `host` is `host`)."""
+        ...
+
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
         """(underlay interface, network class) -> bytes sent."""
         ...
@@ -114,6 +198,12 @@ class Southbound(Protocol):
 
     async def reachable(self, host: str) -> bool:
         """Whether the agent answers (a refusal is an answer)."""
+        ...
+
+    # -- the agent's notifications ----------------------------------------------------------
+    async def subscribe(self, host: str) -> Subscription:
+        """A new session to the agent, subscribed to its notifications (ConnectError if the
+        agent cannot be reached)."""
         ...
 
     async def close(self) -> None: ...

@@ -24,9 +24,12 @@ from vnet.controller.southbound import (
     AddRoutes,
     CreateNetwork,
     CreateRouter,
+    DeleteNetwork,
+    DeleteRouter,
     Edit,
     HostChange,
     Lease,
+    RemoveRoutes,
 )
 from vnet.model.check import check_host
 from vnet.model.host import HostConfig, NetworkOnHost
@@ -195,23 +198,38 @@ def _apply(hc: HostConfig, edit: Edit) -> HostConfig:
     if isinstance(edit, HostChange):
         return hc.model_copy(update={"srv6": _pieces(hc.srv6, edit)})
     if isinstance(edit, CreateRouter):
-        if any(vr.name == edit.router.name for vr in hc.routers):
-            raise refused("data-exists", f"router {edit.router.name!r} exists")
-        vr = edit.router.model_copy(update={"host": hc.host})
-        if vr.index is None:
-            used = {r.index for r in hc.routers if r.index is not None}
-            vr = vr.model_copy(update={"index": next_free_index(used)})
-        return hc.model_copy(update={"routers": [*hc.routers, vr]})
+        return _with_router(hc, edit)
     if isinstance(edit, AddRoutes):
         return _with_routes(hc, edit)
     if isinstance(edit, CreateNetwork):
-        if any(n.network.name == edit.network.name for n in hc.networks):
-            raise refused("data-exists", f"network {edit.network.name!r} exists")
-        carried = NetworkOnHost.model_validate(
-            {"network": edit.network, "remote_vteps": list(edit.vteps)}
-        )
-        return hc.model_copy(update={"networks": [*hc.networks, carried]})
+        return _with_network(hc, edit)
+    if isinstance(edit, DeleteRouter):
+        return _without_router(hc, edit.router)
+    if isinstance(edit, RemoveRoutes):
+        return _without_routes(hc, edit)
+    if isinstance(edit, DeleteNetwork):
+        kept = [n for n in hc.networks if n.network.name != edit.network]
+        return hc.model_copy(update={"networks": kept})
     raise TypeError(f"not an edit: {edit!r}")
+
+
+def _with_router(hc: HostConfig, edit: CreateRouter) -> HostConfig:
+    if any(vr.name == edit.router.name for vr in hc.routers):
+        raise refused("data-exists", f"router {edit.router.name!r} exists")
+    vr = edit.router.model_copy(update={"host": hc.host})
+    if vr.index is None:
+        used = {r.index for r in hc.routers if r.index is not None}
+        vr = vr.model_copy(update={"index": next_free_index(used)})
+    return hc.model_copy(update={"routers": [*hc.routers, vr]})
+
+
+def _with_network(hc: HostConfig, edit: CreateNetwork) -> HostConfig:
+    if any(n.network.name == edit.network.name for n in hc.networks):
+        raise refused("data-exists", f"network {edit.network.name!r} exists")
+    carried = NetworkOnHost.model_validate(
+        {"network": edit.network, "remote_vteps": list(edit.vteps)}
+    )
+    return hc.model_copy(update={"networks": [*hc.networks, carried]})
 
 
 def _pieces(srv6: Srv6OnHost, change: HostChange) -> Srv6OnHost:
@@ -233,3 +251,22 @@ def _with_routes(hc: HostConfig, edit: AddRoutes) -> HostConfig:
             routers[k] = vr.model_copy(update={"routes": [*kept, *edit.routes]})
             return hc.model_copy(update={"routers": routers})
     raise refused("data-missing", f"router {edit.router!r} does not exist")
+
+
+def _without_router(hc: HostConfig, name: str) -> HostConfig:
+    """The VR gone, and the locators it owned (nothing else may name them)."""
+    locators = [x for x in hc.srv6.locators if x.router != name]
+    srv6 = hc.srv6.model_copy(update={"locators": locators})
+    routers = [vr for vr in hc.routers if vr.name != name]
+    return hc.model_copy(update={"routers": routers, "srv6": srv6})
+
+
+def _without_routes(hc: HostConfig, edit: RemoveRoutes) -> HostConfig:
+    gone = set(edit.destinations)
+    routers = [
+        vr.model_copy(update={"routes": [r for r in vr.routes if str(r.destination) not in gone]})
+        if vr.name == edit.router
+        else vr
+        for vr in hc.routers
+    ]
+    return hc.model_copy(update={"routers": routers})

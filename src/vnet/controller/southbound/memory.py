@@ -14,9 +14,11 @@ model's checks), and can be told to fail at any step:
           which rolls back a confirmed commit left pending (as an agent does at its start).
 
 `done=True` makes a hang or a death happen after the step took effect (its answer was lost
-on the way). A fault hits `times` calls of its step, then the step works again. Several
-southbounds may share hosts (`sharing`), like controllers sharing agents: each has its own
-sessions, and the candidate locks order them.
+on the way). `kill` and `hang` stop an agent at once, between steps; `set_underlay` changes
+an underlay interface's operational state, which every subscription to the host hears (as
+an agent's `underlay-event`). A fault hits `times` calls of its step, then the step works
+again. Several southbounds may share hosts (`sharing`), like controllers sharing agents:
+each has its own sessions, and the candidate locks order them.
 """
 
 from __future__ import annotations
@@ -31,11 +33,11 @@ from enum import StrEnum
 from typing import TypeVar
 
 from vnet.client import ConnectError, TimedOut
-from vnet.controller.southbound import Counters, Edit, Lease
+from vnet.controller.southbound import Counters, Edit, Lease, Notices, UnderlayNotice
 from vnet.controller.southbound.datastore import HostDatastore, refused
 from vnet.model.host import HostConfig, host_configs
 from vnet.model.host_guarantees import ConnectionPieces
-from vnet.model.topology import Topology
+from vnet.model.topology import Topology, VirtualRouter
 
 T = TypeVar("T")
 
@@ -50,6 +52,7 @@ class Step(StrEnum):
     DISCARD = "discard"
     UNLOCK = "unlock"
     READ = "read"
+    SUBSCRIBE = "subscribe"
 
 
 class Failure(StrEnum):
@@ -78,11 +81,46 @@ class MemoryHost:
     faults: list[Fault] = field(default_factory=list)
     sent: dict[tuple[str, str], int] = field(default_factory=dict)  # class bytes
     shapers: dict[tuple[str, str], Counters] = field(default_factory=dict)  # (conn, VR)
+    underlay: dict[str, bool] = field(default_factory=dict)  # interface -> up
+    subscriptions: list[MemorySubscription] = field(default_factory=list)
 
     def end_sessions(self) -> None:
         for lease in self.sessions:
             self.store.session_ended(lease)
         self.sessions.clear()
+        for subscription in list(self.subscriptions):
+            subscription.end(f"the notification session to {self.name}'s agent ended")
+
+
+class MemorySubscription:
+    """A subscription to one memory host's notifications (southbound.Subscription)."""
+
+    def __init__(self, host: MemoryHost):
+        self.host = host
+        self.notices = Notices()
+        host.subscriptions.append(self)
+
+    def end(self, why: str) -> None:
+        if self in self.host.subscriptions:
+            self.host.subscriptions.remove(self)
+            self.notices.end(why)
+
+    async def next(self) -> UnderlayNotice:
+        return await self.notices.next()
+
+    async def underlay(self) -> dict[str, bool]:
+        await self.probe(0)
+        return dict(self.host.underlay)
+
+    async def probe(self, timeout: float) -> None:
+        await asyncio.sleep(0)
+        if self not in self.host.subscriptions:
+            raise ConnectError(f"the notification session to {self.host.name}'s agent ended")
+        if not (self.host.alive and self.host.answering):
+            raise TimedOut(f"the agent of {self.host.name} did not answer in time")
+
+    async def close(self) -> None:
+        self.end(f"the subscription to {self.host.name}'s agent closed")
 
 
 _leases = itertools.count(1)
@@ -145,6 +183,26 @@ class MemorySouthbound:
         one.alive = one.answering = True
         one.end_sessions()
         one.store.roll_back()
+
+    def kill(self, host: str) -> None:
+        """The agent's process dies now: its sessions and subscriptions end."""
+        one = self._hosts[host]
+        one.alive = one.answering = False
+        one.end_sessions()
+
+    def hang(self, host: str) -> None:
+        """The agent stops answering now (its sessions stay open, unanswered)."""
+        self._hosts[host].answering = False
+
+    def set_underlay(self, host: str, interface: str, up: bool) -> None:
+        """The host's underlay interface goes up or down; a running agent tells its
+        subscribers (a change to the same state is none, as the agent's watcher sees it)."""
+        one = self._hosts[host]
+        before = one.underlay.get(interface)
+        one.underlay[interface] = up
+        if before is not None and before != up and one.alive and one.answering:
+            for subscription in list(one.subscriptions):
+                subscription.notices.hear(UnderlayNotice(host, interface, up))
 
     def running(self, host: str) -> HostConfig:
         store = self._hosts[host].store
@@ -219,6 +277,11 @@ class MemorySouthbound:
             host, Step.READ, None, lambda one, _: [vr.name for vr in one.store.running.routers]
         )
 
+    async def router_configs(self, host: str) -> list[VirtualRouter]:
+        return await self._step(
+            host, Step.READ, None, lambda one, _: list(one.store.running.routers)
+        )
+
     async def class_bytes(self, host: str) -> dict[tuple[str, str], int]:
         return await self._step(host, Step.READ, None, lambda one, _: dict(one.sent))
 
@@ -239,6 +302,13 @@ class MemorySouthbound:
         if one.alive and not one.answering:
             await asyncio.sleep(self.rpc_timeout)  # the client gives up on a hung agent
         return one.alive and one.answering
+
+    async def subscribe(self, host: str) -> MemorySubscription:
+        await asyncio.sleep(0)
+        self.calls[(host, Step.SUBSCRIBE)] += 1
+        one = self._hosts[host]
+        await self._reach(one)
+        return MemorySubscription(one)
 
     async def close(self) -> None:
         for host, lease in self._open.items():

@@ -21,7 +21,7 @@ from fastapi.staticfiles import StaticFiles
 
 from vnet.controller.errors import ServiceError, Unauthorized
 from vnet.controller.service import ControllerService
-from vnet.controller.ui import actions, pages
+from vnet.controller.ui import actions, deletes, pages, underlay
 from vnet.controller.ui.render import STATIC, on_error, on_unauthorized
 from vnet.controller.ui.session import Authenticate
 
@@ -40,6 +40,8 @@ def make_console(
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.include_router(pages.router)
     app.include_router(actions.router)
+    app.include_router(deletes.router)
+    app.include_router(underlay.router)
     app.add_exception_handler(Unauthorized, on_unauthorized)
     app.add_exception_handler(ServiceError, on_error)
     app.add_exception_handler(Exception, on_error)

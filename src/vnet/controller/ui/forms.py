@@ -52,7 +52,7 @@ def connection_request(form: dict[str, str]) -> ConnectionRequest:
         value = form.get(field, "").strip()
         if value:
             data[field] = path_list(value) if field == "path" else value
-    return _validated(ConnectionRequest, data)
+    return validated(ConnectionRequest, data)
 
 
 def modify_request(form: dict[str, str]) -> ModifyRequest:
@@ -63,10 +63,11 @@ def modify_request(form: dict[str, str]) -> ModifyRequest:
         data["path"] = path_list(form["path"])
     if not data:
         raise BadRequest("give a new bandwidth, a new path, or both", field="bandwidth")
-    return _validated(ModifyRequest, data)
+    return validated(ModifyRequest, data)
 
 
-def _validated(model: type[M], data: dict[str, object]) -> M:
+def validated(model: type[M], data: dict[str, object]) -> M:
+    """The API's body from a form's fields, or BadRequest naming the first bad field."""
     try:
         return model.model_validate(data)
     except ValidationError as exc:

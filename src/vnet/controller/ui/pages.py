@@ -17,6 +17,7 @@ from vnet.controller.principal import Principal
 from vnet.controller.service import ControllerService
 from vnet.controller.ui import session, view
 from vnet.controller.ui.render import page
+from vnet.controller.ui.unmanaged import unmanaged_rows
 from vnet.model.controller_api import ConnectionCounters
 
 
@@ -82,7 +83,8 @@ async def networks_page(request: Request, who: Viewer, service: Service) -> HTML
 @router.get("/routers", response_class=HTMLResponse)
 async def routers_page(request: Request, who: Viewer, service: Service) -> HTMLResponse:
     topology = await service.topology(who)
-    return page(request, "routers.html", {"topology": topology})
+    context = {"topology": topology, **await unmanaged_rows(who, service)}
+    return page(request, "routers.html", context)
 
 
 @router.get("/connections", response_class=HTMLResponse)

@@ -51,6 +51,7 @@ def arc_rows(links: list[LinkView]) -> list[dict[str, Any]]:
                     "reserved": arc.reserved_bps,
                     "free": arc.free_bps,
                     "utilisation": arc.utilisation_bps,
+                    "state": link.status.state,  # failure detection's: up, down, unknown
                     "label": arc_label(arc.reserved_bps, link.capacity_bps, arc.utilisation_bps),
                 }
             )

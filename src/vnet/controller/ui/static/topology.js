@@ -21,6 +21,8 @@
         "line-color": "mapData(share, 0, 1, #2da44e, #cf222e)", "target-arrow-color": "mapData(share, 0, 1, #2da44e, #cf222e)",
         label: "data(label)", "font-size": 9, "text-rotation": "autorotate", "text-margin-y": -8,
         "text-background-color": "#fff", "text-background-opacity": 0.8 } },
+    { selector: 'edge.arc[state = "down"]', style: { "line-style": "dotted", "line-color": "#6e7781",
+        "target-arrow-color": "#6e7781" } },
     { selector: "edge.vnet", style: { "curve-style": "straight", "line-style": "dashed", width: 1.5,
         "line-color": "#8250df", opacity: 0.7 } },
     { selector: "edge.on-path", style: { "line-color": "#0b5cad", "target-arrow-color": "#0b5cad",
@@ -105,6 +107,7 @@
         row.querySelector(".reserved").textContent = rateText(arc.reserved);
         row.querySelector(".free").textContent = rateText(arc.free);
         row.querySelector(".utilisation").textContent = rateText(arc.utilisation);
+        row.querySelector(".state").textContent = arc.state;
       }
     }
     paths = state.paths;

@@ -1,0 +1,198 @@
+"""Rerouting guaranteed connections when links and hosts fail, and when they come back.
+
+The interface failure detection calls (whatever learns of the failure: the agents'
+notifications, a liveness check, an operator), each idempotent and safe to call again.
+The service registers `Failover` as a state hook of its failure detection (health.py):
+`on_link_state` and `on_host_state` call these, and `seed` loads what was down at start.
+
+    report = await service.failover.link_down("h1-h3")   # link h1-h3 failed
+    report = await service.failover.link_up("h1-h3")     # it is back
+    report = await service.failover.host_down("h2")      # host h2 (its agent, its links) failed
+    report = await service.failover.host_up("h2")        # it is back
+    report = await service.failover.retry()              # capacity may have freed: try again
+    service.failover.down                                # (links, hosts) down now
+
+Each answers a `Failover` report: the connections moved and those degraded, with why.
+
+On a failure every live connection whose path crosses the element is planned again over
+the inventory without every element down (`Reroute.move`: the usual admission under the
+links' row locks, never over-admitting the survivors) and moved onto the new path with a
+modify's steps. The old path carries nothing any more, so for the failed part this is
+break-then-make; the steps' "break" does not ask the agent of a host that is down (its
+stale pieces go when reconciliation meets it again). A connection that cannot move (its path
+was asked for explicitly, it ends on the failed host, no surviving path has room) becomes
+`degraded`, with the reason in its history: it keeps its pieces and its reservations where
+they were, so nothing else takes that room and it runs again, unchanged, when the element
+returns. Degraded connections are tried again (moved if a path now fits) on every call here;
+the service calls `retry` after each release (capacity freed).
+
+When an element comes back, each degraded connection whose path crosses nothing down any
+more is established again where it was ("restored"). Connections that were moved stay on
+their new path (no flapping): the policy is never to move back on its own; a tenant or
+operator who wants the old path asks for it with a modify.
+
+What is down is held in this process (the detection feeds it again after a restart); new
+connections are planned around it (`Failover.planning`). Every change is a history event
+of the connection (kinds rerouted, degraded, restored), which the API's /events stream
+carries as `event: connection`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from vnet.controller.db.models import Connection, ConnectionState
+from vnet.controller.errors import NotFound, ServiceError
+from vnet.controller.inventory import Held, Inventory, held_connections
+from vnet.controller.service import store
+from vnet.controller.service.database import Database
+from vnet.controller.service.opstate import Key
+from vnet.controller.service.reroute import Avoid, Reroute, unmovable_of
+from vnet.model.controller_api import ElementStatus
+from vnet.model.controller_api import FailoverReport as Report
+
+log = logging.getLogger(__name__)
+
+
+class Failover:
+    """What is down, and the connections moved off it or degraded (see the module)."""
+
+    def __init__(
+        self,
+        db: Database,
+        reroute: Reroute,
+        inventory: Callable[[], Coroutine[Any, Any, Inventory]],
+        reconcile: Callable[[list[str]], Coroutine[Any, Any, object]],
+    ):
+        self.db = db
+        self.reroute = reroute
+        self.inventory = inventory  # the service's, as held
+        self.reconcile = reconcile  # a host back is reconciled with the database
+        self.links: set[str] = set()
+        self.hosts: set[str] = set()
+        self._lock = asyncio.Lock()  # one change of what is down at a time
+
+    @property
+    def down(self) -> Avoid:
+        return Avoid.of(self.links, self.hosts)
+
+    async def planning(self) -> Inventory:
+        """The inventory new connections are planned on: without what is down."""
+        return (await self.inventory()).avoiding(self.links, self.hosts)
+
+    # -- the entry points ------------------------------------------------------------------
+    async def link_down(self, name: str) -> Report:
+        await self._known(name, "link")
+        return await self._changed(lambda: self.links.add(name))
+
+    async def link_up(self, name: str) -> Report:
+        return await self._changed(lambda: self.links.discard(name))
+
+    async def host_down(self, name: str) -> Report:
+        await self._known(name, "host")
+        return await self._changed(lambda: self.hosts.add(name))
+
+    async def host_up(self, name: str) -> Report:
+        was_down = name in self.hosts
+        report = await self._changed(lambda: self.hosts.discard(name))
+        if was_down:  # stale pieces of connections moved off it while it was away go
+            await self.reconcile([name])
+        return report
+
+    async def retry(self) -> Report:
+        return await self._changed(lambda: None)
+
+    # -- failure detection's hooks (opstate.StateHook): its changes drive the entry points ---
+    async def on_link_state(self, link: str, up: bool) -> None:
+        self._said(f"link {link}", await (self.link_up if up else self.link_down)(link))
+
+    async def on_host_state(self, host: str, up: bool) -> None:
+        self._said(f"host {host}", await (self.host_up if up else self.host_down)(host))
+
+    def seed(self, states: Mapping[Key, ElementStatus]) -> None:
+        """What failure detection last recorded as down (it tells the hooks only changes,
+        so after a restart what was down before comes from here)."""
+        for (kind, name), status in states.items():
+            if kind == "link" and status.state == "down":
+                self.links.add(name)
+            elif kind == "host" and status.state == "unreachable":
+                self.hosts.add(name)
+
+    @staticmethod
+    def _said(what: str, report: Report) -> None:
+        if report.moved or report.degraded or report.restored:
+            log.info(
+                "%s: %d connection(s) moved, %d degraded, %d restored",
+                what,
+                len(report.moved),
+                len(report.degraded),
+                len(report.restored),
+            )
+
+    # -- the work --------------------------------------------------------------------------
+    async def _known(self, name: str, kind: str) -> None:
+        inv = await self.inventory()
+        names = {h.name for h in inv.topology.hosts} if kind == "host" else set(inv.links)
+        if name not in names:
+            raise NotFound(f"unknown {kind} {name!r}", field="name", code=f"unknown-{kind}")
+
+    async def _changed(self, change: Callable[[], None]) -> Report:
+        async with self._lock:
+            change()
+            inv, avoid = await self.inventory(), self.down
+            links = avoid.all_links(inv)
+            restored = await self.db.write(lambda s: restore(s, avoid, links))
+            report = Report(restored=restored)
+            crossing = await self.db.read(lambda s: crossing_now(s, avoid, links))
+            for held in crossing:
+                try:
+                    move = await self.reroute.move(inv, avoid, held, skip=self.hosts)
+                    report.moved.append(move)
+                except ServiceError as err:
+                    report.degraded.append(unmovable_of(held, err.reason))
+                    await self._degrade(held, err.reason)
+            return report
+
+    async def _degrade(self, held: Held, why: str) -> None:
+        await self.db.write(lambda s: degrade(s, held, why))
+
+
+def crossing_now(session: Session, avoid: Avoid, links: set[str]) -> list[Held]:
+    """Live connections, established or degraded, whose path crosses what is down."""
+    states = (ConnectionState.ESTABLISHED, ConnectionState.DEGRADED)
+    return [h for h in held_connections(session) if h.state in states and avoid.crosses(h, links)]
+
+
+def degrade(session: Session, held: Held, why: str) -> None:
+    """Degraded with the reason (once per reason: a retry that fails the same way is quiet);
+    its pieces and reservations stay where they are."""
+    conn = session.get_one(Connection, held.connection_id)
+    if conn.state not in (ConnectionState.ESTABLISHED, ConnectionState.DEGRADED):
+        return  # another request took it meanwhile
+    if conn.state == ConnectionState.DEGRADED and _last_detail(session, conn) == why:
+        return
+    conn.state = ConnectionState.DEGRADED
+    store.add_event(session, conn, "degraded", why)
+
+
+def restore(session: Session, avoid: Avoid, links: set[str]) -> list[str]:
+    """Degraded connections whose path crosses nothing down any more: established again
+    where they are (their pieces and reservations never left). Their names."""
+    out = []
+    for held in held_connections(session):
+        if held.state == ConnectionState.DEGRADED and not avoid.crosses(held, links):
+            conn = session.get_one(Connection, held.connection_id)
+            conn.state = ConnectionState.ESTABLISHED
+            store.add_event(session, conn, "restored", f"path {' -> '.join(held.path)} is up")
+            out.append(f"{held.tenant}/{held.request.name}")
+    return out
+
+
+def _last_detail(session: Session, conn: Connection) -> str | None:
+    events = store.events(session, conn)
+    return events[-1].detail if events else None

@@ -1,0 +1,215 @@
+"""Moving every connection off a set of links and hosts (a drain), make-before-break.
+
+`Reroute.drain(inv, avoid)` finds the live connections whose path crosses a link or a host
+of `avoid` (a link of an avoided host counts as avoided), and for each one plans a path over
+the inventory without them (`Inventory.avoiding`) with the usual admission, then moves it
+with the machinery of a modify (`Moves.start_planned` reserves generation g+1 as NEXT under
+the links' row locks while g still counts, `Moves.realise` takes the three agent steps and
+switches the ledger), one connection after the other. It answers what moved and what could
+not, with why.
+
+What cannot move: a connection whose path was asked for explicitly (the tenant pinned it),
+one that starts or ends on an avoided host (its end host is there), one another request is
+changing, and one for which no path without the avoided elements has room.
+
+All or nothing (`all_or_nothing=True`, what removing an element uses): every move is first
+planned in a read-only transaction, one after the other on the books the earlier ones leave;
+if any connection cannot move, nothing is changed and the answer lists the unmovable ones.
+Otherwise the moves are made, each planned again under the row locks over what is held then
+(another request may have taken room meanwhile). A move that fails at that point (an agent
+refused, the room is gone) stops the drain: the connections moved before it stay on their
+new paths (admitted paths that avoid the element), and the answer names the failed one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from vnet.controller import planner
+from vnet.controller.db import ledger
+from vnet.controller.db.models import Connection, ConnectionState
+from vnet.controller.errors import ServiceError
+from vnet.controller.inventory import Arc, Held, Inventory, held_connections
+from vnet.controller.service.database import Timings
+from vnet.controller.service.flows import Flows
+from vnet.controller.service.moves import Moves, Moving
+from vnet.controller.service.putback import PutBack
+from vnet.model.controller_api import Drained, Move, Unmovable
+
+REROUTED = "rerouted"  # the history's kind for a connection moved off an element
+
+
+@dataclass(frozen=True)
+class Avoid:
+    """Links and hosts no path may cross."""
+
+    links: frozenset[str] = frozenset()
+    hosts: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, links: Collection[str] = (), hosts: Collection[str] = ()) -> Avoid:
+        return cls(frozenset(links), frozenset(hosts))
+
+    def all_links(self, inv: Inventory) -> set[str]:
+        """The avoided links, and every link of an avoided host."""
+        of_hosts = {n for n, x in inv.links.items() if {x.a, x.b} & self.hosts}
+        return set(self.links) | of_hosts
+
+    def crosses(self, held: Held, links: set[str]) -> bool:
+        return bool(set(held.path) & self.hosts) or any(link in links for link, _ in held.demands)
+
+    def __str__(self) -> str:
+        named = [f"link {x}" for x in sorted(self.links)] + [
+            f"host {h}" for h in sorted(self.hosts)
+        ]
+        return ", ".join(named)
+
+
+@dataclass(frozen=True)
+class DrainPlan:
+    """The moves a drain would make (in order) and the connections that cannot move."""
+
+    moves: tuple[planner.Moved, ...]
+    unmovable: tuple[Unmovable, ...]
+
+
+class Reroute:
+    """Drains: every connection moved off links and hosts, make-before-break."""
+
+    def __init__(self, flows: Flows, moves: Moves, putback: PutBack):
+        self.flows = flows
+        self.moves = moves
+        self.putback = putback  # a failed move puts back what it left changed
+
+    async def plan(self, inv: Inventory, avoid: Avoid) -> DrainPlan:
+        """What a drain would do now (read only: nothing is reserved)."""
+        return await self.flows.db.read(lambda s: self._plan(s, inv, avoid))
+
+    async def drain(
+        self,
+        inv: Inventory,
+        avoid: Avoid,
+        *,
+        all_or_nothing: bool = True,
+        timings: Timings | None = None,
+    ) -> Drained:
+        """Move every connection crossing `avoid` onto a path without it; see the module."""
+        planned = await self.plan(inv, avoid)
+        if all_or_nothing and planned.unmovable:
+            return Drained(unmovable=list(planned.unmovable))
+        moved: list[Move] = []
+        unmovable = list(planned.unmovable)
+        for k, move in enumerate(planned.moves):
+            try:
+                moved.append(await self.move(inv, avoid, move.held, timings))
+            except ServiceError as err:
+                unmovable.append(unmovable_of(move.held, err.reason))
+                if all_or_nothing:  # the rest stay where they are: the drain stops
+                    rest = planned.moves[k + 1 :]
+                    unmovable += [
+                        unmovable_of(m.held, "not tried: a move before failed") for m in rest
+                    ]
+                    break
+        return Drained(moved=moved, unmovable=unmovable)
+
+    async def move(
+        self,
+        inv: Inventory,
+        avoid: Avoid,
+        held: Held,
+        timings: Timings | None = None,
+        skip: Collection[str] = (),
+    ) -> Move:
+        """One connection off `avoid`: planned again and reserved under the row locks, then
+        realised as a modify's move (`skip`: hosts that are down, not asked); a ServiceError
+        (Rejected, Conflict, AgentRefused) says why not, and nothing of the move remains. A
+        degraded connection moves like an established one (and is established if it fails)."""
+        around = inv.avoiding(avoid.links, avoid.hosts)
+
+        def start(session: Session) -> Moving:
+            now = next(
+                (h for h in held_connections(session) if h.connection_id == held.connection_id),
+                None,
+            )
+            if now is None:
+                raise _Stuck("it was released meanwhile")
+            why = reason_unmovable(now, avoid)
+            if why is not None:
+                raise _Stuck(why)
+            usage = ledger.held_by_direction(session)
+            plan = plan_around(around, usage, now, self.flows)
+            conn = session.get_one(Connection, now.connection_id)
+            if conn.state == ConnectionState.DEGRADED:
+                conn.state = ConnectionState.ESTABLISHED  # start_planned takes it from here
+            moving = self.moves.start_planned(session, inv, planner.Moved(now, plan))
+            return dataclasses.replace(moving, kind=REROUTED)
+
+        moving = await self.flows.db.write(start, timings)
+        async with self.putback.answering():
+            view = await self.moves.realise(moving, held.tenant, timings, skip)
+        return Move(
+            connection=held.request.name,
+            tenant=held.tenant,
+            old_path=list(held.path),
+            new_path=view.path,
+        )
+
+    def _plan(self, session: Session, inv: Inventory, avoid: Avoid) -> DrainPlan:
+        links = avoid.all_links(inv)
+        around = inv.avoiding(avoid.links, avoid.hosts)
+        usage = dict(ledger.held_by_direction(session))
+        moves, unmovable = [], []
+        for held in held_connections(session):
+            if not avoid.crosses(held, links):
+                continue
+            why = reason_unmovable(held, avoid)
+            if why is None:
+                try:
+                    plan = plan_around(around, usage, held, self.flows)
+                except ServiceError as err:
+                    why = err.reason
+            if why is not None:
+                unmovable.append(unmovable_of(held, why))
+                continue
+            usage = planner.books_after(usage, held.demands, plan.demands)
+            moves.append(planner.Moved(held, plan))
+        return DrainPlan(tuple(moves), tuple(unmovable))
+
+
+class _Stuck(ServiceError):
+    status = 409
+    code = "unmovable"
+
+
+def plan_around(
+    around: Inventory, usage: Mapping[Arc, int], held: Held, flows: Flows
+) -> planner.Plan:
+    """A path for `held` over `around` (its own current demands not counted on the link
+    directions both paths share), or the planner's ServiceError."""
+    request = held.request.model_copy(update={"path": None})
+    return planner.plan_connection(
+        around, usage, held.tenant, request, held.connection_id, held.number, flows.policy,
+        exclude_self=held.demands,
+    )  # fmt: skip
+
+
+def reason_unmovable(held: Held, avoid: Avoid) -> str | None:
+    """Why a connection cannot be moved off `avoid` whatever the capacity (None: it can)."""
+    if held.request.path is not None:
+        return f"its path {' -> '.join(held.request.path)} was asked for explicitly"
+    ends = [h for h in (held.path[:1] + held.path[-1:]) if h in avoid.hosts]
+    if ends:
+        return f"it starts or ends on host {ends[0]}, where its end host is"
+    if held.state not in (ConnectionState.ESTABLISHED, ConnectionState.DEGRADED):
+        return f"it is {held.state.value}: another request is changing it"
+    return None
+
+
+def unmovable_of(held: Held, reason: str) -> Unmovable:
+    return Unmovable(
+        connection=held.request.name, tenant=held.tenant, path=list(held.path), reason=reason
+    )

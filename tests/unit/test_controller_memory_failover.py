@@ -1,0 +1,151 @@
+"""Rerouting on failure (controller/service/failover.py) on hosts in memory: a connection on a
+failed link or host moves onto a surviving path when one has room; otherwise it is degraded
+with the reason, keeps what it held, and runs again where it was when the element returns;
+moved ones stay on their new path (no flapping). Never over-admitted, nothing leaked: the
+hosts and the database are read with the tests' own queries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.controller_memory_support import (
+    ACME,
+    BETA,
+    PROVIDER,
+    World,
+    held_per_direction,
+    live_connections,
+    voice,
+    world,
+)
+from tests.unit.test_controller_memory_flows import cost
+from tests.unit.test_controller_memory_reroute import event_kinds
+from vnet.controller.errors import NotFound
+from vnet.controller.service.core import Service
+from vnet.controller.southbound.memory import Failure, Step
+
+
+@pytest.fixture
+def w(tmp_path: Path) -> World:
+    return world(tmp_path)
+
+
+def test_a_failed_link_with_spare_capacity_elsewhere_moves_its_connections(w: World) -> None:
+    async def scenario(svc: Service) -> list[str]:
+        await svc.create_connection(ACME, "acme", voice("v", 5201, "10mbit"))
+        report = await svc.failover.link_down("h1-h3")
+        assert [(m.connection, m.new_path) for m in report.moved] == [("v", ["h1", "h2", "h3"])]
+        assert report.degraded == []
+        # while it is down, a new connection is planned around it
+        made = await svc.create_connection(ACME, "acme", voice("n", 5202, "10mbit"))
+        assert made.connection.path == ["h1", "h2", "h3"]
+        back = await svc.failover.link_up("h1-h3")
+        assert (back.moved, back.degraded, back.restored) == ([], [], [])
+        return (await svc.connection(ACME, "acme", "v")).path  # no flapping: stays
+
+    assert w.run(scenario) == ["h1", "h2", "h3"]
+    assert held_per_direction(w.url) == {
+        ("h1-h2", True): 2 * cost(10, 2),
+        ("h2-h3", True): 2 * cost(10, 2),
+    }
+    names = set(live_connections(w.url))
+    assert w.pieces() == {h: names for h in ("h1", "h2", "h3")}
+
+
+def test_without_surviving_capacity_a_connection_is_degraded_then_back_with_its_link(
+    w: World,
+) -> None:
+    """big (200 Mbit/s) runs over h2; the direct link cannot carry it: when h1-h2 fails it is
+    degraded, keeps its pieces and reservations (nothing else may take them), and is
+    established again, unchanged, when the link returns."""
+
+    async def scenario(svc: Service) -> None:
+        made = await svc.create_connection(ACME, "acme", voice("big", 5201, "200mbit"))
+        assert made.connection.path == ["h1", "h2", "h3"]
+        before = held_per_direction(w.url), w.pieces()
+        report = await svc.failover.link_down("h1-h2")
+        [stuck] = report.degraded
+        assert stuck.connection == "big" and "h1-h3" in stuck.reason, stuck.reason
+        view = await svc.connection(ACME, "acme", "big")
+        assert (view.status, view.path) == ("degraded", ["h1", "h2", "h3"])
+        assert (held_per_direction(w.url), w.pieces()) == before
+        history = await svc.history(ACME, "acme", "big")
+        assert history[-1].kind == "degraded" and "lacks" in history[-1].detail
+        again = await svc.failover.retry()  # still no room: degraded, said once
+        assert [d.connection for d in again.degraded] == ["big"]
+        assert event_kinds(w.url).count("degraded") == 1
+        back = await svc.failover.link_up("h1-h2")
+        assert back.restored == ["acme/big"]
+        view = await svc.connection(ACME, "acme", "big")
+        assert (view.status, view.path, view.generation) == ("established", made.connection.path, 1)
+        assert (held_per_direction(w.url), w.pieces()) == before
+
+    w.run(scenario)
+    assert event_kinds(w.url)[-2:] == ["degraded", "restored"]
+
+
+def test_a_degraded_connection_moves_when_capacity_frees(w: World) -> None:
+    """On a failed h2 the direct link is full with a pinned connection; its release frees
+    the room and the degraded connection moves there (never beyond what the link carries)."""
+
+    async def scenario(svc: Service) -> tuple[str, list[str], int, object]:
+        capacity = {x.name: x.capacity_bps for x in await svc.links(PROVIDER)}["h1-h3"]
+        await svc.create_connection(ACME, "acme", voice("fill", 5300, "80mbit", path=["h1", "h3"]))
+        await svc.create_connection(ACME, "acme", voice("via", 5201, "40mbit"))
+        w.hosts.fail("h2", Step.LOCK, Failure.DIE, times=100)  # asked anything: it is dead
+        report = await svc.failover.host_down("h2")
+        assert [d.connection for d in report.degraded] == ["via"]
+        await svc.release_connection(ACME, "acme", "fill")
+        again = await svc.failover.retry()  # what the release starts in the background
+        view = await svc.connection(ACME, "acme", "via")
+        return view.status, view.path, capacity, again
+
+    status, path, capacity, again = w.run(scenario)
+    assert (status, path) == ("established", ["h1", "h3"]), again
+    assert held_per_direction(w.url) == {("h1-h3", True): cost(40, 1)}
+    assert cost(40, 1) <= capacity
+    name = next(iter(live_connections(w.url)))
+    assert {h: w.pieces()[h] for h in ("h1", "h3")} == {"h1": {name}, "h3": {name}}
+
+
+def test_an_unknown_element_is_refused(w: World) -> None:
+    async def scenario(svc: Service) -> None:
+        with pytest.raises(NotFound) as unknown:
+            await svc.failover.link_down("h1-h9")
+        assert unknown.value.code == "unknown-link"
+        assert (svc.failover.links, svc.failover.hosts) == (set(), set())
+
+    w.run(scenario)
+
+
+def test_every_change_is_an_event_of_the_connections_a_caller_may_see(w: World) -> None:
+    async def scenario(svc: Service) -> tuple[list[tuple[str, str, str]], list[object]]:
+        seen, nothing = await svc.connection_changes(PROVIDER, None)
+        assert nothing == []
+        await svc.create_connection(ACME, "acme", voice("big", 5201, "200mbit"))
+        await svc.failover.link_down("h1-h2")
+        await svc.failover.link_up("h1-h2")
+        _, changes = await svc.connection_changes(ACME, seen)
+        _, theirs = await svc.connection_changes(BETA, seen)
+        return [(c.tenant, c.name, c.kind) for c in changes], list(theirs)
+
+    changes, theirs = w.run(scenario)
+    assert changes == [
+        ("acme", "big", "created"),
+        ("acme", "big", "degraded"),
+        ("acme", "big", "restored"),
+    ]
+    assert theirs == []
+
+
+def test_a_degraded_connection_can_be_released(w: World) -> None:
+    async def scenario(svc: Service) -> str:
+        await svc.create_connection(ACME, "acme", voice("big", 5201, "200mbit"))
+        await svc.failover.link_down("h1-h2")
+        return (await svc.release_connection(ACME, "acme", "big")).status
+
+    assert w.run(scenario) == "released"
+    assert held_per_direction(w.url) == {} and live_connections(w.url) == {}
+    assert w.pieces() == {h: set() for h in ("h1", "h2", "h3")}
