@@ -109,11 +109,10 @@ def test_a_hung_host_is_waited_for_once_per_request(
 def test_a_request_to_a_hung_host_takes_about_one_rpc_timeout(
     tmp_path: Path, step: Step, operation: str
 ) -> None:
-    rpc_timeout = 1.0
+    rpc_timeout = 2.0  # s: longer than the request's own work on a loaded machine
     w = world(tmp_path, rpc_timeout=rpc_timeout)
     reason, took = hang_once(w, step, operation, done=False)
-    # one timeout, and less than one more for the request's own work on a loaded machine
-    assert rpc_timeout <= took < 1.9 * rpc_timeout, (took, reason)
+    assert rpc_timeout <= took < 2 * rpc_timeout, (took, reason)
 
 
 def test_the_next_request_asks_the_host_again(tmp_path: Path) -> None:
