@@ -10,6 +10,7 @@ configurations from the memory southbound, and the database with its own queries
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from vnet.controller.db import default_url, make_engine, upgrade
 from vnet.controller.db.models import Connection, ConnectionState
 from vnet.controller.principal import Principal
 from vnet.controller.service.core import Service
-from vnet.controller.southbound.memory import MemorySouthbound
+from vnet.controller.southbound.memory import Failure, MemorySouthbound
 from vnet.model.controller_api import ConnectionRequest
 from vnet.model.controller_config import ControllerConfig
 from vnet.model.topology import Topology
@@ -95,8 +96,14 @@ class World:
         return make_engine(self.url)
 
 
-def world(tmp_path: Path, check_yang: bool = True, topo: Topology | None = None) -> World:
-    """The triangle's (or `topo`'s) inventory in a new database, its hosts in memory."""
+def world(
+    tmp_path: Path,
+    check_yang: bool = True,
+    topo: Topology | None = None,
+    rpc_timeout: float = 0.0,
+) -> World:
+    """The triangle's (or `topo`'s) inventory in a new database, its hosts in memory;
+    `rpc_timeout`: seconds a call to a hung host waits before it times out."""
     topo = topo or triangle()
     url = default_url(tmp_path)
     upgrade(url)
@@ -107,13 +114,33 @@ def world(tmp_path: Path, check_yang: bool = True, topo: Topology | None = None)
     finally:
         engine.dispose()
     clock = Clock()
-    return World(url, MemorySouthbound.of_topology(topo, check_yang, clock), tmp_path, clock)
+    hosts = MemorySouthbound.of_topology(topo, check_yang, clock, rpc_timeout=rpc_timeout)
+    return World(url, hosts, tmp_path, clock)
 
 
 def voice(name: str, port: int, bandwidth: str, **more: Any) -> ConnectionRequest:
     """A UDP connection pc1 -> pc3 (tenant acme) to `port`."""
     fields = {"a": "pc1", "b": "pc3", "protocol": "udp", **more}
     return ConnectionRequest(name=name, dst_port=port, bandwidth=bandwidth, **fields)
+
+
+def back_again(w: World, host: str, failure: Failure) -> None:
+    """The agent runs again (a dead one started, a stopped one continued) and its confirm
+    timeout has passed."""
+    if failure == Failure.DIE:
+        w.hosts.restart(host)
+    elif failure == Failure.HANG:
+        w.hosts.resume(host)
+    w.clock.advance(CONFIRM_TIMEOUT + 1)
+
+
+def may_hold(reason: str) -> set[str]:
+    """The hosts the answer says may still hold the change (putback.describe's words)."""
+    named = set()
+    for listed in re.findall(r"hosts? ([\w, ]+?) did not answer", reason):
+        named |= {h.strip() for h in listed.split(",")}
+    named |= set(re.findall(r"host (\w+) could not be put back now", reason))
+    return named
 
 
 # -- what the database says, read with queries of the test's own -----------------------------

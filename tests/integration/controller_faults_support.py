@@ -42,14 +42,13 @@ from .faulty_vnet import NETCONF_FAULT, NETCONF_FIRED
 T = TypeVar("T")
 # The controller's timeouts (ControllerConfig), short: a hung agent's case waits for them.
 # s: the agents roll back an unconfirmed commit after this long. A commit that a stopped
-# agent takes when it runs again rolls back this long after that, and the controller tries
-# a confirm for 0.9 of it: both are waited for once per case at that step. Above
-# RPC_TIMEOUT, so that an unanswered confirm is tried again once, as in production.
+# agent takes when it runs again rolls back this long after that: waited for once per case
+# at that step. Above RPC_TIMEOUT, as in production: the confirms come within it.
 CONFIRM_TIMEOUT = 6
 # s: the controller gives up on an agent that does not answer an RPC or a connect. A hung
-# agent's case waits for it about four times (the RPC, the watcher's check, the cancel and
-# the put-back each connect to it), yet a healthy agent must answer within it on a loaded
-# machine: at 2 s a put-back to h2 timed out at a load average of 10
+# agent's request waits for it once (it asks a host that timed out nothing more), yet a
+# healthy agent must answer within it on a loaded machine: at 2 s a put-back to h2 timed
+# out at a load average of 10
 RPC_TIMEOUT = 4.0
 # s: the watcher asks every agent whether it answers: a host that runs again is
 # reconciled at its next check

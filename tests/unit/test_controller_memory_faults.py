@@ -7,18 +7,18 @@ Reconciliation repairs drift and touches only the controller's pieces."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
 from tests.controller_memory_support import (
     ACME,
-    CONFIRM_TIMEOUT,
     HOSTS,
     World,
+    back_again,
     database_state,
     live_connections,
+    may_hold,
     voice,
     world,
 )
@@ -37,25 +37,6 @@ CASES = [
     for failure in Failure
     for done in ((False, True) if failure != Failure.REFUSE else (False,))
 ]
-
-
-def may_hold(reason: str) -> set[str]:
-    """The hosts the answer says may still hold the change (putback.describe's words)."""
-    named = set()
-    for listed in re.findall(r"hosts? ([\w, ]+?) did not answer", reason):
-        named |= {h.strip() for h in listed.split(",")}
-    named |= set(re.findall(r"host (\w+) could not be put back now", reason))
-    return named
-
-
-def back_again(w: World, host: str, failure: Failure) -> None:
-    """The agent runs again (a dead one started, a stopped one continued) and its confirm
-    timeout has passed."""
-    if failure == Failure.DIE:
-        w.hosts.restart(host)
-    elif failure == Failure.HANG:
-        w.hosts.resume(host)
-    w.clock.advance(CONFIRM_TIMEOUT + 1)
 
 
 @pytest.mark.parametrize(("step", "failure", "done"), CASES)

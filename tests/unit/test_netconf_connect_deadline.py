@@ -1,18 +1,22 @@
 """A NETCONF connect to a peer that accepts the TCP connection and then stops talking gives
 up within the endpoint's timeout, whatever phase it is in (paramiko alone waits 15 s for
-the SSH banner and 15 s for the key exchange)."""
+the SSH banner and 15 s for the key exchange); the controller's calls queued for such a peer
+give up with the one ahead of them."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import struct
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from vnet.client import ConnectError, Endpoint, NetconfClient, TimedOut
+from vnet.controller.agents.session import HostSession
 
 TIMEOUT = 1.0
 SLACK = 2.0  # s beyond the timeout: thread start-up and teardown on a loaded machine
@@ -88,3 +92,31 @@ def test_a_peer_that_resets_in_the_banner_is_a_connect_error(silent_peer: int) -
         NetconfClient(Endpoint(port=silent_peer, password="x", timeout=TIMEOUT))
     assert not isinstance(raised.value, TimedOut), raised.value
     assert f"127.0.0.1:{silent_peer}" in str(raised.value)
+
+
+@pytest.mark.parametrize("silent_peer", [b""], ids=["silent"], indirect=True)
+def test_calls_queued_for_a_silent_agent_time_out_with_the_call_ahead(silent_peer: int) -> None:
+    """The controller's session to an agent runs one call at a time: four calls at once to
+    a silent agent end within one timeout, not four. A call made afterwards is sent again
+    (the agent may answer by then) and waits its own timeout."""
+    ep = Endpoint(port=silent_peer, password="x", timeout=TIMEOUT)
+
+    async def calls() -> tuple[list[object], float, object, float]:
+        with ThreadPoolExecutor(2) as pool:
+            session = HostSession("h3", ep, pool)
+            started = time.monotonic()
+            queued = await asyncio.gather(
+                *(session.call(lambda c: c.routers()) for _ in range(4)), return_exceptions=True
+            )
+            together = time.monotonic() - started
+            started = time.monotonic()
+            later = await asyncio.gather(
+                session.call(lambda c: c.routers()), return_exceptions=True
+            )
+            return queued, together, later[0], time.monotonic() - started
+
+    queued, together, later, alone = asyncio.run(calls())
+    assert all(isinstance(r, TimedOut) for r in queued), queued
+    assert together < TIMEOUT + SLACK, f"four queued calls took {together:.1f} s"
+    assert isinstance(later, TimedOut), later
+    assert alone >= TIMEOUT * 0.9, f"the later call gave up after {alone:.1f} s, unsent"

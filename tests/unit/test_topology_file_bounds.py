@@ -29,10 +29,32 @@ def test_an_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
     assert line == f"{path}:2:10: not valid YAML: aliases (*name) are not allowed in topology files"
 
 
-def test_deep_nesting_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+TOO_DEEP = f"nested more than {topology_file.MAX_NESTING} levels deep: too deep to be a topology"
+
+
+def test_deep_nesting_is_refused_quickly_where_it_gets_too_deep(tmp_path: Path) -> None:
+    """100k brackets: refused at the 64th level (the root mapping is the first), not
+    parsed for 20 s into a RecursionError."""
     path = tmp_path / "deep.yaml"
     path.write_text("name: " + "[" * 100_000 + "]" * 100_000 + "\n")
-    assert _one_line_error(path) == f"{path}: nested too deeply to be a topology"
+    start = time.monotonic()
+    line = _one_line_error(path)
+    assert time.monotonic() - start < 5
+    assert line == f"{path}:1:{len('name: ') + 63 + 1}: {TOO_DEEP}"
+
+
+def test_deep_block_nesting_is_refused_where_it_gets_too_deep(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("".join("  " * i + f"k{i}:\n" for i in range(3000)) + "  " * 3000 + "x\n")
+    assert _one_line_error(path).startswith(f"{path}:65:")
+    assert _one_line_error(path).endswith(TOO_DEEP)
+
+
+def test_nesting_just_below_the_limit_is_parsed(tmp_path: Path) -> None:
+    """63 levels (the root and 62 brackets) are read: the file fails on its meaning."""
+    path = tmp_path / "deep.yaml"
+    path.write_text("name: " + "[" * 62 + "]" * 62 + "\n")
+    assert _one_line_error(path) == f"{path}:1:1: name: Input should be a valid string"
 
 
 def test_a_file_over_the_size_limit_is_refused_naming_the_limit(

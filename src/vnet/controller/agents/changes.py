@@ -10,10 +10,11 @@ __all__ = ["AgentError", "ConfirmError", "HostChange"]
 
 class AgentError(Exception):
     """An agent refused or failed; every host of the transaction is back where it was,
-    except the hosts in `pending`: they were sent the confirmed commit and did not answer
-    its cancel, so they may hold the change unconfirmed until their agent rolls it back (at
-    its confirm timeout, `rollback_by` at the latest while it runs, or when it starts again
-    if it died)."""
+    except the hosts in `pending`: they were sent the confirmed commit and did not answer it
+    in time or did not answer its cancel, so they may hold the change unconfirmed until their
+    agent rolls it back (at its confirm timeout, `rollback_by` at the latest while it runs,
+    or when it starts again if it died). The hosts in `timed_out` did not answer a step in
+    time: nothing more was asked of them (agents/unanswered.py)."""
 
     def __init__(self, host: str, reason: str, tag: str | None = None, path: str | None = None):
         super().__init__(f"host {host}: {reason}")
@@ -23,6 +24,7 @@ class AgentError(Exception):
         self.path = path  # the agent's error-path, if it gave one
         self.pending: tuple[str, ...] = ()
         self.rollback_by: float | None = None  # time.time() of the pending hosts' timeout
+        self.timed_out: tuple[str, ...] = ()
 
 
 class ConfirmError(AgentError):

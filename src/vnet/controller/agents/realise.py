@@ -19,7 +19,8 @@ group, and its COMMITTED in the journal implies every member's (transaction.py, 
 
 Each step reaches a host through the southbound seam (vnet.controller.southbound): NETCONF
 agents in production (netconf.py), hosts in memory for logic tests; the steps are in
-transaction.py. Reads come back as model objects, their failures as AgentError.
+transaction.py. Reads come back as model objects, their failures as AgentError. Within one
+request, a host that did not answer in time is not asked again (unanswered.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TypeVar
 
-from vnet.client import ClientError, ConnectError
+from vnet.client import ClientError, ConnectError, TimedOut
+from vnet.controller.agents import unanswered
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
 from vnet.controller.agents.group import GroupCommit
 from vnet.controller.agents.inventory_edits import InventoryTransaction
@@ -87,7 +89,12 @@ class Agents:
             if on_committed is not None:
                 await on_committed()
             return
-        await self._groups.submit(Member(request_id, by_host, on_committed))
+        unanswered.check(by_host)
+        try:
+            await self._groups.submit(Member(request_id, by_host, on_committed))
+        except AgentError as err:
+            unanswered.note(err.timed_out)
+            raise
 
     async def change_inventory(
         self,
@@ -162,8 +169,12 @@ class Agents:
 
     async def _read(self, host: str, read: Callable[[], Awaitable[T]]) -> T:
         self._require(host)
+        unanswered.check([host])
         try:
             return await read()
+        except TimedOut as err:
+            unanswered.note([host])
+            raise agent_error(host, err) from None
         except (ClientError, ConnectError) as err:
             raise agent_error(host, err) from None
 

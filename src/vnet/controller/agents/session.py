@@ -9,6 +9,12 @@ to a new session. Calls on one session are serialised: one conversation at a tim
 A transaction that holds the agent's candidate lock must not carry on over a *new*
 session (the agent released the lock and discarded the candidate when the old one
 ended): it pins the session's `generation` and a call on another generation fails.
+
+Calls that were waiting for their turn while the call ahead of them timed out fail with it
+(TimedOut), unsent: the agent just went a whole timeout without answering, and each would
+wait as long again (a request's step queued behind the watcher's or the poller's read of a
+hung agent waited two timeouts). A call that comes later is sent: an agent may answer again
+at any moment.
 """
 
 from __future__ import annotations
@@ -37,13 +43,23 @@ class HostSession:
         self._client: NetconfClient | None = None
         self.generation = 0  # counts the sessions opened; 0: none yet
         self._rpc = asyncio.Lock()
+        self._timeouts = 0  # calls that timed out so far
 
     async def call(self, fn: Callable[[NetconfClient], T], generation: int | None = None) -> T:
         """`fn(client)` on a worker thread. `generation`: only on that session (SessionLost
         if it ended); None: on the open session, or a new one."""
+        timeouts = self._timeouts
         async with self._rpc:
+            if self._timeouts != timeouts:
+                raise TimedOut(
+                    f"the agent of {self.host} did not answer in time a call this one waited for"
+                )
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool, self._call, fn, generation)
+            try:
+                return await loop.run_in_executor(self._pool, self._call, fn, generation)
+            except TimedOut:
+                self._timeouts += 1
+                raise
 
     def _call(self, fn: Callable[[NetconfClient], T], generation: int | None) -> T:
         if self._client is not None and not self._client.connected:

@@ -23,6 +23,14 @@ the time its own confirm timeout rolls the change back. A confirm that fails in 
 ConfirmError: a host that refused it gets its commit cancelled, one that does not answer is
 `pending`, and the hosts that did confirm are named (`kept`) for the caller to put back.
 The agents' own timeout is the last resort when the controller dies.
+
+A host that did not answer a step in time (TimedOut: hung, stopped, cut off) is asked
+nothing more: not the cancel, discard or unlock of backing out, not a confirm again. Each
+would wait the whole timeout again, and none is needed: the agent drops the lock and
+discards the candidate by itself when the session ends, and rolls back a commit nobody
+confirmed at its confirm timeout; such a host is `pending` if it was sent the commit. The
+error names these hosts (`timed_out`), so that the request asks them nothing more either
+(unanswered.py).
 """
 
 from __future__ import annotations
@@ -33,8 +41,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
-from vnet.client import ClientError, ConnectError
+from vnet.client import ClientError, ConnectError, TimedOut
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
 from vnet.controller.southbound import Edit, Lease, Southbound
 from vnet.model.yang.errors import AppTag
@@ -42,6 +51,7 @@ from vnet.tools.wait import retry_until
 
 log = logging.getLogger("vnet.controller.agents")
 BUSY = ("lock-denied", "in-use")  # another session holds the lock: try again shortly
+T = TypeVar("T")
 
 
 @dataclass
@@ -98,6 +108,7 @@ class Transaction:
         self.pinned: dict[str, Lease] = {}  # host -> the session holding its lock
         self.commit_sent: set[str] = set()
         self.unanswered: set[str] = set()  # hosts whose commit went unanswered
+        self.timed_out: set[str] = set()  # hosts that did not answer a step in time
         self.committed_at = time.monotonic()
 
     async def run(self) -> None:
@@ -109,8 +120,10 @@ class Transaction:
             await self._journal()
         except BaseException as err:
             pending = await self._back_out()
-            if isinstance(err, AgentError) and pending:
-                err.pending, err.rollback_by = pending, self._rollback_by()
+            if isinstance(err, AgentError):
+                err.timed_out = tuple(sorted(self.timed_out))
+                if pending:
+                    err.pending, err.rollback_by = pending, self._rollback_by()
             raise
         await self._confirm_all(self.committed_at + self.confirm_timeout * 0.9)
 
@@ -120,6 +133,16 @@ class Transaction:
         return time.time() + self.committed_at + self.confirm_timeout - time.monotonic()
 
     # -- the steps ----------------------------------------------------------------------
+    async def _ask(self, host: str, step: Callable[[], Awaitable[T]]) -> T:
+        """One step on `host`, unless it did not answer an earlier one in time."""
+        if host in self.timed_out:
+            raise TimedOut(f"the agent of {host} did not answer in time earlier: not asked again")
+        try:
+            return await step()
+        except TimedOut:
+            self.timed_out.add(host)
+            raise
+
     async def _lock_all(self) -> None:
         """Every host's candidate lock at once (the usual case: nobody else holds one); if
         someone does, let go of ours and take them one by one in host order, waiting."""
@@ -146,7 +169,7 @@ class Transaction:
 
     async def _try_lock(self, host: str) -> Lease:
         """Lock `host`'s candidate; the session that holds the lock."""
-        return await self.southbound.lock(host)
+        return await self._ask(host, lambda: self.southbound.lock(host))
 
     async def _lock(self, host: str) -> Lease:
         deadline = time.monotonic() + self.lock_wait
@@ -161,16 +184,20 @@ class Transaction:
 
     async def _edit_and_validate(self, host: str) -> None:
         lease = self.pinned[host]
-        await self.southbound.edit(host, lease, self._edits(host))
+        await self._ask(host, lambda: self.southbound.edit(host, lease, self._edits(host)))
         # alone, a host's confirmed commit validates exactly what <validate> would, and
         # a refusal there changes nothing: the separate round would only cost time
         if len(self.hosts) > 1:
-            await self.southbound.validate(host, lease)
+            await self._ask(host, lambda: self.southbound.validate(host, lease))
 
     async def _commit(self, host: str) -> None:
         self.commit_sent.add(host)
+        lease = self.pinned[host]
         try:
-            await self.southbound.commit(host, self.pinned[host], self.token, self.confirm_timeout)
+            await self._ask(
+                host,
+                lambda: self.southbound.commit(host, lease, self.token, self.confirm_timeout),
+            )
         except ConnectError:
             self.unanswered.add(host)  # backing out asks it once, not again and again
             raise
@@ -206,12 +233,11 @@ class Transaction:
             raise first
         error = ConfirmError(first.host, first.reason, first.tag, first.path)
         error.kept = tuple(h for h in self.hosts if h not in failed)
+        error.timed_out = tuple(sorted(self.timed_out))
         # a host that answered (a refusal) takes back its commit now; one that did not
         # answer keeps it pending until its own timeout (or its next start)
         answered = [h for h, r in failed.items() if isinstance(r, AgentError) and r.tag]
-        cancelled = await asyncio.gather(
-            *(cancel(self.southbound, h, self.token) for h in answered)
-        )
+        cancelled = await asyncio.gather(*(self._cancel(h) for h in answered))
         undone = {h for h, state in zip(answered, cancelled, strict=True) if state != MAYBE_PENDING}
         error.pending = tuple(h for h in failed if h not in undone)
         error.rollback_by = self._rollback_by()
@@ -227,12 +253,13 @@ class Transaction:
     async def _confirm_until(self, host: str, deadline: float) -> None:
         async def confirm_and_unlock() -> None:
             # any session may confirm with the token; a new one if ours broke
-            await self.southbound.confirm(host, self.token)
+            await self._ask(host, lambda: self.southbound.confirm(host, self.token))
             with contextlib.suppress(ClientError, ConnectError):  # a new session holds none
-                await self.southbound.unlock(host, None)
+                await self._ask(host, lambda: self.southbound.unlock(host, None))
 
         def again(err: Exception) -> bool:
-            return busy(err) or isinstance(err, ConnectError)
+            # a session that broke: a new one; an agent that did not answer in time: no more
+            return busy(err) or (isinstance(err, ConnectError) and not isinstance(err, TimedOut))
 
         try:
             await retry_until(confirm_and_unlock, deadline, again)
@@ -250,17 +277,28 @@ class Transaction:
         """Back out of `host`; True if a commit sent there may be pending still."""
         pending = False
         if host in self.commit_sent:
-            attempts = 1 if host in self.unanswered else 3
-            pending = await cancel(self.southbound, host, self.token, attempts) == MAYBE_PENDING
+            pending = await self._cancel(host) == MAYBE_PENDING
+        lease = self.pinned[host]
         with contextlib.suppress(ClientError, ConnectError):
-            # a lost session: the agent discarded the candidate and dropped the lock itself
-            await self.southbound.discard(host, self.pinned[host])
+            # a lost session (or one that timed out: not asked): the agent discards the
+            # candidate and drops the lock by itself
+            await self._ask(host, lambda: self.southbound.discard(host, lease))
         await self._unlock(host)
         return pending
 
+    async def _cancel(self, host: str) -> str:
+        attempts = 1 if host in self.unanswered else 3
+        return await cancelling(
+            lambda: self._ask(host, lambda: self.southbound.cancel(host, self.token)),
+            host,
+            self.token,
+            attempts,
+        )
+
     async def _unlock(self, host: str) -> None:
+        lease = self.pinned[host]
         with contextlib.suppress(ClientError, ConnectError):
-            await self.southbound.unlock(host, self.pinned[host])
+            await self._ask(host, lambda: self.southbound.unlock(host, lease))
 
     async def _everywhere(self, step: Callable[[str], Awaitable[None]]) -> None:
         """`step` on every host at once; all of them finish before the first error (in
@@ -280,14 +318,26 @@ async def cancel(southbound: Southbound, host: str, token: str, attempts: int = 
     """Cancel the confirmed commit pending under `token`: CANCELLED if one was, NONE_PENDING
     if none was, MAYBE_PENDING if the agent did not answer or refused for another reason (its
     own timeout rolls it back)."""
+    return await cancelling(lambda: southbound.cancel(host, token), host, token, attempts)
+
+
+async def cancelling(
+    send: Callable[[], Awaitable[None]], host: str, token: str, attempts: int
+) -> str:
+    """`cancel` with the cancel-commit sent by `send`: tried `attempts` times while the
+    connection fails, once if the agent does not answer in time (each try would wait the
+    whole timeout again)."""
     for _ in range(attempts):
         try:
-            await southbound.cancel(host, token)
+            await send()
             return CANCELLED
         except ClientError as err:
             if nothing_pending(err):
                 return NONE_PENDING
             log.warning("cancel-commit %s on %s refused: %s", token, host, err)
+            return MAYBE_PENDING
+        except TimedOut as err:
+            log.warning("cancel-commit %s on %s: %s", token, host, err)
             return MAYBE_PENDING
         except ConnectError as err:
             log.warning("cancel-commit %s on %s: %s", token, host, err)

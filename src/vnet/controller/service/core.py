@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import Coroutine, Iterator
 from typing import Any
@@ -157,8 +158,10 @@ class Service:
         self._background(later(), f"repair-{'-'.join(hosts)}")
 
     def _background(self, work: Coroutine[Any, Any, object], name: str) -> None:
-        """`work` as a task the service ends at `stop`."""
-        task = asyncio.create_task(work, name=name)
+        """`work` as a task the service ends at `stop`, in a context of its own: not that of
+        the request that started it, which asks a host that did not answer in time nothing
+        more (agents/unanswered.py)."""
+        task = asyncio.create_task(work, name=name, context=contextvars.Context())
         self._repairs.add(task)
         task.add_done_callback(self._repairs.discard)
 

@@ -13,7 +13,10 @@ is named in the answer with when its agent undoes the change by itself, and is r
 when it answers again (Service.repair).
 
 The request's agent transactions are collected per request in a context variable: the
-steps of a modify live in moves.py and reach the agents through `Flows.run_agents`.
+steps of a modify live in moves.py and reach the agents through `Flows.run_agents`. The same
+scope is the request's for agents/unanswered.py: a host that did not answer one of its steps
+in time is asked nothing more by the request (not its later steps, its undo or the put-back),
+and is named as not put back.
 `PutBack` is given the reconciler and the service's `repair` (what reconciles a host when it
 answers again).
 """
@@ -26,6 +29,7 @@ from collections.abc import AsyncIterator, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from vnet.controller.agents import unanswered
 from vnet.controller.agents.realise import AgentError, ConfirmError
 from vnet.controller.errors import AgentRefused
 from vnet.controller.service.reconcile import Reconciler
@@ -63,12 +67,14 @@ class PutBack:
         calls: list[Call] = []
         token = _calls.set(calls)
         try:
-            yield
-        except AgentRefused as refused:
-            note = await self.put_back(calls)
-            if note is None:
-                raise
-            raise refused.noted(note) from None
+            with unanswered.one_request():
+                try:
+                    yield
+                except AgentRefused as refused:
+                    note = await self.put_back(calls)
+                    if note is None:
+                        raise
+                    raise refused.noted(note) from None
         finally:
             _calls.reset(token)
 

@@ -7,7 +7,9 @@ model's checks), and can be told to fail at any step:
 
 - refuse: the agent answers the step with an rpc-error (operation-failed); nothing changes;
 - hang:   the agent stops answering (a stopped process): this call and every later one time
-          out until `resume`; the sessions it had end on the controller's side;
+          out until `resume` (each after `rpc_timeout` seconds, as a client gives up; the
+          calls that did are counted in `timed_out`); the sessions it had end on the
+          controller's side;
 - die:    the agent's process is gone: calls are refused a connection until `restart`,
           which rolls back a confirmed commit left pending (as an agent does at its start).
 
@@ -133,16 +135,20 @@ class MemorySouthbound:
         check_yang: bool = True,
         clock: Callable[[], float] = time.monotonic,
         latency: float = 0.0,
+        rpc_timeout: float = 0.0,
     ):
         """`check_yang`: check candidates against the YANG module too (as agents do; a
         benchmark may leave it out); `clock`: what the agents' confirm timers run on;
-        `latency`: seconds each RPC takes to be answered (the network and the agent)."""
+        `latency`: seconds each RPC takes to be answered (the network and the agent);
+        `rpc_timeout`: seconds a call to a hung agent waits before it times out."""
         self.latency = latency
         self._hosts = {
             h: MemoryHost(h, HostDatastore(hc, check_yang, clock)) for h, hc in configs.items()
         }
         self._open: dict[str, Lease] = {}  # host -> this southbound's session to it
+        self.rpc_timeout = rpc_timeout
         self.calls: Counter[tuple[str, Step]] = Counter()  # steps asked, per host
+        self.timed_out: Counter[str] = Counter()  # calls that waited for a hung agent, per host
 
     @classmethod
     def of_topology(
@@ -151,13 +157,14 @@ class MemorySouthbound:
         check_yang: bool = True,
         clock: Callable[[], float] = time.monotonic,
         latency: float = 0.0,
+        rpc_timeout: float = 0.0,
     ) -> MemorySouthbound:
         """Every host of a topology as a lab hands its agent its share."""
-        return cls(host_configs(topo), check_yang, clock, latency)
+        return cls(host_configs(topo), check_yang, clock, latency, rpc_timeout)
 
     def sharing(self) -> MemorySouthbound:
         """Another controller's sessions to the same hosts."""
-        other = MemorySouthbound({}, latency=self.latency)
+        other = MemorySouthbound({}, latency=self.latency, rpc_timeout=self.rpc_timeout)
         other._hosts = self._hosts  # the same agents; sessions of its own
         return other
 
@@ -296,13 +303,15 @@ class MemorySouthbound:
 
     async def reachable(self, host: str) -> bool:
         one = self._hosts[host]
+        if one.alive and not one.answering:
+            await asyncio.sleep(self.rpc_timeout)  # the client gives up on a hung agent
         return one.alive and one.answering
 
     async def subscribe(self, host: str) -> MemorySubscription:
         await asyncio.sleep(0)
         self.calls[(host, Step.SUBSCRIBE)] += 1
         one = self._hosts[host]
-        self._reach(one)
+        await self._reach(one)
         return MemorySubscription(one)
 
     async def close(self) -> None:
@@ -326,7 +335,7 @@ class MemorySouthbound:
         await asyncio.sleep(self.latency)  # an RPC is a pause: other requests go on meanwhile
         self.calls[(host, step)] += 1
         one = self._hosts[host]
-        self._reach(one)
+        await self._reach(one)
         session = self._session(one, lease)
         one.store.expire()
         fault = self._fault(one, step)
@@ -340,16 +349,19 @@ class MemorySouthbound:
             one.alive = False
         one.answering = False
         self._open.pop(host, None)  # the controller drops a session that did not answer
-        self._reach(one)
+        await self._reach(one)
         raise AssertionError("unreachable")
 
-    def _reach(self, one: MemoryHost) -> None:
-        """ConnectError as the client raises it when the agent is gone or stopped."""
+    async def _reach(self, one: MemoryHost) -> None:
+        """ConnectError as the client raises it when the agent is gone or stopped (TimedOut
+        after `rpc_timeout`)."""
         if not one.alive:
             self._open.pop(one.name, None)
             raise ConnectError(f"cannot reach the agent of {one.name}: connection refused")
         if not one.answering:
-            raise TimedOut(f"the agent of {one.name} did not answer in time")
+            self.timed_out[one.name] += 1
+            await asyncio.sleep(self.rpc_timeout)
+            raise TimedOut(f"the agent of {one.name} did not answer in {self.rpc_timeout:g} s")
 
     def _session(self, one: MemoryHost, lease: Lease | None) -> Lease:
         """The session a step runs on: `lease`, if it is still open; else the open one."""
