@@ -77,3 +77,19 @@ def test_a_link_reported_down_moves_its_connection_and_a_restart_remembers_it(w:
 
     started(w, before_restart)
     started(w, after_restart)
+
+
+def test_an_agent_that_stops_answering_moves_nothing(w: World) -> None:
+    """A hung agent is not a failed host: the connection through it stays established on its
+    path (its data plane forwards on); the host is not asked, and comes back when it answers."""
+
+    async def scenario(service: Service) -> None:
+        via = voice("t", 5203, "10mbit", path=["h1", "h2", "h3"])
+        assert (await service.create_connection(ACME, "acme", via)).connection.path[1] == "h2"
+        w.hosts.hang("h2")
+        await wait_until_async(lambda: "h2" in service.failover.unreachable, SLACK, "h2 hung")
+        view = await service.connection(ACME, "acme", "t")
+        assert (view.status, view.path) == ("established", ["h1", "h2", "h3"])
+        assert "rerouted" not in event_kinds(w.url)
+
+    started(w, scenario)

@@ -3,7 +3,10 @@
 The interface failure detection calls (whatever learns of the failure: the agents'
 notifications, a liveness check, an operator), each idempotent and safe to call again.
 The service registers `Failover` as a state hook of its failure detection (health.py):
-`on_link_state` and `on_host_state` call these, and `seed` loads what was down at start.
+`on_link_state` calls these, and `seed` loads what was down at start. A host whose agent
+stops answering (`on_host_state`) is only not asked and not planned through: what runs
+through it stays, since its data plane may forward on; a host that really fails takes its
+links down, and their other ends report that.
 
     report = await service.failover.link_down("h1-h3")   # link h1-h3 failed
     report = await service.failover.link_up("h1-h3")     # it is back
@@ -75,6 +78,9 @@ class Failover:
         self.reconcile = reconcile  # a host back is reconciled with the database
         self.links: set[str] = set()
         self.hosts: set[str] = set()
+        # hosts whose agent does not answer (failure detection): not asked, not planned
+        # through, but what runs through them stays (their data plane may forward on)
+        self.unreachable: set[str] = set()
         self._lock = asyncio.Lock()  # one change of what is down at a time
 
     @property
@@ -83,7 +89,7 @@ class Failover:
 
     async def planning(self) -> Inventory:
         """The inventory new connections are planned on: without what is down."""
-        return (await self.inventory()).avoiding(self.links, self.hosts)
+        return (await self.inventory()).avoiding(self.links, self.hosts | self.unreachable)
 
     # -- the entry points ------------------------------------------------------------------
     async def link_down(self, name: str) -> Report:
@@ -112,7 +118,15 @@ class Failover:
         self._said(f"link {link}", await (self.link_up if up else self.link_down)(link))
 
     async def on_host_state(self, host: str, up: bool) -> None:
-        self._said(f"host {host}", await (self.host_up if up else self.host_down)(host))
+        """A host whose agent stopped answering is not a failed host: an agent that crashed
+        or hangs leaves a data plane that forwards on, and moving every connection off it
+        would cut what works. What fails with a host (its power, its links) shows as its
+        links going down, which their other ends report (`on_link_state`)."""
+        if up and host not in self.unreachable:
+            return
+        (self.unreachable.discard if up else self.unreachable.add)(host)
+        # moves that failed asking its agent (its links' news came first) go again without
+        self._said(f"host {host}", await self.retry())
 
     def seed(self, states: Mapping[Key, ElementStatus]) -> None:
         """What failure detection last recorded as down (it tells the hooks only changes,
@@ -121,7 +135,7 @@ class Failover:
             if kind == "link" and status.state == "down":
                 self.links.add(name)
             elif kind == "host" and status.state == "unreachable":
-                self.hosts.add(name)
+                self.unreachable.add(name)
 
     @staticmethod
     def _said(what: str, report: Report) -> None:
@@ -151,7 +165,9 @@ class Failover:
             crossing = await self.db.read(lambda s: crossing_now(s, avoid, links))
             for held in crossing:
                 try:
-                    move = await self.reroute.move(inv, avoid, held, skip=self.hosts)
+                    move = await self.reroute.move(
+                        inv, avoid, held, skip=self.hosts | self.unreachable
+                    )
                     report.moved.append(move)
                 except ServiceError as err:
                     report.degraded.append(unmovable_of(held, err.reason))
