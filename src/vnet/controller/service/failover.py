@@ -4,9 +4,9 @@ The interface failure detection calls (whatever learns of the failure: the agent
 notifications, a liveness check, an operator), each idempotent and safe to call again.
 The service registers `Failover` as a state hook of its failure detection (health.py):
 `on_link_state` calls these, and `seed` loads what was down at start. A host whose agent
-stops answering (`on_host_state`) is only not asked and not planned through: what runs
-through it stays, since its data plane may forward on; a host that really fails takes its
-links down, and their other ends report that.
+stops answering (`on_host_state`) is only not asked by moves: what runs through it stays,
+since its data plane may forward on; a host that really fails takes its links down, and
+their other ends report that.
 
     report = await service.failover.link_down("h1-h3")   # link h1-h3 failed
     report = await service.failover.link_up("h1-h3")     # it is back
@@ -78,8 +78,8 @@ class Failover:
         self.reconcile = reconcile  # a host back is reconciled with the database
         self.links: set[str] = set()
         self.hosts: set[str] = set()
-        # hosts whose agent does not answer (failure detection): not asked, not planned
-        # through, but what runs through them stays (their data plane may forward on)
+        # hosts whose agent does not answer (failure detection): moves do not ask them, but
+        # what runs through them stays (their data plane may forward on)
         self.unreachable: set[str] = set()
         self._lock = asyncio.Lock()  # one change of what is down at a time
 
@@ -89,7 +89,7 @@ class Failover:
 
     async def planning(self) -> Inventory:
         """The inventory new connections are planned on: without what is down."""
-        return (await self.inventory()).avoiding(self.links, self.hosts | self.unreachable)
+        return (await self.inventory()).avoiding(self.links, self.hosts)
 
     # -- the entry points ------------------------------------------------------------------
     async def link_down(self, name: str) -> Report:
