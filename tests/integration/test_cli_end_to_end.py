@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
 import subprocess
+import threading
 from pathlib import Path
 
 import httpx
@@ -98,8 +100,12 @@ def test_demo_keep_opens_the_console_on_loopback(labs: Labs) -> None:
 
 
 def test_an_interrupted_demo_removes_what_it_made(labs: Labs) -> None:
-    """Ctrl-C while the manager's lab comes up: the demo still removes both labs, and every
-    process it started (agents, controller) is stopped."""
+    """Ctrl-C while the manager's tour runs (its lab up, its first request on the way): the
+    demo ends as interrupted, removes both labs, and stops every process it started (agents,
+    controller). The signal is sent when the demo says it asks for the connection (its
+    output unbuffered): waiting for the controller in the lab's record instead raced the
+    tour's ~3 s on a loaded machine, and a signal that came after the demo ended interrupted
+    nothing."""
     require_tools("fping", "iperf3", "ping")
     fresh_demo_lab()
     ctl, path = labs.file("controller.yaml")
@@ -108,18 +114,25 @@ def test_an_interrupted_demo_removes_what_it_made(labs: Labs) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(demo.stdout.readline, "")))
+    reader.start()
     try:
         wait_until(
-            lambda: any(p.what == "controller" for p in recorded_processes(ctl)),
+            lambda: any("asking the manager for" in line for line in list(lines)),
             180,
-            "the manager's lab's controller",
+            "the manager's tour under way",
+            give_up=lambda: "the demo ended first" if demo.poll() is not None else None,
         )
         started = recorded_processes(ctl)
         demo.send_signal(signal.SIGINT)
-        output, _ = demo.communicate(timeout=90)
+        demo.wait(timeout=90)
     finally:
         processes.stop_child(demo)
+        reader.join(30)
+    output = "".join(lines)
     assert demo.returncode != 0, output
     assert lab_namespaces(ctl) == [] and lab_namespaces("demo") == [], output
     assert started and not any(processes.is_running(p) for p in started), output

@@ -369,3 +369,38 @@ def test_the_provider_removes_and_adds_links_on_the_hosts_and_links_page(control
             controller.api("DELETE", f"/tenants/red/connections/{name}")
         controller.api("POST", "/links", json={"a": "h1", "b": "h3", "rate": "1gbit"})
     assert "h1-h3" in [x["name"] for x in controller.api("GET", "/links").json()]
+
+
+def test_the_provider_adds_and_removes_hosts_on_the_hosts_and_links_page(controller, browser):
+    """A host added through the form joins the hosts table and goes with its Remove button;
+    removing h2 while a pinned connection runs through it is refused naming that connection,
+    and nothing changes."""
+    flow = {"a": "red-1-1", "b": "red-3-1", "protocol": "udp", "bandwidth": "10mbit"}
+    pinned = {"name": "via-h2", **flow, "dst_port": 5011, "path": ["h1", "h2", "h3"]}
+    assert controller.api("POST", "/tenants/red/connections", json=pinned).status_code == 201
+    before = [h["name"] for h in controller.api("GET", "/hosts").json()]
+    page = new_page(browser)
+    try:
+        log_in(page, controller, controller.provider_token)
+        page.get_by_role("link", name="Hosts & links").click()
+        hosts = page.locator("#hosts-table tbody tr")
+        expect(hosts).to_have_count(len(before))
+        answer = page.locator("#underlay-answer")
+
+        page.get_by_label("Name").fill("h9")
+        page.get_by_role("button", name="Add host").click()
+        expect(answer).to_contain_text("host h9 added", timeout=SLOW)
+        expect(hosts).to_have_count(len(before) + 1)
+        page.get_by_role("button", name="Remove host h9").click()
+        expect(answer).to_contain_text("host h9 removed", timeout=SLOW)
+        expect(hosts).to_have_count(len(before))
+
+        page.get_by_role("button", name="Remove host h2").click()
+        expect(answer.locator(".error")).to_contain_text("in-use", timeout=SLOW)
+        stuck = answer.locator("tr.unmovable-row", has_text="red/via-h2")
+        expect(stuck).to_contain_text("was asked for explicitly")
+        expect(hosts).to_have_count(len(before))  # nothing changed
+    finally:
+        controller.api("DELETE", "/tenants/red/connections/via-h2")
+    assert [h["name"] for h in controller.api("GET", "/hosts").json()] == before
+    assert controller.api("GET", "/tenants/red/connections/via-h2").json()["status"] == "released"
