@@ -24,13 +24,8 @@ from vnet.controller.db import (
     make_engine,
     reserve,
 )
-from vnet.controller.inventory import (
-    InventoryConflict,
-    InventoryError,
-    held_connections,
-    load,
-    read,
-)
+from vnet.controller.held import held_connections
+from vnet.controller.inventory import InventoryConflict, InventoryError, load, read
 from vnet.model.host_pieces import connection_pieces
 from vnet.model.topology import Topology
 

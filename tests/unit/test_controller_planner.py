@@ -16,7 +16,8 @@ from vnet.controller.admission.admit import Policy
 from vnet.controller.admission.cost import Encapsulation, link_cost
 from vnet.controller.db.models import ConnectionState
 from vnet.controller.errors import BadRequest, Conflict, NotFound, Rejected
-from vnet.controller.inventory import Held, Inventory, link_info, link_name
+from vnet.controller.held import Held
+from vnet.controller.inventory import Inventory, link_info, link_name
 from vnet.controller.planner import Plan, plan_connection, plan_move, rearrange
 from vnet.model import build_topology
 from vnet.model.controller_api import ConnectionRequest, ModifyRequest

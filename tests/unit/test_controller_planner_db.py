@@ -20,7 +20,8 @@ from vnet.controller.db import (
     reserve,
 )
 from vnet.controller.errors import Rejected
-from vnet.controller.inventory import held_connections, load, read, usable_bps
+from vnet.controller.held import held_connections
+from vnet.controller.inventory import load, read, usable_bps
 from vnet.controller.planner import plan_connection, rearrange
 from vnet.model.controller_api import ConnectionRequest
 

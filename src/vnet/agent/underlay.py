@@ -22,9 +22,8 @@ from vnet.agent.datastore import Datastore
 from vnet.agent.datastore.events import UnderlayEvent
 from vnet.model.yang.guarantees import underlay_of
 from vnet.substrate import rtquery
-from vnet.substrate.kernel import link_monitor
 from vnet.substrate.marks import NsName
-from vnet.substrate.rtquery import IFF_UP, LinkBrief
+from vnet.substrate.rtquery import IFF_UP, LinkBrief, link_monitor
 
 log = logging.getLogger("vnet.agent.underlay")
 

@@ -29,13 +29,10 @@ from vnet.controller.admission.network import Link as ViewLink
 from vnet.controller.admission.network import NetworkView
 from vnet.controller.db.models import (
     LAB_NUMBERS,
-    Connection,
-    ConnectionState,
     EndHost,
     GuaranteedLink,
     Host,
     Link,
-    Reservation,
     Tenant,
     TopologySettings,
     VirtualNetwork,
@@ -43,7 +40,6 @@ from vnet.controller.db.models import (
 )
 from vnet.model import topology as model
 from vnet.model.check import check
-from vnet.model.controller_api import ConnectionRequest
 from vnet.model.controller_config import AgentAccess
 from vnet.model.qos import management_rate, network_links
 from vnet.model.srv6 import (
@@ -155,67 +151,6 @@ def link_info(link: model.UnderlayLink) -> LinkInfo:
 
 
 Arc = tuple[str, bool]  # (link name, forward: from the link's a to its b)
-
-
-@dataclass(frozen=True)
-class Held:
-    """A live connection as planning sees it: what was asked, where it runs, what it holds."""
-
-    connection_id: int
-    number: int
-    tenant: str
-    request: ConnectionRequest  # as asked; `path` is the explicit path or None
-    state: ConnectionState
-    path: tuple[str, ...]  # the physical hosts it runs over now
-    generation: int
-    demands: dict[Arc, int]  # bit/s per link direction, every unreleased generation
-
-    @property
-    def movable(self) -> bool:
-        """The controller may move it: it chose the path, one way, and it is not moving."""
-        return (
-            self.request.path is None
-            and not self.request.bidirectional
-            and self.state == ConnectionState.ESTABLISHED
-        )
-
-
-def held_connections(session: Session) -> list[Held]:
-    """Every live connection with its unreleased reservations (for planning moves)."""
-    query = (
-        select(Connection, Tenant.name)
-        .join(Tenant, Tenant.id == Connection.tenant_id)
-        .where(Connection.state != ConnectionState.RELEASED)
-        .order_by(Connection.id)
-    )
-    rows = list(session.execute(query))
-    demands: dict[int, dict[Arc, int]] = {}
-    held = (
-        select(Reservation.connection_id, Link.name, Reservation.forward, Reservation.bps)
-        .join(Link, Link.id == Reservation.link_id)
-        .where(Reservation.released.is_(None))
-    )
-    for conn_id, link, forward, bps in session.execute(held):
-        arcs = demands.setdefault(conn_id, {})
-        arcs[link, forward] = arcs.get((link, forward), 0) + bps
-    return [_held(conn, tenant, demands.get(conn.id, {})) for conn, tenant in rows]
-
-
-def _held(conn: Connection, tenant: str, demands: dict[Arc, int]) -> Held:
-    request = ConnectionRequest(
-        name=conn.name,
-        a=conn.a,
-        b=conn.b,
-        protocol=conn.protocol,  # type: ignore[arg-type]
-        src_port=conn.src_port,
-        dst_port=conn.dst_port,
-        bandwidth=conn.bandwidth_bps,
-        bidirectional=conn.bidirectional,
-        path=conn.path,
-        packet_size=conn.packet_size,
-    )
-    path = tuple(hop["host"] for hop in conn.hops)
-    return Held(conn.id, conn.number, tenant, request, conn.state, path, conn.generation, demands)
 
 
 def usable_bps(link: Link) -> int:

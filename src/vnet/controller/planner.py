@@ -36,7 +36,8 @@ from vnet.controller.admission.rearrange import Limits
 from vnet.controller.admission.rearrange import rearrange as search_moves
 from vnet.controller.agents.realise import HostChange
 from vnet.controller.errors import BadRequest, Conflict, NotFound, Rejected, ServiceError
-from vnet.controller.inventory import Arc, Held, Inventory
+from vnet.controller.held import Held
+from vnet.controller.inventory import Arc, Inventory
 from vnet.controller.routers import choose_routers
 from vnet.model import controller_api as api
 from vnet.model.connection import Connection

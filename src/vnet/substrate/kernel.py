@@ -481,22 +481,6 @@ class Kernel:
         self.ipr(ns).neigh(command, **attrs)
 
 
-def link_monitor(ns: NsName) -> socket.socket:
-    """A non-blocking netlink socket in `ns` that hears every link change there
-    (`rtquery.link_changes` decodes it), having asked for a dump of every link so the
-    first datagrams tell the state before any change."""
-    with nsfs.entered(ns):
-        sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
-    try:
-        sock.bind((0, rtquery.RTMGRP_LINK))
-        sock.send(rtquery.getlink_dump_request(1))
-        sock.setblocking(False)
-    except OSError:
-        sock.close()
-        raise
-    return sock
-
-
 def _probe(ns: NsName, addr: str) -> None:
     with nsfs.entered(ns):
         probe = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)

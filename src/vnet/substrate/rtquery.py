@@ -19,6 +19,9 @@ import struct
 from dataclasses import dataclass, field, replace
 from ipaddress import ip_interface, ip_network
 
+from vnet.substrate.marks import NsName
+from vnet.tools.netns import entered
+
 RTM_NEWLINK = 16
 RTM_DELLINK = 17
 RTM_GETLINK = 18
@@ -370,3 +373,19 @@ def _u32(raw: bytes | None) -> int:
 
 def _text(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode(errors="replace")
+
+
+def link_monitor(ns: NsName) -> socket.socket:
+    """A non-blocking netlink socket in `ns` that hears every link change there
+    (`link_changes` decodes it), having asked for a dump of every link so the
+    first datagrams tell the state before any change."""
+    with entered(ns):
+        sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+    try:
+        sock.bind((0, RTMGRP_LINK))
+        sock.send(getlink_dump_request(1))
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock

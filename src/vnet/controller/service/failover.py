@@ -51,7 +51,8 @@ from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import Connection, ConnectionState
 from vnet.controller.errors import NotFound, ServiceError
-from vnet.controller.inventory import Held, Inventory, held_connections
+from vnet.controller.held import Held, held_connections
+from vnet.controller.inventory import Inventory
 from vnet.controller.service import store
 from vnet.controller.service.database import Database
 from vnet.controller.service.opstate import Key

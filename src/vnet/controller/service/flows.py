@@ -31,7 +31,8 @@ from vnet.controller.db.models import (
 )
 from vnet.controller.db.numbers import NumbersExhausted, add_connection
 from vnet.controller.errors import AgentRefused, Conflict, Gone, Rejected
-from vnet.controller.inventory import Inventory, held_connections
+from vnet.controller.held import held_connections
+from vnet.controller.inventory import Inventory
 from vnet.controller.service import planning, putback, steps, store
 from vnet.controller.service.database import Database, Timings, add_time
 from vnet.controller.service.liveness import Liveness

@@ -38,7 +38,8 @@ from vnet.controller.agents.realise import AgentError, HostChange
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, ConnectionState, ReservationRole
 from vnet.controller.errors import AgentRefused, BadRequest, Conflict, NotFound, Rejected
-from vnet.controller.inventory import Held, Inventory, held_connections, usable_bps
+from vnet.controller.held import Held, held_connections
+from vnet.controller.inventory import Inventory, usable_bps
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.database import Timings
 from vnet.controller.service.flows import Admitted, Ask, Flows, Replay

@@ -33,7 +33,8 @@ from vnet.controller import planner
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, ConnectionState
 from vnet.controller.errors import ServiceError
-from vnet.controller.inventory import Arc, Held, Inventory, held_connections
+from vnet.controller.held import Held, held_connections
+from vnet.controller.inventory import Arc, Inventory
 from vnet.controller.service.database import Timings
 from vnet.controller.service.flows import Flows
 from vnet.controller.service.moves import Moves, Moving
