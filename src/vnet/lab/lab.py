@@ -76,6 +76,8 @@ class DownResult:
     timings: Timings
     stopped: list[processes.ProcessRecord]
     lingering: dict[str, list[int]]  # namespace -> foreign PIDs still inside
+    # namespaces a process of the lab was killed in the middle of making (unmarked)
+    half_made: list[str] = field(default_factory=list)
 
 
 def record_path(name: str) -> Path:
@@ -285,12 +287,24 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
                 undo=False,
                 progress=progress,
             )
+        half_made = _remove_half_made(where.prefix)
         timings.time("delete", t)
     remove_with_staging(record_path(name))  # and a staging file left by a killed `up`
     lab_dir = RECORD_DIR / name
     if lab_dir.is_dir():
         shutil.rmtree(lab_dir)  # the agents' state: made by this lab only
-    return DownResult(name, ops, timings, stopped, lingering)
+    return DownResult(name, ops, timings, stopped, lingering, half_made)
+
+
+def _remove_half_made(prefix: str) -> list[str]:
+    """Namespaces still named `prefix*` once the marked ones are gone: an agent stopped
+    while it made one (SIGTERM ends it mid-reconcile) leaves it unmarked or unbound, and
+    marks alone would leave it forever. They are the lab's: every process of the lab is
+    stopped by now, and a lab's prefix is its own (lab names have no '-')."""
+    left = nsfs.list_names(prefix)
+    for leftover in left:
+        nsfs.remove(leftover)
+    return left
 
 
 def agent_endpoint(lab: str, host: str, protocol: str = "netconf") -> Endpoint:
