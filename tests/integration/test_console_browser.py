@@ -31,6 +31,8 @@ WIDE = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 RED = re.compile(r"\bred\b")  # the tenant, its objects (red-r1, red-pc1, red/web...)
 SLOW = 90_000  # ms: a create reaches every agent of the path (confirmed commit)
+# an ed25519 public key's base64, as `vnet agent hostkey` prints it (any well-formed one)
+HOSTKEY = "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
 
 
 @pytest.fixture(scope="module")
@@ -369,6 +371,38 @@ def test_the_provider_removes_and_adds_links_on_the_hosts_and_links_page(control
             controller.api("DELETE", f"/tenants/red/connections/{name}")
         controller.api("POST", "/links", json={"a": "h1", "b": "h3", "rate": "1gbit"})
     assert "h1-h3" in [x["name"] for x in controller.api("GET", "/links").json()]
+
+
+def add_host_with_agent(page: Page, password_file: str) -> None:
+    page.get_by_label("Name").fill("h8")
+    page.get_by_label("Address").fill("127.0.0.1")
+    page.get_by_label("NETCONF port").fill("1")
+    page.get_by_label("Host key").fill(f"ssh-ed25519 {HOSTKEY}")
+    page.get_by_label("Password file").fill(password_file)
+    page.get_by_role("button", name="Add host").click()
+
+
+def test_the_provider_adds_a_host_with_its_agent_on_the_hosts_and_links_page(controller, browser):
+    """The host form's agent fields: a secret file given as a path (not a name in the
+    controller's secrets directory) is refused naming the field (nothing added); a well-formed
+    agent is kept and asked at once, and the answer says it does not answer (nothing listens
+    on loopback's port 1)."""
+    page = new_page(browser)
+    try:
+        log_in(page, controller, controller.provider_token)
+        page.get_by_role("link", name="Hosts & links").click()
+        answer = page.locator("#underlay-answer")
+        add_host_with_agent(page, "/etc/shadow")  # a name in the secrets directory, or nothing
+        expect(answer.locator(".error")).to_contain_text("agent.password_file", timeout=SLOW)
+        assert "h8" not in [h["name"] for h in controller.api("GET", "/hosts").json()]
+
+        add_host_with_agent(page, "")  # the page came back whole: the form is empty again
+        expect(answer).to_contain_text("its agent at 127.0.0.1:1 does not answer", timeout=SLOW)
+        row = page.locator("#hosts-table tbody tr", has_text="h8")
+        expect(row).to_contain_text("127.0.0.1:1")
+    finally:
+        controller.api("DELETE", "/hosts/h8")
+    assert "h8" not in [h["name"] for h in controller.api("GET", "/hosts").json()]
 
 
 def test_the_provider_adds_and_removes_hosts_on_the_hosts_and_links_page(controller, browser):

@@ -51,12 +51,17 @@ def free_port() -> int:
 
 
 def write_config(
-    lab: Lab, directory: Path, database: str | None, namespace: str | None = None
+    lab: Lab,
+    directory: Path,
+    database: str | None,
+    namespace: str | None = None,
+    hosts: tuple[str, ...] = HOSTS,
 ) -> Path:
-    """The controller's configuration: the lab's file as inventory, its agents by password
-    file, a private port; with `namespace`, served in it and reaching the agents from it."""
+    """The controller's configuration: the lab's file as inventory, the agents of `hosts` by
+    password file, a private port; with `namespace`, served in it and reaching the agents
+    from it."""
     agents = []
-    for host in HOSTS:
+    for host in hosts:
         ep = labmod.agent_endpoint(lab.name, host)
         secret = directory / f"{host}.password"
         secret.write_text(f"{ep.password}\n")

@@ -141,7 +141,8 @@ def url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def api(url: str, tmp_path: Path) -> Iterator[tuple[TestClient, Tokens, Any]]:
-    """The app over a real Service whose database holds INVENTORY; no agent is reachable."""
+    """The app over a real Service whose database holds INVENTORY; the controller has no
+    agent (a request that reaches realisation fails there: 409 no-agent)."""
     config = ControllerConfig(state_dir=tmp_path / "state", database=url)
     engine = prepare_database(config, build_topology(INVENTORY))
     sessions = session_factory(engine)
@@ -324,7 +325,7 @@ def test_a_retried_key_answers_what_its_connection_is_now(
     client, tokens, engine = api
     headers = bearer(tokens.acme, **{"Idempotency-Key": "order-7"})
     first = client.post(f"{V1}/tenants/acme/connections", json=REQUEST, headers=headers)
-    assert first.status_code == 502, first.text  # no agent: the attempt failed, nothing made
+    assert first.status_code == 409, first.text  # no agent: the attempt failed, nothing made
     _set_state(engine, state, created)
     again = client.post(f"{V1}/tenants/acme/connections", json=REQUEST, headers=headers)
     body = again.json()
@@ -339,12 +340,12 @@ def test_a_retried_key_answers_what_its_connection_is_now(
 
 def test_a_key_whose_attempt_failed_is_tried_afresh(api: tuple[TestClient, Tokens, Any]) -> None:
     """A first attempt that failed made nothing: the retry is a new admission (here it fails
-    again, no agent answering), never the failed attempt's row as "established"."""
+    again, no agent there), never the failed attempt's row as "established"."""
     client, tokens, engine = api
     headers = bearer(tokens.acme, **{"Idempotency-Key": "order-8"})
     for attempt in (1, 2):
         r = client.post(f"{V1}/tenants/acme/connections", json=REQUEST, headers=headers)
-        assert (r.status_code, r.json()["code"]) == (502, "agent-refused"), r.text
+        assert (r.status_code, r.json()["code"]) == (409, "no-agent"), r.text
         assert held(engine)[0] == attempt  # each attempt's history kept
     with session_factory(engine)() as session:
         keys = list(session.scalars(select(Connection.idempotency_key).order_by(Connection.id)))

@@ -105,3 +105,29 @@ def test_unmanaged_vrs_are_listed_and_adopted(target: list[str]) -> None:
     assert listed.exit_code == 0 and "ux  c12  10.61.2.61/24" in listed.stdout, listed.output
     assert taken.exit_code == 0 and "VR ux on h2 adopted into red" in taken.stdout, taken.output
     assert json.loads(FakeController.seen[-1]["body"]) == {"host": "h2", "name": "ux"}
+
+
+def test_host_add_sends_its_agent_and_an_agent_option_alone_sends_nothing(
+    target: list[str],
+) -> None:
+    view = {"name": "h4", "agent": "10.0.0.4:830", "reachable": False}
+    FakeController.answers["POST /api/v1/hosts"] = (201, view, {})
+    agent = ("--agent", "10.0.0.4", "--hostkey", "ssh-ed25519 AAAAkey", "--password-file", "h4")
+    result = vnet("controller", "host", "add", "h4", *agent, *target)
+    assert result.exit_code == 0, result.output
+    assert "its agent at 10.0.0.4:830 does not answer (yet)" in result.stdout
+    assert json.loads(FakeController.seen[-1]["body"]) == {
+        "name": "h4",
+        "agent": {
+            "address": "10.0.0.4",
+            "netconf_port": 830,
+            "user": "admin",
+            "password_file": "h4",
+            "hostkey": "ssh-ed25519 AAAAkey",
+            "provision_networks": True,
+        },
+    }
+    sent = len(FakeController.seen)
+    alone = vnet("controller", "host", "add", "h4", "--hostkey", "AAAAkey", *target)
+    assert alone.exit_code == 2 and "--agent ADDRESS" in alone.output
+    assert len(FakeController.seen) == sent

@@ -7,12 +7,13 @@ make-before-break; if one cannot move, nothing changes and each is printed with 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from vnet.cli import controller_output as out
 from vnet.cli.controller_access import controller_command, controller_options, run_controller
+from vnet.model.controller_api import AgentRequest
 
 if TYPE_CHECKING:
     from vnet.client import ControllerClient
@@ -39,16 +40,49 @@ def host_list(client: ControllerClient, as_json: bool) -> None:
 
 @host.command(name="add")
 @click.argument("name")
+@click.option("--agent", "address", metavar="ADDRESS", help="Its agent's address (NETCONF).")
+@click.option("--netconf-port", type=int, default=830, show_default=True)
+@click.option("--user", default="admin", show_default=True, help="The agent's NETCONF user.")
+@click.option(
+    "--password-file",
+    metavar="NAME",
+    help="The agent's password: a file in the controller's agent_secrets_dir.",
+)
+@click.option(
+    "--key-file",
+    metavar="NAME",
+    help="An SSH private key for the agent: a file in the controller's agent_secrets_dir.",
+)
+@click.option(
+    "--hostkey",
+    metavar="KEY",
+    help="The agent's SSH host key, as `vnet agent hostkey` prints it on that host.",
+)
+@click.option("--agent-namespace", metavar="NS", help="A network namespace to reach it from.")
 @controller_options
 @controller_command
 @run_controller
-def host_add(client: ControllerClient, as_json: bool, name: str) -> None:
-    """Add host NAME (its agent: the controller's configuration's)."""
-    view = client.add_host(name)
+def host_add(client: ControllerClient, as_json: bool, name: str, **agent: Any) -> None:
+    """Add host NAME, with its agent (--agent ADDRESS ...) or without (the controller's
+    configuration names it, or it is added again with one later)."""
+    view = client.add_host(name, _agent(**agent))
     if as_json:
         out.dump(view)
-    else:
-        click.echo(f"host {view.name} in the inventory")
+        return
+    click.echo(f"host {view.name} in the inventory")
+    if view.reachable is not None:
+        answers = "answers" if view.reachable else "does not answer (yet)"
+        click.echo(f"its agent at {view.agent} {answers}")
+
+
+def _agent(address: str | None, agent_namespace: str | None, **fields: Any) -> AgentRequest | None:
+    given = {k: v for k, v in fields.items() if v is not None}
+    if address is None:
+        defaults = {"netconf_port": 830, "user": "admin"}
+        if any(defaults.get(k) != v for k, v in given.items()):
+            raise click.UsageError("--agent ADDRESS comes with the agent's other options")
+        return None
+    return AgentRequest(address=address, namespace=agent_namespace, **given)
 
 
 @host.command(name="remove")

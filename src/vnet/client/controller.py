@@ -24,6 +24,7 @@ from vnet.model.controller_api import (
     API_PREFIX,
     IDEMPOTENCY_HEADER,
     AdoptRequest,
+    AgentRequest,
     ConnectionAnswer,
     ConnectionCounters,
     ConnectionEvent,
@@ -272,9 +273,10 @@ class ControllerClient:
     def links(self) -> list[LinkView]:
         return self._get("/links", list[LinkView])
 
-    def add_host(self, name: str) -> HostView:
-        """The host added (201), or as it was (200: adding is idempotent)."""
-        return self._send("POST", "/hosts", HostRequest(name=name), HostView)
+    def add_host(self, name: str, agent: AgentRequest | None = None) -> HostView:
+        """The host added (201), or as it was (200: adding is idempotent); with `agent`, the
+        controller reaches that agent from now on (`reachable`: whether it answered)."""
+        return self._send("POST", "/hosts", HostRequest(name=name, agent=agent), HostView)
 
     def add_link(self, request: LinkRequest) -> LinkView:
         return self._send("POST", "/links", request, LinkView)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vnet.controller.agents.changes import NO_AGENT
 from vnet.model.controller_api import ErrorBody, Shortfall, Unmovable
 
 
@@ -109,13 +110,16 @@ class AgentRefused(ServiceError):
     status = 502
     code = "agent-refused"
 
-    def __init__(self, host: str, reason: str):
+    def __init__(self, host: str, reason: str, tag: str | None = None):
         super().__init__(f"host {host}: {reason}")
         self.host = host
+        self.tag = tag
+        if tag == NO_AGENT:  # nothing was sent: the inventory has no agent there (409)
+            self.status, self.code = 409, "no-agent"
 
     def noted(self, note: str) -> AgentRefused:
         """The same refusal, its reason followed by `note` (what stays where, and why)."""
-        noted = AgentRefused(self.host, "")
+        noted = AgentRefused(self.host, "", self.tag)
         noted.reason = f"{self.reason}; {note}"
         noted.args = (noted.reason,)
         return noted

@@ -153,10 +153,36 @@ class EndHostRequest(_Body):
     routes: list[Route] = Field(default_factory=list)  # its own, e.g. default via its VR
 
 
+# a file in the controller's agent_secrets_dir, by name (no directory; not dots alone)
+SecretName = Annotated[str, Field(max_length=255, pattern=r"^[^/\x00]*[^/.\x00][^/\x00]*$")]
+# what `vnet agent hostkey` prints ("ssh-ed25519 AAAA... comment"), or its base64 part
+HostKey = Annotated[
+    str, Field(max_length=4096, pattern=r"^([A-Za-z0-9@.-]+ )?AAAA[A-Za-z0-9+/]+=*( [^\x00]*)?$")
+]
+
+
+class AgentRequest(_Body):
+    """How the controller reaches a host's agent, given with the host (the configuration's
+    `agents:` entries say the same: AgentEndpoint). Its secrets are files the controller
+    reads, named here: files in its agent_secrets_dir."""
+
+    address: str = Field(min_length=1, max_length=253, pattern=r"^[A-Za-z0-9][A-Za-z0-9.:-]*$")
+    netconf_port: int = Field(830, ge=1, le=65535)
+    user: str = Field("admin", min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_][\w.-]*$")
+    password_file: SecretName | None = None
+    key_file: SecretName | None = None
+    hostkey: HostKey | None = None  # None: only with the controller's trust_on_first_use
+    # a network namespace (of /run/netns) to reach it from
+    namespace: str | None = Field(None, max_length=255, pattern=r"^[\w.-]*[\w-][\w.-]*$")
+    provision_networks: bool = True
+
+
 class HostRequest(_Body):
-    """A physical host added to the inventory (its agent: the controller's configuration's)."""
+    """A physical host added to the inventory, with how to reach its agent (or without: the
+    configuration's `agents:` names it, or it gets one later by being added again with it)."""
 
     name: NodeName
+    agent: AgentRequest | None = None
 
 
 class LinkRequest(_Body):

@@ -12,7 +12,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    model_validator,
+)
 
 DEFAULT_PORT = 8480
 
@@ -37,20 +44,28 @@ def parse_share(value: Any) -> Fraction:
 Share = Annotated[Fraction, BeforeValidator(parse_share)]
 
 
+def _path_of_text(value: Any, info: ValidationInfo) -> Any:
+    # strict validation of a parsed body (the API's) takes a Path only; JSON's text is one
+    return Path(value) if info.mode == "python" and isinstance(value, str) else value
+
+
+PathText = Annotated[Path, BeforeValidator(_path_of_text)]  # a path, also as a string
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class AgentAccess(_Strict):
-    """How the controller reaches one physical host's agent over NETCONF."""
+class AgentEndpoint(_Strict):
+    """How the controller reaches an agent over NETCONF: in the configuration with its host
+    (AgentAccess), or through the API as the `agent` of a host added while it runs."""
 
-    host: str  # the physical host's name in the inventory
-    address: str
+    address: str = Field(min_length=1, max_length=253)
     netconf_port: int = Field(830, ge=1, le=65535)
     user: str = "admin"
     # the secret lives in a file (mode 0600), never in this configuration or the database
-    password_file: Path | None = None
-    key_file: Path | None = None
+    password_file: PathText | None = None
+    key_file: PathText | None = None
     # the agent's SSH host key to pin: what `vnet agent hostkey` prints on that host
     # ("ssh-ed25519 AAAA...") or its base64 part. Without one the controller refuses the
     # agent unless trust_on_first_use is set
@@ -59,6 +74,15 @@ class AgentAccess(_Strict):
     # False: the host's virtual networks come from a lab's topology file and its agent
     # refuses to change them, so the controller refuses a network there before asking it
     provision_networks: bool = True
+
+
+class AgentAccess(AgentEndpoint):
+    """How the controller reaches one physical host's agent, as its configuration says."""
+
+    host: str  # the physical host's name in the inventory
+
+    def endpoint(self) -> AgentEndpoint:
+        return AgentEndpoint(**self.model_dump(exclude={"host"}))
 
 
 class SimulatedAgents(_Strict):
@@ -123,6 +147,10 @@ class ControllerConfig(_Strict):
     # accept an agent without a pinned `hostkey`: the key it shows first is kept in state_dir
     # (agents.known_hosts) and required from then on
     trust_on_first_use: bool = False
+    # where the password and key files of agents added through the API live (the API names
+    # files in it, and no other: a token must not make the controller read any file it can);
+    # None: state_dir/agent-secrets
+    agent_secrets_dir: Path | None = None
 
     @model_validator(mode="after")
     def _simulated_alone(self) -> ControllerConfig:
@@ -148,6 +176,11 @@ class ControllerConfig(_Strict):
     def known_hosts_path(self) -> Path:
         """The agents' host keys learnt on first use (trust_on_first_use)."""
         return self.state_dir / "agents.known_hosts"
+
+    @property
+    def secrets_dir(self) -> Path:
+        """Where the secret files of agents added through the API are (agent_secrets_dir)."""
+        return self.agent_secrets_dir or self.state_dir / "agent-secrets"
 
     @property
     def provider_token_path(self) -> Path:

@@ -9,7 +9,7 @@ from vnet.model.controller_config import AgentAccess, ControllerConfig
 from vnet.tools.sshkeys import HostKeyError, key_base64
 
 
-class AccessError(Exception):
+class AccessError(ValueError):
     """An agent's access cannot be used as configured (what, for which host, why)."""
 
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from vnet.controller.southbound import HostChange
 
-__all__ = ["AgentError", "ConfirmError", "HostChange"]
+__all__ = ["NO_AGENT", "AgentError", "ConfirmError", "HostChange"]
+
+# AgentError's tag for a host the controller has no agent for: refused before anything is
+# sent to any agent (the request is then a conflict with the inventory, not an agent's fault)
+NO_AGENT = "no-agent"
 
 
 class AgentError(Exception):

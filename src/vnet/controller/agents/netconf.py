@@ -11,11 +11,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
 from vnet.client import ClientError, ConnectError, Endpoint, NetconfClient
-from vnet.controller.agents.access import endpoints_of
+from vnet.controller.agents.access import endpoint_of, endpoints_of
 from vnet.controller.agents.edits import edit_xml
 from vnet.controller.agents.notifications import NetconfSubscription
 from vnet.controller.agents.session import HostSession
@@ -31,7 +32,7 @@ from vnet.controller.southbound import (
     Lease,
     RemoveRoutes,
 )
-from vnet.model.controller_config import ControllerConfig
+from vnet.model.controller_config import AgentAccess, AgentEndpoint, ControllerConfig
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 from vnet.model.topology import VirtualRouter
 from vnet.model.yang.guarantees import (
@@ -51,26 +52,46 @@ SRV6 = f'<srv6 xmlns="{NAMESPACE}"/>'
 class NetconfSouthbound:
     """The controller's NETCONF sessions to every agent it manages."""
 
-    def __init__(self, endpoints: Mapping[str, Endpoint]):
-        self.endpoints = dict(endpoints)
-        # one RPC at a time per host: a thread per host (and spare for reads) is enough
-        self._pool = ThreadPoolExecutor(
-            max_workers=len(self.endpoints) + 2, thread_name_prefix="vnet-agents"
-        )
-        self.sessions = {h: HostSession(h, ep, self._pool) for h, ep in self.endpoints.items()}
+    def __init__(
+        self,
+        endpoints: Mapping[str, Endpoint],
+        timeout: float = 30.0,
+        known_hosts: Path | None = None,
+    ):
+        """`timeout`, `known_hosts`: how the agents added later are reached (endpoint_of)."""
+        self.timeout, self.known_hosts = timeout, known_hosts
+        self.endpoints: dict[str, Endpoint] = {}
+        self.sessions: dict[str, HostSession] = {}
         # the subscriptions' connects, state reads and probes: apart from the transactions'
-        self._watch_pool = ThreadPoolExecutor(
-            max_workers=len(self.endpoints) + 1, thread_name_prefix="vnet-watch"
-        )
+        self._watch_pools: dict[str, ThreadPoolExecutor] = {}
+        for host, endpoint in endpoints.items():
+            self._add(host, endpoint)
 
     @classmethod
     def from_config(cls, config: ControllerConfig) -> NetconfSouthbound:
         """The agents of a controller's configuration (AccessError if one is unusable)."""
-        return cls(endpoints_of(config))
+        known_hosts = config.known_hosts_path if config.trust_on_first_use else None
+        return cls(endpoints_of(config), config.rpc_timeout, known_hosts)
 
     @property
     def hosts(self) -> Collection[str]:
         return self.sessions.keys()
+
+    def add_agent(self, host: str, access: AgentEndpoint) -> None:
+        whole = AgentAccess(host=host, **access.model_dump())
+        endpoint = endpoint_of(whole, self.timeout, self.known_hosts)  # AccessError: unusable
+        if self.endpoints.get(host) != endpoint:
+            self._add(host, endpoint)
+
+    def _add(self, host: str, endpoint: Endpoint) -> None:
+        # Each host's threads are its own: one RPC at a time per session needs one (and a
+        # host added while the controller runs needs no pool to grow). Made on first use.
+        self.endpoints[host] = endpoint
+        self.sessions[host] = HostSession(
+            host, endpoint, ThreadPoolExecutor(1, thread_name_prefix=f"vnet-agent-{host}")
+        )
+        # two: a subscription is closed (abort) while its probe may still wait for an answer
+        self._watch_pools[host] = ThreadPoolExecutor(2, thread_name_prefix=f"vnet-watch-{host}")
 
     # -- the steps of a transaction ------------------------------------------------------
     async def lock(self, host: str) -> Lease:
@@ -162,14 +183,15 @@ class NetconfSouthbound:
         return True
 
     async def subscribe(self, host: str) -> NetconfSubscription:
-        return await NetconfSubscription.open(host, self.endpoints[host], self._watch_pool)
+        return await NetconfSubscription.open(host, self.endpoints[host], self._watch_pools[host])
 
     async def close(self) -> None:
         for session in self.sessions.values():
             with contextlib.suppress(Exception):
                 await session.close()
-        self._pool.shutdown(wait=False)
-        self._watch_pool.shutdown(wait=False)
+            session.pool.shutdown(wait=False)
+        for pool in self._watch_pools.values():
+            pool.shutdown(wait=False)
 
 
 def _apply(client: NetconfClient, edits: Sequence[Edit]) -> None:

@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from vnet.client import ClientError, ConnectError, TimedOut
 from vnet.controller.agents import unanswered
-from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
+from vnet.controller.agents.changes import NO_AGENT, AgentError, ConfirmError, HostChange
 from vnet.controller.agents.group import GroupCommit
 from vnet.controller.agents.inventory_edits import InventoryTransaction
 from vnet.controller.agents.transaction import (
@@ -119,7 +119,7 @@ class Agents:
         out: dict[str, HostChange] = {}
         for c in changes:
             if c.host not in self.hosts:
-                raise AgentError(c.host, "the controller has no agent for this host", "unknown")
+                raise AgentError(c.host, "the controller has no agent for this host", NO_AGENT)
             had = out.get(c.host)
             out[c.host] = (
                 c
@@ -165,7 +165,7 @@ class Agents:
     # -- reading ------------------------------------------------------------------------
     def _require(self, host: str) -> None:
         if host not in self.hosts:
-            raise AgentError(host, "the controller has no agent for this host", "unknown")
+            raise AgentError(host, "the controller has no agent for this host", NO_AGENT)
 
     async def _read(self, host: str, read: Callable[[], Awaitable[T]]) -> T:
         self._require(host)

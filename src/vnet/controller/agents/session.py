@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from vnet.client import ClientError, ConnectError, Endpoint, NetconfClient, TimedOut
@@ -36,10 +36,10 @@ class SessionLost(ConnectError):
 
 
 class HostSession:
-    def __init__(self, host: str, endpoint: Endpoint, pool: Executor):
+    def __init__(self, host: str, endpoint: Endpoint, pool: ThreadPoolExecutor):
         self.host = host
         self.endpoint = endpoint
-        self._pool = pool
+        self.pool = pool  # its owner's to shut down
         self._client: NetconfClient | None = None
         self.generation = 0  # counts the sessions opened; 0: none yet
         self._rpc = asyncio.Lock()
@@ -56,7 +56,7 @@ class HostSession:
                 )
             loop = asyncio.get_running_loop()
             try:
-                return await loop.run_in_executor(self._pool, self._call, fn, generation)
+                return await loop.run_in_executor(self.pool, self._call, fn, generation)
             except TimedOut:
                 self._timeouts += 1
                 raise
@@ -107,4 +107,4 @@ class HostSession:
 
     async def close(self) -> None:
         async with self._rpc:
-            await asyncio.get_running_loop().run_in_executor(self._pool, self._drop)
+            await asyncio.get_running_loop().run_in_executor(self.pool, self._drop)

@@ -129,6 +129,9 @@ class Host(Base):
     name: Mapped[str] = mapped_column(String(NAME), unique=True)
     agent_endpoint: Mapped[str] = mapped_column(String(255))
     credentials_ref: Mapped[str] = mapped_column(String(255))
+    # how to reach its agent when it was given through the API (an AgentEndpoint's JSON:
+    # paths of secret files, never a secret); None: the configuration's `agents:`, or none
+    agent_access: Mapped[dict[str, Any] | None] = mapped_column(JSON(none_as_null=True))
     # removed through the API: kept, as its order numbers the hosts' underlay addresses
     removed: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 

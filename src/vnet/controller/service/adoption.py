@@ -47,7 +47,7 @@ class Adoption:
         try:
             held = await self.changes.agents.router_configs(host)
         except AgentError as err:
-            raise AgentRefused(err.host, err.reason) from None
+            raise AgentRefused(err.host, err.reason, err.tag) from None
         ours = {vr.name for vr in topo.routers}
         return topo, [vr for vr in held if vr.name not in ours]
 

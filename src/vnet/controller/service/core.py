@@ -30,8 +30,9 @@ from vnet.controller.errors import AgentRefused, BadRequest, Conflict
 from vnet.controller.inventory import Inventory
 from vnet.controller.planner import piece_name
 from vnet.controller.principal import Principal
-from vnet.controller.service import opstate, store, views
+from vnet.controller.service import agent_access, opstate, store, views
 from vnet.controller.service.adoption import Adoption
+from vnet.controller.service.agent_access import AgentAccesses
 from vnet.controller.service.database import Database, Timings
 from vnet.controller.service.failover import Failover
 from vnet.controller.service.flows import Ask, Flows, Replay, TryMoves
@@ -48,7 +49,7 @@ from vnet.controller.service.underlay import UnderlayChanges
 from vnet.controller.service.utilisation import UtilisationPoller
 from vnet.controller.southbound import Southbound
 from vnet.model import controller_api as api
-from vnet.model.controller_config import ControllerConfig
+from vnet.model.controller_config import AgentEndpoint, ControllerConfig
 
 log = logging.getLogger(__name__)
 KEY_MAX = 128  # the connection table's idempotency_key column
@@ -77,15 +78,15 @@ class Service:
         self.cache = InventoryCache(self.db)
         self.flows = Flows(self.db, agents, self.policy)
         self.moves = Moves(self.flows)
-        self.inventory_changes = InventoryChanges(self.db, self.cache, agents, config)
-        self.deletions = Deletions(self.db, self.cache, agents, config)
+        self.accesses = AgentAccesses(config)
+        self.inventory_changes = InventoryChanges(self.db, self.cache, agents, self.accesses)
+        self.deletions = Deletions(self.db, self.cache, agents, self.accesses)
         self.reconciler = Reconciler(self.db, agents, self.cache.get, self.policy)
         self.adoption = Adoption(self.db, self.cache, self.inventory_changes, self._adopted)
         self.recovery = Recovery(self.db, agents, self.flows.liveness)
         self.putback = PutBack(self.reconciler, self.repair)
         self.reroute = Reroute(self.flows, self.moves, self.putback)
-        endpoints = {a.host: f"{a.address}:{a.netconf_port}" for a in config.agents}
-        self.underlay = UnderlayChanges(self.db, self.cache, self.reroute, endpoints)
+        self.underlay = UnderlayChanges(self.db, self.cache, self.reroute, self.accesses, self)
         self.failover = Failover(self.db, self.reroute, self.inventory, self.reconciler.all_hosts)
         self.watcher: Watcher | None = None
         self.poller: UtilisationPoller | None = None
@@ -100,7 +101,8 @@ class Service:
     async def start(self, background: bool = True) -> None:
         """Recovery, then reconciliation of every agent, then the background work."""
         inv = await self.inventory()
-        hosts = [h.name for h in inv.topology.hosts]
+        hosts = [h.name for h in inv.topology.hosts if h.name not in inv.removed_hosts]
+        await self._reach_stored_agents()
         await asyncio.to_thread(self.flows.liveness.hold)
         self.recovered = await self.recovery.run()
         # the VRs first: connection pieces put back by reconciliation may need them
@@ -136,6 +138,46 @@ class Service:
         await asyncio.gather(*self._repairs, return_exceptions=True)
         await self.agents.finish()  # the southbound is its owner's to close
         await asyncio.to_thread(self.flows.liveness.release)
+
+    async def _reach_stored_agents(self) -> None:
+        """The agents given through the API before (the configuration's win): one that
+        cannot be used now (its secret file gone) is logged, and its host left without."""
+        for host, agent in (await self.db.read(agent_access.stored)).items():
+            if host in self.accesses.configured:
+                continue
+            self.accesses.added[host] = agent
+            try:
+                self.agents.southbound.add_agent(host, agent)
+            except ValueError as err:
+                log.error("host %s's agent cannot be reached as it was given: %s", host, err)
+
+    # -- hosts and links added while it runs (AgentWiring) ----------------------------------
+    async def join(self, host: str, agent: AgentEndpoint | None) -> bool:
+        if agent is not None:
+            self.agents.southbound.add_agent(host, agent)
+        outcome = await self.reconciler.all_hosts([host])
+        answered = not isinstance(outcome.get(host), Exception)
+        if self.watcher is not None:
+            if host not in self.watcher.hosts:
+                self.watcher.hosts.append(host)
+            self.watcher.reachable[host] = answered
+        if self.health is not None:
+            self.health.watch(host)
+        return answered
+
+    async def left(self, host: str) -> None:
+        if self.watcher is not None and host in self.watcher.hosts:
+            self.watcher.hosts.remove(host)
+        if self.health is not None:
+            await self.health.unwatch(host)
+
+    async def changed(self) -> None:
+        inv = await self.inventory()
+        links = {name: (info.a, info.b) for name, info in inv.links.items()}
+        if self.poller is not None:
+            self.poller.follow(links)
+        if self.health is not None:
+            await self.health.follow(links)
 
     def add_state_hook(self, hook: StateHook) -> None:
         """`hook` is told of each real change of a host's or link's state (opstate.py),
@@ -264,7 +306,7 @@ class Service:
             try:
                 shapers = await self.agents.shaper_counters(host, piece_name(conn.id))
             except AgentError as err:
-                raise AgentRefused(err.host, err.reason) from None
+                raise AgentRefused(err.host, err.reason, err.tag) from None
             for router, counted in shapers.items():
                 shaper = api.ShaperCounters(
                     direction=f"{src} -> {dst}", host=host, router=router, **counted
@@ -367,7 +409,7 @@ class Service:
         states = await self.db.read(opstate.read_states)
         shown = [h for h in inv.topology.hosts if h.name not in inv.removed_hosts]
         return views.hosts(
-            shown, self.underlay.endpoints, reachable, states, self.reconciler.unmanaged
+            shown, self.accesses.endpoints(), reachable, states, self.reconciler.unmanaged
         )
 
     async def add_host(self, who: Principal, request: api.HostRequest) -> tuple[api.HostView, bool]:

@@ -170,7 +170,7 @@ class Flows:
         except AgentError as e:
             error = str(e)
             await self.db.write(lambda s: fail_new(s, admitted, error), timings)
-            raise AgentRefused(e.host, e.reason) from None
+            raise AgentRefused(e.host, e.reason, e.tag) from None
         except BaseException as e:  # cancelled, or a bug: nothing half done may stay
             error = repr(e)
             await self.db.write(lambda s: fail_new(s, admitted, error), timings)
@@ -229,7 +229,7 @@ class Flows:
         except AgentError as e:
             error = str(e)
             await self.db.write(lambda s: undo_release(s, started, error), timings)
-            raise AgentRefused(e.host, e.reason) from None
+            raise AgentRefused(e.host, e.reason, e.tag) from None
         return await self.db.write(lambda s: finish_release(s, started, tenant), timings)
 
 

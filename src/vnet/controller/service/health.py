@@ -83,7 +83,8 @@ class Health:
         self._deliveries = Deliveries({})
         self._listeners: set[asyncio.Queue[StateChange]] = set()
         self._subscriptions: dict[str, Subscription] = {}
-        self._tasks: list[asyncio.Task[None]] = []
+        self._tasks: list[asyncio.Task[None]] = []  # the hooks' delivery
+        self._watching: dict[str, asyncio.Task[None]] = {}  # host -> its subscription's
         self._news: asyncio.Queue[tuple[Key, bool]] = asyncio.Queue()
         self._lock = asyncio.Lock()  # one change at a time: the rows are written in order
         self.periodic = Periodic(self.check, interval, "liveness-check")
@@ -93,16 +94,48 @@ class Health:
         self.states = await self.db.read(read_states)
         self._deliveries = Deliveries({k: v.state for k, v in self.states.items()})
         for host in self.hosts:
-            self._tasks.append(asyncio.create_task(self._watch(host), name=f"watch-{host}"))
+            self._start_watching(host)
         self._tasks.append(asyncio.create_task(self._deliver(), name="state-hooks"))
         self.periodic.start()
 
+    def watch(self, host: str) -> None:
+        """Watch `host` too from now on (its agent was given, or it is back in service);
+        one watched already: nothing changes."""
+        if host in self.hosts or host not in self.southbound.hosts:
+            return
+        self.hosts.append(host)
+        if self._tasks:  # started: else start() watches it with the others
+            self._start_watching(host)
+
+    async def unwatch(self, host: str) -> None:
+        """Stop watching `host` (removed from service): its subscription ends; its state
+        stays as it was last seen."""
+        if host in self.hosts:
+            self.hosts.remove(host)
+        task = self._watching.pop(host, None)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    def _start_watching(self, host: str) -> None:
+        self._watching[host] = asyncio.create_task(self._watch(host), name=f"watch-{host}")
+
+    async def follow(self, links: Mapping[str, tuple[str, str]]) -> None:
+        """The links are these from now on; the states of new ones follow from what their
+        ends' agents said (a removed link keeps its last state: nothing reads it)."""
+        new = {name: ends for name, ends in links.items() if name not in self.links}
+        self.links = dict(links)
+        for host in sorted({h for ends in new.values() for h in ends}):
+            await self._links_of(host)
+
     async def stop(self) -> None:
         await self.periodic.stop()
-        for task in self._tasks:
+        every = [*self._tasks, *self._watching.values()]
+        for task in every:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*every, return_exceptions=True)
         self._tasks.clear()
+        self._watching.clear()
         for subscription in list(self._subscriptions.values()):
             with contextlib.suppress(Exception):
                 await subscription.close()

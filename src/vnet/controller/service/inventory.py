@@ -33,11 +33,11 @@ from vnet.controller.inventory import Inventory, InventoryError
 from vnet.controller.placement import choose_host
 from vnet.controller.principal import Principal
 from vnet.controller.service import store, views
+from vnet.controller.service.agent_access import AgentAccesses
 from vnet.controller.service.database import Database
 from vnet.controller.southbound import AddRoutes, CreateNetwork, CreateRouter, InventoryEdit
 from vnet.model import controller_api as api
 from vnet.model.check import check
-from vnet.model.controller_config import ControllerConfig
 from vnet.model.mtu import network_mtu
 from vnet.model.srv6 import locator, locator_routes, router_numbers
 from vnet.model.topology import (
@@ -79,12 +79,12 @@ class InventoryChanges:
     """Networks, VRs and end hosts created through the API, and VRs put back at start."""
 
     def __init__(
-        self, db: Database, cache: InventoryCache, agents: Agents, config: ControllerConfig
+        self, db: Database, cache: InventoryCache, agents: Agents, accesses: AgentAccesses
     ):
         self.db = db
         self.cache = cache
         self.agents = agents
-        self.config = config
+        self.accesses = accesses
 
     async def create_router(
         self, who: Principal, tenant: str, request: api.RouterRequest
@@ -138,7 +138,7 @@ class InventoryChanges:
         carriers = list(request.hosts) or [
             h.name for h in topo.hosts if h.name in self.agents.hosts
         ]
-        require_provisioning(self.config, carriers)
+        require_provisioning(self.accesses, carriers)
         edits = _network_edits(wanted, net, carriers)
         await self._realise(edits, lambda t: _with(t, networks=[*t.networks, net]))
         # as listed: with the guarantee rows the inventory wrote for the links it crosses
@@ -240,7 +240,7 @@ async def change_agents(
     try:
         await agents.change_inventory(f"inv-{uuid.uuid4().hex[:12]}", edits, on_committed)
     except AgentError as err:
-        raise AgentRefused(err.host, err.reason) from None
+        raise AgentRefused(err.host, err.reason, err.tag) from None
     except InventoryError as err:
         raise Conflict(str(err)) from None
     finally:
@@ -299,10 +299,10 @@ def tenant_network(topo: Topology, tenant: str, name: str, field: str) -> Virtua
     )
 
 
-def require_provisioning(config: ControllerConfig, carriers: list[str]) -> None:
+def require_provisioning(accesses: AgentAccesses, carriers: list[str]) -> None:
     """Refused before any agent is asked: a host whose networks come from its lab's topology
     file (its agent would refuse the edit)."""
-    fixed = sorted(a.host for a in config.agents if not a.provision_networks)
+    fixed = accesses.networks_fixed()
     if lab_hosts := [h for h in carriers if h in fixed]:
         raise Conflict(
             f"the virtual networks of {', '.join(lab_hosts)} are provisioned by its lab; "

@@ -28,6 +28,7 @@ from vnet.controller.agents.realise import Agents
 from vnet.controller.errors import Conflict, InUse, NotFound
 from vnet.controller.principal import Principal
 from vnet.controller.service import removal, store, views
+from vnet.controller.service.agent_access import AgentAccesses
 from vnet.controller.service.database import Database
 from vnet.controller.service.inventory import (
     Edits,
@@ -39,7 +40,6 @@ from vnet.controller.service.inventory import (
 )
 from vnet.controller.southbound import DeleteNetwork, DeleteRouter, RemoveRoutes
 from vnet.model import controller_api as api
-from vnet.model.controller_config import ControllerConfig
 from vnet.model.srv6 import locator, router_tenant, srv6_tenants
 from vnet.model.topology import ControllerSection, Topology, VirtualRouter
 
@@ -53,7 +53,7 @@ class Deletions:
     db: Database
     cache: InventoryCache
     agents: Agents
-    config: ControllerConfig
+    accesses: AgentAccesses
 
     async def _topology(self, who: Principal, tenant: str) -> Topology:
         who.require_tenant(tenant)
@@ -121,7 +121,7 @@ class Deletions:
         require_no_renumbering(topo, _with(topo, networks=[n for n in topo.networks if n != net]))
         carriers = list(net.hosts) or [h.name for h in topo.hosts]
         carriers = [h for h in carriers if h in self.agents.hosts]
-        require_provisioning(self.config, carriers)
+        require_provisioning(self.accesses, carriers)
         edits: Edits = {host: [DeleteNetwork(name)] for host in carriers}
         in_db = lambda s: removal.delete_network(s, name)  # noqa: E731
         await self._realise(edits, lambda _: [], f"network {name!r}", in_db)

@@ -215,7 +215,7 @@ class Moves:
                 await self._restore(moving, timings, skip)
             error = str(e)
             await self.flows.db.write(lambda s: undo(s, moving, error), timings)
-            raise AgentRefused(e.host, e.reason) from None
+            raise AgentRefused(e.host, e.reason, e.tag) from None
         return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
 
     async def _restore(

@@ -3,8 +3,14 @@
 Adding appends the host or link to the held topology (`controller.inventory.append`, the
 same checks and rows as the inventory file's objects): a link joins two hosts in service,
 with a rate, named "<a>-<b>". A host's agent is the one the controller's configuration
-names for it (`agents:`); a host added without one has no agent until the controller
-starts with one for it, so no VR can be placed there meanwhile.
+names for it (`agents:`), or the one given with the host (`agent`: its address, port, user,
+host key and the names of its secret files in the configuration's agent_secrets_dir;
+agent_access.py checks it before anything is written): kept in the host's row, reached at
+once (reconciled, then watched like the others) and again after a restart. A host added
+without an agent has none until it is added again with one (or the configuration names
+one), so no VR can be placed there meanwhile; an agent once given does not change through
+the API (409 `agent-exists`). The background work that follows the hosts and links (failure
+detection, the utilisation poller, the reconcile watcher) learns each change at once.
 
 Removing drains first (`Reroute.drain`, all or nothing): every connection whose path
 crosses the link (or the host, or one of its links) is moved make-before-break onto a path
@@ -37,6 +43,7 @@ from vnet.controller.db.models import Host, Link, Reservation
 from vnet.controller.errors import Conflict, InUse, NotFound
 from vnet.controller.inventory import InventoryError, link_name
 from vnet.controller.principal import Principal
+from vnet.controller.service.agent_access import AgentAccesses, AgentWiring, keep
 from vnet.controller.service.database import Database
 from vnet.controller.service.inventory import InventoryCache
 from vnet.controller.service.reroute import Avoid, Reroute
@@ -45,36 +52,51 @@ from vnet.model.topology import PhysicalHost, Topology, UnderlayLink
 
 
 class UnderlayChanges:
-    """Hosts and links added and removed; `endpoints`: host -> its agent ("address:port")."""
+    """Hosts and links added and removed; `wiring` learns of agents given with hosts and of
+    each change of the hosts and links."""
 
     def __init__(
-        self, db: Database, cache: InventoryCache, reroute: Reroute, endpoints: dict[str, str]
+        self,
+        db: Database,
+        cache: InventoryCache,
+        reroute: Reroute,
+        accesses: AgentAccesses,
+        wiring: AgentWiring,
     ):
         self.db = db
         self.cache = cache
         self.reroute = reroute
-        self.endpoints = endpoints
+        self.accesses = accesses
+        self.wiring = wiring
 
     # -- add ---------------------------------------------------------------------------------
     async def add_host(self, who: Principal, request: api.HostRequest) -> tuple[api.HostView, bool]:
-        """The host, and whether this request added it (False: it was there)."""
+        """The host, and whether this request added it or its agent (False: both were there)."""
         who.require_provider()
+        given = request.agent
+        agent = self.accesses.checked(request.name, given) if given is not None else None
 
         def add(session: Session) -> bool:
             row = session.scalar(select(Host).where(Host.name == request.name))
-            if row is not None and row.removed is None:
-                return False
-            if row is not None:
-                row.removed = None
-                return True
-            return _append(
-                session,
-                lambda t: _with(t, hosts=[*t.hosts, PhysicalHost(name=request.name)]),
-                "name",
-            )
+            added = row is None or row.removed is not None
+            if row is None:
+                _append(
+                    session,
+                    lambda t: _with(t, hosts=[*t.hosts, PhysicalHost(name=request.name)]),
+                    "name",
+                )
+                row = session.scalar(select(Host).where(Host.name == request.name))
+                assert row is not None, "appended just now"
+            row.removed = None
+            return (agent is not None and keep(row, agent)) or added
 
         added = await self._write(add)
-        return api.HostView(name=request.name, agent=self.endpoints.get(request.name, "")), added
+        if agent is not None:
+            self.accesses.added[request.name] = agent
+        has_agent = self.accesses.get(request.name) is not None
+        reachable = await self.wiring.join(request.name, agent) if has_agent else None
+        endpoint = self.accesses.endpoints().get(request.name, "")
+        return api.HostView(name=request.name, agent=endpoint, reachable=reachable), added
 
     async def add_link(self, who: Principal, request: api.LinkRequest) -> tuple[api.LinkView, bool]:
         """The link, and whether this request added it (False: it was there, the same)."""
@@ -126,6 +148,8 @@ class UnderlayChanges:
                 field="name",
             )
         await self._write(lambda s: _mark_removed(s, table, name, kind, avoid.all_links(inv)))
+        if kind == "host":
+            await self.wiring.left(name)
         return api.Removed(kind=kind, name=name, moved=drained.moved)  # type: ignore[arg-type]
 
     async def _write(self, work: Callable[[Session], bool]) -> bool:
@@ -133,6 +157,7 @@ class UnderlayChanges:
             return await self.db.write(work)
         finally:
             await self.cache.forget()
+            await self.wiring.changed()
 
 
 def _with(topo: Topology, **lists: list[Any]) -> Topology:

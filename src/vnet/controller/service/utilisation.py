@@ -55,15 +55,19 @@ class UtilisationPoller:
 
     def __init__(self, agents: Agents, links: Mapping[str, tuple[str, str]], interval: float):
         self.agents = agents
+        self.follow(links)
+        self.rates: dict[Arc, int] = {}
+        self._last: dict[Arc, tuple[float, int]] = {}
+        self.periodic = Periodic(self.poll, interval, "utilisation-poller", at_start=True)
+
+    def follow(self, links: Mapping[str, tuple[str, str]]) -> None:
+        """The links to measure from now on (also when links are added or removed)."""
         self.links = dict(links)
         # each host's interfaces, worked out once: per poll over every link for every host
         # it was hosts x links each second (2 million steps at 1000 hosts)
         self.arcs = {
             host: arcs_of(host, self.links) for ends in self.links.values() for host in ends
         }
-        self.rates: dict[Arc, int] = {}
-        self._last: dict[Arc, tuple[float, int]] = {}
-        self.periodic = Periodic(self.poll, interval, "utilisation-poller", at_start=True)
 
     def start(self) -> None:
         self.periodic.start()

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from vnet.client import ConnectError
+from vnet.model.controller_config import AgentEndpoint
 from vnet.model.host_guarantees import ConnectionPieces, Locator
 from vnet.model.topology import Route, VirtualNetwork, VirtualRouter
 
@@ -152,6 +153,12 @@ class Southbound(Protocol):
     @property
     def hosts(self) -> Collection[str]:
         """The hosts it has an agent for."""
+        ...
+
+    def add_agent(self, host: str, access: AgentEndpoint) -> None:
+        """Reach `host`'s agent as `access` says from now on (a host added while the
+        controller runs; the same access again changes nothing). ValueError if `access`
+        cannot be used (a secret file unreadable, no pinned host key...): nothing changed."""
         ...
 
     # -- the steps of a transaction, on one host --------------------------------------

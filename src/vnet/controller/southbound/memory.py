@@ -35,6 +35,7 @@ from typing import TypeVar
 from vnet.client import ConnectError, TimedOut
 from vnet.controller.southbound import Counters, Edit, Lease, Notices, UnderlayNotice
 from vnet.controller.southbound.datastore import HostDatastore, refused
+from vnet.model.controller_config import AgentEndpoint
 from vnet.model.host import HostConfig, host_configs
 from vnet.model.host_guarantees import ConnectionPieces
 from vnet.model.topology import Topology, VirtualRouter
@@ -142,6 +143,7 @@ class MemorySouthbound:
         `latency`: seconds each RPC takes to be answered (the network and the agent);
         `rpc_timeout`: seconds a call to a hung agent waits before it times out."""
         self.latency = latency
+        self._check_yang, self._clock = check_yang, clock  # for the hosts added later
         self._hosts = {
             h: MemoryHost(h, HostDatastore(hc, check_yang, clock)) for h, hc in configs.items()
         }
@@ -161,6 +163,17 @@ class MemorySouthbound:
     ) -> MemorySouthbound:
         """Every host of a topology as a lab hands its agent its share."""
         return cls(host_configs(topo), check_yang, clock, latency, rpc_timeout)
+
+    def add_agent(self, host: str, access: AgentEndpoint) -> None:
+        """A host added while the controller runs: an agent with an empty datastore (its
+        access is not used: nothing is reached over a network)."""
+        if host not in self._hosts:
+            self._hosts[host] = MemoryHost(
+                host,
+                HostDatastore(
+                    HostConfig.model_validate({"host": host}), self._check_yang, self._clock
+                ),
+            )
 
     def sharing(self) -> MemorySouthbound:
         """Another controller's sessions to the same hosts."""

@@ -29,11 +29,29 @@ async def add_host(request: Request, who: Viewer, service: Service) -> HTMLRespo
     form = await forms.read_form(request)
 
     async def add() -> dict[str, Any]:
-        body = forms.validated(HostRequest, {"name": form.get("name", "").strip()})
+        body = forms.validated(HostRequest, {"name": form.get("name", "").strip(), **_agent(form)})
         view, added = await service.add_host(who, body)
-        return {"done": f"host {view.name} {'added' if added else 'was there already'}"}
+        done = f"host {view.name} {'added' if added else 'was there already'}"
+        if view.reachable is not None:
+            done += (
+                f"; its agent at {view.agent} {'answers' if view.reachable else 'does not answer'}"
+            )
+        return {"done": done}
 
     return await _answer(request, who, service, add)
+
+
+def _agent(form: Any) -> dict[str, Any]:
+    """The agent part of the host form: none without an address; empty fields left out."""
+    fields = ("address", "netconf_port", "user", "password_file", "hostkey")
+    given = {k: form.get(k, "").strip() for k in fields}
+    if not given["address"]:
+        return {}
+    agent: dict[str, Any] = {k: v for k, v in given.items() if v}
+    if "netconf_port" in agent:
+        port = agent["netconf_port"]
+        agent["netconf_port"] = int(port) if port.isdigit() else port  # else: its error
+    return {"agent": agent}
 
 
 @router.post("/underlay/links", response_class=HTMLResponse)
