@@ -4,8 +4,10 @@ agents of h1 and h2 only, so a connection to pc3 (on h3) is refused; POST /hosts
 agent (its address, user, pinned host key and a password file in the controller's
 agent_secrets_dir) makes the controller reach it at once: the connection is established on
 every host of its path, h3's agent holding its pieces (read with an independent NETCONF
-session). After a restart with the same configuration the controller reaches h3's agent
-again (kept in the database): h3 is up and the release removes the pieces from it."""
+session). After a restart with the same configuration (its inventory file too) the
+controller reaches h3's agent again (kept in the database): h3 is up and the release
+removes the pieces from it; a host and a link added through the API before the restart are
+still there."""
 
 from __future__ import annotations
 
@@ -69,12 +71,20 @@ def test_an_agent_given_through_the_api_is_reached_at_once_and_after_a_restart(
         held = lab.controller_pieces()
         assert held["h3"] and held["h3"] == held["h1"]  # its pieces, on both ends
 
+        # a host and a link added through the API: the restart below, with the same
+        # inventory file, keeps them (it used to refuse to start)
+        assert post_json(c, "/hosts", provider, {"name": "h4"}).status == 201
+        link = {"a": "h3", "b": "h4", "rate": "1gbit"}
+        assert post_json(c, "/links", provider, link).status == 201
+
         stop_child(c.process)
         c = start(config, tmp_path / "controller-again.log")
         provider = c.config.provider_token_path.read_text().strip()
         wait_until(lambda: status_of(c, provider, "h3") == "up", 10, "h3 up after a restart")
         hosts = json.loads(curl(c, "GET", "/hosts", provider).body)
         assert {h["name"]: h["agent"] for h in hosts}["h3"] == view["agent"]  # type: ignore[index]
+        assert "h4" in {h["name"] for h in hosts}
+        assert "h3-h4" in {x["name"] for x in json.loads(curl(c, "GET", "/links", provider).body)}
     finally:
         # released whatever happened (the lab is shared): its pieces go from every host
         gone = curl(c, "DELETE", "/tenants/acme/connections/video", provider)

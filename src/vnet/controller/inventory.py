@@ -11,7 +11,8 @@ Loading is idempotent and append-only: per kind of object, what the database hol
 the file's first objects, unchanged and in the same order; the file's further objects are
 added at the end. Anything else (an object changed, dropped or moved) is an
 `InventoryConflict` naming it, and nothing is written (the caller's transaction is left
-untouched: every check runs before the first write).
+untouched: every check runs before the first write). What the API added and deleted is not
+the file's (inventory_origin.py): it is left out of that comparison.
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from pydantic import BaseModel
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from vnet.controller import inventory_origin
 from vnet.controller.admission.network import Link as ViewLink
 from vnet.controller.admission.network import NetworkView
 from vnet.controller.db.models import (
+    API_ORIGIN,
     LAB_NUMBERS,
+    SETTINGS_ID,
     EndHost,
     GuaranteedLink,
     Host,
@@ -48,8 +52,6 @@ from vnet.model.srv6 import (
     router_tenant,
     shared_network,
 )
-
-SETTINGS_ID = 1
 
 
 class InventoryError(ValueError):
@@ -183,6 +185,7 @@ def _read_topology(session: Session) -> model.Topology:
     settings = session.get(TopologySettings, SETTINGS_ID)
     fields: dict[str, Any] = dict(settings.spec) if settings else {}
     fields.pop(LAB_NUMBERS, None)
+    fields.pop(API_ORIGIN, None)
     fields["hosts"] = [{"name": h.name} for h in _rows(session, Host)]
     fields["links"] = [x.spec for x in _rows(session, Link) if x.spec is not None]
     fields["tenants"] = [t.spec for t in _rows(session, Tenant) if t.spec is not None]
@@ -201,7 +204,7 @@ def load(session: Session, topology: model.Topology, agents: Sequence[AgentAcces
     Runs in the caller's transaction; the caller commits."""
     topo = topology.model_copy(update={"connections": [], "management": None})
     _check(topo, agents)
-    added = _append(session, topo)
+    added = sum(map(len, _append(session, topo, inventory_origin.Origin.read(session)).values()))
     _update_agents(session, agents)
     _keep_lab_numbers(session, topology)
     session.flush()
@@ -216,9 +219,12 @@ def append(session: Session, topology: model.Topology) -> int:
     Call `lock_for_append(session)` first and build `topology` from what is held after it:
     concurrent appends (on PostgreSQL, another controller's too) then go one at a time."""
     _check(topology, [])
-    added = _append(session, topology)
+    new = _append(session, topology)
+    for kind, objects in new.items():
+        if objects:
+            inventory_origin.note_added(session, kind, map(_name, objects))
     session.flush()
-    return added
+    return sum(map(len, new.values()))
 
 
 def lock_for_append(session: Session) -> None:
@@ -228,12 +234,42 @@ def lock_for_append(session: Session) -> None:
     session.execute(query.with_for_update())
 
 
-def _append(session: Session, topo: model.Topology) -> int:
+def _append(
+    session: Session, topo: model.Topology, file: inventory_origin.Origin | None = None
+) -> dict[str, list[Any]]:
+    """The objects of `topo` after those held, written. `file`: `topo` is the inventory
+    file's, and what the API added and deleted (`file`) is left out of the comparison."""
     held = _read_topology(session)
     _check_settings(session, held, topo)
-    new = {kind: _appended(kind, getattr(held, kind), getattr(topo, kind)) for kind in KINDS}
+    new = {}
+    for kind in KINDS:
+        had, wanted = getattr(held, kind), getattr(topo, kind)
+        if file is not None:
+            had, wanted = _file_part(file, kind, had, wanted)
+        new[kind] = _appended(kind, had, wanted)
+    if file is not None:  # the file's new objects after everything held, the API's too
+        topo = topo.model_copy(update={k: [*getattr(held, k), *new[k]] for k in KINDS})
+        _check(topo, [])
     _check_undeclared(session, topo)
-    return _write(session, topo, new)
+    _write(session, topo, new)
+    return new
+
+
+def _file_part(
+    origin: inventory_origin.Origin, kind: str, held: list[Any], wanted: list[Any]
+) -> tuple[list[Any], list[Any]]:
+    had, rest, both = inventory_origin.file_part(origin, kind, held, wanted, _name)
+    for in_file, by_api in both:
+        if in_file != by_api:
+            raise InventoryConflict(
+                f"inventory: {kind} {_name(in_file)!r} was added through the API as "
+                f"{_shown(by_api)}; the file has {_shown(in_file)}"
+            )
+    return had, rest
+
+
+def _name(obj: Any) -> str:
+    return getattr(obj, "name", None) or link_name(obj)
 
 
 def _keep_lab_numbers(session: Session, topology: model.Topology) -> None:
@@ -285,14 +321,14 @@ def _check_settings(session: Session, held: model.Topology, topo: model.Topology
 def _appended(kind: str, held: Sequence[BaseModel], wanted: Sequence[BaseModel]) -> list[Any]:
     """The objects of `wanted` after `held`, which must be its unchanged first objects."""
     for i, old in enumerate(held):
-        name = getattr(old, "name", None) or link_name(old)  # type: ignore[arg-type]
+        name = _name(old)
         if i >= len(wanted):
             raise InventoryConflict(
                 f"inventory: {kind}[{i}] {name!r} is in the database but not in the file"
                 " (objects are only ever added, at the end)"
             )
         if wanted[i] != old:
-            new_name = getattr(wanted[i], "name", None) or link_name(wanted[i])  # type: ignore[arg-type]
+            new_name = _name(wanted[i])
             what = "differs" if new_name == name else f"is {new_name!r} in the file"
             raise InventoryConflict(
                 f"inventory: {kind}[{i}] {name!r} {what}: database {_shown(old)},"

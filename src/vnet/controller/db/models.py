@@ -105,16 +105,19 @@ class Tenant(Base):
 
 
 LAB_NUMBERS = "lab_numbers"  # TopologySettings.spec key: see below
+API_ORIGIN = "api"  # TopologySettings.spec key: what the API added and deleted (see below)
+SETTINGS_ID = 1  # TopologySettings' one row
 
 
 class TopologySettings(Base):
     """The loaded topology's own fields (its name, the underlay): one row, id 1. Its spec
     also keeps under LAB_NUMBERS the piece ids of the lab's own connections (the file's
     `connections:`), which the controller's connection numbers avoid: both kinds of pieces
-    live on the same VRs."""
+    live on the same VRs; and under API_ORIGIN the names of the objects the API added and
+    deleted (controller.inventory_origin), which a start with the file tells apart."""
 
     __tablename__ = "topology_settings"
-    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+    __table_args__ = (CheckConstraint(f"id = {SETTINGS_ID}", name="single_row"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     spec: Mapped[dict[str, Any]] = mapped_column(JSON)
 

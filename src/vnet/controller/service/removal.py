@@ -18,6 +18,7 @@ from vnet.controller.db.models import (
     VirtualNetwork,
     VirtualRouter,
 )
+from vnet.controller.inventory_origin import note_deleted
 from vnet.controller.service import store
 
 
@@ -44,16 +45,19 @@ def connections_using(
 
 def delete_router(session: Session, name: str) -> None:
     session.execute(delete(VirtualRouter).where(VirtualRouter.name == name))
+    note_deleted(session, "routers", name)
 
 
 def delete_endhost(session: Session, name: str) -> None:
     session.execute(delete(EndHost).where(EndHost.name == name))
+    note_deleted(session, "endhosts", name)
 
 
 def delete_network(session: Session, name: str) -> None:
     row = session.scalar(select(VirtualNetwork).where(VirtualNetwork.name == name))
     if row is not None:
         session.delete(row)  # its per-link guarantees with it (cascade)
+    note_deleted(session, "networks", name)
 
 
 def delete_tenant(session: Session, name: str) -> None:
@@ -71,3 +75,4 @@ def delete_tenant(session: Session, name: str) -> None:
     session.execute(delete(Reservation).where(Reservation.connection_id.in_(released)))
     session.execute(delete(Connection).where(Connection.tenant_id == row.id))
     session.delete(row)
+    note_deleted(session, "tenants", name)
