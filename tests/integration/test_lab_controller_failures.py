@@ -216,3 +216,34 @@ def test_a_connection_on_a_cut_link_runs_again_on_the_surviving_path(
         assert get(name, url)["path"] == ["h1", "h2", "h3"], "moved back on its own"
     finally:
         conn(name, "release", "voice")
+
+
+def test_a_pinned_connection_on_a_cut_link_is_degraded_and_restored_when_it_returns(
+    lab: tuple[str, Path],
+) -> None:
+    """pinned (10 Mbit/s, asked for over h1 -> h3) cannot move when h1-h3 is cut: it is
+    `degraded` with the reason, keeps its reservation, and is established again on its path
+    when the link returns; each change is in its history."""
+    name, _ = lab
+    wait_until(lambda: shows(name, "link", "h1-h3", "up"), SEEN, "h1-h3 up at first")
+    pinned = ("pinned", "pc1", "pc3", "--bandwidth", "10mbit", "--protocol", "udp")
+    made = json.loads(
+        conn(name, "request", *pinned, "--dport", "5070", "--path", "h1,h3", "--json").stdout
+    )
+    assert made["connection"]["path"] == ["h1", "h3"]
+    url = "/tenants/acme/connections/pinned"
+    try:
+        vnet("lab", "link", "down", "h1-h3", "--lab", name)
+        try:
+            wait_until(lambda: get(name, url)["status"] == "degraded", SEEN, "pinned degraded")
+            why = [e for e in get(name, url + "/history") if e["kind"] == "degraded"]
+            assert why and "explicitly" in why[-1]["detail"], why
+            assert get(name, url)["path"] == ["h1", "h3"]  # where it was: nothing else fits
+            held = {x["name"]: x for x in get(name, "/links")}["h1-h3"]
+            assert any(d["reserved_bps"] >= 10_000_000 for d in held["directions"])  # kept
+        finally:
+            vnet("lab", "link", "up", "h1-h3", "--lab", name)
+        wait_until(lambda: get(name, url)["status"] == "established", SEEN, "pinned restored")
+        assert "restored" in [e["kind"] for e in get(name, url + "/history")]
+    finally:
+        conn(name, "release", "pinned")
