@@ -69,7 +69,7 @@ def down(name: str | None) -> None:
             f"(pids {', '.join(map(str, pids))}); they were left running, cut off from the lab"
         )
     for ns in result.half_made:
-        console.print(f"removed {ns}: unmarked, left by a process stopped while it made it")
+        console.print(f"removed {ns}: a namespace's mount point a stopped process left unbound")
     console.print(f"lab [bold]{name}[/bold] is down: {len(result.ops)} operation(s)")
     print_timings(result.timings.steps)
 

@@ -76,7 +76,7 @@ class DownResult:
     timings: Timings
     stopped: list[processes.ProcessRecord]
     lingering: dict[str, list[int]]  # namespace -> foreign PIDs still inside
-    # namespaces a process of the lab was killed in the middle of making (unmarked)
+    # mount points a process of the lab was stopped in the middle of making a namespace on
     half_made: list[str] = field(default_factory=list)
 
 
@@ -287,7 +287,7 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
                 undo=False,
                 progress=progress,
             )
-        half_made = _remove_half_made(where.prefix)
+        half_made = _remove_half_made(kernel, where.prefix)
         timings.time("delete", t)
     remove_with_staging(record_path(name))  # and a staging file left by a killed `up`
     lab_dir = RECORD_DIR / name
@@ -296,14 +296,19 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
     return DownResult(name, ops, timings, stopped, lingering, half_made)
 
 
-def _remove_half_made(prefix: str) -> list[str]:
-    """Namespaces still named `prefix*` once the marked ones are gone: an agent stopped
-    while it made one (SIGTERM ends it mid-reconcile) leaves it unmarked or unbound, and
-    marks alone would leave it forever. They are the lab's: every process of the lab is
-    stopped by now, and a lab's prefix is its own (lab names have no '-')."""
-    left = nsfs.list_names(prefix)
-    for leftover in left:
-        nsfs.remove(leftover)
+def _remove_half_made(kernel: Kernel, prefix: str) -> list[str]:
+    """Mount points named `prefix*` that are no namespace: what an agent stopped between
+    creating one and binding it leaves (SIGTERM ends it mid-reconcile). A young one was
+    left alone above, as another agent of the lab may be making it; every process of the
+    lab is stopped now. A namespace that is one but carries no mark is not known to be
+    ours, and stays."""
+    left = []
+    for name in nsfs.list_names(prefix):
+        try:
+            kernel.namespace_mark(name)
+        except NotANamespace:
+            nsfs.remove(name)
+            left.append(name)
     return left
 
 
