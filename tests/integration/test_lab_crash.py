@@ -6,13 +6,15 @@ the mount point of a namespace an agent was stopped in the middle of making goes
 
 from __future__ import annotations
 
+import errno
 import signal
 from pathlib import Path
 
 import pytest
 
 from vnet.lab import lab as labmod
-from vnet.substrate import nsfs
+from vnet.substrate import nsfs, rtquery
+from vnet.substrate.kernel import Kernel, NetlinkError, NotANamespace
 from vnet.tools.wait import WaitTimeout, wait_until
 
 from .conftest import Labs, lab_namespaces, vnet
@@ -99,3 +101,38 @@ def test_down_removes_the_mount_point_a_stopped_agent_left_unbound(labs: Labs) -
         assert lab_namespaces(name) == [unmarked]
     finally:
         nsfs.remove(unmarked)
+
+
+def test_a_namespace_has_its_mark_before_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What makes an unmarked namespace impossible: the mark is set inside the new namespace
+    before it is bound to its name (a process stopped in between leaves no namespace), and a
+    mark the kernel refuses leaves no name behind."""
+    name = "vnet-tmark-r1"
+    seen: list[bool] = []
+    ask = rtquery.acknowledged_here
+
+    def marking(request: bytes) -> int:
+        seen.append(nsfs.exists(name) and _is_namespace(name))  # bound already?
+        return ask(request)
+
+    monkeypatch.setattr(rtquery, "acknowledged_here", marking)
+    with Kernel() as kernel:
+        kernel.create_namespace(name, {}, "vnet:tmark:router:r1")
+        try:
+            assert seen == [False]
+            assert kernel.namespace_mark(name) == "vnet:tmark:router:r1"
+        finally:
+            kernel.delete_namespace(name)
+        monkeypatch.setattr(rtquery, "acknowledged_here", lambda request: errno.EPERM)
+        with pytest.raises(NetlinkError):
+            kernel.create_namespace(name, {}, "vnet:tmark:router:r1")
+    assert nsfs.list_names("vnet-tmark-") == []
+
+
+def _is_namespace(name: str) -> bool:
+    with Kernel() as kernel:
+        try:
+            kernel.namespace_mark(name)
+        except NotANamespace:
+            return False
+    return True

@@ -204,21 +204,23 @@ class Kernel:
     # -- namespaces --------------------------------------------------------
     @_request
     def create_namespace(self, name: str, sysctls: dict[str, str], mark: str) -> None:
-        """A namespace with `sysctls` set and `mark` as its loopback's alias."""
-        nsfs.create(name)
-        try:
-            with nsfs.entered(name):
-                for key, value in sysctls.items():
-                    if key.startswith("net.bridge.") and not nsfs.sysctl_exists(key):
-                        continue  # a kernel without br_netfilter has nothing to switch off
-                    nsfs.write_sysctl(key, value)
-            self._acknowledged(
-                name, lambda seq: rtquery.setlink_request(1, seq, state="up", ifalias=mark)
+        """A namespace with `sysctls` set and `mark` as its loopback's alias, both done
+        before it gets its name: a process stopped halfway (an agent's SIGTERM) leaves an
+        unnamed namespace, gone with it, or a mount point that is no namespace (`lab down`
+        removes it); never a namespace without its mark, which nothing could claim."""
+
+        def prepare() -> None:
+            for key, value in sysctls.items():
+                if key.startswith("net.bridge.") and not nsfs.sysctl_exists(key):
+                    continue  # a kernel without br_netfilter has nothing to switch off
+                nsfs.write_sysctl(key, value)
+            code = rtquery.acknowledged_here(
+                rtquery.setlink_request(1, 1, state="up", ifalias=mark)
             )
-        except BaseException:
-            self.forget(name)
-            nsfs.remove(name)
-            raise
+            if code:
+                raise NetlinkError(code, os.strerror(code))
+
+        nsfs.create(name, prepare)
 
     def delete_namespace(self, name: str, vanishing: Iterable[tuple[NsName, str]] = ()) -> None:
         self.forget(name)

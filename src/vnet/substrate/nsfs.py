@@ -16,6 +16,7 @@ import ctypes
 import errno
 import os
 import time
+from collections.abc import Callable
 
 from vnet.tools.netns import CLONE_NEWNET, NETNS_RUN_DIR
 from vnet.tools.netns import entered as entered  # the substrate's callers find it here too
@@ -61,8 +62,9 @@ def _ensure_run_dir() -> None:
     _check(_libc.mount(b"", run_dir, b"none", MS_SHARED | MS_REC, None), "share /run/netns")
 
 
-def create(name: str) -> None:
-    """Create the named namespace; FileExistsError if the name is taken."""
+def create(name: str, prepare: Callable[[], None] | None = None) -> None:
+    """Create the named namespace; FileExistsError if the name is taken. `prepare` runs
+    inside it before it is bound to its name (the calling thread is in it then)."""
     _ensure_run_dir()
     target = path(name)
     os.close(os.open(target, os.O_RDONLY | os.O_CREAT | os.O_EXCL, 0))
@@ -70,6 +72,8 @@ def create(name: str) -> None:
     try:
         _check(_libc.unshare(CLONE_NEWNET), f"unshare for {name}")
         try:
+            if prepare is not None:
+                prepare()
             _check(
                 _libc.mount(b"/proc/thread-self/ns/net", target.encode(), b"none", MS_BIND, None),
                 f"bind-mount namespace {name}",

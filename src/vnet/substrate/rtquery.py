@@ -375,6 +375,18 @@ def _text(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode(errors="replace")
 
 
+def acknowledged_here(request: bytes) -> int:
+    """Send one request (its seq 1, an ack asked) on a socket of the namespace the calling
+    thread is in; the ack's error code (0: done). For a namespace that has no name yet."""
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as sock:
+        sock.bind((0, 0))
+        sock.send(request)
+        while True:
+            reply = sock.recv(1 << 16)
+            if reply_seq(reply) == 1:
+                return ack_code(reply)
+
+
 def link_monitor(ns: NsName) -> socket.socket:
     """A non-blocking netlink socket in `ns` that hears every link change there
     (`link_changes` decodes it), having asked for a dump of every link so the
