@@ -80,12 +80,14 @@ fi
 
 # --frozen: install exactly the committed lock; it is quick and silent when nothing changed.
 # The tests: everything, the dev group and the benchmarks' numpy/scipy/matplotlib (`bench`)
-# included. The demo: vnet's own dependencies only; --inexact keeps what an earlier full
-# install added (a plain sync would remove the test toolchain from the environment).
+# included. The demo: what its agents and its controller run (the `agent` and `controller`
+# extras; without them `vnet demo` stopped at once, asking for the `all` extra), not the
+# benchmarks'; --inexact keeps what an earlier full install added (a plain sync would remove
+# the test toolchain from the environment).
 if [ $want_tests = 1 ]; then
   "$TOOLS/bin/uv" sync --frozen --all-extras -q
 else
-  "$TOOLS/bin/uv" sync --frozen --no-dev --inexact -q
+  "$TOOLS/bin/uv" sync --frozen --no-dev --inexact --extra agent --extra controller -q
 fi
 
 # Byte-code for the installed libraries, once per lock: Debian's default environment may set

@@ -67,6 +67,7 @@ SERIAL = {
     "test_bench_failover",  # an outage of OSPF with BFD shorter than the link was down
     "test_cli_end_to_end::test_demo_prints_its_tables_and_cleans_up",  # a connection's rate
     "test_cli_end_to_end::test_demo_keep_opens_the_console_on_loopback",  # the same demo
+    "test_cli_end_to_end::test_make_demo_on_a_fresh_clone_installs_only_what_it_runs",  # too
     "test_cli_end_to_end::test_an_interrupted_demo_removes_what_it_made",  # a signal's moment
 }
 

@@ -17,7 +17,7 @@ from vnet.lab import lab as labmod
 from vnet.tools import processes
 from vnet.tools.wait import wait_until
 
-from .conftest import VNET, Labs, lab_namespaces, require_tools, vnet
+from .conftest import ROOT, VNET, Labs, lab_namespaces, require_tools, vnet
 
 # the demo's lines about the guaranteed connection (20mbit) and the refusal beyond capacity
 MEASURED = re.compile(
@@ -63,6 +63,26 @@ def test_demo_prints_its_tables_and_cleans_up(labs: Labs) -> None:
     assert "all results as expected" in done.stdout
     assert lab_namespaces("demo") == [] and lab_namespaces(ctl) == []
     assert labmod.read_record(ctl) is None
+
+
+def test_make_demo_on_a_fresh_clone_installs_only_what_it_runs(tmp_path: Path) -> None:
+    """The README's first command on a fresh clone of this checkout's HEAD (CI's checkout
+    is one): `make demo` installs what the demo runs, not the benchmarks' or the tests'
+    libraries, and the demo ends as expected. (It once stopped at once: its install left out
+    the agent's and controller's libraries, and only `make test`'s full install was tested.)"""
+    require_tools("fping", "iperf3", "ping", "git", "make")
+    fresh_demo_lab()
+    clone = tmp_path / "vnet"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    done = subprocess.run(["make", "demo"], cwd=clone, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    assert "all results as expected" in done.stdout
+    probe = "import importlib.util as u; print([m for m in ('numpy', 'pytest') if u.find_spec(m)])"
+    found = subprocess.run(
+        [str(clone / ".venv/bin/python"), "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert found.stdout.strip() == "[]"
+    assert lab_namespaces("demo") == [] and lab_namespaces("ctl") == []
 
 
 def test_demo_keep_opens_the_console_on_loopback(labs: Labs) -> None:
