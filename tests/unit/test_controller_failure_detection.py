@@ -16,7 +16,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from tests.controller_memory_support import PROVIDER, World, world
+from tests.controller_memory_support import ACME, PROVIDER, World, voice, world
 from vnet.controller.db import make_engine
 from vnet.controller.db.models import ElementState, OperState
 from vnet.controller.service import health
@@ -171,6 +171,30 @@ def test_a_dead_agent_makes_its_host_unreachable_at_once_and_up_when_it_returns(
             ("host", "h2", False),
             ("host", "h2", True),
         ]
+
+    run(w, scenario)
+
+
+def test_a_host_heard_again_is_reconciled_at_once_not_at_the_next_check(w: World) -> None:
+    """One home for whether an agent answers: the reconcile watcher follows failure
+    detection. h3 lost a connection's pieces while its agent was down; when detection hears
+    it again, the pieces are put back without waiting for the watcher's own check (an hour
+    away here), and the host view's `reachable` said false, then true."""
+
+    async def scenario(service: Service, hook: Recorder) -> None:
+        await until(service, "host", "h3", "up", SLACK)
+        await service.create_connection(ACME, "acme", voice("v", 5201, "10mbit"))
+        [name] = w.pieces()["h3"]
+        w.hosts.kill("h3")
+        await until(service, "host", "h3", "unreachable", SLACK)
+        assert {h.name: h.reachable for h in await service.hosts(PROVIDER)}["h3"] is False
+        held = w.hosts.running("h3")
+        w.hosts.set_running(
+            "h3", held.model_copy(update={"srv6": held.srv6.model_copy(update={"connections": []})})
+        )  # what h3 lost while it was down
+        w.hosts.restart("h3")
+        await wait_until_async(lambda: name in w.pieces()["h3"], SLACK, "h3 reconciled")
+        assert {h.name: h.reachable for h in await service.hosts(PROVIDER)}["h3"] is True
 
     run(w, scenario)
 

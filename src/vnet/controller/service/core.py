@@ -110,6 +110,7 @@ class Service:
         outcome = await self.reconciler.all_hosts(hosts)
         self.watcher = Watcher(self.reconciler, hosts, self.config.reconcile_interval)
         self.watcher.reachable = {h: not isinstance(r, Exception) for h, r in outcome.items()}
+        self.add_state_hook(self.watcher)  # a host heard again is reconciled at once
         links = {name: (info.a, info.b) for name, info in inv.links.items()}
         self.poller = UtilisationPoller(self.agents, links, self.config.utilisation_interval)
         cfg = self.config

@@ -8,8 +8,9 @@ per host. Each difference is drift: logged and written to the connection's histo
 "repaired". Connections in the middle of a request (requested, modifying) are left alone;
 their request settles them. Pieces with other names are not the controller's: never touched.
 
-Runs after recovery at start, and whenever an agent becomes reachable again (`Watcher`,
-checking every `reconcile_interval` seconds).
+Runs after recovery at start, and whenever an agent becomes reachable again (`Watcher`: at
+once when failure detection hears it again, and by asking every agent every
+`reconcile_interval` seconds).
 """
 
 from __future__ import annotations
@@ -161,20 +162,29 @@ def record(session: Session, drift: list[Drift], ids: dict[str, int]) -> None:
 
 
 class Watcher:
-    """Every `interval` seconds, asks each agent whether it answers; one that answers again
-    after it did not (or for the first time) is reconciled. `reachable` is what was seen."""
+    """Reconciles each agent that answers again after it did not (or for the first time):
+    as soon as failure detection hears it again (`on_host_state`, a state hook), and, for
+    what detection cannot say (a controller without it, an answer lost in between), every
+    `interval` seconds by asking each agent. `reachable` is what was seen last, from either.
+    """
 
     def __init__(self, reconciler: Reconciler, hosts: list[str], interval: float):
         self.reconciler = reconciler
         self.hosts = hosts
         self.reachable: dict[str, bool] = {}
         self.periodic = Periodic(self.check, interval, "reconcile-watcher")
+        self._soon: set[asyncio.Task[None]] = set()
+        self._stopped = False
 
     def start(self) -> None:
         self.periodic.start()
 
     async def stop(self) -> None:
+        self._stopped = True
         await self.periodic.stop()
+        for task in list(self._soon):
+            task.cancel()
+        await asyncio.gather(*self._soon, return_exceptions=True)
 
     async def check(self) -> None:
         answers = await asyncio.gather(
@@ -187,7 +197,26 @@ class Watcher:
                 back.append(host)
             self.reachable[host] = now
         if back:
-            result = await self.reconciler.all_hosts(back)
-            for host, outcome in result.items():
-                if isinstance(outcome, (AgentError, Exception)):
-                    self.reachable[host] = False  # try again at the next check
+            await self._reconcile(back)
+
+    async def _reconcile(self, hosts: list[str]) -> None:
+        result = await self.reconciler.all_hosts(hosts)
+        for host, outcome in result.items():
+            if isinstance(outcome, (AgentError, Exception)):
+                self.reachable[host] = False  # try again at the next check
+
+    # -- failure detection's word (opstate.StateHook) -------------------------------------
+    async def on_link_state(self, link: str, up: bool) -> None:
+        """Links are failover's."""
+
+    async def on_host_state(self, host: str, up: bool) -> None:
+        """A host detection hears again is reconciled now, in a task of its own (the hooks
+        after this one are not held up), not up to `interval` seconds later."""
+        if self._stopped or host not in self.hosts:
+            return
+        was = self.reachable.get(host)
+        self.reachable[host] = up
+        if up and was is not True:
+            task = asyncio.create_task(self._reconcile([host]), name=f"reconcile-{host}")
+            self._soon.add(task)
+            task.add_done_callback(self._soon.discard)
