@@ -121,7 +121,7 @@ def test_goals_judge_the_worst_run_at_each_size_and_any_leak() -> None:
     goals = {g.goal: g for g in reroute_goals(result)}
     by_size = [g for name, g in goals.items() if name.startswith("every connection on the")]
     assert [(g.met, g.detail) for g in by_size] == [(True, "60 ms"), (False, "700 ms")]
-    host = next(g for name, g in goals.items() if "failed host" in name)
+    host = next(g for name, g in goals.items() if "powered off" in name)
     assert (host.met, host.detail) == (True, "1500 ms")
     assert goals["zero over-admission (every run)"].met is True
     assert goals["zero leaked reservation (every run)"].met is False

@@ -29,9 +29,12 @@ def _worst(result: BenchResult, metric: str, series: str) -> dict[int, float]:
 
 
 def _within(result: BenchResult, metric: str, series: str, bound: float, what: str) -> list[Goal]:
+    """One verdict per number of connections: `what` (naming `bound`) in the worst run."""
     worst = sorted(_worst(result, metric, series).items())
-    goal = f"{what} within {bound:.0f} ms at {{}} connection(s) (worst run)"
-    return [Goal(goal.format(n), ms <= bound, f"{ms:.0f} ms") for n, ms in worst]
+    return [
+        Goal(f"{what}, at {n} connection(s) (worst run)", ms <= bound, f"{ms:.0f} ms")
+        for n, ms in worst
+    ]
 
 
 def _zero(result: BenchResult, metric: str, what: str, unit: str) -> Goal | None:
@@ -44,11 +47,13 @@ def _zero(result: BenchResult, metric: str, what: str, unit: str) -> Goal | None
 def reroute_goals(result: BenchResult) -> list[Goal]:
     out = _within(
         result, MOVE_LAST, LINK, MOVE_GOAL_MS,
-        "every connection on the failed link on its new path after the controller learned of it",
+        f"every connection on the failed link on its new path within {MOVE_GOAL_MS:.0f} ms "
+        "of the controller learning of the failure",
     )  # fmt: skip
     out += _within(
         result, HANDLED_LAST, HOST, HOST_GOAL_MS,
-        "every connection through the failed host moved or degraded after `lab host down`",
+        f"every connection through a host powered off moved or degraded within "
+        f"{HOST_GOAL_MS:.0f} ms of `lab host down`",
     )  # fmt: skip
     for metric, what, unit in (
         (OVER, "over-admission", "bit/s"),
