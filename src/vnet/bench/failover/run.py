@@ -49,7 +49,7 @@ def run_failover(plan: dict[str, Any], bench: BenchOptions) -> BenchResult:
         tools={"iperf3": tool_version(["iperf3", "--version"])},
         description=DESCRIPTION,
     )
-    steps = len(routing) * bench.repeat + len(rerouting) * len(plan["sizes"]) * bench.repeat
+    steps = (len(routing) + len(rerouting) * len(plan.get("sizes", []))) * bench.repeat
     with BenchProgress("failover", total=steps, quiet=bench.quiet) as progress:
         if routing:
             _routing(result, plan["base"], plan["file"], routing, bench, progress)
