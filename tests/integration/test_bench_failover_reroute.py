@@ -45,7 +45,8 @@ def test_one_connection_is_rerouted_off_a_failed_link_and_off_a_failed_host(
         timeout=900,
     )  # fmt: skip
     data = json.loads(out.read_text())
-    assert data["notes"] == []
+    # notes other than why a connection was degraded on its way are runs that failed
+    assert [n for n in data["notes"] if "degraded because" not in n] == []
     for series in (LINK, HOST):
         [detect] = _samples(data, DETECT, series)
         [move] = _samples(data, MOVE, series)
@@ -57,7 +58,7 @@ def test_one_connection_is_rerouted_off_a_failed_link_and_off_a_failed_host(
             assert abs(detect + move - handled) < 1, (detect, move, handled)
         else:  # handled when moved, or degraded first (the host's agent cannot answer)
             assert handled < detect + move + 1, (detect, move, handled)
-        assert _samples(data, DEGRADED, series) == [0]
+        assert _samples(data, DEGRADED, series) == [0]  # moved in the end
         assert _samples(data, OVER, series) == [0]
         assert _samples(data, LEAKED, series) == [0]
         assert _samples(data, FLAPPED, series) == [0]

@@ -49,9 +49,11 @@ def link(name: str, state: str, since: datetime | None, reserved: tuple[int, int
     )  # fmt: skip
 
 
-def event(kind: str, ms: float, naive: bool = False) -> ConnectionEvent:
+def event(kind: str, ms: float, naive: bool = False, why: str = "") -> ConnectionEvent:
     moment = at(ms)
-    return ConnectionEvent(at=moment.replace(tzinfo=None) if naive else moment, kind=kind)
+    return ConnectionEvent(
+        at=moment.replace(tzinfo=None) if naive else moment, kind=kind, detail=why
+    )
 
 
 def test_the_controller_learns_of_the_failure_when_it_records_the_link_down() -> None:
@@ -75,15 +77,17 @@ def test_each_connection_is_timed_from_learning_to_its_reroute_and_the_last_one_
         "fo0": [event("created", -3000), event("rerouted", 150)],
         # SQLite hands back moments without a zone: they are UTC
         "fo1": [event("created", -2000, naive=True), event("rerouted", 420, naive=True)],
-        "fo2": [event("created", -1000), event("degraded", 200)],  # no room: degraded
+        "fo2": [event("created", -1000), event("degraded", 200, why="no room")],
         "fo3": [event("rerouted", -800)],  # an earlier run's move: not this failure's
-        "fo4": [event("degraded", 180), event("rerouted", 900)],  # degraded, moved later
+        "fo4": [event("degraded", 180, why="h2 refused"), event("rerouted", 900)],  # moved later
     }
     found = tl.outcomes(histories, T0)
     figures = tl.figures(found, T0, learned=at(100))
     assert sorted(figures.moves) == pytest.approx([50.0, 320.0, 800.0])
     assert figures.handled_last == pytest.approx(420.0)  # fo4 was handled (degraded) at 180
     assert figures.degraded == 1  # fo2; fo4 was moved after
+    assert figures.degraded_then_moved == 1  # fo4
+    assert figures.reasons == ["h2 refused", "no room"]
     assert figures.unhandled == ["fo3"]
     assert found["fo4"].handled_at == at(180)
 

@@ -50,7 +50,7 @@ WATCH = 2.0  # seconds the connections are watched for a flap after the element 
 HOST_BACK = 180.0  # seconds `vnet lab host up` may take (the agent restores its VRs)
 
 DETECT, MOVE, MOVE_LAST = "detect", "move", "move_last"
-HANDLED_LAST, DEGRADED = "handled_last", "degraded"
+HANDLED_LAST, DEGRADED, DEGRADED_FIRST = "handled_last", "degraded", "degraded_first"
 OVER, LEAKED, FLAPPED = "over_admitted", "leaked", "flapped"
 X_LABEL = "connections on the failed element"
 
@@ -91,6 +91,9 @@ def declare(result: BenchResult) -> None:
     ms(MOVE_LAST, "From the controller learning of the failure to the last one rerouted.")
     ms(HANDLED_LAST, "From the failure to the last connection moved or degraded.")
     result.declare(DEGRADED, "connections", x_label=X_LABEL, description="Left degraded.")
+    result.declare(
+        DEGRADED_FIRST, "connections", x_label=X_LABEL, description="Degraded, then moved."
+    )
     result.declare(OVER, "bit/s", x_label=X_LABEL, description="Held beyond a link's capacity.")
     result.declare(LEAKED, "bit/s", x_label=X_LABEL, description="Held after every release.")
     result.declare(FLAPPED, "connections", x_label=X_LABEL, description="Moved after the return.")
@@ -256,6 +259,9 @@ def _record_failure(
     if figures.handled_last is not None:
         result.record(HANDLED_LAST, variant, figures.handled_last, x=n)
     result.record(DEGRADED, variant, figures.degraded, x=n)
+    result.record(DEGRADED_FIRST, variant, figures.degraded_then_moved, x=n)
+    for why in figures.reasons:
+        result.note(f"{variant} at {n}: degraded because {why}")
     result.record(OVER, variant, timeline.over_admitted_bps(links), x=n)
     if figures.unhandled:
         quiet = ", ".join(figures.unhandled)

@@ -42,6 +42,7 @@ class Outcome:
 
     moved_at: datetime | None = None
     degraded_at: datetime | None = None
+    why: str = ""  # the first degraded line's reason
 
     @property
     def degraded(self) -> bool:
@@ -80,11 +81,16 @@ def learned_at(links: Sequence[LinkView], failed: Collection[str], after: dateti
 def outcome(history: Sequence[ConnectionEvent], after: datetime) -> Outcome:
     """The first `rerouted` and the first `degraded` line written at or after `after`."""
 
-    def first(kind: str) -> datetime | None:
-        moments = [utc(e.at) for e in history if e.kind == kind and utc(e.at) >= utc(after)]
-        return min(moments) if moments else None
+    def first(kind: str) -> ConnectionEvent | None:
+        found = [e for e in history if e.kind == kind and utc(e.at) >= utc(after)]
+        return min(found, key=lambda e: utc(e.at)) if found else None
 
-    return Outcome(moved_at=first(REROUTED), degraded_at=first(DEGRADED))
+    moved, degraded = first(REROUTED), first(DEGRADED)
+    return Outcome(
+        moved_at=utc(moved.at) if moved else None,
+        degraded_at=utc(degraded.at) if degraded else None,
+        why=degraded.detail if degraded else "",
+    )
 
 
 def outcomes(
@@ -97,21 +103,27 @@ def outcomes(
 class Figures:
     """One run's times: per moved connection, from the controller learning of the failure
     to its reroute (ms); from the failure to the last one moved or degraded (ms); how many
-    ended degraded; which the controller did nothing about."""
+    ended degraded, and how many were degraded on the way (moved later) and why; which the
+    controller did nothing about."""
 
     moves: list[float]
     handled_last: float | None
     degraded: int
+    degraded_then_moved: int
+    reasons: list[str]
     unhandled: list[str]
 
 
 def figures(found: Mapping[str, Outcome], failed_at: datetime, learned: datetime) -> Figures:
     moves = [ms_between(learned, o.moved_at) for o in found.values() if o.moved_at is not None]
     handled = [o.handled_at for o in found.values() if o.handled_at is not None]
+    outs = list(found.values())
     return Figures(
         moves=moves,
         handled_last=max(ms_between(failed_at, t) for t in handled) if handled else None,
         degraded=sum(o.degraded for o in found.values()),
+        degraded_then_moved=sum(o.degraded_at is not None and not o.degraded for o in outs),
+        reasons=sorted({o.why for o in found.values() if o.why}),
         unhandled=sorted(name for name, o in found.items() if o.handled_at is None),
     )
 
