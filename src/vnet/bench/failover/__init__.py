@@ -11,13 +11,22 @@ time): lost datagrams / rate. Three variants in the same run:
 - `bfd`: OSPF with BFD on the direct network (the file as it is);
 - `ospf`: OSPF without BFD: the neighbour is lost after the dead interval;
 - `static`: the tenant routed statically (`routing: auto`): the baseline, which does
-  does not recover until the link returns.
+  not recover until the link returns.
 
 The link comes back 2 s before the end of each run (iperf3 needs a path to report), so
 the static baseline's outage is the whole time the link was down. Between runs the
 benchmark waits until pc3's replies come along the direct path again (their TTL), so
 every run starts from the same state.
-Connections the manager reroutes are not part of this benchmark yet.
+
+Two more variants measure the controller's own reaction (reroute.py): in a lab of
+examples/controller.yaml, N guaranteed connections (`--connections`, default 1,10,100)
+cross the link that fails (`reroute-link`) or the host that fails (`reroute-host`); from
+the controller's records (when it recorded the link down, when each connection's history
+says rerouted or degraded) come the time it took to learn of the failure, to move each
+connection, the connections degraded, the ledger against capacity (over-admission) and
+after every release (leaks), and the connections that moved back when the element
+returned (flaps). Traffic on the moved connections is not measured: the lab routes its
+tenant statically over the failed link, so iperf3's control connection has no path.
 """
 
 from __future__ import annotations
@@ -44,7 +53,10 @@ MAX_CONNECTIONS = 150  # of BANDWIDTH each: what one 100 Mbit/s link of the lab 
 
 class FailoverBench(Benchmark):
     name = "failover"
-    help = "Tenant outage when an underlay link fails: OSPF with and without BFD, static."
+    help = (
+        "Tenant outage when an underlay link fails (OSPF with and without BFD, static), "
+        "and the controller's reroute of guaranteed connections off a failed link or host."
+    )
     defaults = Defaults(repeat=5, quick_repeat=1, duration=10.0, quick_duration=9.0)
     tools = ("iperf3", "ping")
     options = (
