@@ -48,6 +48,7 @@ SEEN = 15.0  # seconds the controller may take to show a link's or host's state
 SETTLE = 120.0  # seconds for every connection to be moved or degraded (100 on a busy host)
 WATCH = 2.0  # seconds the connections are watched for a flap after the element is back
 HOST_BACK = 180.0  # seconds `vnet lab host up` may take (the agent restores its VRs)
+POLL = 0.25  # seconds between reads while the controller works (reads load it too)
 
 DETECT, MOVE, MOVE_LAST = "detect", "move", "move_last"
 HANDLED_LAST, DEGRADED, DEGRADED_FIRST = "handled_last", "degraded", "degraded_first"
@@ -112,12 +113,12 @@ def run_reroute(
         result.parameters["controller_lab"] = access.lab
         for variant in variants:
             for n in sizes:
-                for run in range(bench.repeat):
-                    progress.update(f"{variant}: {n} connection(s), run {run + 1}/{bench.repeat}")
+                for k in range(bench.repeat):
+                    progress.update(f"{variant}: {n} connection(s), run {k + 1}/{bench.repeat}")
                     try:
                         _one_run(result, variant, n, Run(access, client, scene))
                     except (WaitTimeout, timeline.NotLearned, ControllerError) as err:
-                        result.note(f"{variant} at {n} run {run + 1}: {err}")
+                        result.note(f"{variant} at {n} run {k + 1}: {err}")
                     finally:
                         progress.advance()
 
@@ -165,7 +166,10 @@ def _one_run(result: BenchResult, variant: str, n: int, run: Run) -> None:
             faults.host_down(run.lab, scene.transit)
         try:
             views = wait_until(
-                lambda: _settled(run, names, off), SETTLE, "every connection moved or degraded"
+                lambda: _settled(run, names, off),
+                SETTLE,
+                "every connection moved or degraded",
+                interval=POLL,
             )
             assert views is not None  # wait_until answers what is truthy
             _record_failure(result, variant, n, run, failed, failed_at, views)
@@ -279,7 +283,7 @@ def _host_back(run: Run) -> datetime:
     scene = run.scene
     back_at = _now()
     faults.host_up(run.lab, scene.transit)
-    wait_until(lambda: run.host_state(scene.transit, "up"), HOST_BACK, f"{scene.transit} up")
+    wait_until(lambda: run.host_state(scene.transit, "up"), HOST_BACK, f"{scene.transit} up", POLL)
     for link in scene.transit_links:
         wait_until(lambda link=link: run.link_state(link, "up"), SEEN, f"{link} up")  # type: ignore[misc]
     return back_at
@@ -296,7 +300,7 @@ def _record_return(
         return any(view.path != paths.get(name) for name, view in run.mine().items())
 
     with contextlib.suppress(WaitTimeout):  # a watch: what is expected is that nothing comes
-        wait_until(changed, WATCH, "a path change", interval=0.2)
+        wait_until(changed, WATCH, "a path change", interval=POLL)
     result.record(FLAPPED, variant, len(timeline.flapped(run.histories(names), back_at)), x=n)
 
 
