@@ -20,6 +20,7 @@ from vnet.bench.failover.reroute import (
     MOVE,
     MOVE_LAST,
     OVER,
+    STALE,
 )
 
 from .conftest import lab_namespaces, vnet
@@ -60,6 +61,7 @@ def test_one_connection_is_rerouted_off_a_failed_link_and_off_a_failed_host(
             assert handled < detect + move + 1, (detect, move, handled)
         assert _samples(data, DEGRADED, series) == [0]  # moved in the end
         assert _samples(data, OVER, series) == [0]
+        assert _samples(data, STALE, series) == [0]
         assert _samples(data, LEAKED, series) == [0]
         assert _samples(data, FLAPPED, series) == [0]
     report = (tmp_path / "r" / "report.md").read_text().split("## Goals")[1]

@@ -21,6 +21,7 @@ from vnet.bench.failover.reroute import (
     LINK,
     MOVE_LAST,
     OVER,
+    STALE,
     Scene,
     scene_of,
 )
@@ -120,6 +121,7 @@ def test_goals_judge_the_worst_run_at_each_size_and_any_leak() -> None:
         result.add(OVER, LINK, [0, 0], x=n)
         result.add(FLAPPED, LINK, [0, 0], x=n)
     result.add(LEAKED, LINK, [0, 0], x=1)
+    result.add(STALE, HOST, [0], x=10)
     result.add(LEAKED, LINK, [0, 8000], x=100)
     result.add(HANDLED_LAST, HOST, [1500.0], x=10)
     goals = {g.goal: g for g in reroute_goals(result)}
@@ -128,6 +130,8 @@ def test_goals_judge_the_worst_run_at_each_size_and_any_leak() -> None:
     host = next(g for name, g in goals.items() if "powered off" in name)
     assert (host.met, host.detail) == (True, "1500 ms")
     assert goals["zero over-admission (every run)"].met is True
+    stale = "zero reservation left on the failed element after the moves (every run)"
+    assert goals[stale].met is True
     assert goals["zero leaked reservation (every run)"].met is False
     assert "8000" in goals["zero leaked reservation (every run)"].detail
     assert goals["zero connections moving back when the element returns (every run)"].met

@@ -12,6 +12,7 @@ from vnet.bench.failover.reroute import (
     LINK,
     MOVE_LAST,
     OVER,
+    STALE,
 )
 from vnet.bench.results import BenchResult
 
@@ -57,6 +58,7 @@ def reroute_goals(result: BenchResult) -> list[Goal]:
     )  # fmt: skip
     for metric, what, unit in (
         (OVER, "over-admission", "bit/s"),
+        (STALE, "reservation left on the failed element after the moves", "bit/s"),
         (LEAKED, "leaked reservation", "bit/s"),
         (FLAPPED, "connections moving back when the element returns", "connection(s)"),
     ):

@@ -52,7 +52,7 @@ POLL = 0.25  # seconds between reads while the controller works (reads load it t
 
 DETECT, MOVE, MOVE_LAST = "detect", "move", "move_last"
 HANDLED_LAST, DEGRADED, DEGRADED_FIRST = "handled_last", "degraded", "degraded_first"
-OVER, LEAKED, FLAPPED = "over_admitted", "leaked", "flapped"
+OVER, STALE, LEAKED, FLAPPED = "over_admitted", "stale", "leaked", "flapped"
 X_LABEL = "connections on the failed element"
 
 
@@ -96,6 +96,9 @@ def declare(result: BenchResult) -> None:
         DEGRADED_FIRST, "connections", x_label=X_LABEL, description="Degraded, then moved."
     )
     result.declare(OVER, "bit/s", x_label=X_LABEL, description="Held beyond a link's capacity.")
+    result.declare(
+        STALE, "bit/s", x_label=X_LABEL, description="Held on the failed element after the moves."
+    )
     result.declare(LEAKED, "bit/s", x_label=X_LABEL, description="Held after every release.")
     result.declare(FLAPPED, "connections", x_label=X_LABEL, description="Moved after the return.")
 
@@ -267,6 +270,8 @@ def _record_failure(
     for why in figures.reasons:
         result.note(f"{variant} at {n}: degraded because {why}")
     result.record(OVER, variant, timeline.over_admitted_bps(links), x=n)
+    if not figures.degraded:  # a degraded connection keeps its reservations where they were
+        result.record(STALE, variant, timeline.reserved_bps(links, failed), x=n)
     if figures.unhandled:
         quiet = ", ".join(figures.unhandled)
         result.note(f"{variant} at {n}: nothing in the history of {quiet} after the failure")
