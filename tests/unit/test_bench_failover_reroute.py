@@ -97,7 +97,8 @@ def test_a_path_change_after_the_return_is_a_flap_and_the_ledger_is_read_per_lin
     histories = {
         "fo0": [event("rerouted", 100)],
         "fo1": [event("rerouted", 100), event("moved", 2500)],
-        "fo2": [event("rerouted", 100), event("restored", 2600)],
+        "fo2": [event("rerouted", 100), event("rerouted", 2600)],
+        "fo3": [event("degraded", 100), event("restored", 2600)],  # back where it was
     }
     assert tl.flapped(histories, at(2000)) == ["fo1", "fo2"]
     assert tl.flapped(histories, at(3000)) == []

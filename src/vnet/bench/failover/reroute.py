@@ -45,7 +45,9 @@ VARIANTS = (LINK, HOST)
 BANDWIDTH = "500kbit"  # 100 of them fit on one 100 Mbit/s link with their headers
 FIRST_PORT = 20000  # connection k matches UDP to port FIRST_PORT + k
 SEEN = 15.0  # seconds the controller may take to show a link's or host's state
-SETTLE = 120.0  # seconds for every connection to be moved or degraded (100 on a busy host)
+# seconds for every connection to be moved: 100 of them, each tried and degraded once per
+# link of a host powered off before they move, on a busy machine
+SETTLE = 300.0
 WATCH = 2.0  # seconds the connections are watched for a flap after the element is back
 HOST_BACK = 180.0  # seconds `vnet lab host up` may take (the agent restores its VRs)
 POLL = 0.25  # seconds between reads while the controller works (reads load it too)
@@ -168,14 +170,8 @@ def _one_run(result: BenchResult, variant: str, n: int, run: Run) -> None:
             failed_at = _now()
             faults.host_down(run.lab, scene.transit)
         try:
-            views = wait_until(
-                lambda: _settled(run, names, off),
-                SETTLE,
-                "every connection moved or degraded",
-                interval=POLL,
-            )
-            assert views is not None  # wait_until answers what is truthy
-            _record_failure(result, variant, n, run, failed, failed_at, views)
+            _until_moved(result, variant, n, run, names, off)
+            _record_failure(result, variant, n, run, failed, failed_at)
         finally:
             back_at = restore(run)
         _record_return(result, variant, n, run, names, back_at)
@@ -239,11 +235,21 @@ def _off_host(scene: Scene) -> Off:
     return lambda v: scene.transit not in v.path
 
 
-def _settled(run: Run, names: Sequence[str], off: Off) -> dict[str, ConnectionView] | None:
-    """The connections once each is off the failed element or degraded (None: not yet)."""
-    views = run.mine()
-    done = all(n in views and (off(views[n]) or views[n].status == "degraded") for n in names)
-    return views if done else None
+def _until_moved(
+    result: BenchResult, variant: str, n: int, run: Run, names: Sequence[str], off: Off
+) -> None:
+    """Until every connection is off the failed element, at most SETTLE s. Degraded is not
+    the end: a connection degraded on the way (a move that asked a host's agent gone with
+    its power) is tried again, and moved, once the controller knows the host is gone."""
+
+    def moved() -> bool:
+        views = run.mine()
+        return all(name in views and off(views[name]) for name in names)
+
+    try:
+        wait_until(moved, SETTLE, "every connection off the failed element", interval=POLL)
+    except WaitTimeout as err:  # what the controller did by then is recorded all the same
+        result.note(f"{variant} at {n}: {err}")
 
 
 def _record_failure(
@@ -253,11 +259,10 @@ def _record_failure(
     run: Run,
     failed: Sequence[str],
     failed_at: datetime,
-    views: dict[str, ConnectionView],
 ) -> None:
     links = run.client.links()
     learned = timeline.learned_at(links, failed, failed_at)
-    found = timeline.outcomes(run.histories(sorted(views)), failed_at)
+    found = timeline.outcomes(run.histories(sorted(run.mine())), failed_at)
     figures = timeline.figures(found, failed_at, learned)
     result.record(DETECT, variant, timeline.ms_between(failed_at, learned), x=n)
     if figures.moves:

@@ -21,9 +21,10 @@ from datetime import UTC, datetime
 from vnet.model.controller_api import ConnectionEvent, LinkView
 
 REROUTED, DEGRADED = "rerouted", "degraded"
-# what a connection's history says when it changes path on its own or is put back: after
-# the failed element returns, any of these is a flap (the policy is never to move back)
-PATH_CHANGES = frozenset({"rerouted", "moved", "modified", "restored"})
+# what a connection's history says when it changes path: after the failed element returns,
+# any of these is a flap (the policy is never to move back on its own). `restored` is not:
+# a degraded connection runs again where it always was, as documented.
+PATH_CHANGES = frozenset({"rerouted", "moved", "modified"})
 
 
 def utc(moment: datetime) -> datetime:
