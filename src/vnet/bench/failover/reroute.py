@@ -36,8 +36,11 @@ from vnet.bench.progress import BenchOptions, BenchProgress
 from vnet.bench.results import BenchResult
 from vnet.client.controller import ControllerClient
 from vnet.client.errors import ControllerError
+from vnet.client.netconf import NetconfClient
 from vnet.lab import faults
+from vnet.lab.lab import agent_endpoint
 from vnet.model.controller_api import ConnectionEvent, ConnectionRequest, ConnectionView
+from vnet.model.yang.module import qualified
 from vnet.tools.wait import WaitTimeout, wait_until
 
 LINK, HOST = "reroute-link", "reroute-host"
@@ -50,6 +53,7 @@ SEEN = 15.0  # seconds the controller may take to show a link's or host's state
 SETTLE = 300.0
 WATCH = 2.0  # seconds the connections are watched for a flap after the element is back
 HOST_BACK = 180.0  # seconds `vnet lab host up` may take (the agent restores its VRs)
+RECONCILED = 90.0  # seconds: the controller's reconcile watcher checks every 30 s by default
 POLL = 0.25  # seconds between reads while the controller works (reads load it too)
 
 DETECT, MOVE, MOVE_LAST = "detect", "move", "move_last"
@@ -296,7 +300,21 @@ def _host_back(run: Run) -> datetime:
     wait_until(lambda: run.host_state(scene.transit, "up"), HOST_BACK, f"{scene.transit} up", POLL)
     for link in scene.transit_links:
         wait_until(lambda link=link: run.link_state(link, "up"), SEEN, f"{link} up")  # type: ignore[misc]
+    wait_until(lambda: _reconciled(run), RECONCILED, f"{scene.transit} reconciled", POLL)
     return back_at
+
+
+def _reconciled(run: Run) -> bool:
+    """Whether the transit host's agent holds no more connection pieces than connections
+    cross it. Back from a power failure, it restored the pieces of the connections moved
+    off it meanwhile; the controller removes them when its reconcile watcher next finds
+    the agent answering, and until then a new connection given one of their numbers is
+    refused by that agent: the next run starts only once they are gone."""
+    host = run.scene.transit
+    crossing = sum(host in v.path for v in run.mine().values())
+    with NetconfClient(agent_endpoint(run.lab, host)) as agent:
+        srv6 = agent.guarantees().get(qualified("srv6"), {})
+    return len(srv6.get("connection", [])) <= crossing
 
 
 def _record_return(
