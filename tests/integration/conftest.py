@@ -44,6 +44,7 @@ SLOW = {
     "test_hypervisor",
     "test_lab_controller",
     "test_lab_controller_placement",
+    "test_bench_failover_reroute",  # a controller lab, a host powered off and on again
 }
 
 
@@ -65,6 +66,7 @@ SERIAL = {
     "test_transactions::test_em_testbed_reaches_end_to_end_in_both_tenants",
     "test_netconf_large_message::test_other_sessions_are_served_during_a_50_mb_edit",
     "test_bench_failover",  # an outage of OSPF with BFD shorter than the link was down
+    "test_bench_failover_reroute",  # the controller's reroute, timed
     "test_cli_end_to_end::test_demo_prints_its_tables_and_cleans_up",  # a connection's rate
     "test_cli_end_to_end::test_demo_keep_opens_the_console_on_loopback",  # the same demo
     "test_cli_end_to_end::test_make_demo_on_a_fresh_clone_installs_only_what_it_runs",  # too

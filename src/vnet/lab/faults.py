@@ -32,10 +32,14 @@ NETEM_MODULE = Path("/sys/module/sch_netem")
 
 
 def _topology(lab: str) -> Topology:
+    """The lab's file, under the lab's name: a lab may run under another name than its
+    file's (`lab.up(path, topology=...)`: a benchmark's, a demo's), and every namespace
+    it made carries the name it runs under."""
     rec = read_record(lab)
     if rec is None or rec.file is None:
         raise LabError(f"no lab {lab!r} is up (or it was made without a file)")
-    return load_topology(rec.file)
+    topo = load_topology(rec.file)
+    return topo if topo.name == lab else topo.model_copy(update={"name": lab})
 
 
 def link_of(topo: Topology, name: str) -> UnderlayLink:

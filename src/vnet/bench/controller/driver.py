@@ -38,6 +38,7 @@ class Access:
     token: str  # the provider administrator's token
     namespace: str | None  # where to connect from
     verify: bool | str = True  # the controller's certificate (a file), or the system's CAs
+    lab: str = ""  # the lab it runs in (its faults are injected by this name)
 
     def client(self) -> ControllerClient:
         """A synchronous client for the reads between runs (links, end hosts, connections)."""

@@ -41,7 +41,9 @@ def access(name: str) -> Access:
     """Where the lab `name`'s controller listens, from the lab's record."""
     c = lab.controller_access(name)
     verify = c.certificate or True
-    return Access(url=c.url, token=read_token(c.token_file), namespace=c.namespace, verify=verify)
+    return Access(
+        url=c.url, token=read_token(c.token_file), namespace=c.namespace, verify=verify, lab=name
+    )
 
 
 @contextlib.contextmanager

@@ -8,6 +8,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from vnet.bench.failover import reroute
+from vnet.bench.failover.goals import reroute_headline
 from vnet.bench.failover.scenario import (
     DST,
     SRC,
@@ -37,41 +39,67 @@ INITIAL_TTL = 64  # Linux's
 OUTAGE, LOST = "outage", "lost"
 
 
-def run_failover(
-    base: dict[str, Any], file: Path, chosen: list[str], bench: BenchOptions
-) -> BenchResult:
-    link = failed_link(base)
+def run_failover(plan: dict[str, Any], bench: BenchOptions) -> BenchResult:
+    """The routing variants (a probe across a failure) then the reroute variants (the
+    controller's connections), each in labs of their own."""
+    routing, rerouting = plan["routing"], plan["rerouting"]
     result = BenchResult.start(
         "failover",
-        parameters={
-            **bench.as_parameters(),
-            "file": str(file),
-            "variants": chosen,
-            "failed_link": link,
-            "probe": f"UDP {SRC} -> {DST}, {RATE_PPS} datagrams/s of {PAYLOAD} B",
-            "fail_at_s": FAIL_AT,
-            "link_down_s": bench.duration - FAIL_AT - TAIL,
-            "dead_interval_s": dead_interval_s(base),
-        },
+        parameters={**bench.as_parameters(), "variants": routing + rerouting},
         tools={"iperf3": tool_version(["iperf3", "--version"])},
-        description=(
-            f"A constant UDP probe from {SRC} to {DST} while underlay link {link} fails "
-            f"{FAIL_AT:.0f} s into each run and comes back {TAIL:.0f} s before its end; "
-            "the outage is the datagrams lost divided by the rate (RFC 6413's loss-derived "
-            "convergence time). static: the baseline without dynamic routing, which does "
-            "not recover until the link returns."
-        ),
+        description=DESCRIPTION,
+    )
+    steps = (len(routing) + len(rerouting) * len(plan.get("sizes", []))) * bench.repeat
+    with BenchProgress("failover", total=steps, quiet=bench.quiet) as progress:
+        if routing:
+            _routing(result, plan["base"], plan["file"], routing, bench, progress)
+        if rerouting:
+            result.parameters.update(
+                controller_file=str(plan["controller_file"]),
+                connections=plan["sizes"],
+                connection_bandwidth=reroute.BANDWIDTH,
+            )
+            reroute.declare(result)
+            scene = plan["scene"]
+            reroute.run_reroute(
+                result, rerouting, plan["sizes"], plan["controller_file"], scene, bench, progress
+            )
+    return result
+
+
+DESCRIPTION = (
+    "Routing variants (bfd, ospf, static): a constant UDP probe across an underlay link "
+    "that fails and comes back; the outage is the datagrams lost divided by the rate "
+    "(RFC 6413's loss-derived convergence time); static is the baseline without dynamic "
+    "routing, which does not recover until the link returns. Reroute variants: guaranteed "
+    "connections the controller moves off a failed link (reroute-link) or host "
+    "(reroute-host), timed from the controller's own records."
+)
+
+
+def _routing(
+    result: BenchResult,
+    base: dict[str, Any],
+    file: Path,
+    chosen: list[str],
+    bench: BenchOptions,
+    progress: BenchProgress,
+) -> None:
+    link = failed_link(base)
+    result.parameters.update(
+        file=str(file),
+        failed_link=link,
+        probe=f"UDP {SRC} -> {DST}, {RATE_PPS} datagrams/s of {PAYLOAD} B",
+        fail_at_s=FAIL_AT,
+        link_down_s=bench.duration - FAIL_AT - TAIL,
+        dead_interval_s=dead_interval_s(base),
     )
     result.declare(OUTAGE, "ms", description="Lost datagrams / rate: how long pc3 was cut off.")
     result.declare(LOST, "datagrams", description="Datagrams lost in the network in a run.")
-    with (
-        BenchProgress("failover", total=len(chosen) * bench.repeat, quiet=bench.quiet) as progress,
-        tempfile.TemporaryDirectory(prefix="vnet-failover-") as tmp,
-    ):
+    with tempfile.TemporaryDirectory(prefix="vnet-failover-") as tmp:
         for name in chosen:
             data = variant(base, name)
             _measure(result, name, data, write(data, Path(tmp) / f"{name}.yaml"), bench, progress)
-    return result
 
 
 def _measure(
@@ -188,4 +216,8 @@ def headline(result: BenchResult) -> str | None:
         if found is not None and found.samples:
             s = found.summary()
             parts.append(f"{series} {s.p50:.0f} ms (worst {max(found.samples):.0f})")
-    return "outage after a link failure: " + ", ".join(parts) if parts else None
+    lines = ["outage after a link failure: " + ", ".join(parts)] if parts else []
+    moved = reroute_headline(result)
+    if moved:
+        lines.append("controller's reroute (p50): " + ", ".join(moved))
+    return "; ".join(lines) or None

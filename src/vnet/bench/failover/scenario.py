@@ -24,12 +24,12 @@ def load(file: Path) -> dict[str, Any]:
     return data
 
 
-def _endhost(data: dict[str, Any], name: str) -> dict[str, Any] | None:
+def endhost(data: dict[str, Any], name: str) -> dict[str, Any] | None:
     return next((e for e in data.get("endhosts", []) if e.get("name") == name), None)
 
 
 def check_shape(data: dict[str, Any]) -> None:
-    src, dst = _endhost(data, SRC), _endhost(data, DST)
+    src, dst = endhost(data, SRC), endhost(data, DST)
     ospf = [r for r in data.get("routers", []) if (r.get("routing") or {}).get("protocol")]
     if src is None or dst is None or not ospf or src.get("host") == dst.get("host"):
         raise OptionError(
@@ -42,7 +42,7 @@ def check_shape(data: dict[str, Any]) -> None:
 
 def failed_link(data: dict[str, Any]) -> str:
     """The underlay link between the source's and the destination's hosts."""
-    ends = {_endhost(data, SRC)["host"], _endhost(data, DST)["host"]}  # type: ignore[index]
+    ends = {endhost(data, SRC)["host"], endhost(data, DST)["host"]}  # type: ignore[index]
     for link in data.get("links", []):
         if {link.get("a"), link.get("b")} == ends:
             return f"{link['a']}-{link['b']}"
@@ -50,7 +50,7 @@ def failed_link(data: dict[str, Any]) -> str:
 
 
 def destination(data: dict[str, Any]) -> str:
-    return str(_endhost(data, DST)["ipv4"]).split("/")[0]  # type: ignore[index]
+    return str(endhost(data, DST)["ipv4"]).split("/")[0]  # type: ignore[index]
 
 
 def variant(base: dict[str, Any], name: str) -> dict[str, Any]:
