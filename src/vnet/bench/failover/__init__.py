@@ -15,8 +15,8 @@ time): lost datagrams / rate. Three variants in the same run:
 
 The link comes back 2 s before the end of each run (iperf3 needs a path to report), so
 the static baseline's outage is the whole time the link was down. Between runs the
-benchmark waits until pc3's replies come along the direct path again (their TTL), so
-every run starts from the same state.
+benchmark waits until pc3's replies come along the direct path again (their TTL) and
+every BFD session is up, so every run starts from the same state.
 
 Two more variants measure the controller's own reaction (reroute.py): in a lab of
 examples/controller.yaml, N guaranteed connections (`--connections`, default 1,10,100)
