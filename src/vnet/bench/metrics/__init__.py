@@ -45,7 +45,7 @@ class MetricsBench(Benchmark):
             "connections",
             "int",
             minimum=1,
-            maximum=5000,
+            maximum=4095,  # an agent's connection ids are 1..4095
             help="Connections on the agent and on the controller [default: 1000; 20 with --quick].",
         ),
         Option(

@@ -86,7 +86,8 @@ def agent_targets(
             f"agent: {vrs} VRs and {connections} connections loaded over NETCONF in edits of "
             f"{BATCH} in {seconds:.1f} s"
         )
-        assert agent.proc is not None
+        if agent.proc is None:
+            raise BenchError("the agent did not start")
         with httpx.Client(
             base_url=f"https://{ADDRESS}:{agent.ports['restconf']}",
             auth=(agent.user, agent.password),
