@@ -35,6 +35,7 @@ def test_the_registry_holds_every_benchmark_under_its_own_name() -> None:
         "agent",
         "controller",
         "failover",
+        "metrics",
     }
     for name, cls in BENCHMARKS.items():
         assert issubclass(cls, Benchmark) and cls.name == name

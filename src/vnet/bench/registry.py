@@ -9,6 +9,7 @@ from vnet.bench.controller import ControllerBench
 from vnet.bench.dataplane import DataplaneBench
 from vnet.bench.failover import FailoverBench
 from vnet.bench.forwarding import ForwardingBench
+from vnet.bench.metrics import MetricsBench
 from vnet.bench.mgmt import MgmtBench
 from vnet.bench.netconf import NetconfBench
 from vnet.bench.qos import QosBench
@@ -31,6 +32,7 @@ BENCHMARKS: dict[str, type[Benchmark]] = {
         AgentBench,
         ControllerBench,
         FailoverBench,
+        MetricsBench,
     )
 }
 

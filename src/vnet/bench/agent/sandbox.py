@@ -14,16 +14,20 @@ from vnet.lab.sandbox import ADDRESS, HostSandbox, SandboxAgent
 
 @contextmanager
 def sandboxed_agent(
-    result: BenchResult, part: str, settings: dict[str, Any] | None = None, **agent: Any
+    result: BenchResult,
+    part: str,
+    settings: dict[str, Any] | None = None,
+    frontends: str = "netconf",
+    **agent: Any,
 ) -> Iterator[SandboxAgent]:
-    """A started `vnet agent run --frontends netconf` in a new sandbox; the scope is
+    """A started `vnet agent run --frontends FRONTENDS` in a new sandbox; the scope is
     recorded in the result, and anything cleanup could not remove becomes a note."""
     host = HostSandbox(scope="ab" + secrets.token_hex(3))
     result.parameters.setdefault("scopes", []).append(host.scope)
     sandbox = SandboxAgent(host, settings or {}, **agent)
     try:
         host.create()
-        sandbox.start("netconf")
+        sandbox.start(frontends)
         yield sandbox
     finally:
         sandbox.stop()
