@@ -348,11 +348,7 @@ class Kernel:
         with self._query_lock:
             sock, seq = self._query_socket(ns)
             sock.send(request(seq))
-            while True:
-                reply = sock.recv(1 << 16)
-                if rtquery.reply_seq(reply) == seq:
-                    break
-        code = rtquery.ack_code(reply)
+            code = rtquery.answer_to(sock, seq)
         if code:
             raise NetlinkError(code, os.strerror(code))
 

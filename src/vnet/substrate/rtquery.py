@@ -381,10 +381,15 @@ def acknowledged_here(request: bytes) -> int:
     with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as sock:
         sock.bind((0, 0))
         sock.send(request)
-        while True:
-            reply = sock.recv(1 << 16)
-            if reply_seq(reply) == 1:
-                return ack_code(reply)
+        return answer_to(sock, 1)
+
+
+def answer_to(sock: socket.socket, seq: int) -> int:
+    """The error code (0: done) of the ack to request `seq` sent on `sock`."""
+    while True:
+        reply = sock.recv(1 << 16)
+        if reply_seq(reply) == seq:
+            return ack_code(reply)
 
 
 def link_monitor(ns: NsName) -> socket.socket:

@@ -25,17 +25,19 @@ class AgentAccesses:
         self.added: dict[str, AgentEndpoint] = {}
 
     def get(self, host: str) -> AgentEndpoint | None:
-        return self.configured.get(host) or self.added.get(host)
+        return self.every().get(host)
+
+    def every(self) -> dict[str, AgentEndpoint]:
+        """Host -> its agent (the configuration's over one given through the API)."""
+        return {**self.added, **self.configured}
 
     def endpoints(self) -> dict[str, str]:
         """Host -> its agent's "address:port"."""
-        every = {**self.added, **self.configured}
-        return {h: f"{a.address}:{a.netconf_port}" for h, a in every.items()}
+        return {h: f"{a.address}:{a.netconf_port}" for h, a in self.every().items()}
 
     def networks_fixed(self) -> set[str]:
         """The hosts whose networks their lab provisions (provision_networks false)."""
-        every = {**self.added, **self.configured}
-        return {h for h, a in every.items() if not a.provision_networks}
+        return {h for h, a in self.every().items() if not a.provision_networks}
 
     def checked(self, host: str, agent: AgentRequest) -> AgentEndpoint:
         """An agent given through the API for `host`, as the configuration would name it:
