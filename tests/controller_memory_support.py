@@ -101,11 +101,13 @@ def world(
     check_yang: bool = True,
     topo: Topology | None = None,
     rpc_timeout: float = 0.0,
+    url: str | None = None,
 ) -> World:
-    """The triangle's (or `topo`'s) inventory in a new database, its hosts in memory;
-    `rpc_timeout`: seconds a call to a hung host waits before it times out."""
+    """The triangle's (or `topo`'s) inventory in a new database (SQLite in `tmp_path`, or
+    the empty one at `url`), its hosts in memory; `rpc_timeout`: seconds a call to a hung
+    host waits before it times out."""
     topo = topo or triangle()
-    url = default_url(tmp_path)
+    url = url or default_url(tmp_path)
     upgrade(url)
     engine = make_engine(url)
     try:

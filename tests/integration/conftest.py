@@ -58,6 +58,9 @@ SERIAL = {
     "test_hypervisor::test_flooding_packet_ins_are_limited_per_slice",  # packet-ins per second
     "test_two_tenants::test_tcp_transfer_across_hosts",
     "test_qos::test_isolation_keeps_b_at_its_guarantee_while_a_floods",
+    "test_qos::test_connection_rate_within_3_percent",  # failed at 110 % beside 3 workers
+    "test_qos::test_network_rate_within_3_percent",
+    "test_qos::test_path_switch_at_low_rate_loses_nothing",
     "test_managed_connections::test_iperf3_through_the_connection_within_3_percent",
     "test_controller_service::test_a_connection_carries_its_rate_and_only_its_5_tuple",
     "test_lab_controller::test_a_requested_connection_shapes_its_flow_and_only_it",

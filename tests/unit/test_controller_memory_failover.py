@@ -149,3 +149,60 @@ def test_a_degraded_connection_can_be_released(w: World) -> None:
     assert w.run(scenario) == "released"
     assert held_per_direction(w.url) == {} and live_connections(w.url) == {}
     assert w.pieces() == {h: set() for h in ("h1", "h2", "h3")}
+
+
+def test_the_moves_of_one_failure_share_their_agent_transactions(w: World) -> None:
+    """Eight connections on a failed link are started in one database transaction and moved
+    side by side: their steps meet in the agents' group commit, so each host commits a few
+    times for all of them (3 on h1 today), not once per connection (8 each on h1 and h2 when
+    they moved one after the other)."""
+    names = [f"v{k}" for k in range(8)]
+
+    async def scenario(svc: Service) -> list[list[str]]:
+        for k, name in enumerate(names):
+            await svc.create_connection(ACME, "acme", voice(name, 5201 + k, "5mbit"))
+        w.hosts.calls.clear()
+        report = await svc.failover.link_down("h1-h3")
+        assert sorted(m.connection for m in report.moved) == names
+        assert report.degraded == []
+        return [(await svc.connection(ACME, "acme", n)).path for n in names]
+
+    assert w.run(scenario) == [["h1", "h2", "h3"]] * len(names)
+    commits = {h: w.hosts.calls[(h, Step.COMMIT)] for h in ("h1", "h2", "h3")}
+    assert max(commits.values()) <= 4, commits
+    assert held_per_direction(w.url) == {
+        ("h1-h2", True): len(names) * cost(5, 2),
+        ("h2-h3", True): len(names) * cost(5, 2),
+    }
+    assert len(live_connections(w.url)) == len(names)
+    assert w.pieces() == {h: set(live_connections(w.url)) for h in ("h1", "h2", "h3")}
+
+
+def test_moves_an_agent_refuses_degrade_their_connections_and_leave_nothing(w: World) -> None:
+    """Six connections on a failed link; h2's agent refuses every edit, so every move fails
+    (the group commit splits the shared transaction down to single moves, each refused):
+    each connection is degraded where it was, holding what it held, and nothing of the
+    moves remains (no reservation on h1-h2, no piece on h2). Once h2 takes edits again, a
+    retry moves them all."""
+    names = [f"v{k}" for k in range(6)]
+
+    async def scenario(svc: Service) -> None:
+        for k, name in enumerate(names):
+            await svc.create_connection(ACME, "acme", voice(name, 5201 + k, "5mbit"))
+        before = held_per_direction(w.url)
+        w.hosts.fail("h2", Step.EDIT, Failure.REFUSE, times=1000)
+        report = await svc.failover.link_down("h1-h3")
+        assert report.moved == [] and sorted(d.connection for d in report.degraded) == names
+        assert held_per_direction(w.url) == before
+        assert w.pieces()["h2"] == set()
+        views = [await svc.connection(ACME, "acme", n) for n in names]
+        assert {(v.status, tuple(v.path)) for v in views} == {("degraded", ("h1", "h3"))}
+        w.hosts.heal("h2")
+        again = await svc.failover.retry()
+        assert sorted(m.connection for m in again.moved) == names
+
+    w.run(scenario)
+    assert held_per_direction(w.url) == {
+        ("h1-h2", True): len(names) * cost(5, 2),
+        ("h2-h3", True): len(names) * cost(5, 2),
+    }

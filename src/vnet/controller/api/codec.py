@@ -162,13 +162,13 @@ def _is_empty(element: Any) -> bool:
 
 
 def _value(element: Any, annotation: Any, where: str) -> Any:
+    if _is_null(element):  # JSON's null spelled as the JSON form's text, like true and false
+        return None  # an object's too: `<agent>null</agent>` is no agent, not an empty one
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return _element_fields(element, annotation, where)
     if len(element):
         raise BadRequest(f"<{where}> holds elements; it takes a value", field=where)
     text = element.text.strip() if element.text else element.text
-    if _is_null(element):  # JSON's null spelled as the JSON form's text, like true and false
-        return None
     return _typed(text, annotation) if text else text
 
 

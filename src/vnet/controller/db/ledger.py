@@ -288,6 +288,14 @@ def _add_to_totals(session: Session, changes: list[tuple[int, bool, int]]) -> No
             )
 
 
+def lock_every_link(session: Session) -> None:
+    """Every link's row locked, in ascending id (the order `reserve` takes them in): for a
+    transaction that reserves for many connections, whose links are known only as it plans
+    each (taking them piecemeal could deadlock with a request holding some of them)."""
+    query = select(Link.id).order_by(Link.id).with_for_update()
+    session.scalars(query).all()
+
+
 def _lock_links(session: Session, names: list[str]) -> list[Link]:
     query = select(Link).where(Link.name.in_(names)).order_by(Link.id).with_for_update()
     # populate_existing: a Link already in the session is refreshed, not trusted stale

@@ -29,6 +29,14 @@ they were, so nothing else takes that room and it runs again, unchanged, when th
 returns. Degraded connections are tried again (moved if a path now fits) on every call here;
 the service calls `retry` after each release (capacity freed).
 
+The moves of one change are made together: `Reroute.start_all` plans and reserves all of
+them in one database transaction (each in a savepoint, on the books the earlier ones leave,
+under the links' row locks), then their agent steps run side by side and meet in the
+agents' group commit (agents/group.py), which gives each host one transaction per step for
+all of them. Moving 100 connections then costs about the three agent transactions of one
+move, not 100 times them; a move an agent refuses fails alone (the group is split) and its
+connection is degraded.
+
 When an element comes back, each degraded connection whose path crosses nothing down any
 more is established again where it was ("restored"). Connections that were moved stay on
 their new path (no flapping): the policy is never to move back on its own; a tenant or
@@ -55,9 +63,10 @@ from vnet.controller.held import Held, held_connections
 from vnet.controller.inventory import Inventory
 from vnet.controller.service import store
 from vnet.controller.service.database import Database
+from vnet.controller.service.moves import Moving
 from vnet.controller.service.opstate import Key
 from vnet.controller.service.reroute import Avoid, Reroute, unmovable_of
-from vnet.model.controller_api import ElementStatus
+from vnet.model.controller_api import ElementStatus, Move, Unmovable
 from vnet.model.controller_api import FailoverReport as Report
 
 log = logging.getLogger(__name__)
@@ -164,19 +173,34 @@ class Failover:
             restored = await self.db.write(lambda s: restore(s, avoid, links))
             report = Report(restored=restored)
             crossing = await self.db.read(lambda s: crossing_now(s, avoid, links))
-            for held in crossing:
-                try:
-                    move = await self.reroute.move(
-                        inv, avoid, held, skip=self.hosts | self.unreachable
-                    )
-                    report.moved.append(move)
-                except ServiceError as err:
-                    report.degraded.append(unmovable_of(held, err.reason))
-                    await self._degrade(held, err.reason)
+            started = await self.reroute.start_all(inv, avoid, crossing)
+            stuck = [
+                (h, x) for h, x in zip(crossing, started, strict=True) if isinstance(x, Unmovable)
+            ]
+            if stuck:
+                await self.db.write(lambda s: degrade_all(s, stuck))
+            skip = self.hosts | self.unreachable
+            outcomes = await asyncio.gather(
+                *(
+                    self._finish(held, moving, skip)
+                    for held, moving in zip(crossing, started, strict=True)
+                    if isinstance(moving, Moving)
+                )
+            )
+            report.moved += [x for x in outcomes if isinstance(x, Move)]
+            report.degraded += [x for _, x in stuck] + [
+                x for x in outcomes if isinstance(x, Unmovable)
+            ]
             return report
 
-    async def _degrade(self, held: Held, why: str) -> None:
-        await self.db.write(lambda s: degrade(s, held, why))
+    async def _finish(self, held: Held, moving: Moving, skip: set[str]) -> Move | Unmovable:
+        """A started move realised, or its connection degraded with why it failed."""
+        try:
+            return await self.reroute.finish(moving, held, skip=skip)
+        except ServiceError as err:
+            why = err.reason
+            await self.db.write(lambda s: degrade(s, held, why))
+            return unmovable_of(held, why)
 
 
 def crossing_now(session: Session, avoid: Avoid, links: set[str]) -> list[Held]:
@@ -195,6 +219,11 @@ def degrade(session: Session, held: Held, why: str) -> None:
         return
     conn.state = ConnectionState.DEGRADED
     store.add_event(session, conn, "degraded", why)
+
+
+def degrade_all(session: Session, stuck: list[tuple[Held, Unmovable]]) -> None:
+    for held, why in stuck:
+        degrade(session, held, why.reason)
 
 
 def restore(session: Session, avoid: Avoid, links: set[str]) -> list[str]:

@@ -24,9 +24,10 @@ new paths (admitted paths that avoid the element), and the answer names the fail
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from vnet.controller import planner
@@ -132,24 +133,53 @@ class Reroute:
         around = inv.avoiding(avoid.links, avoid.hosts)
 
         def start(session: Session) -> Moving:
-            now = next(
-                (h for h in held_connections(session) if h.connection_id == held.connection_id),
-                None,
-            )
-            if now is None:
-                raise _Stuck("it was released meanwhile")
-            why = reason_unmovable(now, avoid)
-            if why is not None:
-                raise _Stuck(why)
-            usage = ledger.held_by_direction(session)
-            plan = plan_around(around, usage, now, self.flows)
-            conn = session.get_one(Connection, now.connection_id)
-            if conn.state == ConnectionState.DEGRADED:
-                conn.state = ConnectionState.ESTABLISHED  # start_planned takes it from here
-            moving = self.moves.start_planned(session, inv, planner.Moved(now, plan))
-            return dataclasses.replace(moving, kind=REROUTED)
+            now = _held_now(session, held.connection_id)
+            return self._start(session, inv, avoid, around, now)
 
         moving = await self.flows.db.write(start, timings)
+        return await self.finish(moving, held, timings, skip)
+
+    async def start_all(
+        self, inv: Inventory, avoid: Avoid, helds: Sequence[Held]
+    ) -> list[Moving | Unmovable]:
+        """The first half of `move` for each of `helds`, in one database transaction (one
+        commit for all; each in a savepoint, so one that cannot move is undone alone and
+        answered as Unmovable). Each is planned on the books the ones before it leave."""
+        around = inv.avoiding(avoid.links, avoid.hosts)
+
+        def start(session: Session) -> list[Moving | Unmovable]:
+            # Every link first (a release's last transaction takes links, then its
+            # connection), then the moving connections' rows without waiting for any
+            # (a modify takes its connection, then links): one another request holds is
+            # being changed by it, and is left to the next failover call.
+            ledger.lock_every_link(session)
+            ids = sorted(h.connection_id for h in helds)
+            free = select(Connection.id).where(Connection.id.in_(ids)).order_by(Connection.id)
+            free_ids = set(session.scalars(free.with_for_update(skip_locked=True)))
+            now = {h.connection_id: h for h in held_connections(session)}
+            out: list[Moving | Unmovable] = []
+            for held in helds:
+                if held.connection_id not in free_ids:
+                    out.append(unmovable_of(held, "another request is changing it"))
+                    continue
+                try:
+                    with session.begin_nested():
+                        current = now.get(held.connection_id)
+                        out.append(self._start(session, inv, avoid, around, current))
+                except ServiceError as err:
+                    out.append(unmovable_of(held, err.reason))
+            return out
+
+        return await self.flows.db.write(start)
+
+    async def finish(
+        self,
+        moving: Moving,
+        held: Held,
+        timings: Timings | None = None,
+        skip: Collection[str] = (),
+    ) -> Move:
+        """The second half of `move`: the agents' steps and the ledger's switch."""
         async with self.putback.answering():
             view = await self.moves.realise(moving, held.tenant, timings, skip)
         return Move(
@@ -158,6 +188,24 @@ class Reroute:
             old_path=list(held.path),
             new_path=view.path,
         )
+
+    def _start(
+        self, session: Session, inv: Inventory, avoid: Avoid, around: Inventory, now: Held | None
+    ) -> Moving:
+        """A move planned around `avoid` and reserved (generation g+1 as NEXT), in `session`;
+        `now`: the connection as the database holds it (None: released meanwhile)."""
+        if now is None:
+            raise _Stuck("it was released meanwhile")
+        why = reason_unmovable(now, avoid)
+        if why is not None:
+            raise _Stuck(why)
+        usage = ledger.held_by_direction(session)
+        plan = plan_around(around, usage, now, self.flows)
+        conn = session.get_one(Connection, now.connection_id)
+        if conn.state == ConnectionState.DEGRADED:
+            conn.state = ConnectionState.ESTABLISHED  # start_planned takes it from here
+        moving = self.moves.start_planned(session, inv, planner.Moved(now, plan))
+        return dataclasses.replace(moving, kind=REROUTED)
 
     def _plan(self, session: Session, inv: Inventory, avoid: Avoid) -> DrainPlan:
         links = avoid.all_links(inv)
@@ -208,6 +256,10 @@ def reason_unmovable(held: Held, avoid: Avoid) -> str | None:
     if held.state not in (ConnectionState.ESTABLISHED, ConnectionState.DEGRADED):
         return f"it is {held.state.value}: another request is changing it"
     return None
+
+
+def _held_now(session: Session, connection_id: int) -> Held | None:
+    return next((h for h in held_connections(session) if h.connection_id == connection_id), None)
 
 
 def unmovable_of(held: Held, reason: str) -> Unmovable:

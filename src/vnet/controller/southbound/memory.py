@@ -187,6 +187,10 @@ class MemorySouthbound:
     ) -> None:
         self._hosts[host].faults.append(Fault(step, failure, times, done))
 
+    def heal(self, host: str) -> None:
+        """The faults set on `host` that have not hit yet are gone."""
+        self._hosts[host].faults.clear()
+
     def resume(self, host: str) -> None:
         """A hung agent runs on: it finds the sessions ended that the controllers gave up on
         meanwhile (their lock and candidate go), and its timers fire if they are due."""
