@@ -42,10 +42,29 @@ class Recorder:
 
 
 async def submit_all(groups: GroupCommit, members: list[Member], rec: Recorder) -> list[object]:
-    tasks = [asyncio.create_task(groups.submit(m)) for m in members]
+    """The first member alone, holding its hosts, then the others while it runs."""
+    first = asyncio.create_task(groups.submit(members[0]))
+    while not rec.groups:
+        await asyncio.sleep(0)
+    tasks = [first, *(asyncio.create_task(groups.submit(m)) for m in members[1:])]
     await asyncio.sleep(0)  # everyone queued
     rec.release.set()
     return await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def test_requests_submitted_in_one_turn_start_as_one_group() -> None:
+    """The moves of one failure are submitted together: none starts alone ahead of the
+    others (they would then wait for it and take twice as long)."""
+    rec = Recorder()
+    rec.release.set()
+    members = [member(f"r{i}", ("h1", "h2")) for i in range(5)]
+
+    async def together() -> list[object]:
+        groups = GroupCommit(rec)
+        return await asyncio.gather(*(groups.submit(m) for m in members))
+
+    assert asyncio.run(together()) == [None] * 5
+    assert rec.groups == [["r0", "r1", "r2", "r3", "r4"]]
 
 
 def test_requests_queued_for_the_same_hosts_share_one_transaction() -> None:
@@ -138,8 +157,9 @@ def test_groups_on_disjoint_hosts_run_side_by_side() -> None:
     members = [member("r0", ("h9",)), member("a", ("h1",)), member("b", ("h2",))]
     members.append(member("c", ("h1",)))
     asyncio.run(submit_all(GroupCommit(rec), members, rec))
-    # a and b went while r0 still held h9 (the recorder's first transaction waits)
-    assert rec.groups[:3] == [["r0"], ["a"], ["b"]] and rec.groups[3] == ["c"]
+    # a and b went while r0 still held h9 (the recorder's first transaction waits); c came
+    # in the same turn as a, for the same host: it shares a's transaction
+    assert rec.groups == [["r0"], ["a", "c"], ["b"]]
 
 
 def test_what_is_left_of_a_split_group_is_regrouped_under_covering_owners() -> None:

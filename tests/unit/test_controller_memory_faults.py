@@ -7,6 +7,7 @@ Reconciliation repairs drift and touches only the controller's pieces."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from vnet.model.host import NetworkOnHost
 from vnet.model.host_guarantees import ConnectionPieces
 
 TRANSACTION = (Step.LOCK, Step.EDIT, Step.VALIDATE, Step.COMMIT, Step.CONFIRM)
+READS_PER_ROUND = 2  # a reconcile reads the agent's VRs and its connection pieces
 BACKING_OUT = (Step.CANCEL, Step.DISCARD, Step.UNLOCK)  # only when another host refused
 CASES = [
     (step, failure, done)
@@ -172,3 +174,28 @@ def test_a_network_one_host_refuses_is_on_no_host_and_not_in_the_inventory(
 
 def net_of(w: World, host: str) -> list[NetworkOnHost]:
     return w.hosts.running(host).networks
+
+
+def test_reconciles_asked_at_once_share_their_rounds(tmp_path: Path) -> None:
+    """Twenty reconciles of h1 asked at once (what twenty failed moves put back) read h1's
+    agent in at most two rounds: the first one asked, and one after it for all the others
+    (each reads the database after its callers wrote). Each caller hears the round's drift;
+    a drift made after a round began is repaired by the next."""
+    w = world(tmp_path)
+
+    async def scenario(svc: Service) -> list[list[str]]:
+        await svc.create_connection(ACME, "acme", voice("v", 5201, "20mbit"))
+        [name] = live_connections(w.url)
+        wanted = w.hosts.running("h1")
+        srv6 = wanted.srv6.model_copy(update={"connections": []})
+        w.hosts.set_running("h1", wanted.model_copy(update={"srv6": srv6}))
+        w.hosts.calls.clear()
+        answers = await asyncio.gather(*(svc.reconciler.host("h1") for _ in range(20)))
+        assert w.pieces()["h1"] == {name}
+        return [[d.connection for d in drift] for drift in answers]
+
+    answers = w.run(scenario)
+    [name] = live_connections(w.url)
+    assert answers[0] == [name]  # the first round found it missing and put it back
+    assert all(a in ([name], []) for a in answers)
+    assert w.hosts.calls[("h1", Step.READ)] <= 2 * READS_PER_ROUND, w.hosts.calls

@@ -65,7 +65,9 @@ class GroupCommit:
     async def submit(self, member: Member) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._queue.append(_Queued(member, done))
-        self._dispatch()
+        # not at once: requests submitted in the same turn of the event loop (the moves of
+        # one failure, started together) then start as one group, not the first one alone
+        asyncio.get_running_loop().call_soon(self._dispatch)
         # the group goes on if the caller goes away: its other members need it
         await asyncio.shield(done)
 

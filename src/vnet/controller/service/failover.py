@@ -179,7 +179,7 @@ class Failover:
             ]
             if stuck:
                 await self.db.write(lambda s: degrade_all(s, stuck))
-            skip = self.hosts | self.unreachable
+            skip = self.hosts | self.unreachable  # as known now, after the planning
             outcomes = await asyncio.gather(
                 *(
                     self._finish(held, moving, skip)

@@ -114,11 +114,37 @@ class Reconciler:
         self.inventory = inventory
         self.policy = policy
         self.unmanaged: dict[str, set[str]] = {}  # host -> VRs its agent holds, not ours
+        self._rounds: dict[str, asyncio.Lock] = {}  # a host's rounds, one after the other
+        self._next: dict[str, asyncio.Task[list[Drift]]] = {}  # a host's round not begun
 
     async def host(self, host: str) -> list[Drift]:
         """Reconcile one host; the drift repaired (AgentError if the agent fails). VRs the
         agent holds that the inventory lacks are reported (logged when first seen; the
-        host's view lists them), never touched: adopting one is a request."""
+        host's view lists them), never touched: adopting one is a request.
+
+        Callers share rounds: one that asks while a round of the host has not begun yet
+        waits for that round (it reads the database after the caller wrote), else for a new
+        one after the running round. A hundred failed moves that each put back the same
+        hosts reconcile each host twice, not a hundred times."""
+        round_ = self._next.get(host)
+        if round_ is None:
+            round_ = asyncio.create_task(self._round(host), name=f"reconcile-{host}")
+            self._next[host] = round_
+        return await asyncio.shield(round_)  # a caller that goes away leaves it to the rest
+
+    async def _round(self, host: str) -> list[Drift]:
+        try:
+            async with self._rounds.setdefault(host, asyncio.Lock()):
+                self._begun(host)  # later callers need a round that reads after them
+                return await self._reconcile(host)
+        finally:
+            self._begun(host)  # (cancelled before it began: not to be joined either)
+
+    def _begun(self, host: str) -> None:
+        if self._next.get(host) is asyncio.current_task():
+            del self._next[host]
+
+    async def _reconcile(self, host: str) -> list[Drift]:
         inv = await self.inventory()
         self._report_unmanaged(host, inv, await self.agents.routers(host))
         held = await self.agents.connections(host)
