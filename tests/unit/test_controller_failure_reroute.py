@@ -88,6 +88,7 @@ def test_an_agent_that_stops_answering_moves_nothing(w: World) -> None:
         assert (await service.create_connection(ACME, "acme", via)).connection.path[1] == "h2"
         w.hosts.hang("h2")
         await wait_until_async(lambda: "h2" in service.failover.unreachable, SLACK, "h2 hung")
+        assert set(service.failover.unreachable_now()) == {"h2"}  # detection's own view
         view = await service.connection(ACME, "acme", "t")
         assert (view.status, view.path) == ("established", ["h1", "h2", "h3"])
         assert "rerouted" not in event_kinds(w.url)

@@ -206,3 +206,26 @@ def test_moves_an_agent_refuses_degrade_their_connections_and_leave_nothing(w: W
         ("h1-h2", True): len(names) * cost(5, 2),
         ("h2-h3", True): len(names) * cost(5, 2),
     }
+
+
+def test_a_host_detection_knows_is_gone_is_not_asked_before_its_hooks_tell(w: World) -> None:
+    """h2 is powered off: its link h1-h2 is reported down while failure detection has found
+    h2's agent gone but not yet told the failover (its hooks come one at a time, in order,
+    behind the link's). The moves skip h2 and succeed, instead of asking its agent, failing
+    and leaving every connection degraded until the host's news comes."""
+    names = ["v0", "v1", "v2"]
+
+    async def scenario(svc: Service) -> list[list[str]]:
+        await svc.failover.link_down("h1-h3")
+        for k, name in enumerate(names):  # planned around h1-h3: through h2
+            await svc.create_connection(ACME, "acme", voice(name, 5201 + k, "5mbit"))
+        await svc.failover.link_up("h1-h3")  # they stay where they are
+        w.hosts.kill("h2")
+        svc.failover.unreachable_now = lambda: {"h2"}  # detection's, before its hooks
+        w.hosts.calls.clear()
+        report = await svc.failover.link_down("h1-h2")
+        assert report.degraded == [] and sorted(m.connection for m in report.moved) == names
+        assert not [step for host, step in w.hosts.calls if host == "h2"]
+        return [(await svc.connection(ACME, "acme", n)).path for n in names]
+
+    assert w.run(scenario) == [["h1", "h3"]] * len(names)

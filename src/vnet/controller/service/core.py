@@ -125,6 +125,7 @@ class Service:
             self.state_hooks,
         )
         self.failover.seed(await self.db.read(opstate.read_states))
+        self.failover.unreachable_now = self.health.unreachable_hosts
         if background:
             self.watcher.start()
             self.poller.start()

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -91,6 +91,9 @@ class Failover:
         # hosts whose agent does not answer (failure detection): moves do not ask them, but
         # what runs through them stays (their data plane may forward on)
         self.unreachable: set[str] = set()
+        # what failure detection knows now, before its hooks tell this (a host powered off
+        # is found unreachable while the moves its links' failure started are planned)
+        self.unreachable_now: Callable[[], Collection[str]] = frozenset
         self._lock = asyncio.Lock()  # one change of what is down at a time
 
     @property
@@ -179,7 +182,7 @@ class Failover:
             ]
             if stuck:
                 await self.db.write(lambda s: degrade_all(s, stuck))
-            skip = self.hosts | self.unreachable  # as known now, after the planning
+            skip = self.hosts | self.unreachable | set(self.unreachable_now())  # known now
             outcomes = await asyncio.gather(
                 *(
                     self._finish(held, moving, skip)

@@ -89,6 +89,15 @@ class Health:
         self._lock = asyncio.Lock()  # one change at a time: the rows are written in order
         self.periodic = Periodic(self.check, interval, "liveness-check")
 
+    def unreachable_hosts(self) -> set[str]:
+        """The hosts whose agent does not answer, as known now (the hooks hear of it later,
+        one change at a time in order, behind changes a slow hook is still acting on)."""
+        return {
+            name
+            for (kind, name), status in self.states.items()
+            if kind == "host" and status.state == "unreachable"
+        }
+
     # -- life --------------------------------------------------------------------------------
     async def start(self) -> None:
         self.states = await self.db.read(read_states)
