@@ -23,8 +23,9 @@ from sqlalchemy.orm import Session
 from tests.controller_db_support import held_per_direction as held_by_direction
 from tests.controller_topology_support import triangle
 from vnet.controller import inventory
+from vnet.controller.admission.cost import DEFAULT_PACKET_SIZE, Encapsulation, link_cost
 from vnet.controller.db import default_url, make_engine, upgrade
-from vnet.controller.db.models import Connection, ConnectionState
+from vnet.controller.db.models import Connection, ConnectionEvent, ConnectionState
 from vnet.controller.principal import Principal
 from vnet.controller.service.core import Service
 from vnet.controller.southbound.memory import Failure, MemorySouthbound
@@ -38,6 +39,7 @@ ACME = Principal("tenant", "acme")
 BETA = Principal("tenant", "beta")
 CONFIRM_TIMEOUT = 2  # seconds: a confirm that goes unanswered is tried for 0.9 of it
 T = TypeVar("T")
+MBIT = 1_000_000
 
 
 class Clock:
@@ -174,3 +176,19 @@ def database_state(url: str) -> tuple[Any, ...]:
     return tuple(sorted(live_connections(url).items())), tuple(
         sorted(held_per_direction(url).items())
     )
+
+
+def cost(mbit: int, hops: int) -> int:
+    """What a connection holds on each link direction of a path of `hops` links: its rate
+    with the underlay's headers and the shaper margin (the admission's own arithmetic)."""
+    return link_cost(mbit * MBIT, DEFAULT_PACKET_SIZE, Encapsulation(), hops)
+
+
+def event_kinds(url: str) -> list[str]:
+    """The kinds of every connection's history line, in order."""
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session:
+            return list(session.scalars(select(ConnectionEvent.kind).order_by(ConnectionEvent.id)))
+    finally:
+        engine.dispose()

@@ -13,10 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
+from tests.nokernel_support import NoKernelDatastore, admin_config
 from vnet.agent.netconf.framing import EOM
 from vnet.agent.netconf.session import Session
-
-from .nokernel import NoKernelDatastore
 
 NC = "urn:ietf:params:xml:ns:netconf:base:1.0"
 NS = "urn:vnet:yang:vnet-router"
@@ -92,7 +91,7 @@ def replies(batch: list[bytes]) -> list[bytes]:
     out: list[bytes] = []
 
     async def main(state_dir: Path) -> None:
-        ds = NoKernelDatastore(state_dir)
+        ds = NoKernelDatastore.with_networks(admin_config(state_dir))
 
         async def read(n: int) -> bytes:
             return b""

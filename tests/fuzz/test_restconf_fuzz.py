@@ -17,10 +17,9 @@ import httpx
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.nokernel_support import NoKernelDatastore, admin_config
 from vnet.agent.restconf import openapi
 from vnet.agent.restconf.app import create_app
-
-from .nokernel import NoKernelDatastore
 
 DOC = openapi.document()
 OPERATIONS = sorted(
@@ -87,7 +86,7 @@ def requests(draw: st.DrawFn) -> tuple[str, str, str, bytes]:
 
 
 async def send_all(batch: list[tuple[str, str, str, bytes]], state_dir: Path) -> list[Any]:
-    ds = NoKernelDatastore(state_dir)
+    ds = NoKernelDatastore.with_networks(admin_config(state_dir))
     app = create_app(ds, ds.config)
     out = []
     transport = httpx.ASGITransport(app=app)

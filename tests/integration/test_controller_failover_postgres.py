@@ -13,12 +13,12 @@ import pytest
 
 from tests.controller_memory_support import (
     ACME,
+    cost,
     held_per_direction,
     live_connections,
     voice,
     world,
 )
-from tests.unit.test_controller_memory_flows import cost
 from vnet.controller.errors import Conflict
 from vnet.controller.service.core import Service
 from vnet.model.controller_api import ConnectionView

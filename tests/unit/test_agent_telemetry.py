@@ -14,8 +14,8 @@ import pytest
 from prometheus_client import generate_latest
 
 from tests.metrics_support import Samples, parse, value
+from tests.nokernel_support import NoKernelDatastore
 from tests.unit.test_nacm import VRS, _config, _tree
-from tests.unit.test_restconf_app import NoKernelDatastore
 from vnet.agent.logins import LoginThrottle
 from vnet.agent.nacm import Nacm
 from vnet.agent.restconf.app import create_app
@@ -99,7 +99,7 @@ def test_a_scrape_shows_what_the_user_may_read(tmp_path: Path) -> None:
     )
 
     async def scrapes() -> tuple[httpx.Response, Samples, Samples, int]:
-        ds = NoKernelDatastore(config)
+        ds = NoKernelDatastore(config, kernel_pause=0.002)
         ds.running = _tree()
         transport = httpx.ASGITransport(app=create_app(ds, config))
         async with httpx.AsyncClient(transport=transport, base_url="https://agent") as c:

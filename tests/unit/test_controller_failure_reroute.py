@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.controller_memory_support import ACME, World, voice, world
-from tests.unit.test_controller_memory_reroute import event_kinds
+from tests.controller_memory_support import ACME, World, event_kinds, voice, world
 from vnet.controller.service.core import Service
 from vnet.tools.wait import wait_until_async
 

@@ -15,13 +15,13 @@ from tests.controller_memory_support import (
     BETA,
     PROVIDER,
     World,
+    cost,
+    event_kinds,
     held_per_direction,
     live_connections,
     voice,
     world,
 )
-from tests.unit.test_controller_memory_flows import cost
-from tests.unit.test_controller_memory_reroute import event_kinds
 from vnet.controller.errors import NotFound
 from vnet.controller.service.core import Service
 from vnet.controller.southbound.memory import Failure, Step

@@ -14,26 +14,19 @@ import pytest
 from tests.controller_memory_support import (
     ACME,
     HOSTS,
+    MBIT,
     PROVIDER,
     World,
+    cost,
     database_state,
     held_per_direction,
     live_connections,
     voice,
     world,
 )
-from vnet.controller.admission.cost import DEFAULT_PACKET_SIZE, Encapsulation, link_cost
 from vnet.controller.errors import Rejected
 from vnet.controller.service.core import Service
 from vnet.model.controller_api import ModifyRequest, RouterRequest
-
-MBIT = 1_000_000
-
-
-def cost(mbit: int, hops: int) -> int:
-    """What a connection holds on each link direction of a path of `hops` links: its rate
-    with the underlay's headers and the shaper margin (the admission's own arithmetic)."""
-    return link_cost(mbit * MBIT, DEFAULT_PACKET_SIZE, Encapsulation(), hops)
 
 
 @pytest.fixture

@@ -9,22 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
-from sqlalchemy.orm import Session
 
 from tests.controller_memory_support import (
     ACME,
     PROVIDER,
     World,
+    cost,
     database_state,
+    event_kinds,
     held_per_direction,
     live_connections,
     voice,
     world,
 )
-from tests.unit.test_controller_memory_flows import cost
-from vnet.controller.db import make_engine
-from vnet.controller.db.models import ConnectionEvent
 from vnet.controller.errors import ServiceError
 from vnet.controller.service.core import Service
 from vnet.controller.service.reroute import Avoid
@@ -35,15 +32,6 @@ from vnet.model.controller_api import Drained
 @pytest.fixture
 def w(tmp_path: Path) -> World:
     return world(tmp_path)
-
-
-def event_kinds(url: str) -> list[str]:
-    engine = make_engine(url)
-    try:
-        with Session(engine) as session:
-            return list(session.scalars(select(ConnectionEvent.kind).order_by(ConnectionEvent.id)))
-    finally:
-        engine.dispose()
 
 
 async def drain(svc: Service, all_or_nothing: bool = True, **avoid: list[str]) -> Drained:

@@ -12,12 +12,12 @@ from tests.controller_memory_support import (
     ACME,
     PROVIDER,
     World,
+    cost,
     database_state,
     held_per_direction,
     voice,
     world,
 )
-from tests.unit.test_controller_memory_flows import cost
 from vnet.controller.errors import BadRequest, Conflict, Forbidden, InUse, NotFound
 from vnet.controller.service.core import Service
 from vnet.model.controller_api import HostRequest, LinkRequest

@@ -8,7 +8,6 @@ a short sleep inside the commit, which also makes concurrent edits overlap.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -18,6 +17,7 @@ import httpx
 import pytest
 from lxml import etree
 
+from tests.nokernel_support import NETWORKS, NoKernelDatastore, admin_config
 from vnet.agent.datastore import RUNNING, Datastore
 from vnet.agent.restconf.app import create_app
 from vnet.agent.restconf.codec import JSON, XML
@@ -25,38 +25,8 @@ from vnet.model.agent_config import AgentConfig
 from vnet.model.yang.errors import RESTCONF_NS
 
 AUTH = ("admin", "s3cret")
+KERNEL_PAUSE = 0.002  # seconds a commit's kernel step takes here
 JSON_BODY = {"Content-Type": JSON}
-NETWORKS = {
-    "vnet-router:virtual-networks": {
-        "network": [
-            {"name": "n1", "tenant": "a", "vni": 10, "ipv4-prefix": "10.1.0.0/24"},
-            {"name": "n2", "tenant": "a", "vni": 11, "ipv4-prefix": "10.2.0.0/24"},
-        ]
-    }
-}
-
-
-class NoKernelDatastore(Datastore):
-    """Commits as the real datastore does, with a pause where the kernel work would be."""
-
-    def __init__(self, config: AgentConfig):
-        super().__init__(config, apply_to_kernel=True)
-
-    def _desired(self, tree: dict[str, Any]) -> Any:
-        return None
-
-    async def _in_kernel_thread(self, fn: Callable[..., Any], *args: Any) -> Any:
-        await asyncio.sleep(0.002)
-        return None
-
-    async def state_tree(self) -> dict[str, Any]:
-        tree = copy.deepcopy(self.running)
-        for r in tree.get("vnet-router:routers", {}).get("router", []):
-            r["oper-state"] = "stopped" if r.get("admin-state") == "down" else "running"
-            for itf in r.get("interface", []):
-                itf["oper-status"] = "up"
-        tree["vnet-router:hypervisor"] = {"host-name": "h1", "next-available-index": 1}
-        return tree
 
 
 def router(name: str, ipv4: str = "10.1.0.1/24", **extra: Any) -> dict[str, Any]:
@@ -64,13 +34,10 @@ def router(name: str, ipv4: str = "10.1.0.1/24", **extra: Any) -> dict[str, Any]
 
 
 def run(tmp_path: Path, body: Callable[[httpx.AsyncClient, Datastore], Awaitable[None]]) -> None:
-    config = AgentConfig.model_validate(
-        {"state_dir": tmp_path, "users": [{"name": "admin", "password": "s3cret"}], "host": "h1"}
-    )
+    config = admin_config(tmp_path, host="h1")
 
     async def main() -> None:
-        ds = NoKernelDatastore(config)
-        ds.running = copy.deepcopy(NETWORKS)
+        ds = NoKernelDatastore.with_networks(config, kernel_pause=KERNEL_PAUSE)
         transport = httpx.ASGITransport(app=create_app(ds, config))
         async with httpx.AsyncClient(transport=transport, base_url="https://agent") as c:
             await body(c, ds)
@@ -451,7 +418,7 @@ def test_frontend_serves_in_the_loop_and_closes(tmp_path: Path, plain: bool) -> 
     )
 
     async def main() -> None:
-        ds = NoKernelDatastore(config)
+        ds = NoKernelDatastore(config, kernel_pause=KERNEL_PAUSE)
         fe = await frontend.start(ds, config)
         port = fe.sock.getsockname()[1]
         scheme = "http" if plain else "https"
@@ -498,13 +465,10 @@ def test_state_is_detailed_only_for_the_routers_asked_for(tmp_path: Path) -> Non
             asked.append(detailed)
             return await super().state_tree()
 
-    config = AgentConfig.model_validate(
-        {"state_dir": tmp_path, "users": [{"name": "admin", "password": "s3cret"}]}
-    )
+    config = admin_config(tmp_path)
 
     async def main() -> None:
-        ds = Recording(config)
-        ds.running = copy.deepcopy(NETWORKS)
+        ds = Recording.with_networks(config)
         transport = httpx.ASGITransport(app=create_app(ds, config))
         async with httpx.AsyncClient(transport=transport, base_url="https://agent") as c:
             for url in (
