@@ -6,6 +6,7 @@ hosts and the database are read with the tests' own queries."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from tests.controller_memory_support import (
 from vnet.controller.errors import NotFound
 from vnet.controller.service.core import Service
 from vnet.controller.southbound.memory import Failure, Step
+from vnet.tools.wait import wait_until_async
 
 
 @pytest.fixture
@@ -229,3 +231,28 @@ def test_a_host_detection_knows_is_gone_is_not_asked_before_its_hooks_tell(w: Wo
         return [(await svc.connection(ACME, "acme", n)).path for n in names]
 
     assert w.run(scenario) == [["h1", "h3"]] * len(names)
+
+
+def test_a_connection_that_lands_on_a_link_failed_meanwhile_is_moved_off(w: World) -> None:
+    """A create planned on h1-h3 just before it fails: the failover's moves do not see it
+    (a request is changing it), so it lands on the failed link; once it is established it
+    is moved off as the failure's own connections were, not left there until the next
+    failure or release."""
+    w.hosts.latency = 0.1  # the create's agent steps take a while: the failure comes first
+
+    async def scenario(svc: Service) -> list[str]:
+        creating = asyncio.create_task(
+            svc.create_connection(ACME, "acme", voice("v", 5201, "5mbit"))
+        )
+        await wait_until_async(lambda: w.hosts.calls[("h1", Step.LOCK)] > 0, 5, "create begun")
+        report = await svc.failover.link_down("h1-h3")
+        assert report.moved == [] and report.degraded == []  # not seen: in flight
+        assert (await creating).connection.path == ["h1", "h3"]  # landed on the failed link
+        for _ in range(250):  # moved in the background: at most 5 s
+            view = await svc.connection(ACME, "acme", "v")
+            if view.path != ["h1", "h3"]:
+                break
+            await asyncio.sleep(0.02)
+        return view.path
+
+    assert w.run(scenario) == ["h1", "h2", "h3"]

@@ -247,6 +247,7 @@ class Service:
         if isinstance(admitted, Replay):
             return admitted.answer
         view = await self.flows.realise_new(admitted, tenant, timings)
+        await self._landed(view)
         # another tenant's connection may have moved: its name is not this caller's to see
         shown = [m for m in moved if who.may_see(m.tenant)]
         return api.ConnectionAnswer(connection=view, moved=shown)
@@ -266,7 +267,16 @@ class Service:
         )
         async with self.putback.answering():
             view = await self.moves.realise(moving, tenant, timings)
+        await self._landed(view)
         return api.ConnectionAnswer(connection=view)
+
+    async def _landed(self, view: api.ConnectionView) -> None:
+        """A request planned before a failure lands on the failed element when the
+        failover acted meanwhile (its moves see only connections no request is changing):
+        it is moved off (or degraded) now, as the failure's own were."""
+        down = self.failover.down
+        if (down.links or down.hosts) and down.on_path(await self.inventory(), view.path):
+            self._background(self.failover.retry(), "failover-retry")
 
     async def release_connection(
         self, who: Principal, tenant: str, name: str, timings: Timings | None = None

@@ -35,7 +35,9 @@ under the links' row locks), then their agent steps run side by side and meet in
 agents' group commit (agents/group.py), which gives each host one transaction per step for
 all of them. Moving 100 connections then costs about the three agent transactions of one
 move, not 100 times them; a move an agent refuses fails alone (the group is split) and its
-connection is degraded.
+connection is degraded. A request in flight when the failure came is not among the moves
+(its connection is the request's); the service calls `retry` when it lands on an element
+that is down (Service._landed).
 
 When an element comes back, each degraded connection whose path crosses nothing down any
 more is established again where it was ("restored"). Connections that were moved stay on

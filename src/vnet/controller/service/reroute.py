@@ -24,6 +24,7 @@ new paths (admitted paths that avoid the element), and the answer names the fail
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -63,6 +64,14 @@ class Avoid:
 
     def crosses(self, held: Held, links: set[str]) -> bool:
         return bool(set(held.path) & self.hosts) or any(link in links for link, _ in held.demands)
+
+    def on_path(self, inv: Inventory, path: Sequence[str]) -> bool:
+        """Whether a path of hosts crosses an avoided host or link (either way)."""
+        links = self.all_links(inv)
+        ends = {frozenset((x.a, x.b)) for n, x in inv.links.items() if n in links}
+        return bool(set(path) & self.hosts) or any(
+            frozenset(hop) in ends for hop in itertools.pairwise(path)
+        )
 
     def __str__(self) -> str:
         named = [f"link {x}" for x in sorted(self.links)] + [
