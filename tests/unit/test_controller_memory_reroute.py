@@ -23,10 +23,11 @@ from tests.controller_memory_support import (
     world,
 )
 from vnet.controller.errors import ServiceError
+from vnet.controller.held import held_connections
 from vnet.controller.service.core import Service
 from vnet.controller.service.reroute import Avoid
 from vnet.controller.southbound.memory import Failure, Step
-from vnet.model.controller_api import Drained
+from vnet.model.controller_api import Drained, Unmovable
 
 
 @pytest.fixture
@@ -156,3 +157,41 @@ def test_a_connection_released_after_the_plan_is_not_moved(w: World) -> None:
     gone = w.run(scenario)
     assert (gone.status, gone.reason) == (409, "it was released meanwhile")
     assert held_per_direction(w.url) == {}
+
+
+def test_a_drain_moves_its_connections_together(w: World) -> None:
+    """Six connections drained off h1-h3 are reserved in one transaction and moved side by
+    side: each host commits once or twice for all of them (one after the other: six times)."""
+
+    async def scenario(svc: Service) -> Drained:
+        for k in range(6):
+            await svc.create_connection(ACME, "acme", voice(f"v{k}", 5201 + k, "5mbit"))
+        w.hosts.calls.clear()
+        return await drain(svc, links=["h1-h3"])
+
+    drained = w.run(scenario)
+    assert len(drained.moved) == 6 and drained.unmovable == []
+    commits = {h: w.hosts.calls[(h, Step.COMMIT)] for h in ("h1", "h2", "h3")}
+    assert max(commits.values()) <= 2, commits
+    assert held_per_direction(w.url) == {
+        ("h1-h2", True): 6 * cost(5, 2),
+        ("h2-h3", True): 6 * cost(5, 2),
+    }
+
+
+def test_all_or_nothing_reserves_none_when_one_cannot_be(w: World) -> None:
+    """Reserving the moves of an all-or-nothing drain: one of them cannot move (its path was
+    asked for explicitly), so none is reserved and every connection stays as it was."""
+
+    async def scenario(svc: Service) -> list[str]:
+        await svc.create_connection(ACME, "acme", voice("free", 5201, "5mbit"))
+        pinned = voice("pinned", 5202, "5mbit", path=["h1", "h3"])
+        await svc.create_connection(ACME, "acme", pinned)
+        before = database_state(w.url)
+        inv, avoid = await svc.inventory(), Avoid.of(links=["h1-h3"])
+        helds = await svc.db.read(held_connections)
+        started = await svc.reroute.start_all(inv, avoid, helds, all_or_nothing=True)
+        assert database_state(w.url) == before  # nothing reserved, no state changed
+        return sorted(x.connection for x in started if isinstance(x, Unmovable))
+
+    assert w.run(scenario) == ["pinned"]

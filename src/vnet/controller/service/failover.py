@@ -60,14 +60,14 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import Connection, ConnectionState
-from vnet.controller.errors import NotFound, ServiceError
+from vnet.controller.errors import NotFound
 from vnet.controller.held import Held, held_connections
 from vnet.controller.inventory import Inventory
 from vnet.controller.service import store
 from vnet.controller.service.database import Database
 from vnet.controller.service.moves import Moving
 from vnet.controller.service.opstate import Key
-from vnet.controller.service.reroute import Avoid, Reroute, unmovable_of
+from vnet.controller.service.reroute import Avoid, Reroute
 from vnet.model.controller_api import ElementStatus, Move, Unmovable
 from vnet.model.controller_api import FailoverReport as Report
 
@@ -185,27 +185,20 @@ class Failover:
             if stuck:
                 await self.db.write(lambda s: degrade_all(s, stuck))
             skip = self.hosts | self.unreachable | set(self.unreachable_now())  # known now
-            outcomes = await asyncio.gather(
-                *(
-                    self._finish(held, moving, skip)
-                    for held, moving in zip(crossing, started, strict=True)
-                    if isinstance(moving, Moving)
-                )
-            )
-            report.moved += [x for x in outcomes if isinstance(x, Move)]
-            report.degraded += [x for _, x in stuck] + [
-                x for x in outcomes if isinstance(x, Unmovable)
+            pairs = [
+                (h, x) for h, x in zip(crossing, started, strict=True) if isinstance(x, Moving)
             ]
+            outcomes = await self.reroute.finish_all(pairs, skip)
+            failed = [
+                (h, x)
+                for (h, _), x in zip(pairs, outcomes, strict=True)
+                if isinstance(x, Unmovable)
+            ]
+            if failed:
+                await self.db.write(lambda s: degrade_all(s, failed))
+            report.moved += [x for x in outcomes if isinstance(x, Move)]
+            report.degraded += [x for _, x in stuck] + [x for _, x in failed]
             return report
-
-    async def _finish(self, held: Held, moving: Moving, skip: set[str]) -> Move | Unmovable:
-        """A started move realised, or its connection degraded with why it failed."""
-        try:
-            return await self.reroute.finish(moving, held, skip=skip)
-        except ServiceError as err:
-            why = err.reason
-            await self.db.write(lambda s: degrade(s, held, why))
-            return unmovable_of(held, why)
 
 
 def crossing_now(session: Session, avoid: Avoid, links: set[str]) -> list[Held]:

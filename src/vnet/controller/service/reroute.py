@@ -5,8 +5,10 @@ of `avoid` (a link of an avoided host counts as avoided), and for each one plans
 the inventory without them (`Inventory.avoiding`) with the usual admission, then moves it
 with the machinery of a modify (`Moves.start_planned` reserves generation g+1 as NEXT under
 the links' row locks while g still counts, `Moves.realise` takes the three agent steps and
-switches the ledger), one connection after the other. It answers what moved and what could
-not, with why.
+switches the ledger). The moves are reserved together, in one database transaction
+(`start_all`), and realised side by side (`finish_all`): their agent steps meet in the
+agents' group commit, one transaction per host and step for all of them. It answers what
+moved and what could not, with why.
 
 What cannot move: a connection whose path was asked for explicitly (the tenant pinned it),
 one that starts or ends on an avoided host (its end host is there), one another request is
@@ -15,14 +17,15 @@ changing, and one for which no path without the avoided elements has room.
 All or nothing (`all_or_nothing=True`, what removing an element uses): every move is first
 planned in a read-only transaction, one after the other on the books the earlier ones leave;
 if any connection cannot move, nothing is changed and the answer lists the unmovable ones.
-Otherwise the moves are made, each planned again under the row locks over what is held then
-(another request may have taken room meanwhile). A move that fails at that point (an agent
-refused, the room is gone) stops the drain: the connections moved before it stay on their
-new paths (admitted paths that avoid the element), and the answer names the failed one.
+Otherwise the moves are reserved, each planned again under the row locks over what is held
+then (another request may have taken room meanwhile): if one cannot be, none is. A move that
+fails once they run (an agent refused) is answered as unmovable; the others complete, and
+stay on their new paths (admitted paths that avoid the element).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import itertools
 from collections.abc import Collection, Mapping, Sequence
@@ -112,20 +115,17 @@ class Reroute:
         planned = await self.plan(inv, avoid)
         if all_or_nothing and planned.unmovable:
             return Drained(unmovable=list(planned.unmovable))
-        moved: list[Move] = []
-        unmovable = list(planned.unmovable)
-        for k, move in enumerate(planned.moves):
-            try:
-                moved.append(await self.move(inv, avoid, move.held, timings))
-            except ServiceError as err:
-                unmovable.append(unmovable_of(move.held, err.reason))
-                if all_or_nothing:  # the rest stay where they are: the drain stops
-                    rest = planned.moves[k + 1 :]
-                    unmovable += [
-                        unmovable_of(m.held, "not tried: a move before failed") for m in rest
-                    ]
-                    break
-        return Drained(moved=moved, unmovable=unmovable)
+        helds = [m.held for m in planned.moves]
+        started = await self.start_all(inv, avoid, helds, all_or_nothing=all_or_nothing)
+        unmovable = [*planned.unmovable, *(x for x in started if isinstance(x, Unmovable))]
+        if all_or_nothing and unmovable:  # none was reserved
+            return Drained(unmovable=unmovable)
+        pairs = [(h, x) for h, x in zip(helds, started, strict=True) if isinstance(x, Moving)]
+        outcomes = await self.finish_all(pairs, timings=timings)
+        moved = [x for x in outcomes if isinstance(x, Move)]
+        return Drained(
+            moved=moved, unmovable=[*unmovable, *(x for x in outcomes if isinstance(x, Unmovable))]
+        )
 
     async def move(
         self,
@@ -149,11 +149,12 @@ class Reroute:
         return await self.finish(moving, held, timings, skip)
 
     async def start_all(
-        self, inv: Inventory, avoid: Avoid, helds: Sequence[Held]
+        self, inv: Inventory, avoid: Avoid, helds: Sequence[Held], *, all_or_nothing: bool = False
     ) -> list[Moving | Unmovable]:
         """The first half of `move` for each of `helds`, in one database transaction (one
         commit for all; each in a savepoint, so one that cannot move is undone alone and
-        answered as Unmovable). Each is planned on the books the ones before it leave."""
+        answered as Unmovable; with `all_or_nothing`, none is reserved if one cannot be).
+        Each is planned on the books the ones before it leave."""
         around = inv.avoiding(avoid.links, avoid.hosts)
 
         def start(session: Session) -> list[Moving | Unmovable]:
@@ -177,9 +178,31 @@ class Reroute:
                         out.append(self._start(session, inv, avoid, around, current))
                 except ServiceError as err:
                     out.append(unmovable_of(held, err.reason))
+            if all_or_nothing and any(isinstance(x, Unmovable) for x in out):
+                raise _NoneReserved(out)  # the transaction rolls back
             return out
 
-        return await self.flows.db.write(start)
+        try:
+            return await self.flows.db.write(start)
+        except _NoneReserved as none:
+            return none.answers
+
+    async def finish_all(
+        self,
+        started: Sequence[tuple[Held, Moving]],
+        skip: Collection[str] = (),
+        timings: Timings | None = None,
+    ) -> list[Move | Unmovable]:
+        """`finish` for each started move, side by side; a move that fails is answered as
+        Unmovable with why (nothing of it remains)."""
+
+        async def one(held: Held, moving: Moving) -> Move | Unmovable:
+            try:
+                return await self.finish(moving, held, timings, skip)
+            except ServiceError as err:
+                return unmovable_of(held, err.reason)
+
+        return list(await asyncio.gather(*(one(h, m) for h, m in started)))
 
     async def finish(
         self,
@@ -241,6 +264,14 @@ class Reroute:
 class _Stuck(ServiceError):
     status = 409
     code = "unmovable"
+
+
+class _NoneReserved(Exception):
+    """Raised out of an all-or-nothing `start_all` to roll its transaction back."""
+
+    def __init__(self, answers: list[Moving | Unmovable]):
+        super().__init__("a move could not be reserved")
+        self.answers = answers
 
 
 def plan_around(

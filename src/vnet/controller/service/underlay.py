@@ -138,7 +138,7 @@ class UnderlayChanges:
         inv = await self.cache.get()
         drained = await self.reroute.drain(inv, avoid)
         if drained.unmovable:
-            moved = f" ({len(drained.moved)} moved before one failed)" if drained.moved else ""
+            moved = f" ({len(drained.moved)} moved, the others not)" if drained.moved else ""
             raise InUse(
                 f"{kind} {name}",
                 [f"connection '{u.tenant}/{u.connection}'" for u in drained.unmovable],
