@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from ncclient.operations.rpc import RPCError
@@ -23,7 +24,8 @@ from vnet.controller.agents.realise import Agents, ConfirmError, HostChange
 from .controller_agents_support import HOSTS, Lab
 
 # the controller's side, in a process of its own: its requests run at once (in the order
-# given); those marked `hang` journal COMMITTED and then hang, to be killed before confirms
+# given; with `first_alone`, the first runs alone and the others come while it does); those
+# marked `hang` journal COMMITTED and then hang, to be killed before confirms
 CONTROLLER = """
 import asyncio, json, sys
 from vnet.client import Endpoint
@@ -50,14 +52,20 @@ def journal(request, hang):
 
 async def main():
     agents = Agents(NetconfSouthbound(endpoints), confirm_timeout=spec["timeout"])
-    await asyncio.gather(*(
-        agents.transaction(r["request"], [change(c) for c in r["changes"]],
-                           journal(r["request"], r["hang"]))
-        for r in spec["requests"]
-    ))
+
+    def run(r):
+        return asyncio.create_task(agents.transaction(
+            r["request"], [change(c) for c in r["changes"]], journal(r["request"], r["hang"])))
+
+    first, *rest = spec["requests"]
+    tasks = [run(first)]
+    if spec["first_alone"]:  # its transaction takes far longer: the others queue behind it
+        await asyncio.sleep(0.05)
+    await asyncio.gather(*tasks, *(run(r) for r in rest))
 
 asyncio.run(main())
 """
+HANG_WAIT = 120  # seconds the child may take to commit what it was given
 Request = tuple[str, list[HostChange], bool]  # request id, changes, hang after commit
 
 
@@ -74,12 +82,13 @@ def killed_after_commit(lab: Lab, request: str, changes: list[HostChange], timeo
 
 
 def killed_while_hanging(
-    lab: Lab, requests: list[Request], timeout: int, hanging: list[str]
+    lab: Lab, requests: list[Request], timeout: int, hanging: list[str], first_alone: bool = False
 ) -> None:
     """Run the requests in a controller process; SIGKILL it once those in `hanging` all
-    journaled COMMITTED (and hang there)."""
+    journaled COMMITTED (and hang there), or after HANG_WAIT seconds (the test fails)."""
     spec = {
         "timeout": timeout,
+        "first_alone": first_alone,
         "endpoints": {h: dataclasses.asdict(ep) for h, ep in lab.endpoints().items()},
         "requests": [
             {"request": rid, "hang": hang, "changes": [wire(c) for c in changes]}
@@ -93,17 +102,20 @@ def killed_while_hanging(
         stderr=subprocess.PIPE,
         text=True,
     )
+    reader = ThreadPoolExecutor(1)  # a line that never comes must not hang the suite
     try:
         assert child.stdin is not None and child.stdout is not None
         child.stdin.write(json.dumps(spec) + "\n")
         child.stdin.flush()
-        said = [child.stdout.readline() for _ in hanging]
+        out = child.stdout
+        said = reader.submit(lambda: [out.readline() for _ in hanging]).result(HANG_WAIT)
         assert sorted(said) == sorted(f"committed {r}\n" for r in hanging), (
             f"the child said {said!r}: {child.stderr.read()}"  # type: ignore[union-attr]
         )
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
+        reader.shutdown()
 
 
 def wire(c: HostChange) -> dict[str, object]:
@@ -217,7 +229,7 @@ def test_a_group_is_settled_by_its_token_owner(lab: Lab) -> None:
     group = [(f"req-41{i}", changes[f"vc41{i}"], True) for i in (1, 2, 3)]
     # req-411 leads the group (the persist token); its journal waits for the others', so
     # req-412 and req-413 hang in theirs with the group committed everywhere
-    killed_while_hanging(lab, first + group, 600, ["req-412", "req-413"])
+    killed_while_hanging(lab, first + group, 600, ["req-412", "req-413"], first_alone=True)
     pending = lab.running()
     for name in ("vc410", "vc411", "vc412", "vc413"):
         assert holding(lab, name) == set(HOSTS), name
