@@ -256,3 +256,28 @@ def test_a_connection_that_lands_on_a_link_failed_meanwhile_is_moved_off(w: Worl
         return view.path
 
     assert w.run(scenario) == ["h1", "h2", "h3"]
+
+
+def test_a_host_found_gone_during_a_move_is_not_asked_by_its_later_steps(w: World) -> None:
+    """h2 is powered off while its connections move off it: detection finds its agent gone
+    only once the moves' first step is committed. The later steps (the one removing the
+    old pieces asks h2) skip it: every connection moves instead of failing on h2."""
+    names = ["v0", "v1"]
+
+    async def scenario(svc: Service) -> list[list[str]]:
+        await svc.failover.link_down("h1-h3")
+        for k, name in enumerate(names):  # planned around h1-h3: through h2
+            await svc.create_connection(ACME, "acme", voice(name, 5201 + k, "5mbit"))
+        await svc.failover.link_up("h1-h3")
+        w.hosts.kill("h2")
+        w.hosts.calls.clear()
+
+        def found_gone() -> set[str]:  # detection hears of it after the first commit
+            return {"h2"} if any(s == Step.COMMIT for _, s in w.hosts.calls) else set()
+
+        svc.failover.unreachable_now = found_gone
+        report = await svc.failover.link_down("h1-h2")
+        assert report.degraded == [] and sorted(m.connection for m in report.moved) == names
+        return [(await svc.connection(ACME, "acme", n)).path for n in names]
+
+    assert w.run(scenario) == [["h1", "h3"]] * len(names)

@@ -170,6 +170,11 @@ class Failover:
         if name not in names:
             raise NotFound(f"unknown {kind} {name!r}", field="name", code=f"unknown-{kind}")
 
+    def _not_asked(self) -> set[str]:
+        """The hosts a move's next step does not ask: down, or known not to answer (by
+        detection now, even before its hooks tell this)."""
+        return self.hosts | self.unreachable | set(self.unreachable_now())
+
     async def _changed(self, change: Callable[[], None]) -> Report:
         async with self._lock:
             change()
@@ -184,11 +189,10 @@ class Failover:
             ]
             if stuck:
                 await self.db.write(lambda s: degrade_all(s, stuck))
-            skip = self.hosts | self.unreachable | set(self.unreachable_now())  # known now
             pairs = [
                 (h, x) for h, x in zip(crossing, started, strict=True) if isinstance(x, Moving)
             ]
-            outcomes = await self.reroute.finish_all(pairs, skip)
+            outcomes = await self.reroute.finish_all(pairs, self._not_asked)
             failed = [
                 (h, x)
                 for (h, _), x in zip(pairs, outcomes, strict=True)

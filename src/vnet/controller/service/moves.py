@@ -28,7 +28,7 @@ before its admission says yes or no-capacity.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -47,6 +47,7 @@ from vnet.model.controller_api import ConnectionView, ModifyRequest, Move
 
 log = logging.getLogger(__name__)
 CHOICES = 3  # times a request chooses its moves anew after losing a race for a mover
+Skip = Callable[[], Collection[str]]  # the hosts a move's next step does not ask, as known now
 
 
 @dataclass(frozen=True)
@@ -197,22 +198,26 @@ class Moves:
         moving: Moving,
         tenant: str,
         timings: Timings | None,
-        skip: Collection[str] = (),
+        skip: Skip = frozenset,
     ) -> ConnectionView:
-        """The agent steps, then the ledger's switch. `skip`: hosts that are down (their
-        agent is not asked; reconciliation removes what they held when they are back)."""
+        """The agent steps, then the ledger's switch. `skip()`: the hosts that are down as
+        known when a step starts (their agent is not asked; reconciliation removes what
+        they held when they are back): a host found down during the move is not asked by
+        its later steps."""
         locators = {**moving.old.locators, **moving.new.locators}
-        made = steps.make_before_break(moving.old.pieces, moving.new.pieces, locators)
-        todo = [kept for step in made if (kept := [c for c in step if c.host not in skip])]
-        done = 0
+        ran = 0  # steps confirmed
         try:
-            for done, step in enumerate(todo):
-                await self.flows.run_agents(
-                    f"{moving.request_id}.{done}", step, timings, journal_commit=done == 0
-                )
+            for step in steps.make_before_break(moving.old.pieces, moving.new.pieces, locators):
+                down = skip()
+                kept = [c for c in step if c.host not in down]
+                if kept:
+                    await self.flows.run_agents(
+                        f"{moving.request_id}.{ran}", kept, timings, journal_commit=ran == 0
+                    )
+                    ran += 1
         except AgentError as e:
-            if done > 0:  # steps before this one were confirmed: put generation g back
-                await self._restore(moving, timings, skip)
+            if ran > 0:  # steps before this one were confirmed: put generation g back
+                await self._restore(moving, timings, skip())
             error = str(e)
             await self.flows.db.write(lambda s: undo(s, moving, error), timings)
             raise AgentRefused(e.host, e.reason, e.tag) from None

@@ -42,7 +42,7 @@ from vnet.controller.held import Held, held_connections
 from vnet.controller.inventory import Arc, Inventory
 from vnet.controller.service.database import Timings
 from vnet.controller.service.flows import Flows
-from vnet.controller.service.moves import Moves, Moving
+from vnet.controller.service.moves import Moves, Moving, Skip
 from vnet.controller.service.putback import PutBack
 from vnet.model.controller_api import Drained, Move, Unmovable
 
@@ -133,7 +133,7 @@ class Reroute:
         avoid: Avoid,
         held: Held,
         timings: Timings | None = None,
-        skip: Collection[str] = (),
+        skip: Skip = frozenset,
     ) -> Move:
         """One connection off `avoid`: planned again and reserved under the row locks, then
         realised as a modify's move (`skip`: hosts that are down, not asked); a ServiceError
@@ -190,7 +190,7 @@ class Reroute:
     async def finish_all(
         self,
         started: Sequence[tuple[Held, Moving]],
-        skip: Collection[str] = (),
+        skip: Skip = frozenset,
         timings: Timings | None = None,
     ) -> list[Move | Unmovable]:
         """`finish` for each started move, side by side; a move that fails is answered as
@@ -209,7 +209,7 @@ class Reroute:
         moving: Moving,
         held: Held,
         timings: Timings | None = None,
-        skip: Collection[str] = (),
+        skip: Skip = frozenset,
     ) -> Move:
         """The second half of `move`: the agents' steps and the ledger's switch."""
         async with self.putback.answering():
