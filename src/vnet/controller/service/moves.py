@@ -200,7 +200,15 @@ class Moves:
         timings: Timings | None,
         skip: Skip = frozenset,
     ) -> ConnectionView:
-        """The agent steps, then the ledger's switch. `skip()`: the hosts that are down as
+        """The agent steps, then the ledger's switch (`switch`)."""
+        await self.take_steps(moving, timings, skip)
+        return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
+
+    async def take_steps(
+        self, moving: Moving, timings: Timings | None, skip: Skip = frozenset
+    ) -> None:
+        """The agent steps of a move; if one fails, what the earlier ones did is put back,
+        the move's reservation undone (AgentRefused). `skip()`: the hosts that are down as
         known when a step starts (their agent is not asked; reconciliation removes what
         they held when they are back): a host found down during the move is not asked by
         its later steps."""
@@ -221,7 +229,6 @@ class Moves:
             error = str(e)
             await self.flows.db.write(lambda s: undo(s, moving, error), timings)
             raise AgentRefused(e.host, e.reason, e.tag) from None
-        return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
 
     async def _restore(
         self, moving: Moving, timings: Timings | None, skip: Collection[str]

@@ -42,9 +42,9 @@ from vnet.controller.held import Held, held_connections
 from vnet.controller.inventory import Arc, Inventory
 from vnet.controller.service.database import Timings
 from vnet.controller.service.flows import Flows
-from vnet.controller.service.moves import Moves, Moving, Skip
+from vnet.controller.service.moves import Moves, Moving, Skip, switch
 from vnet.controller.service.putback import PutBack
-from vnet.model.controller_api import Drained, Move, Unmovable
+from vnet.model.controller_api import ConnectionView, Drained, Move, Unmovable
 
 REROUTED = "rerouted"  # the history's kind for a connection moved off an element
 
@@ -193,16 +193,29 @@ class Reroute:
         skip: Skip = frozenset,
         timings: Timings | None = None,
     ) -> list[Move | Unmovable]:
-        """`finish` for each started move, side by side; a move that fails is answered as
-        Unmovable with why (nothing of it remains)."""
+        """The second half of `move` for each started move: their agent steps side by side,
+        then one database transaction switches the ledger of all that took them (a move
+        that failed is answered as Unmovable with why, and nothing of it remains)."""
 
-        async def one(held: Held, moving: Moving) -> Move | Unmovable:
+        async def steps(held: Held, moving: Moving) -> Moving | Unmovable:
             try:
-                return await self.finish(moving, held, timings, skip)
+                async with self.putback.answering():
+                    await self.moves.take_steps(moving, timings, skip)
+                return moving
             except ServiceError as err:
                 return unmovable_of(held, err.reason)
 
-        return list(await asyncio.gather(*(one(h, m) for h, m in started)))
+        stepped = await asyncio.gather(*(steps(h, m) for h, m in started))
+        done = [(h, m) for (h, _), m in zip(started, stepped, strict=True) if isinstance(m, Moving)]
+
+        def switch_all(session: Session) -> list[ConnectionView]:
+            return [switch(session, m, h.tenant) for h, m in done]
+
+        views = iter(await self.flows.db.write(switch_all, timings) if done else [])
+        return [
+            _moved(held, next(views)) if isinstance(x, Moving) else x
+            for (held, _), x in zip(started, stepped, strict=True)
+        ]
 
     async def finish(
         self,
@@ -214,12 +227,7 @@ class Reroute:
         """The second half of `move`: the agents' steps and the ledger's switch."""
         async with self.putback.answering():
             view = await self.moves.realise(moving, held.tenant, timings, skip)
-        return Move(
-            connection=held.request.name,
-            tenant=held.tenant,
-            old_path=list(held.path),
-            new_path=view.path,
-        )
+        return _moved(held, view)
 
     def _start(
         self, session: Session, inv: Inventory, avoid: Avoid, around: Inventory, now: Held | None
@@ -296,6 +304,15 @@ def reason_unmovable(held: Held, avoid: Avoid) -> str | None:
     if held.state not in (ConnectionState.ESTABLISHED, ConnectionState.DEGRADED):
         return f"it is {held.state.value}: another request is changing it"
     return None
+
+
+def _moved(held: Held, view: ConnectionView) -> Move:
+    return Move(
+        connection=held.request.name,
+        tenant=held.tenant,
+        old_path=list(held.path),
+        new_path=view.path,
+    )
 
 
 def _held_now(session: Session, connection_id: int) -> Held | None:
