@@ -73,3 +73,8 @@ def _held(conn: Connection, tenant: str, demands: dict[Arc, int]) -> Held:
     )
     path = tuple(hop["host"] for hop in conn.hops)
     return Held(conn.id, conn.number, tenant, request, conn.state, path, conn.generation, demands)
+
+
+def held_connection(session: Session, connection_id: int) -> Held | None:
+    """One live connection as planning sees it (None: it is released or unknown)."""
+    return next((h for h in held_connections(session) if h.connection_id == connection_id), None)

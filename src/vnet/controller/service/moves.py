@@ -38,7 +38,7 @@ from vnet.controller.agents.realise import AgentError, HostChange
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, ConnectionState, ReservationRole
 from vnet.controller.errors import AgentRefused, BadRequest, Conflict, NotFound, Rejected
-from vnet.controller.held import Held, held_connections
+from vnet.controller.held import held_connection
 from vnet.controller.inventory import Inventory, usable_bps
 from vnet.controller.service import planning, steps, store
 from vnet.controller.service.database import Timings
@@ -127,7 +127,8 @@ class Moves:
             )
         conn = store.live_connection(session, tenant, name, lock=True)
         store.require_changeable(conn)
-        current = held_one(session, conn.id)
+        current = held_connection(session, conn.id)
+        assert current is not None  # live, and locked by this transaction
 
         def make(held: Mapping[tuple[str, bool], int]) -> planning.Plan:
             return planner.plan_move(inv, held, current, request, self.flows.policy)
@@ -242,11 +243,6 @@ class Moves:
             )
         except AgentError as e:  # reconciliation puts the hosts right when the agent is back
             log.warning("request %s: could not put generation back: %s", moving.request_id, e)
-
-
-def held_one(session: Session, connection_id: int) -> Held:
-    """The connection as planning sees it (its request, path and demands)."""
-    return next(h for h in held_connections(session) if h.connection_id == connection_id)
 
 
 def restore_changes(old: planning.HostPieces, touched: set[str]) -> list[HostChange]:

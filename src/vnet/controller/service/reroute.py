@@ -38,7 +38,7 @@ from vnet.controller import planner
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, ConnectionState
 from vnet.controller.errors import ServiceError
-from vnet.controller.held import Held, held_connections
+from vnet.controller.held import Held, held_connection, held_connections
 from vnet.controller.inventory import Arc, Inventory
 from vnet.controller.service.database import Timings
 from vnet.controller.service.flows import Flows
@@ -142,7 +142,7 @@ class Reroute:
         around = inv.avoiding(avoid.links, avoid.hosts)
 
         def start(session: Session) -> Moving:
-            now = _held_now(session, held.connection_id)
+            now = held_connection(session, held.connection_id)
             return self._start(session, inv, avoid, around, now)
 
         moving = await self.flows.db.write(start, timings)
@@ -313,10 +313,6 @@ def _moved(held: Held, view: ConnectionView) -> Move:
         old_path=list(held.path),
         new_path=view.path,
     )
-
-
-def _held_now(session: Session, connection_id: int) -> Held | None:
-    return next((h for h in held_connections(session) if h.connection_id == connection_id), None)
 
 
 def unmovable_of(held: Held, reason: str) -> Unmovable:
