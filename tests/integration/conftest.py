@@ -69,6 +69,9 @@ SERIAL = {
     "test_transactions::test_em_testbed_reaches_end_to_end_in_both_tenants",
     "test_netconf_large_message::test_other_sessions_are_served_during_a_50_mb_edit",
     "test_bench_failover",  # an outage of OSPF with BFD shorter than the link was down
+    # detection within 2 s (2.59 s beside three workers at load 13)
+    "test_lab_controller_failures::test_a_host_powered_off_is_unreachable_within_2_s_and_up_after",
+    "test_lab_controller_failures::test_a_hung_agent_is_unreachable_within_the_probes_bound_and_its_links_stay_up",
     "test_bench_failover_reroute",  # the controller's reroute, timed
     "test_cli_end_to_end::test_demo_prints_its_tables_and_cleans_up",  # a connection's rate
     "test_cli_end_to_end::test_demo_keep_opens_the_console_on_loopback",  # the same demo

@@ -19,8 +19,10 @@ from .conftest import vnet
 HOSTS, CONNECTIONS = 8, 30
 
 
-def _controllers() -> set[int]:
-    """PIDs of `vnet controller run` processes on simulated hosts' temporary configuration."""
+def _controllers(tmp: Path) -> set[int]:
+    """PIDs of `vnet controller run` processes on simulated hosts' temporary configuration
+    under `tmp` (the bench's TMPDIR here: other workers' benches are not this one's)."""
+    mine = str(tmp).encode()
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -28,7 +30,7 @@ def _controllers() -> set[int]:
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if any(b"vnet-simctl-" in a for a in argv):
+            if any(b"vnet-simctl-" in a and a.startswith(mine) for a in argv):
                 found.add(int(entry.name))
     return found
 
@@ -37,14 +39,21 @@ def _controllers() -> set[int]:
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("bench-controller-sim")
     out = tmp / "results.json"
-    before = _controllers()
+    scratch = tmp / "tmpdir"
+    scratch.mkdir()
+    before = _controllers(scratch)
     done = vnet(
         "bench", "controller", "--southbound", "simulated", "--hosts", str(HOSTS),
         "--connections", str(CONNECTIONS), "--rpc-latency", "0.5", "--concurrency", "3",
         "--json", str(out), "--out", str(tmp / "r"), "-q",
-        timeout=180,
+        env={"TMPDIR": str(scratch)}, timeout=180,
     )  # fmt: skip
-    return {"data": json.loads(out.read_text()), "stdout": done.stdout, "before": before}
+    return {
+        "data": json.loads(out.read_text()),
+        "stdout": done.stdout,
+        "before": before,
+        "scratch": scratch,
+    }
 
 
 def samples(data: dict[str, Any], metric: str, series: str, x: Any = None) -> list[float]:
@@ -92,5 +101,5 @@ def test_nothing_was_over_admitted_or_leaked(run: dict[str, Any]) -> None:
 
 
 def test_the_controller_process_is_gone(run: dict[str, Any]) -> None:
-    left = _controllers() - run["before"]
+    left = _controllers(run["scratch"]) - run["before"]
     assert not [pid for pid in left if os.path.exists(f"/proc/{pid}")], left
