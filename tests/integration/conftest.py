@@ -72,6 +72,8 @@ SERIAL = {
     # detection within 2 s (2.59 s beside three workers at load 13)
     "test_lab_controller_failures::test_a_host_powered_off_is_unreachable_within_2_s_and_up_after",
     "test_lab_controller_failures::test_a_hung_agent_is_unreachable_within_the_probes_bound_and_its_links_stay_up",
+    "test_controller_agent_timeouts::test_a_stopped_agent_is_given_up_within_the_timeout_and_others_answer",
+    "test_bench_resources",  # a sender limited to 0.3 core measured at most 0.33
     "test_bench_failover_reroute",  # the controller's reroute, timed
     "test_cli_end_to_end::test_demo_prints_its_tables_and_cleans_up",  # a connection's rate
     "test_cli_end_to_end::test_demo_keep_opens_the_console_on_loopback",  # the same demo
