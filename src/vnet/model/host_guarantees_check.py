@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from ipaddress import IPv6Address, IPv6Network
+from itertools import combinations
 
 from vnet.model.errors import Loc, Problem
 from vnet.model.host import HostConfig
@@ -25,6 +26,8 @@ from vnet.model.srv6 import interface_in
 from vnet.model.topology import VirtualRouter
 
 _Steer = tuple[str, int, object, object, str | None, int | None, int | None]
+_Open = tuple[str | int | None, ...]  # protocol, source port, destination port: None is any
+_Fields = tuple[int, ...]  # positions in an _Open
 
 
 def guarantee_problems(hc: HostConfig) -> list[Problem]:
@@ -44,8 +47,8 @@ class _Checker:
         self.problems: list[Problem] = []
         self.networks = {carried.network.name for carried in hc.networks}
         self.routers = {vr.name: vr for vr in hc.routers}
-        # per (router, family, source, destination): what each ingress there steers
-        self.steering: dict[tuple[object, ...], dict[_Steer, str]] = {}
+        # per (router, family, source, destination): what the ingresses there steer
+        self.steering: dict[tuple[object, ...], _Claims] = {}
         self.sids: dict[tuple[str, IPv6Address], str] = {}
         self.ids: dict[int, str] = {}
 
@@ -176,17 +179,56 @@ class _Checker:
     def overlap(self, loc: Loc, ing: Ingress, name: str, subject: str, vr: VirtualRouter) -> None:
         """Two ingress pieces on one VR may not claim the same packets."""
         mine = _steer(ing)
-        same_ends = self.steering.setdefault(mine[:4], {})
-        for theirs, owner in same_ends.items():
-            if _overlaps(mine, theirs):
-                self.add(
-                    (*loc, "destination"),
-                    f"steers the same 5-tuple as connection {owner!r} "
-                    f"({_describe(ing)} on router {vr.name!r})",
-                    subject,
-                )
-                return
-        same_ends[mine] = name
+        owner = self.steering.setdefault(mine[:4], _Claims()).claim(mine[4:], name)
+        if owner is not None:
+            self.add(
+                (*loc, "destination"),
+                f"steers the same 5-tuple as connection {owner!r} "
+                f"({_describe(ing)} on router {vr.name!r})",
+                subject,
+            )
+
+
+class _Claims:
+    """The (protocol, source port, destination port) claimed between one pair of addresses
+    on one VR. Two claims overlap when each field is equal or open (None) on one side. A
+    claim is indexed by the fields it leaves open and, under every choice of its fixed
+    fields, their values: a new claim finds what it overlaps with one lookup per kind of
+    claim (at most eight), where a scan of every earlier claim made a host holding N
+    connections between the same ends cost N squared to check."""
+
+    def __init__(self) -> None:
+        # (its open fields, the fields looked at) -> their values -> (order, owner)
+        self._index: dict[tuple[_Fields, _Fields], dict[_Open, tuple[int, str]]] = {}
+        self._kinds: set[_Fields] = set()  # the open fields of claims made
+        self._made = 0
+
+    def claim(self, fields: _Open, name: str) -> str | None:
+        """The earliest owner of a claim `fields` overlaps; else None, and `fields` is
+        `name`'s from now on."""
+        hits = [hit for kind in self._kinds if (hit := self._find(kind, fields)) is not None]
+        if hits:
+            return min(hits)[1]
+        opened = _open(fields)
+        fixed = [i for i in range(len(fields)) if i not in opened]
+        self._kinds.add(opened)
+        order, self._made = self._made, self._made + 1
+        for size in range(len(fixed) + 1):
+            for looked in combinations(fixed, size):
+                values = tuple(fields[i] for i in looked)
+                self._index.setdefault((opened, looked), {}).setdefault(values, (order, name))
+        return None
+
+    def _find(self, kind: _Fields, fields: _Open) -> tuple[int, str] | None:
+        """The earliest claim of `kind` that `fields` overlaps: its fixed fields that are
+        fixed in `fields` too are equal (the others match anything)."""
+        mine = _open(fields)
+        looked = tuple(i for i in range(len(fields)) if i not in kind and i not in mine)
+        return self._index.get((kind, looked), {}).get(tuple(fields[i] for i in looked))
+
+
+def _open(fields: _Open) -> tuple[int, ...]:
+    return tuple(i for i, value in enumerate(fields) if value is None)
 
 
 def _steer(ing: Ingress) -> _Steer:
@@ -199,13 +241,6 @@ def _steer(ing: Ingress) -> _Steer:
         ing.source_port,
         ing.destination_port,
     )
-
-
-def _overlaps(a: _Steer, b: _Steer) -> bool:
-    """Same router, family and addresses; protocol and ports equal or left open on one side."""
-    if a[:4] != b[:4]:
-        return False
-    return all(x is None or y is None or x == y for x, y in zip(a[4:], b[4:], strict=True))
 
 
 def _describe(ing: Ingress) -> str:

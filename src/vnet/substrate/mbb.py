@@ -49,6 +49,7 @@ from vnet.substrate.tc import (
     DeleteTcClass,
     DeleteTcFilter,
     DeleteTcRoot,
+    FilterHandles,
     TcClass,
     TcFilter,
     TcRoot,
@@ -272,14 +273,15 @@ def _break(
     def filter_order(f: TcFilter) -> tuple[str, str, int, int]:
         return (ns_label(f.ns), f.dev, f.prio, f.handle)
 
+    handles = FilterHandles()  # one read of an interface's filters for all its deletions
     brk += [
-        DeleteTcFilter(f)
+        DeleteTcFilter(f, handles)
         for f in _sort(have.filters - desired.tc_filters, key=filter_order)
         if (f.ns, f.dev) not in gone_devs
     ]
     # filters that point at a class being recreated must go before it
     brk += [
-        DeleteTcFilter(f)
+        DeleteTcFilter(f, handles)
         for f in _sort(have.filters & desired.tc_filters, key=filter_order)
         if (f.ns, f.dev, f.classid) in recreate
     ]

@@ -353,30 +353,49 @@ class AddTcFilter:
         return f"{_tc(self.filter.ns)} {self.filter.describe('add')}"
 
 
+class FilterHandles:
+    """The kernel's numbers of the u32 filters under each (interface, parent), read at the
+    first deletion there and kept for the plan's other deletions: a filter is found only by
+    its number, and a read per deletion made moving N connections cost N reads of every
+    filter on the interface. One per plan: what it read is true until the next plan."""
+
+    def __init__(self) -> None:
+        self._read: dict[tuple[NsName, str, int], dict[TcFilter, int]] = {}
+
+    def take(self, k: Kernel, f: TcFilter) -> int | None:
+        """`f`'s number, forgotten once given (the caller deletes it); None: not there."""
+        where = (f.ns, f.dev, f.parent)
+        if where not in self._read:
+            found = read_filters(k, f.ns, f.dev, k.index(f.ns, f.dev), f.parent)
+            self._read[where] = {have: have.handle for have in found}
+        return self._read[where].pop(f, None)
+
+
 @dataclass(frozen=True)
 class DeleteTcFilter:
-    """Delete the filter that matches what `filter` matches (its full handle is the kernel's)."""
+    """Delete the filter that matches what `filter` matches (its full handle is the kernel's,
+    found in `handles`: share one among a plan's deletions)."""
 
     filter: TcFilter
+    handles: FilterHandles = field(default_factory=FilterHandles, compare=False, repr=False)
 
     def run(self, k: Kernel) -> None:
         f = self.filter
         found = TcFilter(f.ns, f.dev, f.parent, f.prio, f.protocol, f.match, f.classid)
-        for have in read_filters(k, f.ns, f.dev, k.index(f.ns, f.dev), f.parent):
-            if have == found:
-                k.tc(
-                    f.ns,
-                    "del-filter",
-                    "u32",
-                    f.dev,
-                    parent=f.parent,
-                    prio=f.prio,
-                    protocol=f.protocol,
-                    handle=have.handle,
-                    target=f.classid,  # pyroute2 encodes options even for a deletion
-                )
-                return
-        raise KernelError(f"no u32 filter {f.describe('')} on {f.dev}")
+        handle = self.handles.take(k, found)
+        if handle is None:
+            raise KernelError(f"no u32 filter {f.describe('')} on {f.dev}")
+        k.tc(
+            f.ns,
+            "del-filter",
+            "u32",
+            f.dev,
+            parent=f.parent,
+            prio=f.prio,
+            protocol=f.protocol,
+            handle=handle,
+            target=f.classid,  # pyroute2 encodes options even for a deletion
+        )
 
     def inverse(self) -> AddTcFilter:
         return AddTcFilter(self.filter)
