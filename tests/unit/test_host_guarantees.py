@@ -295,3 +295,24 @@ def test_a_change_of_a_vrs_connection_pieces_is_a_modify_event_of_that_vr() -> N
     _conn(new)["egress"][0]["next-hop"] = "10.3.0.2"
     assert {e.router for e in diff_events(old, new)} == {"r1", "r2"}
     assert diff_events(old, base_tree()) == []
+
+
+def test_a_commit_parses_only_the_connections_it_changes(store: Datastore) -> None:
+    """An unchanged connection keeps the model object running has (it is not parsed
+    again); a changed one is parsed from its new entry; either way the HostConfig is the
+    one a fresh parse of the tree gives."""
+    memo = store.validator.connections
+    first = memo.parsed["c1"][1]
+    tree = base_tree()
+    c2 = copy.deepcopy(_conn(tree)) | {"name": "c2", "id": 2, "egress": []}
+    c2["ingress"][0]["destination-port"] = 5202
+    tree[f"{P}srv6"]["connection"].append(c2)
+    asyncio.run(commit_as(store, tree))
+    assert memo.parsed["c1"][1] is first and set(memo.parsed) == {"c1", "c2"}
+    tree = copy.deepcopy(tree)
+    _conn(tree)["ingress"][0]["bandwidth"] = "30000000"
+    asyncio.run(commit_as(store, tree))
+    again = memo.parsed["c1"][1]
+    assert again is not first and again.ingress[0].bandwidth == 30_000_000
+    fresh = codec.host_config(store.running, store.config.host, store.config.vtep)
+    assert [memo.parsed[c.name][1] for c in fresh.srv6.connections] == fresh.srv6.connections

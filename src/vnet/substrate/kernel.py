@@ -439,6 +439,13 @@ class Kernel:
     def filters(self, ns: NsName, index: int, parent: int) -> list[Message]:
         return list(self.ipr(ns).get_filters(index=index, parent=parent))
 
+    @_request
+    def u32_filters(self, ns: NsName, index: int, parent: int) -> list[rtquery.U32Entry]:
+        """The u32 filters under `parent` on interface `index` that send to a class."""
+        dump = rtquery.U32Dump()
+        self._dump(ns, lambda seq: rtquery.getfilter_dump_request(index, parent, seq), dump)
+        return dump.filters
+
     # -- neighbours ------------------------------------------------------------
     def resolve_neighbours(self, hops: Iterable[tuple[NsName, str]], timeout: float = 2.0) -> None:
         """Make every router on a path know its next hop's link-layer address.

@@ -32,7 +32,7 @@ from pyroute2.netlink.rtnl.tcmsg import sched_pfifo as _sched_pfifo
 from vnet.model import format_rate
 from vnet.substrate.kernel import Kernel, KernelError, Message
 from vnet.substrate.marks import NsName
-from vnet.substrate.u32 import Match, match_words, pyroute2_keys, read_match
+from vnet.substrate.u32 import Match, match_words, pyroute2_keys, selector_match
 
 # pyroute2 knows pfifo but not bfifo; both take the same struct tc_fifo_qopt.
 _tc_plugins.setdefault("bfifo", _sched_pfifo)
@@ -470,19 +470,19 @@ def read(
 
 
 def read_filters(k: Kernel, ns: NsName, dev: str, index: int, parent: int) -> set[TcFilter]:
-    out = set()
-    for f in k.filters(ns, index, parent):
-        if f.get("kind") != "u32":
-            continue
-        match = read_match(f)
-        opts = f.get_attr("TCA_OPTIONS")
-        classid = opts.get_attr("TCA_U32_CLASSID") if opts is not None else None
-        if match is None or classid is None:
-            continue
-        info = f["info"]
-        proto = socket.ntohs(info & 0xFFFF)
-        out.add(TcFilter(ns, dev, parent, info >> 16, proto, match, classid, handle=f["handle"]))
-    return out
+    return {
+        TcFilter(
+            ns,
+            dev,
+            parent,
+            f.info >> 16,
+            socket.ntohs(f.info & 0xFFFF),
+            selector_match(f.selector),
+            f.classid,
+            handle=f.handle,
+        )
+        for f in k.u32_filters(ns, index, parent)
+    }
 
 
 def class_counters(k: Kernel, ns: NsName, dev: str) -> dict[int, tuple[int, int, int]]:

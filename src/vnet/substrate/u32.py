@@ -5,8 +5,6 @@ from __future__ import annotations
 import struct
 from ipaddress import IPv6Network
 
-from vnet.substrate.kernel import Message
-
 VXLAN_PORT = 4789
 Match = tuple[tuple[int, int, int], ...]  # (offset, value byte, mask byte), by offset
 
@@ -72,19 +70,12 @@ def pyroute2_keys(match: Match) -> list[str]:
     return [f"0x{v:02x}/0x{m:02x}+{off}" for off, v, m in match]
 
 
-def read_match(msg: Message) -> Match | None:
-    """The selector of a u32 filter as (offset, value, mask) bytes.
-
-    pyroute2 0.9 decodes the keys 4 bytes off, so the raw attribute is read here.
-    """
-    opts = msg.get_attr("TCA_OPTIONS")
-    sel = opts.get_attr("TCA_U32_SEL") if opts is not None else None
-    if sel is None:
-        return None
-    raw = bytes(sel.data[sel.offset : sel.offset + sel.length])
+def selector_match(selector: bytes) -> Match:
+    """A u32 filter's selector (the TCA_U32_SEL attribute's payload: struct tc_u32_sel, 16
+    bytes, then nkeys keys of 16) as (offset, value, mask) bytes."""
     out: list[tuple[int, int, int]] = []
-    for n in range(raw[6]):  # nkeys
-        mask, value = struct.unpack_from(">II", raw, 20 + 16 * n)
-        (off,) = struct.unpack_from("=i", raw, 20 + 16 * n + 8)
+    for n in range(selector[2]):  # nkeys
+        mask, value = struct.unpack_from(">II", selector, 16 + 16 * n)
+        (off,) = struct.unpack_from("=i", selector, 16 + 16 * n + 8)
         out += match_bytes(struct.pack(">I", value), struct.pack(">I", mask), off)
     return tuple(sorted(out))

@@ -11,7 +11,13 @@ from typing import Any
 import libyang
 
 from vnet.agent.config import AgentConfig
-from vnet.agent.datastore.incremental import Change, RouterIndex, has_guarantees, yang_tree
+from vnet.agent.datastore.incremental import (
+    Change,
+    ConnectionMemo,
+    RouterIndex,
+    has_guarantees,
+    yang_tree,
+)
 
 __all__ = [
     "Change",
@@ -27,6 +33,7 @@ from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
+from vnet.model.yang.guarantees import KnownConnection
 from vnet.model.yang.host import Known
 from vnet.model.yang.module import PREFIX, ROUTERS
 from vnet.model.yang.paths import entry_path
@@ -46,6 +53,7 @@ class Validator:
         self.config = config
         self.placement = placement
         self.index = RouterIndex()
+        self.connections = ConnectionMemo()
         # running's tree and what realize_host made of it (None: not known)
         self.realization: tuple[Tree, KernelState] | None = None
 
@@ -53,11 +61,12 @@ class Validator:
         """As `prepare`, and the change for `committed` once `tree` is running."""
         tree = _with_indexes(self.config, tree, running)
         change = self.index.change(tree, running)
+        known = self.connections.known
         if not change.incremental:
-            return tree, validated(self.config, tree), change
-        hc = _parsed(self.config, tree, self.index.known)
+            return tree, validated(self.config, tree, known), change
+        hc = _parsed(self.config, tree, self.index.known, known)
         if self.index.problems_likely(hc, change) or not _yang_valid(yang_tree(change, hc)):
-            hc = validated(self.config, tree)  # the full checks' answer; it raises
+            hc = validated(self.config, tree, known)  # the full checks' answer; it raises
             return tree, hc, replace(change, incremental=False)
         return tree, hc, change
 
@@ -78,11 +87,13 @@ class Validator:
     ) -> None:
         """`tree` is running now (`desired`: its realisation, if it was made)."""
         self.index.advance(tree, hc, change)
+        self.connections.advance(tree, hc)
         self.realization = (tree, desired) if desired is not None else None
 
     def forget(self) -> None:
         """Running changed other than through `committed`: the next check is a full one."""
         self.index.reset()
+        self.connections.reset()
         self.realization = None
 
 
@@ -126,9 +137,12 @@ def _yang_valid(tree: Tree) -> bool:
     return True
 
 
-def validated(config: AgentConfig, tree: dict[str, Any]) -> HostConfig:
-    """The tree's HostConfig, if it satisfies the model's invariants and then YANG."""
-    hc = host_config(config, tree)
+def validated(
+    config: AgentConfig, tree: dict[str, Any], known: KnownConnection | None = None
+) -> HostConfig:
+    """The tree's HostConfig, if it satisfies the model's invariants and then YANG
+    (`known`: connections parsed before, see `_parsed`)."""
+    hc = host_config(config, tree, known)
     try:
         dnode = validate(tree)
     except libyang.LibyangError as err:
@@ -140,19 +154,28 @@ def validated(config: AgentConfig, tree: dict[str, Any]) -> HostConfig:
     return hc
 
 
-def host_config(config: AgentConfig, tree: dict[str, Any]) -> HostConfig:
+def host_config(
+    config: AgentConfig, tree: dict[str, Any], known: KnownConnection | None = None
+) -> HostConfig:
     """The tree's HostConfig if the model's invariants hold; else the first problem, at its path."""
-    hc = _parsed(config, tree)
+    hc = _parsed(config, tree, known_connection=known)
     if problems := check_host(hc):
         raise _problem_error(TopologyError(problems, "configuration"), tree)
     return hc
 
 
-def _parsed(config: AgentConfig, tree: Tree, known: Known | None = None) -> HostConfig:
-    """The tree's HostConfig (`known`: the model objects of unchanged VRs, reused), or
-    RpcError with the first entry that does not parse."""
+def _parsed(
+    config: AgentConfig,
+    tree: Tree,
+    known: Known | None = None,
+    known_connection: KnownConnection | None = None,
+) -> HostConfig:
+    """The tree's HostConfig (`known`, `known_connection`: the model objects of unchanged
+    VRs and connections, reused), or RpcError with the first entry that does not parse."""
     try:
-        return codec.host_config(tree, config.host, config.vtep, known=known)
+        return codec.host_config(
+            tree, config.host, config.vtep, known=known, known_connection=known_connection
+        )
     except TopologyError as err:
         raise _problem_error(err, tree) from None
 

@@ -6,6 +6,7 @@ functions to show one connection. Field names map one to one, '-' for '_'.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from vnet.model.errors import Loc
@@ -23,6 +24,8 @@ _RATES = {"rate", "ceil", "reserved", "bandwidth"}  # uint64: a string in RFC 79
 # model field -> YANG name, where they differ beyond '_' -> '-'
 _YANG_NAMES = {"classes": "class", "segments": "segment", "locators": "locator"}
 _MODEL_NAMES = {v: k for k, v in _YANG_NAMES.items()}
+# the ConnectionPieces of a connection entry parsed before, or None
+KnownConnection = Callable[[dict[str, Any]], ConnectionPieces | None]
 
 
 def underlay_of(tree: dict[str, Any]) -> list[dict[str, Any]]:
@@ -65,15 +68,23 @@ def _yang(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def guarantees_data(tree: dict[str, Any]) -> dict[str, Any]:
-    """HostConfig's `underlay` and `srv6` fields as plain data (pydantic parses them)."""
+def guarantees_data(tree: dict[str, Any], known: KnownConnection | None = None) -> dict[str, Any]:
+    """HostConfig's `underlay` and `srv6` fields as plain data (pydantic parses them), but
+    for the connections `known` gives as model objects (pydantic takes those as they are)."""
     return {
         "underlay": [_model(i) for i in underlay_of(tree)],
         "srv6": {
             "locators": [_model(x) for x in locators_of(tree)],
-            "connections": [_model(c) for c in connections_of(tree)],
+            "connections": [_known_or_model(c, known) for c in connections_of(tree)],
         },
     }
+
+
+def _known_or_model(
+    entry: dict[str, Any], known: KnownConnection | None
+) -> ConnectionPieces | dict[str, Any]:
+    conn = known(entry) if known is not None else None
+    return conn if conn is not None else _model(entry)
 
 
 def interface_entry(itf: UnderlayInterface) -> dict[str, Any]:

@@ -21,7 +21,12 @@ from vnet.model.host import HostConfig
 from vnet.model.resources import Resources
 from vnet.model.topology import Address, VirtualNetwork, VirtualRouter
 from vnet.model.yang import routing
-from vnet.model.yang.guarantees import guarantees_data, guarantees_path, guarantees_tree
+from vnet.model.yang.guarantees import (
+    KnownConnection,
+    guarantees_data,
+    guarantees_path,
+    guarantees_tree,
+)
 from vnet.model.yang.module import NETWORKS, PREFIX, ROUTERS
 from vnet.model.yang.paths import key_predicate
 
@@ -99,10 +104,12 @@ def host_config(
     vtep: Address | str | None = None,
     underlay_mtu: int = 1500,
     known: Known | None = None,
+    known_connection: KnownConnection | None = None,
 ) -> HostConfig:
     """The HostConfig a tree describes; TopologyError lists what does not parse, at
     ("networks", i, field) or ("routers", i, ...) as the model's checks do. `known`:
-    the VirtualRouter of an entry already parsed (for `host`), or None to parse it."""
+    the VirtualRouter of an entry already parsed (for `host`), or None to parse it;
+    `known_connection` the same for connection entries."""
     data = {
         "host": host,
         "vtep": vtep,
@@ -112,7 +119,7 @@ def host_config(
             for n in networks_of(tree)
         ],
         "routers": [_known_or_data(r, host, known) for r in routers_of(tree)],
-        **guarantees_data(tree),
+        **guarantees_data(tree, known_connection),
     }
     try:
         return HostConfig.model_validate(data)
