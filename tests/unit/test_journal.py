@@ -22,6 +22,7 @@ from vnet.agent.datastore import Datastore, journal, persist
 from vnet.agent.datastore.persist import JOURNAL_FILE, RunningFile
 from vnet.model.agent_config import AgentConfig, User
 from vnet.model.yang.errors import RpcError
+from vnet.model.yang.guarantees import SRV6
 from vnet.model.yang.module import NETWORKS, ROUTERS
 from vnet.tools.wait import wait_until
 
@@ -37,15 +38,52 @@ def network(vni: int) -> Tree:
     return {"network": [{"name": "n1", "tenant": "a", "vni": vni, "ipv4-prefix": "10.1.0.0/24"}]}
 
 
+def connection(name: str, port: int) -> dict[str, Any]:
+    ingress = {"router": "r1", "destination": "10.3.0.1", "destination-port": port}
+    return {"name": name, "id": port % 4000 + 1, "ingress": [ingress]}
+
+
+def srv6_step(rng: random.Random, t: Tree, step: int) -> None:
+    """One change of the SRv6 container: a connection made, changed, deleted, the
+    connections reordered or emptied, the locators changed, the container gone."""
+    srv6 = dict(t.get(SRV6, {"locator": [{"prefix": "fc00:1::/48", "router": "r1"}]}))
+    conns = list(srv6.get("connection", []))
+    what = rng.choice(["add", "add", "modify", "delete", "reorder", "locators", "empty", "gone"])
+    if what == "add" or not conns:
+        conns.append(connection(f"c{step}", step))
+    elif what == "modify":
+        k = rng.randrange(len(conns))
+        conns[k] = connection(conns[k]["name"], step)
+    elif what == "delete":
+        conns.pop(rng.randrange(len(conns)))
+    elif what == "reorder":
+        rng.shuffle(conns)
+    elif what == "locators":
+        srv6["locator"] = [{"prefix": f"fc00:{step}::/48", "router": "r1"}]
+    if what == "gone":
+        t.pop(SRV6, None)
+        return
+    srv6["connection"] = conns
+    if what == "empty":
+        del srv6["connection"]
+    t[SRV6] = srv6
+
+
 def trees(count: int, seed: int) -> list[Tree]:
-    """A history of configurations: routers made, changed, deleted and reordered, the
-    network changed, the routers container gone and back."""
+    """A history of configurations: routers and connections made, changed, deleted and
+    reordered, the network and the locators changed, containers gone and back."""
     rng = random.Random(seed)
     out: list[Tree] = [{}]
     for step in range(count):
         t = {k: v for k, v in out[-1].items()}
         routers = list(t.get(ROUTERS, {}).get("router", []))
-        what = rng.choice(["add", "add", "modify", "delete", "reorder", "network", "clear"])
+        what = rng.choice(
+            ["add", "add", "modify", "delete", "reorder", "network", "clear", "srv6", "srv6"]
+        )
+        if what == "srv6":
+            srv6_step(rng, t, step)
+            out.append(t)
+            continue
         if what == "add" or not routers:
             routers.append(router(f"r{step}", step % 250 + 1))
         elif what == "modify":
@@ -80,6 +118,16 @@ def test_a_change_is_as_large_as_what_changed() -> None:
     many = {ROUTERS: {"router": [router(f"r{i}", i % 250 + 1) for i in range(1000)]}}
     more = {ROUTERS: {"router": [*many[ROUTERS]["router"], router("new", 7)]}}
     assert len(journal.encode(journal.change(many, more))) < 200
+    locators = [{"prefix": "fc00:1::/48", "router": "r1"}]
+    conns = {
+        SRV6: {"locator": locators, "connection": [connection(f"c{i}", i) for i in range(1000)]}
+    }
+    one_more = {
+        SRV6: {"locator": locators, "connection": [*conns[SRV6]["connection"], connection("n", 7)]}
+    }
+    one_less = {SRV6: {"locator": locators, "connection": conns[SRV6]["connection"][1:]}}
+    assert len(journal.encode(journal.change(conns, one_more))) < 200
+    assert len(journal.encode(journal.change(conns, one_less))) < 200
 
 
 class Crash(Exception):

@@ -1,11 +1,13 @@
 """A commit as the difference between two configuration trees, and its journal record.
 
 The journal (persist.py) holds one record per commit, not the whole tree: the
-routers put (created or changed, by name) and deleted, any other top-level
-member set or removed whole (networks, guarantees: small), and the routers'
-order when the change alone would not give it. `replay(old, change(old, new))`
-equals `new`, so a configuration rebuilt from a snapshot and its records is the
-one that was committed.
+routers and the SRv6 connections put (created or changed, by name) and deleted, and
+their order when the change alone would not give it; any other top-level member set or
+removed whole (networks, underlay: small), and so is a container whose other members
+changed (the locators beside the connections). `replay(old, change(old, new))` equals
+`new`, so a configuration rebuilt from a snapshot and its records is the one that was
+committed. (The routers' part sits at the record's top level, as it always did, so
+journals written before connections were journalled one by one still replay.)
 
 A record is one line: the CRC-32 of its JSON text in hex, a space, the JSON,
 a newline. A line that is cut short (a crash in the middle of its write) or
@@ -18,43 +20,55 @@ import json
 import zlib
 from typing import Any
 
+from vnet.model.yang.guarantees import SRV6
 from vnet.model.yang.module import ROUTERS
 
 Tree = dict[str, Any]
+Diff = dict[str, Any]  # a container's: "container" (whole, None: gone) or put/delete/order
 BEFORE = "before"  # a record's rollback point: the configuration before the record
+# top-level members whose list is journalled entry by entry -> that list
+KEYED = {ROUTERS: "router", SRV6: "connection"}
+ROUTERS_CONTAINER = "routers-container"  # the routers' "container", under its own name
 
 
 def change(old: Tree, new: Tree) -> dict[str, Any]:
     """What turns `old` into `new`, of a size that follows the change, not the trees."""
     out: dict[str, Any] = {}
-    set_: dict[str, Any] = {}
-    for key, value in new.items():
-        if key != ROUTERS and old.get(key) != value:
-            set_[key] = value
-    if set_:
+    if set_ := {k: v for k, v in new.items() if k not in KEYED and old.get(k) != v}:
         out["set"] = set_
-    if unset := [key for key in old if key not in new and key != ROUTERS]:
+    if unset := [key for key in old if key not in new and key not in KEYED]:
         out["unset"] = unset
-    old_c, new_c = old.get(ROUTERS), new.get(ROUTERS)
-    if _other_members(old_c) != _other_members(new_c) or (new_c is None) != (old_c is None):
-        out["routers-container"] = new_c  # rare: the container itself changed
-        return out
-    if new_c is not None:
-        out.update(_router_change(old_c.get("router", []), new_c.get("router", [])))  # type: ignore[union-attr]
+    routers = _member_change(old.get(ROUTERS), new.get(ROUTERS), KEYED[ROUTERS])
+    if "container" in routers:
+        out[ROUTERS_CONTAINER] = routers.pop("container")
+    out.update(routers)
+    if connections := _member_change(old.get(SRV6), new.get(SRV6), KEYED[SRV6]):
+        out[SRV6] = connections
     return out
 
 
-def _other_members(container: dict[str, Any] | None) -> dict[str, Any]:
-    return {k: v for k, v in (container or {}).items() if k != "router"}
+def _member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff:
+    """A keyed container's change: its list entry by entry, or the whole container when
+    anything else of it changed (rare: the container itself, its other members)."""
+    if old is None and new is None:
+        return {}
+    if old is None or new is None or _shape(old, entries) != _shape(new, entries):
+        return {"container": new}
+    return _list_change(old.get(entries, []), new.get(entries, []))
 
 
-def _router_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
+def _shape(container: Tree, entries: str) -> tuple[bool, Tree]:
+    """Whether the container has the list at all, and its other members."""
+    return entries in container, {k: v for k, v in container.items() if k != entries}
+
+
+def _list_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> Diff:
     before = {r["name"]: r for r in old}
     after_names = [r["name"] for r in new]
     put = [r for r in new if before.get(r["name"]) != r]
     after = set(after_names)
     delete = [name for name in before if name not in after]
-    out: dict[str, Any] = {}
+    out: Diff = {}
     if put:
         out["put"] = put
     if delete:
@@ -65,7 +79,7 @@ def _router_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict
 
 
 def _order(old_names: list[str], delete: list[str], put: list[dict[str, Any]]) -> list[str]:
-    """The routers' order `replay` gives without an explicit order: kept ones where they
+    """The entries' order `replay` gives without an explicit order: kept ones where they
     were, new ones appended in the order put."""
     gone = set(delete)
     names = [n for n in old_names if n not in gone]
@@ -77,24 +91,32 @@ def replay(old: Tree, record: dict[str, Any]) -> Tree:
     """`old` with a record's change applied (a new tree; `old` is not changed)."""
     tree = {k: v for k, v in old.items() if k not in record.get("unset", ())}
     tree.update(record.get("set", {}))
-    if "routers-container" in record:
-        container = record["routers-container"]
-        if container is None:
-            tree.pop(ROUTERS, None)
-        else:
-            tree[ROUTERS] = container
-        return tree
-    if not any(k in record for k in ("put", "delete", "order")):
-        return tree
-    routers = {r["name"]: r for r in tree.get(ROUTERS, {}).get("router", [])}
-    order = _order(list(routers), record.get("delete", []), record.get("put", []))
-    for name in record.get("delete", []):
-        routers.pop(name, None)
-    for r in record.get("put", []):
-        routers[r["name"]] = r
-    order = record.get("order", order)
-    tree[ROUTERS] = {**tree.get(ROUTERS, {}), "router": [routers[n] for n in order]}
+    routers = {k: record[k] for k in ("put", "delete", "order") if k in record}
+    if ROUTERS_CONTAINER in record:
+        routers = {"container": record[ROUTERS_CONTAINER]}
+    _replay_member(tree, ROUTERS, routers)
+    _replay_member(tree, SRV6, record.get(SRV6, {}))
     return tree
+
+
+def _replay_member(tree: Tree, member: str, diff: Diff) -> None:
+    if "container" in diff:
+        if diff["container"] is None:
+            tree.pop(member, None)
+        else:
+            tree[member] = diff["container"]
+        return
+    if not diff:
+        return
+    name = KEYED[member]
+    entries = {r["name"]: r for r in tree.get(member, {}).get(name, [])}
+    order = _order(list(entries), diff.get("delete", []), diff.get("put", []))
+    for gone in diff.get("delete", []):
+        entries.pop(gone, None)
+    for r in diff.get("put", []):
+        entries[r["name"]] = r
+    order = diff.get("order", order)
+    tree[member] = {**tree.get(member, {}), name: [entries[n] for n in order]}
 
 
 def encode(record: dict[str, Any]) -> bytes:
