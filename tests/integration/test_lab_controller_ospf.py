@@ -77,6 +77,16 @@ def ospf_routes_lan3_via(h1: manager.Manager, lab: str, next_hop: str) -> bool:
     return route_via(state, "10.51.3.0/24") == [next_hop] and reaches(lab)
 
 
+def ospf_settled(h1: manager.Manager, h2: manager.Manager, lab: str) -> bool:
+    """The direct route, and r2 routes to both LANs over its own links, so the LSAs of the
+    way through r2 exist (cut 1.5 s after r2 and r3 became Full, r1 routed through r2 only
+    7.5 to 8.7 s after the cut, not within BFD's tenths)."""
+    r2 = routing_state(h2, "r2")
+    through_r2 = route_via(r2, "10.51.3.0/24") == ["10.51.23.3"]
+    through_r2 = through_r2 and route_via(r2, "10.51.1.0/24") == ["10.51.12.1"]
+    return through_r2 and ospf_routes_lan3_via(h1, lab, "10.51.13.3")
+
+
 def piece_on_h1(lab: str) -> dict[str, Any]:
     """The connection's IPv4 ingress piece as h1's agent holds it (its own NETCONF read)."""
     tree = json.loads(vnet("conn", "list", "--lab", lab, "--host", "h1", "--json").stdout)
@@ -92,10 +102,8 @@ def test_a_connection_on_a_cut_link_carries_iperf3_at_its_rate_on_the_surviving_
     controller moves it onto h1 -> h2 -> h3, OSPF routes pc1 <-> pc3 through r2, and iperf3
     offering 30 Mbit/s gets the connection's rate at layer 2 in its shaper on r1 towards r2,
     whose packets the controller counts too."""
-    with connect(lab, "h1") as h1:
-        wait_until(
-            lambda: ospf_routes_lan3_via(h1, lab, "10.51.13.3"), CONVERGE, "OSPF direct", POLL
-        )
+    with connect(lab, "h1") as h1, connect(lab, "h2") as h2:
+        wait_until(lambda: ospf_settled(h1, h2, lab), CONVERGE, "OSPF settled, direct", POLL)
         voice = ("voice", "pc1", "pc3", "--bandwidth", "20mbit", "--protocol", "udp")
         made = vnet("conn", "request", *voice, "--dport", str(PORT), "--json", "--lab", lab)
         assert json.loads(made.stdout)["connection"]["path"] == ["h1", "h3"]
