@@ -72,6 +72,8 @@ SERIAL = {
     # detection within 2 s (2.59 s beside three workers at load 13)
     "test_lab_controller_failures::test_a_host_powered_off_is_unreachable_within_2_s_and_up_after",
     "test_lab_controller_failures::test_a_hung_agent_is_unreachable_within_the_probes_bound_and_its_links_stay_up",
+    # iperf3 at a rerouted connection's rate (its shaper within 5 %)
+    "test_lab_controller_ospf::test_a_connection_on_a_cut_link_carries_iperf3_at_its_rate_on_the_surviving_path",
     "test_controller_agent_timeouts::test_a_stopped_agent_is_given_up_within_the_timeout_and_others_answer",
     "test_bench_resources",  # a sender limited to 0.3 core measured at most 0.33
     "test_bench_failover_reroute",  # the controller's reroute, timed

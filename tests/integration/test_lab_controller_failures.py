@@ -202,7 +202,8 @@ def test_a_connection_on_a_cut_link_runs_again_on_the_surviving_path(
             print(f"voice on its new path {time.monotonic() - cut:.2f} s after the link went down")
             assert "rerouted" in [e["kind"] for e in get(name, url + "/history")]
             # iperf3 cannot run: its control connection takes the tenant's static route,
-            # over the cut link; the connection's own datagrams arrive, over h2
+            # over the cut link; the connection's own datagrams arrive, over h2 (in a tenant
+            # routed by OSPF iperf3 runs: test_lab_controller_ospf.py)
             before = udp_received(f"vnet-{name}-pc3")
             send_udp(f"vnet-{name}-pc1", "10.50.3.1", 5060, DATAGRAMS)
             wait_until(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,8 @@ NS = "urn:vnet:yang:vnet-router"
 N = {"vr": NS}
 PC3 = "10.51.3.3"
 CONVERGE = 60.0  # seconds: OSPF with hello 1 / dead 4 reaches Full in well under this
+# seconds a VR's daemons may take to reach its zebra (FRR's zclient retries after 10)
+ZEBRA_LATE = 4
 POLL = 0.5  # each look at the state runs vtysh in the VR; no need to hammer it
 
 
@@ -101,6 +104,42 @@ def test_adjacencies_and_routes_over_netconf(lab: str, h1: manager.Manager) -> N
     assert state.findtext("vr:daemons", namespaces=N) == "running"
     # r3 may learn pc1's LAN a moment after r1 learned pc3's
     wait_until(lambda: reaches(lab) and reaches(lab, "fd00:51:3::3"), CONVERGE, "pc1 reaches pc3")
+
+
+def zebra_clients(directory: Path) -> dict[str, int]:
+    """Daemon -> seconds since it connected to the instance's zebra (its own account)."""
+    argv = [frr.VTYSH, "--vty_socket", str(directory), "-c", "show zebra client summary"]
+    found = {}
+    for line in processes.check_output(argv, timeout=5).splitlines():
+        if m := re.match(r"(\S+)\s+(\d+):(\d\d):(\d\d)\s", line):
+            found[m[1]] = int(m[2]) * 3600 + int(m[3]) * 60 + int(m[4])
+    return found
+
+
+def zebra_age(directory: Path) -> int:
+    """Seconds since the instance's zebra started (ps, by its recorded PID)."""
+    records = json.loads((directory / frr.RECORDS).read_text())
+    pid = next(r["pid"] for r in records if r["what"].startswith("zebra "))
+    return int(processes.check_output(["ps", "-o", "etimes=", "-p", str(pid)], timeout=5))
+
+
+def test_every_routing_daemon_reaches_zebra_as_it_starts(lab: str) -> None:
+    """A daemon started before its zebra listened tried again only 10 s later (FRR's
+    zclient), and OSPF's routes waited as long: the agent starts the others once zebra
+    listens, so each is zebra's client within a few seconds of zebra's start."""
+    clients = {"r1": ("h1", {"bfd", "ospf", "ospf6"}), "r2": ("h2", {"ospf", "ospf6"})}
+    late = {
+        vr: _late_to_zebra(frr.instance_dir(f"{lab}.{host}", vr), daemons)
+        for vr, (host, daemons) in clients.items()
+    }
+    assert all(s <= ZEBRA_LATE for by in late.values() for s in by.values()), late
+
+
+def _late_to_zebra(directory: Path, clients: set[str]) -> dict[str, int]:
+    """Daemon -> seconds after zebra's start that it connected, once `clients` all have."""
+    wait_until(lambda: clients <= zebra_clients(directory).keys(), CONVERGE, f"zebra's {clients}")
+    age, connected = zebra_age(directory), zebra_clients(directory)
+    return {name: age - since for name, since in connected.items()}
 
 
 def restconf_of(lab: str, host: str) -> tuple[SimpleNamespace, Endpoint]:

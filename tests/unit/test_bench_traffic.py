@@ -123,6 +123,17 @@ def test_listening_ports_from_proc_net_tcp6() -> None:
     assert procfs.parse_listening_ports(recorded("tcp6.txt")) == {5299}
 
 
+def test_listening_unix_sockets_from_proc_net_unix() -> None:
+    # a VR's FRR: zebra's API socket listens and has three clients connected at the same
+    # path (state 03, no listening flag); sockets without a path are left out
+    assert procfs.parse_unix_listening(recorded("unix.txt")) == {
+        "/var/run/frr/bfdd.sock",
+        *(f"/run/vnet-frr/svv.h1/r1/{name}" for name in ("bfdd.vty", "ospfd.vty", "ospf6d.vty")),
+        "/run/vnet-frr/svv.h1/r1/zserv.api",
+        "/run/vnet-frr/svv.h1/r1/zebra.vty",
+    }
+
+
 def test_iperf3_seconds_are_whole() -> None:
     assert iperf3.iperf3_seconds(0.4) == 1
     assert iperf3.iperf3_seconds(2.6) == 3

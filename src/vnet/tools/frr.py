@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from vnet.tools import processes
+from vnet.tools import processes, procfs
 from vnet.tools.durable import replace_durably
 from vnet.tools.errors import ToolError
 
@@ -29,6 +29,7 @@ FRR_USER = "frr"
 # state directory is private to root); one folder per owner scope, then per node
 RUN_ROOT = Path("/run/vnet-frr")
 RECORDS = "processes.json"
+ZSERV = "zserv.api"  # zebra's API socket, in the instance's directory
 
 
 def installed() -> str | None:
@@ -71,7 +72,7 @@ def start_daemon(ns: str, daemon: str, directory: Path) -> subprocess.Popen[byte
         "-i",
         str(directory / f"{daemon}.pid"),
         "-z",
-        str(directory / "zserv.api"),
+        str(directory / ZSERV),
         "--vty_socket",
         str(directory),
         "-P",
@@ -79,6 +80,12 @@ def start_daemon(ns: str, daemon: str, directory: Path) -> subprocess.Popen[byte
     ]
     with open(directory / f"{daemon}.out", "ab") as out:
         return processes.spawn(ns, argv, stdout=out, stderr=subprocess.STDOUT)
+
+
+def zebra_listening(ns: str, directory: Path) -> bool:
+    """Whether the instance's zebra accepts its clients: a daemon that finds nobody there
+    tries again only 10 s later (FRR's zclient), and its routes wait as long."""
+    return procfs.unix_listening(ns, str(directory / ZSERV))
 
 
 def save_records(directory: Path, records: list[processes.ProcessRecord]) -> None:

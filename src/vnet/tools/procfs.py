@@ -120,6 +120,28 @@ def listening(ns: str | None, port: int) -> bool:
     return any(port in parse_listening_ports(t) for t in texts)
 
 
+# -- /proc/net/unix ----------------------------------------------------------------------
+
+ACCEPTING = 0x10000  # __SO_ACCEPTCON in a socket's flags: listen() was called
+
+
+def parse_unix_listening(text: str) -> set[str]:
+    """Paths of the Unix sockets that listen, from /proc/net/unix."""
+    paths = set()
+    for line in text.splitlines()[1:]:
+        fields = line.split(maxsplit=7)
+        if len(fields) == 8 and int(fields[3], 16) & ACCEPTING:
+            paths.add(fields[7])
+    return paths
+
+
+def unix_listening(ns: str | None, path: str) -> bool:
+    """Whether a Unix socket made inside `ns` listens at `path` (a client may connect)."""
+    with entered(ns), open(f"{NET}/unix") as f:
+        text = f.read()
+    return path in parse_unix_listening(text)
+
+
 # -- /proc/net/snmp, snmp6 ---------------------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 """The agent's FRRouting instances: one per VR whose routing is ospf, kept as configured.
 
-`sync` after every commit starts, restarts (changed FRR configuration) and
-stops instances so that exactly the running configuration's OSPF VRs have one;
+`sync` after every commit starts (zebra first, the others once it listens),
+restarts (changed FRR configuration) and stops instances so that exactly the
+running configuration's OSPF VRs have one;
 `check`, called every second, restarts an instance whose daemon died, at most
 MAX_RESTARTS times in RESTART_WINDOW seconds; past that, or when a daemon
 does not come up, the VR is failed with the reason until its next change.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,9 @@ from vnet.tools.wait import WaitTimeout, wait_until
 log = logging.getLogger("vnet.agent.routing")
 MAX_RESTARTS = 3
 RESTART_WINDOW = 60.0
-START_TIMEOUT = 10.0  # until every daemon wrote its PID file (it parsed its configuration)
+# for each step of a start: zebra listening, then every daemon's PID file written (it parsed
+# its configuration)
+START_TIMEOUT = 10.0
 
 
 @dataclass
@@ -118,12 +122,24 @@ class RoutingSupervisor:
             self._fail(inst, f"the routing daemons cannot start: {missing}")
             return
         frr.prepare_dir(inst.directory, frrconf.config_files(inst.vr, inst.directory))
+        zebra, *clients = frrconf.daemons(inst.vr)
+        # zebra first, the others once it listens (frr.zebra_listening says why)
+        stages = (
+            ([zebra], self._listening, "zebra does not listen"),
+            (clients, self._up, "no PID files"),
+        )
+        for daemons, ready, unready in stages:
+            if not (self._spawn(inst, daemons) and self._awaited(inst, ready, unready)):
+                return
+        inst.state, inst.last_change = "running", time.time()
+
+    def _spawn(self, inst: Instance, daemons: list[str]) -> bool:
         try:
-            for daemon in frrconf.daemons(inst.vr):
+            for daemon in daemons:
                 inst.children[daemon] = frr.start_daemon(inst.ns, daemon, inst.directory)
         except OSError as err:
             self._fail(inst, f"the routing daemons did not start: {err}")
-            return
+            return False
         finally:
             frr.save_records(
                 inst.directory,
@@ -132,14 +148,22 @@ class RoutingSupervisor:
                     for d, c in inst.children.items()
                 ],
             )
+        return True
+
+    def _awaited(self, inst: Instance, ready: Callable[[Instance], bool], unready: str) -> bool:
+        """Whether `ready` within START_TIMEOUT; else the VR failed with why (`unready`, or
+        the daemon that exited)."""
         try:
-            wait_until(lambda: self._up(inst), START_TIMEOUT, f"the FRR daemons of {inst.vr.name}")
+            wait_until(lambda: ready(inst), START_TIMEOUT, f"the FRR daemons of {inst.vr.name}")
         except WaitTimeout:
             dead = [d for d, c in inst.children.items() if c.poll() is not None]
-            why = f"{dead[0]}: {_tail(inst.directory, dead[0])}" if dead else "no PID files"
+            why = f"{dead[0]}: {_tail(inst.directory, dead[0])}" if dead else unready
             self._fail(inst, f"the routing daemons did not start ({why})")
-            return
-        inst.state, inst.last_change = "running", time.time()
+            return False
+        return True
+
+    def _listening(self, inst: Instance) -> bool:
+        return self._up(inst) and frr.zebra_listening(inst.ns, inst.directory)
 
     def _up(self, inst: Instance) -> bool:
         if any(c.poll() is not None for c in inst.children.values()):
