@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 
 from vnet.agent.datastore import validation
+from vnet.agent.datastore.incremental import Change
 from vnet.model.agent_config import AgentConfig, User
 from vnet.model.yang.errors import RpcError
+from vnet.model.yang.guarantees import SRV6
 from vnet.model.yang.module import NETWORKS, ROUTERS
 from vnet.substrate import Placement, realize_host
 
@@ -54,12 +56,34 @@ def outcome(fn: Any) -> tuple[str, Any]:
     return "accepted", (tree, hc)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_incremental_checks_answer_as_the_full_ones(seed: int) -> None:
-    rng = random.Random(seed)
+def fresh_validator() -> validation.Validator:
     config = AgentConfig(state_dir=Path(tempfile.mkdtemp()), users=[User(name="a", password="x")])
     place = Placement(scope="t", prefix="vnet-t-", own_host=config.host, endhosts=False)
-    checker = validation.Validator(config, place)
+    return validation.Validator(config, place)
+
+
+def both_ways(checker: validation.Validator, candidate: Tree, running: Tree) -> Change | None:
+    """`candidate` checked by `checker` and by the full checks: the same refusal (None),
+    or the same tree and HostConfig, and the desired kernel state realize_host gives
+    (then committed: its change)."""
+    config, place = checker.config, checker.placement
+    full = outcome(lambda: validation.prepare(config, candidate, running))
+    fast = outcome(lambda: checker.prepare(candidate, running))
+    assert fast[0] == full[0], (full, fast)
+    if full[0] == "refused":
+        assert fast[1] == full[1]
+        return None
+    tree, hc, change = checker.prepare(candidate, running)
+    assert (tree, hc) == full[1]
+    desired = checker.realized(hc, change)
+    assert desired == realize_host(hc, place)
+    checker.committed(tree, hc, change, desired)
+    return change
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_incremental_checks_answer_as_the_full_ones(seed: int) -> None:
+    rng, checker = random.Random(seed), fresh_validator()
     running: Tree = {NETWORKS: NETS}
     accepted = refused = incremental = 0
     for step in range(300):
@@ -77,20 +101,78 @@ def test_incremental_checks_answer_as_the_full_ones(seed: int) -> None:
         else:
             routers = routers[1:] + routers[:1]
         candidate = {NETWORKS: NETS, ROUTERS: {"router": routers}}
-        full = outcome(lambda c=candidate, r=running: validation.prepare(config, c, r))
-        fast = outcome(lambda c=candidate, r=running: checker.prepare(c, r))
-        assert fast[0] == full[0], (step, full, fast)
-        if full[0] == "refused":
-            assert fast[1] == full[1], step
+        change = both_ways(checker, candidate, running)
+        if change is None:
             refused += 1
             continue
-        tree, hc, change = checker.prepare(candidate, running)
-        assert (tree, hc) == full[1], step
-        desired = checker.realized(hc, change)
-        assert desired == realize_host(hc, place), step
-        checker.committed(tree, hc, change, desired)
         incremental += change.incremental
-        running = tree
+        running = change.tree
         accepted += 1
     assert accepted > 50 and refused > 50, (accepted, refused)
     assert incremental > accepted / 2, "most commits took the incremental checks"
+
+
+def connection(rng: random.Random, name: str, routers: list[dict[str, Any]]) -> dict[str, Any]:
+    """An ingress piece on a VR there is (rarely one there is not), in its network; an id
+    and a port from small ranges (so ids and steered 5-tuples clash now and then)."""
+    vr = rng.choice(routers) if routers and rng.random() < 0.95 else {"name": "nobody"}
+    net = vr["interface"][0]["network"] if "interface" in vr else "n1"
+    ingress: dict[str, Any] = {
+        "router": vr["name"],
+        "destination": "10.3.0.1",
+        "source": "10.1.0.1",
+        "lan-network": net,
+        "network": net,
+        "segment": ["fc00:1:2:1::4"],
+        "bandwidth": str(rng.choice([1, 2]) * 1_000_000),
+    }
+    if rng.random() < 0.9:
+        ingress |= {"protocol": "udp", "destination-port": rng.randint(1, 12)}
+    return {"name": name, "id": rng.randint(1, 30), "ingress": [ingress]}
+
+
+def edit_connections(rng: random.Random, tree: Tree, step: int) -> None:
+    """One change of the connections: one made, changed, deleted, or a name twice."""
+    conns = list(tree.get(SRV6, {}).get("connection", []))
+    routers = tree.get(ROUTERS, {}).get("router", [])
+    action = rng.random()
+    if action < 0.5 or not conns:
+        conns.append(connection(rng, f"c{step}", routers))
+    elif action < 0.75:
+        k = rng.randrange(len(conns))
+        conns[k] = connection(rng, conns[k]["name"], routers)
+    elif action < 0.95:
+        conns.pop(rng.randrange(len(conns)))
+    else:
+        conns.append(connection(rng, conns[0]["name"], routers))
+    tree[SRV6] = {"connection": conns}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_with_connections_the_incremental_checks_answer_as_the_full_ones(seed: int) -> None:
+    """VRs and connections changed in turn: a change of connections alone is checked
+    incrementally too (their own checks over all of them, YANG over the changed ones and
+    the VRs they name) and answers as the full checks do."""
+    rng, checker = random.Random(seed), fresh_validator()
+    running: Tree = {NETWORKS: NETS}
+    accepted = refused = incremental = 0
+    for step in range(240):
+        candidate = dict(running)
+        routers = list(running.get(ROUTERS, {}).get("router", []))
+        if rng.random() < 0.4 or not routers:
+            if rng.random() < 0.7 or not routers:
+                routers.append(router(rng, f"r{step}"))
+            else:
+                routers.pop(rng.randrange(len(routers)))
+            candidate[ROUTERS] = {"router": routers}
+        else:
+            edit_connections(rng, candidate, step)
+        change = both_ways(checker, candidate, running)
+        if change is None:
+            refused += 1
+            continue
+        incremental += change.incremental and change.connections is not None
+        running = change.tree
+        accepted += 1
+    assert accepted > 40 and refused > 40, (accepted, refused)
+    assert incremental > accepted / 4, "changes of connections took the incremental checks"

@@ -3,22 +3,25 @@
 `RouterIndex` remembers, for the running configuration, each VR's tree entry
 and model object and what it contributes to the invariants between VRs: its
 index, its addresses per network, its bridge ports per network. A commit that
-changes only VRs (networks and every other top-level member as they were) is
-checked as:
+changes only VRs and SRv6 connections (networks, locators and every other
+top-level member as they were) is checked as:
 
-- the changed VRs' entries become model objects (pydantic); the others are the
-  objects of running, reused;
+- the changed VRs' and connections' entries become model objects (pydantic);
+  the others are the objects of running, reused (`ConnectionMemo` for
+  connections);
 - the model's checks run over the changed VRs alone (with every network), and
   their indexes, addresses and bridge ports are looked up in the index of the
   VRs they do not replace;
 - the guarantees (underlay classes, connections), when there are any, are
-  checked in full: they name VRs;
-- YANG (libyang) checks the tree with only the changed VRs (plus all VRs when
-  there are guarantees, whose leafrefs name VRs).
+  checked in full: they name VRs, and their checks find what YANG would
+  between entries (a connection naming a VR that is gone, an id twice);
+- YANG (libyang) checks the tree with only the changed VRs and connections, the
+  VRs those connections name (their leafrefs' targets), and the networks and
+  underlay.
 
-A VR unchanged since running passed every check, so these cover every problem
-the full checks find. When any of them finds one, or anything else changed,
-the full checks run instead, so the answer (message and path) is theirs.
+An entry unchanged since running passed every check, so these cover every
+problem the full checks find. When any of them finds one, or anything else
+changed, the full checks run instead, so the answer (message and path) is theirs.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from vnet.model.host import HostConfig
 from vnet.model.host_guarantees import ConnectionPieces, Srv6OnHost
 from vnet.model.host_guarantees_check import guarantee_problems
 from vnet.model.topology import VirtualRouter
-from vnet.model.yang.guarantees import connections_of, locators_of
+from vnet.model.yang.guarantees import SRV6, connections_of
 from vnet.model.yang.module import ROUTERS
 
 Tree = dict[str, Any]
@@ -71,6 +74,8 @@ class Change:
     changed: list[dict[str, Any]]  # entries new or different, in tree order
     gone: set[str]  # names of VRs replaced or deleted (their old facts no longer count)
     incremental: bool  # False: check everything
+    # the SRv6 connection entries new or different (None: the connections are as they were)
+    connections: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -92,17 +97,13 @@ class RouterIndex:
         names = [r.get("name") for r in entries]
         others = {k: v for k, v in tree.items() if k != ROUTERS}
         container = {k: v for k, v in tree.get(ROUTERS, {}).items() if k != "router"}
-        if (
-            self.base is not base
-            or others != self.others
-            or container
-            or len(set(names)) != len(names)
-        ):
+        alike, connections = _changed_connections(self.others, others)
+        if self.base is not base or not alike or container or len(set(names)) != len(names):
             return Change(tree, list(entries), set(self.facts), incremental=False)
         changed = [r for r in entries if self.known(r) is None]
         gone = {r["name"] for r in changed if r["name"] in self.facts}
         gone |= set(self.facts) - set(names)
-        return Change(tree, changed, gone, incremental=True)
+        return Change(tree, changed, gone, incremental=True, connections=connections)
 
     def problems_likely(self, hc: HostConfig, change: Change) -> bool:
         """True unless the changed VRs are shown to satisfy every invariant (then False)."""
@@ -144,6 +145,7 @@ class RouterIndex:
         for vr in hc.routers:
             if vr.name in changed:
                 self._learn(_facts(entries[vr.name], vr))
+        self.others = {k: v for k, v in tree.items() if k != ROUTERS}
         self.base = tree
 
     def _rebuild(self, tree: Tree, hc: HostConfig) -> None:
@@ -222,11 +224,46 @@ def _names(entries: list[dict[str, Any]]) -> set[str]:
 
 
 def yang_tree(change: Change, hc: HostConfig) -> Tree:
-    """The tree YANG must check: without the unchanged VRs, unless guarantees name VRs."""
+    """The tree YANG must check: the changed VRs and connections, the VRs those
+    connections name, the rest but the unchanged VRs, connections and locators."""
     tree = change.tree
-    if not change.incremental or locators_of(tree) or connections_of(tree):
+    if not change.incremental:
         return tree
-    reduced = {k: v for k, v in tree.items() if k != ROUTERS}
-    if change.changed:
-        reduced[ROUTERS] = {"router": change.changed}
+    reduced = {k: v for k, v in tree.items() if k not in (ROUTERS, SRV6)}
+    named = {piece.get("router") for c in change.connections or [] for piece in _pieces(c)}
+    named |= _names(change.changed)
+    routers = [r for r in tree.get(ROUTERS, {}).get("router", []) if r["name"] in named]
+    if routers:
+        reduced[ROUTERS] = {"router": routers}
+    if change.connections:
+        reduced[SRV6] = {"connection": change.connections}
     return reduced
+
+
+def _pieces(connection: dict[str, Any]) -> list[dict[str, Any]]:
+    return [p for kind in ("ingress", "transit", "egress") for p in connection.get(kind, [])]
+
+
+def _changed_connections(old: Tree, new: Tree) -> tuple[bool, list[dict[str, Any]] | None]:
+    """Between two trees' members other than the VRs: whether nothing but the SRv6
+    connections differs (and their names are unique), and then the connection entries new
+    or different (None: the connections are the same too)."""
+    if new.keys() != old.keys():
+        return False, None
+    if any(new[k] is not old[k] and new[k] != old[k] for k in new if k != SRV6):
+        return False, None
+    before, after = old.get(SRV6), new.get(SRV6)
+    if before is after or before == after:
+        return True, None
+    if before is None or after is None or _beside(before) != _beside(after):
+        return False, None
+    entries = connections_of(new)
+    if len({c.get("name") for c in entries}) != len(entries):
+        return False, None
+    known = {c.get("name"): c for c in connections_of(old)}
+    return True, [c for c in entries if known.get(c.get("name")) != c]
+
+
+def _beside(srv6: Tree) -> tuple[bool, Tree]:
+    """Whether the SRv6 container has a connection list, and its other members."""
+    return "connection" in srv6, {k: v for k, v in srv6.items() if k != "connection"}

@@ -75,7 +75,7 @@ class Validator:
         base = self.realization
         if base is None or base[0] is not self.index.base or not change.incremental:
             return realize_host(hc, self.placement)
-        if has_guarantees(hc):
+        if has_guarantees(hc) or change.connections is not None:
             return realize_host(hc, self.placement)
         names = {r["name"] for r in change.changed}
         gone = [self.index.facts[name].vr for name in change.gone]
