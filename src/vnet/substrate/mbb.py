@@ -177,17 +177,20 @@ def plan_tunnels(
     ]  # those of a recreated class are added after their class is back
     make += _add_filters(new_filters)
     make += _sid_changes(desired, have)
-    make += [
-        AddSteer(want)
-        for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0]))
-        if key not in have.steers
-    ]
+    # (each list is chosen, then sorted: sorting every object of the host took a tenth of a
+    # commit with 2000 connections)
+    added = [(key, want) for key, want in desired.steers.items() if key not in have.steers]
+    make += [AddSteer(want) for _, want in _sort(added, key=lambda kv: _steer_key(kv[0]))]
 
     # -- switch ------------------------------------------------------------
+    switched = [
+        (key, want)
+        for key, want in desired.steers.items()
+        if key in have.steers and have.steers[key] != want
+    ]
     switch: list[SwitchPath] = [
         SwitchPath(have.steers[key], want)
-        for key, want in _sort(desired.steers.items(), key=lambda kv: _steer_key(kv[0]))
-        if key in have.steers and have.steers[key] != want
+        for key, want in _sort(switched, key=lambda kv: _steer_key(kv[0]))
     ]
     # the new paths answer before any traffic is steered onto them
     fresh = [op.new for op in switch] + [op.route for op in make if isinstance(op, AddSteer)]
@@ -218,8 +221,9 @@ def _class_changes(desired: KernelState, have: _Surviving) -> tuple[list[Op], se
     """Classes to add or change in place (parents first), and those that must be recreated."""
     ops: list[Op] = []
     recreate: set[_ClassKey] = set()
+    differing = [(k, v) for k, v in desired.tc_classes.items() if have.classes.get(k) != v]
     for key, want in _sort(
-        desired.tc_classes.items(),
+        differing,
         key=lambda kv: (
             _depth(kv[1], desired.tc_classes),
             ns_label(kv[1].ns),
@@ -245,7 +249,8 @@ def _add_filters(filters: list[TcFilter]) -> list[Op]:
 
 def _sid_changes(desired: KernelState, have: _Surviving) -> list[Op]:
     ops: list[Op] = []
-    for key, want in _sort(desired.sids.items(), key=lambda kv: (ns_label(kv[0][0]), kv[0][1])):
+    differing = [(k, v) for k, v in desired.sids.items() if have.sids.get(k) != v]
+    for key, want in _sort(differing, key=lambda kv: (ns_label(kv[0][0]), kv[0][1])):
         sid = have.sids.get(key)
         if sid is None:
             ops.append(AddSid(want))
@@ -264,11 +269,8 @@ def _break(
     roots_gone = have.roots - desired.tc_roots
     gone_devs = {(r.ns, r.dev) for r in roots_gone}  # their root's deletion takes the rest
     brk: list[Op] = [DeleteRule(r) for r in _sort(have.rules - desired.rules)]
-    brk += [
-        DeleteSteer(steer)
-        for key, steer in _sort(have.steers.items(), key=lambda kv: _steer_key(kv[0]))
-        if key not in desired.steers
-    ]
+    gone = [(key, steer) for key, steer in have.steers.items() if key not in desired.steers]
+    brk += [DeleteSteer(steer) for _, steer in _sort(gone, key=lambda kv: _steer_key(kv[0]))]
 
     def filter_order(f: TcFilter) -> tuple[str, str, int, int]:
         return (ns_label(f.ns), f.dev, f.prio, f.handle)
@@ -280,11 +282,10 @@ def _break(
         if (f.ns, f.dev) not in gone_devs
     ]
     # filters that point at a class being recreated must go before it
-    brk += [
-        DeleteTcFilter(f, handles)
-        for f in _sort(have.filters & desired.tc_filters, key=filter_order)
-        if (f.ns, f.dev, f.classid) in recreate
+    repointed = [
+        f for f in have.filters & desired.tc_filters if (f.ns, f.dev, f.classid) in recreate
     ]
+    brk += [DeleteTcFilter(f, handles) for f in _sort(repointed, key=filter_order)]
     brk += [
         DeleteTcClass(cls)
         for cls in sorted(
@@ -294,10 +295,9 @@ def _break(
         if (cls.ns, cls.dev) not in gone_devs
     ]
     brk += [DeleteTcRoot(r) for r in _sort(roots_gone)]
+    sids_gone = [(key, sid) for key, sid in have.sids.items() if key not in desired.sids]
     brk += [
-        DeleteSid(sid)
-        for key, sid in _sort(have.sids.items(), key=lambda kv: (ns_label(kv[0][0]), kv[0][1]))
-        if key not in desired.sids
+        DeleteSid(sid) for _, sid in _sort(sids_gone, key=lambda kv: (ns_label(kv[0][0]), kv[0][1]))
     ]
     return brk
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import struct
 from ipaddress import IPv6Network
 
@@ -21,6 +22,7 @@ def match_bytes(value: bytes, mask: bytes, offset: int) -> Match:
     )
 
 
+@functools.lru_cache(maxsize=8192)  # realize asks again for every connection at each commit
 def ip6_dst_match(prefix: IPv6Network) -> Match:
     mask = int(prefix.netmask).to_bytes(16, "big")
     return match_bytes(prefix.network_address.packed, mask, 24)
