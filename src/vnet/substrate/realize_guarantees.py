@@ -38,10 +38,9 @@ from vnet.substrate.tc import (
     TcClass,
     TcFilter,
     TcRoot,
-    bytes_rate,
     handle,
-    queue_bytes,
 )
+from vnet.substrate.tc_sizes import bytes_rate, queue_bytes
 from vnet.substrate.u32 import (
     TENANT_ROUTING,
     Match,

@@ -13,11 +13,8 @@ Two places get classes (realize_guarantees.py says which):
   unshaped (default 0), and a class `76:<id>` per connection, classified by
   u32 on the outer IPv6 destination (the /112 of its SIDs at the first hop).
 
-Each class has a byte FIFO as leaf queue, bounded to ~50 ms of its rate (at
-least 128 kB, so GSO packets fit), which keeps the delay of a flooded class
-finite. Bursts hold 20 ms of the rate plus a frame, and at least 512 kB from
-500 Mbit/s up (HTB reaches ~99% at 1-2 Gbit/s only then): rate/HZ (4 ms) is
-enough on an idle machine, not on a busy one.
+Each class has a byte FIFO as leaf queue; its size and the classes' bursts are
+tc_sizes.py's.
 """
 
 from __future__ import annotations
@@ -32,6 +29,8 @@ from pyroute2.netlink.rtnl.tcmsg import sched_pfifo as _sched_pfifo
 from vnet.model import format_rate
 from vnet.substrate.kernel import Kernel, KernelError, Message
 from vnet.substrate.marks import NsName
+from vnet.substrate.rtquery import U32Entry
+from vnet.substrate.tc_sizes import burst_bytes, shaper_burst
 from vnet.substrate.u32 import Match, match_words, pyroute2_keys, selector_match
 
 # pyroute2 knows pfifo but not bfifo; both take the same struct tc_fifo_qopt.
@@ -52,10 +51,6 @@ BEST_EFFORT_MINOR = 0x3
 # A link tree's filter priorities, tried in this order (inside one, the kernel's numbering
 # orders filters: no plan chooses it): tenants' routing, each network's VNI, VXLAN, the rest
 PRIO_TENANT_ROUTING, PRIO_NETWORK, PRIO_ANY_VXLAN, PRIO_REST = 1, 2, 3, 4
-MIN_CLASS_RATE = 8_000  # bit/s; HTB needs a rate > 0
-QUEUE_SECONDS = 0.05
-MIN_QUEUE = 128 * 1024
-BURST_SECONDS = 0.02
 
 
 def handle(major: int, minor: int) -> int:
@@ -64,26 +59,6 @@ def handle(major: int, minor: int) -> int:
 
 def fmt_handle(h: int) -> str:
     return f"{h >> 16:x}:{h & 0xFFFF:x}" if h & 0xFFFF else f"{h >> 16:x}:"
-
-
-def burst_bytes(rate: int) -> int:
-    """Tokens a class may save: 20 ms of its rate plus a frame (512 kB from 500 Mbit/s up)."""
-    b = int(rate / 8 * BURST_SECONDS) + 1514
-    return max(b, 512 * 1024) if rate >= 500_000_000 else b
-
-
-def shaper_burst(rate: int) -> int:
-    """HTB burst of a link shaper: measured here, >= 512 kB reaches ~99% at 1-2 Gbit/s."""
-    return max(rate // 8 // 250 + 1514, 512 * 1024 if rate >= 500_000_000 else 32 * 1024)
-
-
-def queue_bytes(rate: int) -> int:
-    return max(int(rate / 8 * QUEUE_SECONDS), MIN_QUEUE)
-
-
-def bytes_rate(rate: int) -> int:
-    """Rates as the kernel keeps them (bytes/s), so a read gives back the same."""
-    return max(MIN_CLASS_RATE, rate) // 8 * 8
 
 
 def _tc(ns: NsName) -> str:
@@ -357,18 +332,32 @@ class FilterHandles:
     """The kernel's numbers of the u32 filters under each (interface, parent), read at the
     first deletion there and kept for the plan's other deletions: a filter is found only by
     its number, and a read per deletion made moving N connections cost N reads of every
-    filter on the interface. One per plan: what it read is true until the next plan."""
+    filter on the interface. One per plan: what it read is true until the next plan. A
+    selector is decoded only for filters of the wanted prio, protocol and class."""
 
     def __init__(self) -> None:
-        self._read: dict[tuple[NsName, str, int], dict[TcFilter, int]] = {}
+        self._read: dict[tuple[NsName, str, int], dict[tuple[int, int, int], list[U32Entry]]]
+        self._read = {}
 
     def take(self, k: Kernel, f: TcFilter) -> int | None:
         """`f`'s number, forgotten once given (the caller deletes it); None: not there."""
         where = (f.ns, f.dev, f.parent)
         if where not in self._read:
-            found = read_filters(k, f.ns, f.dev, k.index(f.ns, f.dev), f.parent)
-            self._read[where] = {have: have.handle for have in found}
-        return self._read[where].pop(f, None)
+            by_class: dict[tuple[int, int, int], list[U32Entry]] = {}
+            for entry in k.u32_filters(f.ns, k.index(f.ns, f.dev), f.parent):
+                by_class.setdefault(_slot_of(entry), []).append(entry)
+            self._read[where] = by_class
+        candidates = self._read[where].get((f.prio, f.protocol, f.classid), [])
+        for entry in candidates:
+            if selector_match(entry.selector) == f.match:
+                candidates.remove(entry)
+                return entry.handle
+        return None
+
+
+def _slot_of(entry: U32Entry) -> tuple[int, int, int]:
+    """(prio, protocol, classid) of a filter as the kernel gave it."""
+    return entry.info >> 16, socket.ntohs(entry.info & 0xFFFF), entry.classid
 
 
 @dataclass(frozen=True)
@@ -470,19 +459,12 @@ def read(
 
 
 def read_filters(k: Kernel, ns: NsName, dev: str, index: int, parent: int) -> set[TcFilter]:
-    return {
-        TcFilter(
-            ns,
-            dev,
-            parent,
-            f.info >> 16,
-            socket.ntohs(f.info & 0xFFFF),
-            selector_match(f.selector),
-            f.classid,
-            handle=f.handle,
-        )
-        for f in k.u32_filters(ns, index, parent)
-    }
+    out = set()
+    for f in k.u32_filters(ns, index, parent):
+        prio, protocol, classid = _slot_of(f)
+        match = selector_match(f.selector)
+        out.add(TcFilter(ns, dev, parent, prio, protocol, match, classid, handle=f.handle))
+    return out
 
 
 def class_counters(k: Kernel, ns: NsName, dev: str) -> dict[int, tuple[int, int, int]]:
