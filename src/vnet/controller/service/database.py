@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -33,12 +34,71 @@ def add_time(timings: Timings | None, phase: str, seconds: float) -> None:
         timings[phase] = timings.get(phase, 0.0) + seconds
 
 
+@dataclass
+class _Queued:
+    work: Callable[[Session], Any]
+    timings: Timings | None
+    done: asyncio.Future[Any]
+
+
 class Database:
     """One engine's sessions, used from asyncio."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
         self.sessions = session_factory(engine)
+        self._together: list[_Queued] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def write_together(
+        self, work: Callable[[Session], T], timings: Timings | None = None
+    ) -> T:
+        """`work` in one transaction with the others asked in the same turn of the event
+        loop, each in a savepoint of its own: what one raises undoes it alone and is raised
+        to its caller. (The moves of one failure journal COMMITTED at once: 100 of them took
+        100 transactions, 0.45 s on SQLite.)"""
+        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        if not self._together:
+            asyncio.get_running_loop().call_soon(self._write_queued)
+        self._together.append(_Queued(work, timings, done))
+        return await done
+
+    def _write_queued(self) -> None:
+        queued, self._together = self._together, []
+
+        def each(session: Session) -> list[tuple[bool, Any]]:
+            out: list[tuple[bool, Any]] = []
+            for item in queued:
+                try:
+                    with session.begin_nested():
+                        out.append((True, item.work(session)))
+                except Exception as err:
+                    out.append((False, err))
+            return out
+
+        async def run() -> None:
+            timings: Timings = {}
+            try:
+                answers = await self.write(each, timings)
+            except Exception as err:  # the transaction itself failed: every caller hears it
+                answers = [(False, err)] * len(queued)
+            except BaseException:
+                for item in queued:
+                    item.done.cancel()
+                raise
+            for item, (ok, value) in zip(queued, answers, strict=True):
+                for phase, seconds in timings.items():
+                    add_time(item.timings, phase, seconds)
+                if item.done.done():
+                    continue
+                if ok:
+                    item.done.set_result(value)
+                else:
+                    item.done.set_exception(value)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def read(self, work: Callable[[Session], T], timings: Timings | None = None) -> T:
         return await asyncio.to_thread(self._run, work, timings)

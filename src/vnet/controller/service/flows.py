@@ -193,7 +193,7 @@ class Flows:
             nonlocal journaling
             if journal_commit:
                 began = time.perf_counter()
-                await self.db.write(lambda s: mark_committed(s, request_id), timings)
+                await self.db.write_together(lambda s: mark_committed(s, request_id), timings)
                 journaling += time.perf_counter() - began
 
         started = time.perf_counter()
