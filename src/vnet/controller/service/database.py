@@ -41,6 +41,32 @@ class _Queued:
     done: asyncio.Future[Any]
 
 
+Answer = tuple[bool, Any]  # (True, what the work returned) or (False, what it raised)
+
+
+def _each_in_a_savepoint(queued: list[_Queued], session: Session) -> list[Answer]:
+    out: list[Answer] = []
+    for item in queued:
+        try:
+            with session.begin_nested():
+                out.append((True, item.work(session)))
+        except Exception as err:
+            out.append((False, err))
+    return out
+
+
+def _answer(queued: list[_Queued], answers: list[Answer], timings: Timings) -> None:
+    for item, (ok, value) in zip(queued, answers, strict=True):
+        for phase, seconds in timings.items():
+            add_time(item.timings, phase, seconds)
+        if item.done.done():
+            continue  # its caller went away
+        if ok:
+            item.done.set_result(value)
+        else:
+            item.done.set_exception(value)
+
+
 class Database:
     """One engine's sessions, used from asyncio."""
 
@@ -65,40 +91,21 @@ class Database:
 
     def _write_queued(self) -> None:
         queued, self._together = self._together, []
-
-        def each(session: Session) -> list[tuple[bool, Any]]:
-            out: list[tuple[bool, Any]] = []
-            for item in queued:
-                try:
-                    with session.begin_nested():
-                        out.append((True, item.work(session)))
-                except Exception as err:
-                    out.append((False, err))
-            return out
-
-        async def run() -> None:
-            timings: Timings = {}
-            try:
-                answers = await self.write(each, timings)
-            except Exception as err:  # the transaction itself failed: every caller hears it
-                answers = [(False, err)] * len(queued)
-            except BaseException:
-                for item in queued:
-                    item.done.cancel()
-                raise
-            for item, (ok, value) in zip(queued, answers, strict=True):
-                for phase, seconds in timings.items():
-                    add_time(item.timings, phase, seconds)
-                if item.done.done():
-                    continue
-                if ok:
-                    item.done.set_result(value)
-                else:
-                    item.done.set_exception(value)
-
-        task = asyncio.get_running_loop().create_task(run())
+        task = asyncio.get_running_loop().create_task(self._write_all(queued))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _write_all(self, queued: list[_Queued]) -> None:
+        timings: Timings = {}
+        try:
+            answers = await self.write(lambda s: _each_in_a_savepoint(queued, s), timings)
+        except Exception as err:  # the transaction itself failed: every caller hears it
+            answers = [(False, err)] * len(queued)
+        except BaseException:
+            for item in queued:
+                item.done.cancel()
+            raise
+        _answer(queued, answers, timings)
 
     async def read(self, work: Callable[[Session], T], timings: Timings | None = None) -> T:
         return await asyncio.to_thread(self._run, work, timings)
