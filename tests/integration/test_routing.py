@@ -25,7 +25,7 @@ from vnet.agent.routing.supervisor import MAX_RESTARTS
 from vnet.client import Endpoint
 from vnet.lab import faults, probes
 from vnet.lab import lab as labmod
-from vnet.tools import frr, processes
+from vnet.tools import frr, processes, procfs
 from vnet.tools.wait import wait_until
 
 from .agent_support import netconf_connect
@@ -133,6 +133,20 @@ def test_every_routing_daemon_reaches_zebra_as_it_starts(lab: str) -> None:
         for vr, (host, daemons) in clients.items()
     }
     assert all(s <= ZEBRA_LATE for by in late.values() for s in by.values()), late
+
+
+def test_a_vr_s_bfdd_has_its_control_socket_in_its_own_directory(lab: str) -> None:
+    """Not at bfdd's default, one path for the whole machine that each VR's bfdd took over
+    from the one before (and removed when it stopped)."""
+    directory = frr.instance_dir(f"{lab}.h1", "r1")
+    records = json.loads((directory / frr.RECORDS).read_text())
+    pid = next(r["pid"] for r in records if r["what"].startswith("bfdd "))
+
+    def listening() -> set[str]:
+        return procfs.parse_unix_listening(Path(f"/proc/{pid}/net/unix").read_text())
+
+    wait_until(lambda: str(directory / frr.BFDCTL) in listening(), CONVERGE, "r1's bfdd socket")
+    assert "/var/run/frr/bfdd.sock" not in listening()
 
 
 def _late_to_zebra(directory: Path, clients: set[str]) -> dict[str, int]:

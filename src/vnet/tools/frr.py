@@ -30,6 +30,9 @@ FRR_USER = "frr"
 RUN_ROOT = Path("/run/vnet-frr")
 RECORDS = "processes.json"
 ZSERV = "zserv.api"  # zebra's API socket, in the instance's directory
+# bfdd's control socket, there too: its default is one path for the whole machine
+# (/var/run/frr/bfdd.sock), which every VR's bfdd took over from the one started before
+BFDCTL = "bfdd.sock"
 
 
 def installed() -> str | None:
@@ -78,6 +81,8 @@ def start_daemon(ns: str, daemon: str, directory: Path) -> subprocess.Popen[byte
         "-P",
         "0",  # no vty TCP port: vtysh uses the socket
     ]
+    if daemon == "bfdd":
+        argv += ["--bfdctl", str(directory / BFDCTL)]
     with open(directory / f"{daemon}.out", "ab") as out:
         return processes.spawn(ns, argv, stdout=out, stderr=subprocess.STDOUT)
 
