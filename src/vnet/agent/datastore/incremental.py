@@ -31,6 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from vnet.agent.datastore import journal
 from vnet.model.bridge_ports import BRIDGE_MAX_PORTS
 from vnet.model.check import check_host
 from vnet.model.host import HostConfig
@@ -255,15 +256,8 @@ def _changed_connections(old: Tree, new: Tree) -> tuple[bool, list[dict[str, Any
     before, after = old.get(SRV6), new.get(SRV6)
     if before is after or before == after:
         return True, None
-    if before is None or after is None or _beside(before) != _beside(after):
+    names = [c.get("name") for c in connections_of(new)]
+    if None in names or len(set(names)) != len(names):
         return False, None
-    entries = connections_of(new)
-    if len({c.get("name") for c in entries}) != len(entries):
-        return False, None
-    known = {c.get("name"): c for c in connections_of(old)}
-    return True, [c for c in entries if known.get(c.get("name")) != c]
-
-
-def _beside(srv6: Tree) -> tuple[bool, Tree]:
-    """Whether the SRv6 container has a connection list, and its other members."""
-    return "connection" in srv6, {k: v for k, v in srv6.items() if k != "connection"}
+    diff = journal.member_change(before, after, journal.KEYED[SRV6])  # as a journal record
+    return ("container" not in diff), diff.get("put", [])

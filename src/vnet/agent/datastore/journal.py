@@ -38,16 +38,16 @@ def change(old: Tree, new: Tree) -> dict[str, Any]:
         out["set"] = set_
     if unset := [key for key in old if key not in new and key not in KEYED]:
         out["unset"] = unset
-    routers = _member_change(old.get(ROUTERS), new.get(ROUTERS), KEYED[ROUTERS])
+    routers = member_change(old.get(ROUTERS), new.get(ROUTERS), KEYED[ROUTERS])
     if "container" in routers:
         out[ROUTERS_CONTAINER] = routers.pop("container")
     out.update(routers)
-    if connections := _member_change(old.get(SRV6), new.get(SRV6), KEYED[SRV6]):
+    if connections := member_change(old.get(SRV6), new.get(SRV6), KEYED[SRV6]):
         out[SRV6] = connections
     return out
 
 
-def _member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff:
+def member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff:
     """A keyed container's change: its list entry by entry, or the whole container when
     anything else of it changed (rare: the container itself, its other members)."""
     if old is None and new is None:
