@@ -37,14 +37,21 @@ class Readings:
 
 
 def read_counters(
-    kernel: Kernel, placement: Placement, host: str, running: dict[str, Any]
+    kernel: Kernel,
+    placement: Placement,
+    host: str,
+    running: dict[str, Any],
+    tops: set[str] | None = None,
 ) -> Readings:
-    """The classes' counters and the underlay interfaces' state. Runs in the kernel thread."""
+    """The classes' counters and the underlay interfaces' state, of the top-level members
+    `tops` names (local names; None: all): the controller's utilisation poll asks for the
+    underlay alone every second, and a connection's ingress classes are many. Runs in the
+    kernel thread, which the agent's commits share."""
     host_ns = placement.host_ns(host)
-    underlay = [itf["name"] for itf in underlay_of(running)]
+    underlay = [itf["name"] for itf in underlay_of(running)] if _wanted(UNDERLAY, tops) else []
     wanted = [(host_ns, name) for name in underlay]
     routers = {r["name"]: r for r in codec.routers_of(running)}
-    for conn in connections_of(running):
+    for conn in connections_of(running) if _wanted(SRV6, tops) else []:
         for ing in conn.get("ingress", []):
             dev = _interface_in(routers.get(ing["router"], {}), ing["network"])
             if dev is not None:
@@ -54,6 +61,10 @@ def read_counters(
         with contextlib.suppress(OSError, KernelError, NotANamespace):
             out[(ns, dev)] = class_counters(kernel, ns, dev)
     return Readings(out, {name: _is_up(kernel, host_ns, name) for name in underlay})
+
+
+def _wanted(member: str, tops: set[str] | None) -> bool:
+    return tops is None or member.partition(":")[2] in tops
 
 
 def _is_up(kernel: Kernel, ns: str | None, name: str) -> bool:

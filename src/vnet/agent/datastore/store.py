@@ -165,11 +165,15 @@ class Datastore(CandidateOperations):
     def next_index(self) -> int:
         return state.next_index(self.running)
 
-    async def state_tree(self, detailed: set[str] | None = None) -> dict[str, Any]:
+    async def state_tree(
+        self, detailed: set[str] | None = None, tops: set[str] | None = None
+    ) -> dict[str, Any]:
         """Running configuration plus state read from the kernel (for <get>, RESTCONF).
 
         `detailed`: the VRs a request can select (None: all). Only those appear,
         so a question about one VR costs the same with 1 or 1000 VRs configured.
+        `tops`: the top-level members it can select (local names; None: all): the
+        guarantees' counters of the others are not read from the kernel.
         A VR interface's counters are its host port's, mirrored; the route count
         needs the VR's own namespace.
         """
@@ -187,6 +191,7 @@ class Datastore(CandidateOperations):
             self.placement,
             self.config.host,
             running,
+            tops,
         )
         guarantee_state.with_counters(tree, running, counters, self.placement, self.config.host)
         return tree

@@ -26,7 +26,7 @@ from vnet.agent.netconf.edit import apply_edit
 from vnet.agent.netconf.framing import FramingError, MessageReader, frame
 from vnet.agent.netconf.notifications import notification_xml
 from vnet.agent.netconf.parse import parse_message
-from vnet.agent.netconf.subtree import apply_filter, prune_tree
+from vnet.agent.netconf.subtree import apply_filter, prune_tree, selected_tops
 from vnet.model.yang import encode, schema
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError, netconf_error_xml
 from vnet.model.yang.module import MONITORING_NS as MONITORING
@@ -321,7 +321,7 @@ def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:
 async def op_get(s: Session, op: etree._Element) -> str:
     filter_el = _child(op, "filter")
     routers = _selected_routers(filter_el)
-    state = await s.ds.state_tree(routers)
+    state = await s.ds.state_tree(routers, selected_tops(filter_el))
     sessions = [other.info for other in Session.sessions.values()]
     tree = {
         **state,

@@ -93,6 +93,13 @@ def apply_filter(data: list[etree._Element], filter_el: etree._Element) -> list[
     return out
 
 
+def selected_tops(filter_el: etree._Element | None) -> set[str] | None:
+    """The local names of the top-level members a subtree filter can select (None: any)."""
+    if filter_el is None or filter_el.get("type", "subtree") != "subtree":
+        return None
+    return {etree.QName(c).localname for c in _elements(filter_el)}
+
+
 def prune_tree(
     tree: dict[str, Any], filter_el: etree._Element | None, routers: set[str] | None
 ) -> dict[str, Any]:
@@ -103,9 +110,9 @@ def prune_tree(
     no longer encodes, parses and copies the other 999. A shallow copy; the
     tree itself is not changed.
     """
-    if filter_el is None or filter_el.get("type", "subtree") != "subtree":
+    tops = selected_tops(filter_el)
+    if tops is None:
         return tree
-    tops = {etree.QName(c).localname for c in _elements(filter_el)}
     out = {k: v for k, v in tree.items() if k.partition(":")[2] in tops}
     for member, value in out.items():
         if member.endswith(":routers") and routers is not None and isinstance(value, dict):
