@@ -7,9 +7,11 @@ hosts and the database are read with the tests' own queries."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from sqlalchemy import event
 
 from tests.controller_memory_support import (
     ACME,
@@ -24,7 +26,9 @@ from tests.controller_memory_support import (
     world,
 )
 from vnet.controller.errors import NotFound
+from vnet.controller.service import reroute
 from vnet.controller.service.core import Service
+from vnet.controller.service.reroute import Avoid
 from vnet.controller.southbound.memory import Failure, Step
 from vnet.tools.wait import wait_until_async
 
@@ -178,6 +182,57 @@ def test_the_moves_of_one_failure_share_their_agent_transactions(w: World) -> No
     }
     assert len(live_connections(w.url)) == len(names)
     assert w.pieces() == {h: set(live_connections(w.url)) for h in ("h1", "h2", "h3")}
+
+
+@pytest.mark.parametrize("count", [4, 16])
+def test_the_moves_of_one_failure_write_the_ledger_in_statements_of_their_own_number(
+    tmp_path: Path, count: int
+) -> None:
+    """Reserving and switching the moves of one failure locks and writes the ledger in a
+    fixed number of statements, whatever the number of connections (each move locked its
+    links, summed its own rows and wrote each link's total in statements of its own: 300 of
+    the 3000 statements of 100 moves); only the rows themselves are one per move and link."""
+    w = world(tmp_path)
+    statements: list[str] = []
+
+    async def scenario(svc: Service) -> None:
+        for k in range(count):
+            await svc.create_connection(ACME, "acme", voice(f"v{k}", 5201 + k, "500kbit"))
+        listen = event.listen
+        listen(svc.db.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+        report = await svc.failover.link_down("h1-h3")
+        assert len(report.moved) == count, report
+
+    w.run(scenario)
+    ledger = Counter(
+        s.split(" ")[0] for s in statements if s.startswith(("UPDATE link ", "SELECT link."))
+    )
+    # the links locked and read once; their totals: two links gained, one released
+    assert ledger == {"SELECT": 1, "UPDATE": 3}, ledger
+    reservations = [s for s in statements if s.startswith("UPDATE reservation")]
+    assert len(reservations) == 2, reservations  # released and switched, for all at once
+
+
+def test_moves_off_a_failed_link_break_without_waiting_for_packets_on_it(
+    w: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A planned move waits between its switch and its break for packets on the old path
+    (reroute.IN_FLIGHT, made 20 s here); a move off a failed path does not: nothing on it
+    gets anywhere. The failover answers in seconds, not after the 20."""
+    monkeypatch.setattr(reroute, "IN_FLIGHT", 20.0)
+
+    async def scenario(svc: Service) -> None:
+        for k in range(3):
+            await svc.create_connection(ACME, "acme", voice(f"v{k}", 5201 + k, "5mbit"))
+        report = await asyncio.wait_for(svc.failover.link_down("h1-h3"), 5)
+        assert len(report.moved) == 3 and report.degraded == [], report
+        inv = await svc.inventory()
+        planned = (await svc.reroute.plan(inv, Avoid.of(links=["h1-h2"]))).moves
+        with pytest.raises(TimeoutError):  # the same moves, planned: they wait
+            await asyncio.wait_for(svc.reroute.drain(inv, Avoid.of(links=["h1-h2"])), 2)
+        assert planned
+
+    w.run(scenario)
 
 
 def test_moves_an_agent_refuses_degrade_their_connections_and_leave_nothing(w: World) -> None:

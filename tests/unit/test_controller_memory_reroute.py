@@ -22,7 +22,6 @@ from tests.controller_memory_support import (
     voice,
     world,
 )
-from vnet.controller.errors import ServiceError
 from vnet.controller.held import held_connections
 from vnet.controller.service.core import Service
 from vnet.controller.service.reroute import Avoid
@@ -142,20 +141,18 @@ def test_a_move_an_agent_refuses_leaves_the_connection_where_it_was(w: World) ->
 
 
 def test_a_connection_released_after_the_plan_is_not_moved(w: World) -> None:
-    """The drain plans, then moves one by one: a connection released in between is said
-    to be gone (409), not an error of the controller's."""
+    """The drain plans, then reserves: a connection released in between is said to be gone
+    (unmovable, with why), not an error of the controller's, and nothing is reserved for it."""
 
-    async def scenario(svc: Service) -> ServiceError:
+    async def scenario(svc: Service) -> list[object]:
         await svc.create_connection(ACME, "acme", voice("v", 5201, "10mbit"))
         inv, avoid = await svc.inventory(), Avoid.of(links=["h1-h3"])
         [planned] = (await svc.reroute.plan(inv, avoid)).moves
         await svc.release_connection(ACME, "acme", "v")
-        with pytest.raises(ServiceError) as gone:
-            await svc.reroute.move(inv, avoid, planned.held)
-        return gone.value
+        return list(await svc.reroute.start_all(inv, avoid, [planned.held]))
 
-    gone = w.run(scenario)
-    assert (gone.status, gone.reason) == (409, "it was released meanwhile")
+    [gone] = w.run(scenario)
+    assert isinstance(gone, Unmovable) and gone.reason == "it was released meanwhile", gone
     assert held_per_direction(w.url) == {}
 
 

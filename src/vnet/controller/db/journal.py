@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import RequestJournal, RequestPhase
@@ -28,36 +28,48 @@ def open_request(
     tenant_id: int | None = None,
     connection_id: int | None = None,
     hosts: Sequence[str] = (),
+    phase: RequestPhase = RequestPhase.RECEIVED,
 ) -> RequestJournal:
+    """A request's row, written with the caller's transaction (its next flush or commit)."""
     entry = RequestJournal(
         request_id=request_id or uuid.uuid4().hex,
         operation=operation,
         tenant_id=tenant_id,
         connection_id=connection_id,
-        phase=RequestPhase.RECEIVED,
+        phase=phase,
         hosts=list(hosts),
     )
     session.add(entry)
-    session.flush()
     return entry
 
 
 def advance(
     session: Session, request_id: str, phase: RequestPhase, error: str | None = None
-) -> RequestJournal:
-    """Move a request to `phase`; moving backwards or out of a finished request is a bug."""
-    entry = session.get(RequestJournal, request_id, with_for_update=True)
+) -> None:
+    """Move a request to `phase`; moving backwards or out of a finished request is a bug.
+    One conditional UPDATE (the phases it may come from in its WHERE), so a request
+    advanced by two writers at once moves once; the row is read only to say why not."""
+    earlier = [
+        p
+        for p in ORDER
+        if p not in FINISHED
+        and (phase == RequestPhase.FAILED or ORDER.index(p) < ORDER.index(phase))
+    ]
+    values: dict[str, object] = {"phase": phase}
+    if error is not None:
+        values["error"] = error
+    moved = session.scalar(
+        update(RequestJournal)
+        .where(RequestJournal.request_id == request_id, RequestJournal.phase.in_(earlier))
+        .values(**values)
+        .returning(RequestJournal.request_id)
+    )
+    if moved is not None:
+        return
+    entry = session.get(RequestJournal, request_id)
     if entry is None:
         raise LookupError(f"request {request_id}: not in the journal")
-    if entry.phase in FINISHED or (
-        phase != RequestPhase.FAILED and ORDER.index(phase) <= ORDER.index(entry.phase)
-    ):
-        raise ValueError(f"request {request_id}: cannot go from {entry.phase} to {phase}")
-    entry.phase = phase
-    if error is not None:
-        entry.error = error
-    session.flush()
-    return entry
+    raise ValueError(f"request {request_id}: cannot go from {entry.phase} to {phase}")
 
 
 def in_flight(session: Session) -> list[RequestJournal]:

@@ -29,15 +29,15 @@ them once; the totals are changed in ascending link id, the order `reserve` lock
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
+from vnet.controller.db.models import Connection, Host, Link, Reservation, ReservationRole
 
 Direction = tuple[str, bool]  # (link name, forward: from the link's a to its b)
 
@@ -111,6 +111,99 @@ def reserve(
     new rows are checked without the old ones there (which go on counting for everyone else
     until `switch`: no double counting of the mover, open-kilda#919, and never too little).
     """
+    _require_positive(demands)
+    session.flush()  # the connection needs its id
+    book = Book.locking(session, usable_bps, sorted({name for name, _ in demands}))
+    mine = {} if replacing is None else _held_by(session, book, connection.id, replacing)
+    book.reserve(connection, demands, generation=generation, role=role, replacing=mine)
+    return book.write()
+
+
+class Book:
+    """Reservations of one transaction over links it locked: each checked against the
+    links' totals as read under the lock plus what the book reserved before it, the rows
+    and the totals written once (`write`). `reserve` is a book of one reservation; a
+    transaction that reserves for many connections (a reroute) keeps one book for all,
+    instead of locking and reading the links again for each."""
+
+    def __init__(self, session: Session, links: list[Link], usable_bps: Callable[[Link], int]):
+        self.session = session
+        self.links = {link.name: link for link in links}
+        self.usable_bps = usable_bps
+        self.held = {(link.name, fwd): link.held(fwd) for link in links for fwd in (True, False)}
+        self.rows: list[Reservation] = []
+
+    @classmethod
+    def locking(
+        cls,
+        session: Session,
+        usable_bps: Callable[[Link], int] = full_capacity,
+        names: list[str] | None = None,
+    ) -> Book:
+        """A book over the links named (None: every link), their rows locked in ascending
+        id, the order every writer takes them in; their hosts read with them."""
+        links = _lock_links(session, names)
+        hosts = {link.a_host_id for link in links} | {link.b_host_id for link in links}
+        session.scalars(select(Host).where(Host.id.in_(hosts))).all()  # `removed` reads them
+        return cls(session, links, usable_bps)
+
+    def usage(self) -> dict[Direction, int]:
+        """What is held per link direction now, this book's reservations included (the
+        planning view `held_by_direction` gives before the book)."""
+        return {d: bps for d, bps in self.held.items() if bps}
+
+    def reserve(
+        self,
+        connection: Connection,
+        demands: Mapping[Direction, int],
+        *,
+        generation: int | None = None,
+        role: ReservationRole = ReservationRole.CURRENT,
+        replacing: Mapping[Direction, int] | None = None,
+    ) -> None:
+        """`demands` checked and booked for `connection` (Refused: nothing booked);
+        `replacing`: what the connection holds now, not counted against its own new rows."""
+        _require_positive(demands)
+        missing = sorted({name for name, _ in demands} - self.links.keys())
+        if missing:
+            raise UnknownLinks(missing)
+        mine = replacing or {}
+        wanted = sorted(
+            demands.items(), key=lambda item: (self.links[item[0][0]].id, not item[0][1])
+        )
+        shortfalls = []
+        for (name, fwd), bps in wanted:
+            link = self.links[name]
+            usable = 0 if removed(link) else self.usable_bps(link)
+            free = usable - self.held[name, fwd] + mine.get((name, fwd), 0)
+            if bps > free:
+                shortfalls.append(LinkShortfall(name, fwd, direction(link, fwd), bps, free, usable))
+        if shortfalls:
+            raise Refused(shortfalls)
+        for (name, fwd), bps in wanted:
+            self.held[name, fwd] += bps
+            self.rows.append(
+                Reservation(
+                    connection_id=connection.id,
+                    link_id=self.links[name].id,
+                    forward=fwd,
+                    bps=bps,
+                    generation=connection.generation if generation is None else generation,
+                    role=role,
+                    released=None,  # set, so the session's UPDATEs keep this object in step
+                )
+            )
+
+    def write(self) -> list[Reservation]:
+        """The booked rows inserted and the links' totals changed; the rows."""
+        rows, self.rows = self.rows, []
+        _add_to_totals(self.session, [(r.link_id, r.forward, r.bps) for r in rows])
+        self.session.add_all(rows)
+        self.session.flush()
+        return rows
+
+
+def _require_positive(demands: Mapping[Direction, int]) -> None:
     bad = sorted(
         f"{name} {'forward' if fwd else 'reverse'}"
         for (name, fwd), bps in demands.items()
@@ -118,42 +211,6 @@ def reserve(
     )
     if bad:
         raise ValueError(f"bandwidth must be positive: {', '.join(bad)}")
-    session.flush()  # the connection needs its id
-    links = _lock_links(session, sorted({name for name, _ in demands}))
-    mine = None if replacing is None else (connection.id, replacing)
-    held = _held_bps(session, links, mine)
-    wanted = [
-        (link, fwd, demands[link.name, fwd])
-        for link in links
-        for fwd in (True, False)
-        if (link.name, fwd) in demands
-    ]
-    shortfalls = []
-    for link, fwd, bps in wanted:
-        usable = 0 if removed(link) else usable_bps(link)
-        free = usable - held.get((link.id, fwd), 0)
-        if bps > free:
-            shortfalls.append(
-                LinkShortfall(link.name, fwd, direction(link, fwd), bps, free, usable)
-            )
-    if shortfalls:
-        raise Refused(shortfalls)
-    _add_to_totals(session, [(link.id, fwd, bps) for link, fwd, bps in wanted])
-    rows = [
-        Reservation(
-            connection_id=connection.id,
-            link_id=link.id,
-            forward=fwd,
-            bps=bps,
-            generation=connection.generation if generation is None else generation,
-            role=role,
-            released=None,  # set, so the session's UPDATEs below keep this object in step
-        )
-        for link, fwd, bps in wanted
-    ]
-    session.add_all(rows)
-    session.flush()
-    return rows
 
 
 def release(session: Session, connection: Connection, generation: int | None = None) -> int:
@@ -196,16 +253,39 @@ def discard(session: Session, connection: Connection, generation: int) -> int:
 def switch(session: Session, connection: Connection, generation: int) -> int:
     """The break of make-before-break: `generation`'s NEXT rows become CURRENT, every older
     generation is released (once), and the connection moves to `generation`. Rows freed."""
-    freed = 0
-    for older in range(connection.generation, generation):
-        freed += release(session, connection, older)
+    return switch_many(session, [(connection, generation)])
+
+
+def switch_many(session: Session, moves: Sequence[tuple[Connection, int]]) -> int:
+    """`switch` for many connections at once: three statements and one UPDATE per link,
+    whatever their number. Rows freed."""
+    session.flush()
+    older = [(c.id, g) for c, new in moves for g in range(c.generation, new)]
+    freed = []
+    if older:
+        query = (
+            update(Reservation)
+            .where(
+                tuple_(Reservation.connection_id, Reservation.generation).in_(older),
+                Reservation.released.is_(None),
+            )
+            .values(released=datetime.now(UTC))
+        )
+        freed = _returned(session, query)  # as `release`: exactly the rows this released
+        _add_to_totals(session, [(link, fwd, -bps) for link, fwd, bps in freed])
     session.execute(
         update(Reservation)
-        .where(Reservation.connection_id == connection.id, Reservation.generation == generation)
-        .values(role=ReservationRole.CURRENT)
+        .where(
+            tuple_(Reservation.connection_id, Reservation.generation).in_(
+                [(c.id, new) for c, new in moves]
+            )
+        )
+        .values(role=ReservationRole.CURRENT),
+        execution_options={"synchronize_session": "fetch"},
     )
-    connection.generation = generation
-    return freed
+    for connection, new in moves:
+        connection.generation = new
+    return len(freed)
 
 
 def held_bps(session: Session, link_name: str, forward: bool | None = None) -> int:
@@ -288,42 +368,32 @@ def _add_to_totals(session: Session, changes: list[tuple[int, bool, int]]) -> No
             )
 
 
-def lock_every_link(session: Session) -> None:
-    """Every link's row locked, in ascending id (the order `reserve` takes them in): for a
-    transaction that reserves for many connections, whose links are known only as it plans
-    each (taking them piecemeal could deadlock with a request holding some of them)."""
-    query = select(Link.id).order_by(Link.id).with_for_update()
-    session.scalars(query).all()
-
-
-def _lock_links(session: Session, names: list[str]) -> list[Link]:
-    query = select(Link).where(Link.name.in_(names)).order_by(Link.id).with_for_update()
+def _lock_links(session: Session, names: list[str] | None) -> list[Link]:
+    """The links named (None: every link), their rows locked in ascending id."""
+    query = select(Link).order_by(Link.id).with_for_update()
+    if names is not None:
+        query = query.where(Link.name.in_(names))
     # populate_existing: a Link already in the session is refreshed, not trusted stale
-    query = query.execution_options(populate_existing=True)
-    links = list(session.scalars(query))
-    missing = sorted(set(names) - {link.name for link in links})
+    links = list(session.scalars(query.execution_options(populate_existing=True)))
+    missing = sorted(set(names or ()) - {link.name for link in links})
     if missing:
         raise UnknownLinks(missing)
     return links
 
 
-def _held_bps(
-    session: Session, links: list[Link], excluding: tuple[int, int] | None = None
-) -> dict[tuple[int, bool], int]:
-    """(link id, forward) -> bit/s held on the locked `links` (their running totals, read
-    when they were locked), less one (connection, generation)'s rows if given."""
-    held = {(link.id, fwd): link.held(fwd) for link in links for fwd in (True, False)}
-    if excluding is not None:
-        query = (
-            select(Reservation.link_id, Reservation.forward, func.sum(Reservation.bps))
-            .where(
-                Reservation.connection_id == excluding[0],
-                Reservation.generation == excluding[1],
-                Reservation.link_id.in_([link.id for link in links]),
-                Reservation.released.is_(None),
-            )
-            .group_by(Reservation.link_id, Reservation.forward)
+def _held_by(
+    session: Session, book: Book, connection_id: int, generation: int
+) -> dict[Direction, int]:
+    """What one (connection, generation) holds, unreleased, on the book's links."""
+    ids = {link.id: link.name for link in book.links.values()}
+    query = (
+        select(Reservation.link_id, Reservation.forward, func.sum(Reservation.bps))
+        .where(
+            Reservation.connection_id == connection_id,
+            Reservation.generation == generation,
+            Reservation.link_id.in_(ids),
+            Reservation.released.is_(None),
         )
-        for link_id, fwd, mine in session.execute(query):
-            held[link_id, fwd] -= int(mine)
-    return held
+        .group_by(Reservation.link_id, Reservation.forward)
+    )
+    return {(ids[link], bool(fwd)): int(bps) for link, fwd, bps in session.execute(query)}

@@ -192,7 +192,8 @@ class Failover:
             pairs = [
                 (h, x) for h, x in zip(crossing, started, strict=True) if isinstance(x, Moving)
             ]
-            outcomes = await self.reroute.finish_all(pairs, self._not_asked)
+            # the moves leave paths that failed: nothing on them is to wait for
+            outcomes = await self.reroute.finish_all(pairs, self._not_asked, old_paths_work=False)
             failed = [
                 (h, x)
                 for (h, _), x in zip(pairs, outcomes, strict=True)

@@ -27,10 +27,12 @@ before its admission says yes or no-capacity.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from vnet.controller import planner
@@ -46,6 +48,10 @@ from vnet.controller.service.flows import Admitted, Ask, Flows, Replay
 from vnet.model.controller_api import ConnectionView, ModifyRequest, Move
 
 log = logging.getLogger(__name__)
+# seconds from a move's switch to its break: a packet sent on the old path just before the
+# switch, queued on the way (an underlay class holds a few ms at its rate), reaches the old
+# path's last hosts before their pieces go (each ingress agent drains its own queues)
+IN_FLIGHT = 0.1
 CHOICES = 3  # times a request chooses its moves anew after losing a race for a mover
 Skip = Callable[[], Collection[str]]  # the hosts a move's next step does not ask, as known now
 
@@ -172,6 +178,41 @@ class Moves:
             session, inv, mover.tenant, conn, moved.plan, conn.bandwidth_bps, conn.path, "moved"
         )
 
+    def start_booked(
+        self,
+        session: Session,
+        inv: Inventory,
+        book: ledger.Book,
+        moved: planner.Moved,
+        conn: Connection,
+    ) -> Moving:
+        """`start_planned` for a transaction that reserves many moves in one ledger book
+        (`conn`: the mover's row, locked by the caller); a degraded connection moves too.
+        A refusal (Rejected, Conflict) books and changes nothing."""
+        store.require_changeable(conn, ConnectionState.DEGRADED)
+        if conn.generation != moved.held.generation:
+            raise Conflict(f"connection {conn.name!r} changed while a move was planned")
+        try:
+            book.reserve(
+                conn,
+                moved.plan.demands,
+                generation=conn.generation + 1,
+                role=ReservationRole.NEXT,
+                replacing=moved.held.demands,  # an established connection's: generation g
+            )
+        except ledger.Refused as refused:
+            raise planning.rejection(refused) from None
+        return self._moving(
+            session,
+            inv,
+            moved.held.tenant,
+            conn,
+            moved.plan,
+            conn.bandwidth_bps,
+            conn.path,
+            "moved",
+        )
+
     def _moving(
         self,
         session: Session,
@@ -206,17 +247,25 @@ class Moves:
         return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
 
     async def take_steps(
-        self, moving: Moving, timings: Timings | None, skip: Skip = frozenset
+        self,
+        moving: Moving,
+        timings: Timings | None,
+        skip: Skip = frozenset,
+        in_flight: float = IN_FLIGHT,
     ) -> None:
         """The agent steps of a move; if one fails, what the earlier ones did is put back,
         the move's reservation undone (AgentRefused). `skip()`: the hosts that are down as
         known when a step starts (their agent is not asked; reconciliation removes what
         they held when they are back): a host found down during the move is not asked by
-        its later steps."""
+        its later steps. `in_flight`: seconds between the switch and the break, for packets
+        sent on the old path just before the switch to reach its last hosts (no wait: the
+        old path carries nothing any more, it failed)."""
         locators = {**moving.old.locators, **moving.new.locators}
         ran = 0  # steps confirmed
         try:
-            for step in steps.make_before_break(moving.old.pieces, moving.new.pieces, locators):
+            for phase, step in steps.phases(moving.old.pieces, moving.new.pieces, locators):
+                if phase == steps.BREAK and ran and in_flight:
+                    await asyncio.sleep(in_flight)
                 down = skip()
                 kept = [c for c in step if c.host not in down]
                 if kept:
@@ -262,15 +311,27 @@ def undo(session: Session, moving: Moving, error: str) -> None:
 
 
 def switch(session: Session, moving: Moving, tenant: str) -> ConnectionView:
-    conn = session.get_one(Connection, moving.connection_id)
-    old_path = [h["host"] for h in conn.hops]
-    ledger.switch(session, conn, moving.generation)
-    conn.bandwidth_bps = moving.bandwidth
-    conn.path = moving.explicit_path
-    planning.record_plan(conn, moving.plan)
-    conn.state = ConnectionState.ESTABLISHED
-    new_path = [h["host"] for h in conn.hops]
-    detail = f"bandwidth {conn.bandwidth_bps} bit/s, path {' -> '.join(old_path)}"
-    store.add_event(session, conn, moving.kind, f"{detail} => {' -> '.join(new_path)}")
-    store.finish_journal(session, moving.request_id)
-    return store.view(conn, tenant)
+    (view,) = switch_all(session, [(moving, tenant)])
+    return view
+
+
+def switch_all(session: Session, done: Sequence[tuple[Moving, str]]) -> list[ConnectionView]:
+    """The ledger's switch of moves whose agent steps were taken, each to its new
+    generation (the rows of all switched in a few statements); their views."""
+    ids = [m.connection_id for m, _ in done]
+    rows = {c.id: c for c in session.scalars(select(Connection).where(Connection.id.in_(ids)))}
+    conns = [rows[i] for i in ids]
+    old_paths = [[h["host"] for h in conn.hops] for conn in conns]
+    ledger.switch_many(session, [(c, m.generation) for c, (m, _) in zip(conns, done, strict=True)])
+    views = []
+    for conn, (moving, tenant), old_path in zip(conns, done, old_paths, strict=True):
+        conn.bandwidth_bps = moving.bandwidth
+        conn.path = moving.explicit_path
+        planning.record_plan(conn, moving.plan)
+        conn.state = ConnectionState.ESTABLISHED
+        new_path = [h["host"] for h in conn.hops]
+        detail = f"bandwidth {conn.bandwidth_bps} bit/s, path {' -> '.join(old_path)}"
+        store.add_event(session, conn, moving.kind, f"{detail} => {' -> '.join(new_path)}")
+        store.finish_journal(session, moving.request_id)
+        views.append(store.view(conn, tenant))
+    return views

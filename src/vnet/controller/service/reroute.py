@@ -38,11 +38,11 @@ from vnet.controller import planner
 from vnet.controller.db import ledger
 from vnet.controller.db.models import Connection, ConnectionState
 from vnet.controller.errors import ServiceError
-from vnet.controller.held import Held, held_connection, held_connections
-from vnet.controller.inventory import Arc, Inventory
+from vnet.controller.held import Held, held_connections
+from vnet.controller.inventory import Arc, Inventory, usable_bps
 from vnet.controller.service.database import Timings
 from vnet.controller.service.flows import Flows
-from vnet.controller.service.moves import Moves, Moving, Skip, switch
+from vnet.controller.service.moves import IN_FLIGHT, Moves, Moving, Skip, switch_all
 from vnet.controller.service.putback import PutBack
 from vnet.model.controller_api import ConnectionView, Drained, Move, Unmovable
 
@@ -127,34 +127,14 @@ class Reroute:
             moved=moved, unmovable=[*unmovable, *(x for x in outcomes if isinstance(x, Unmovable))]
         )
 
-    async def move(
-        self,
-        inv: Inventory,
-        avoid: Avoid,
-        held: Held,
-        timings: Timings | None = None,
-        skip: Skip = frozenset,
-    ) -> Move:
-        """One connection off `avoid`: planned again and reserved under the row locks, then
-        realised as a modify's move (`skip`: hosts that are down, not asked); a ServiceError
-        (Rejected, Conflict, AgentRefused) says why not, and nothing of the move remains. A
-        degraded connection moves like an established one (and is established if it fails)."""
-        around = inv.avoiding(avoid.links, avoid.hosts)
-
-        def start(session: Session) -> Moving:
-            now = held_connection(session, held.connection_id)
-            return self._start(session, inv, avoid, around, now)
-
-        moving = await self.flows.db.write(start, timings)
-        return await self.finish(moving, held, timings, skip)
-
     async def start_all(
         self, inv: Inventory, avoid: Avoid, helds: Sequence[Held], *, all_or_nothing: bool = False
     ) -> list[Moving | Unmovable]:
-        """The first half of `move` for each of `helds`, in one database transaction (one
-        commit for all; each in a savepoint, so one that cannot move is undone alone and
-        answered as Unmovable; with `all_or_nothing`, none is reserved if one cannot be).
-        Each is planned on the books the ones before it leave."""
+        """Each of `helds` planned around `avoid` and reserved (generation g+1 as NEXT while g
+        counts), in one database transaction and one ledger book: the links locked and read
+        once, each move planned on the books the ones before it leave, the rows written
+        together. One that cannot move is answered as Unmovable, with why, and leaves nothing
+        (with `all_or_nothing`, none is reserved if one cannot be)."""
         around = inv.avoiding(avoid.links, avoid.hosts)
 
         def start(session: Session) -> list[Moving | Unmovable]:
@@ -162,24 +142,25 @@ class Reroute:
             # connection), then the moving connections' rows without waiting for any
             # (a modify takes its connection, then links): one another request holds is
             # being changed by it, and is left to the next failover call.
-            ledger.lock_every_link(session)
+            book = ledger.Book.locking(session, usable_bps)
             ids = sorted(h.connection_id for h in helds)
-            free = select(Connection.id).where(Connection.id.in_(ids)).order_by(Connection.id)
-            free_ids = set(session.scalars(free.with_for_update(skip_locked=True)))
+            free = select(Connection).where(Connection.id.in_(ids)).order_by(Connection.id)
+            rows = {c.id: c for c in session.scalars(free.with_for_update(skip_locked=True))}
             now = {h.connection_id: h for h in held_connections(session)}
             out: list[Moving | Unmovable] = []
             for held in helds:
-                if held.connection_id not in free_ids:
+                conn = rows.get(held.connection_id)
+                if conn is None:
                     out.append(unmovable_of(held, "another request is changing it"))
                     continue
                 try:
-                    with session.begin_nested():
-                        current = now.get(held.connection_id)
-                        out.append(self._start(session, inv, avoid, around, current))
+                    current = now.get(held.connection_id)
+                    out.append(self._start(session, book, inv, avoid, around, current, conn))
                 except ServiceError as err:
                     out.append(unmovable_of(held, err.reason))
             if all_or_nothing and any(isinstance(x, Unmovable) for x in out):
                 raise _NoneReserved(out)  # the transaction rolls back
+            book.write()
             return out
 
         try:
@@ -192,15 +173,19 @@ class Reroute:
         started: Sequence[tuple[Held, Moving]],
         skip: Skip = frozenset,
         timings: Timings | None = None,
+        *,
+        old_paths_work: bool = True,
     ) -> list[Move | Unmovable]:
-        """The second half of `move` for each started move: their agent steps side by side,
-        then one database transaction switches the ledger of all that took them (a move
-        that failed is answered as Unmovable with why, and nothing of it remains)."""
+        """The agent steps of each started move side by side, then one database
+        transaction switches the ledger of all that took them (a move that failed is
+        answered as Unmovable with why, and nothing of it remains). `old_paths_work`: False
+        when the moves leave failed paths, whose break need not wait for packets on them."""
+        in_flight = IN_FLIGHT if old_paths_work else 0.0
 
         async def steps(held: Held, moving: Moving) -> Moving | Unmovable:
             try:
                 async with self.putback.answering():
-                    await self.moves.take_steps(moving, timings, skip)
+                    await self.moves.take_steps(moving, timings, skip, in_flight)
                 return moving
             except ServiceError as err:
                 return unmovable_of(held, err.reason)
@@ -208,43 +193,34 @@ class Reroute:
         stepped = await asyncio.gather(*(steps(h, m) for h, m in started))
         done = [(h, m) for (h, _), m in zip(started, stepped, strict=True) if isinstance(m, Moving)]
 
-        def switch_all(session: Session) -> list[ConnectionView]:
-            return [switch(session, m, h.tenant) for h, m in done]
-
-        views = iter(await self.flows.db.write(switch_all, timings) if done else [])
+        switched = [(m, h.tenant) for h, m in done]
+        views = iter(
+            await self.flows.db.write(lambda s: switch_all(s, switched), timings) if done else []
+        )
         return [
             _moved(held, next(views)) if isinstance(x, Moving) else x
             for (held, _), x in zip(started, stepped, strict=True)
         ]
 
-    async def finish(
-        self,
-        moving: Moving,
-        held: Held,
-        timings: Timings | None = None,
-        skip: Skip = frozenset,
-    ) -> Move:
-        """The second half of `move`: the agents' steps and the ledger's switch."""
-        async with self.putback.answering():
-            view = await self.moves.realise(moving, held.tenant, timings, skip)
-        return _moved(held, view)
-
     def _start(
-        self, session: Session, inv: Inventory, avoid: Avoid, around: Inventory, now: Held | None
+        self,
+        session: Session,
+        book: ledger.Book,
+        inv: Inventory,
+        avoid: Avoid,
+        around: Inventory,
+        now: Held | None,
+        conn: Connection,
     ) -> Moving:
-        """A move planned around `avoid` and reserved (generation g+1 as NEXT), in `session`;
-        `now`: the connection as the database holds it (None: released meanwhile)."""
+        """A move planned around `avoid` and booked, in `session`; `now`: the connection as
+        the database holds it (None: released meanwhile), `conn` its row, locked."""
         if now is None:
             raise _Stuck("it was released meanwhile")
         why = reason_unmovable(now, avoid)
         if why is not None:
             raise _Stuck(why)
-        usage = ledger.held_by_direction(session)
-        plan = plan_around(around, usage, now, self.flows)
-        conn = session.get_one(Connection, now.connection_id)
-        if conn.state == ConnectionState.DEGRADED:
-            conn.state = ConnectionState.ESTABLISHED  # start_planned takes it from here
-        moving = self.moves.start_planned(session, inv, planner.Moved(now, plan))
+        plan = plan_around(around, book.usage(), now, self.flows)
+        moving = self.moves.start_booked(session, inv, book, planner.Moved(now, plan), conn)
         return dataclasses.replace(moving, kind=REROUTED)
 
     def _plan(self, session: Session, inv: Inventory, avoid: Avoid) -> DrainPlan:

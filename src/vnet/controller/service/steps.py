@@ -53,14 +53,24 @@ def _put(
     return HostChange(host=host, put=(pieces,), locators=tuple(locators.get(host, ())))
 
 
+MAKE, SWITCH, BREAK = "make", "switch", "break"
+
+
 def make_before_break(
     old: Pieces, new: Pieces, locators: Mapping[str, tuple[Locator, ...]] | None = None
 ) -> list[list[HostChange]]:
     """The steps (each a list of host changes for one transaction) from `old` to `new`."""
+    return [step for _, step in phases(old, new, locators)]
+
+
+def phases(
+    old: Pieces, new: Pieces, locators: Mapping[str, tuple[Locator, ...]] | None = None
+) -> list[tuple[str, list[HostChange]]]:
+    """The steps from `old` to `new` with their phase (MAKE, SWITCH, BREAK)."""
     locators = locators or {}
     held = dict(old)  # what each host holds after the steps so far
     steps = []
-    for ingress in ("old", "new"):
+    for phase, ingress in ((MAKE, "old"), (SWITCH, "new")):
         step = []
         for host, pieces in new.items():
             target = _merged(held.get(host), pieces, ingress)
@@ -68,15 +78,15 @@ def make_before_break(
                 continue
             step.append(_put(host, target, locators))
             held[host] = target
-        steps.append(step)
+        steps.append((phase, step))
     final = []
     for host in sorted(set(held) | set(new)):
         if host not in new:
             final.append(HostChange(host=host, delete=(held[host].name,)))
         elif held.get(host) != new[host]:
             final.append(_put(host, new[host], locators))
-    steps.append(final)
-    return [step for step in steps if step]
+    steps.append((BREAK, final))
+    return [(phase, step) for phase, step in steps if step]
 
 
 def install(

@@ -250,8 +250,8 @@ def open_journal(
         tenant_id=conn.tenant_id,
         connection_id=conn.id,
         hosts=sorted(set(hosts)),
+        phase=RequestPhase.RESERVED,  # written with the rest of the transaction
     )
-    entry.phase = RequestPhase.RESERVED  # written with the rest of the transaction
     return entry
 
 
