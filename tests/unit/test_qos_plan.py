@@ -7,7 +7,7 @@ from typing import Any
 
 from vnet.model import build_topology
 from vnet.substrate import KernelState, lab_placement, plan, realize
-from vnet.substrate.mbb import Drain
+from vnet.substrate.mbb import DRAIN_MIN, Drain, queued_bytes
 from vnet.substrate.namespace import DeleteNamespace
 from vnet.substrate.seg6 import (
     AddRule,
@@ -106,7 +106,11 @@ def test_path_change_is_make_before_break_with_one_replace_per_route() -> None:
     broken = [i for i, t in enumerate(k) if t in (DeleteSid, DeleteTcRoot, DeleteTcClass)]
     assert made and broken
     assert max(made) < first_switch and last_switch < min(broken)
-    assert k[last_switch + 1] is Drain
+    drain = ops[last_switch + 1]
+    assert isinstance(drain, Drain)
+    # it waits for the old shaper's queue (eth1's classes go with its root), and for the
+    # packets past it: the old transit SIDs go in this plan
+    assert {dev for _, dev, _ in drain.classes} == {"eth1"} and drain.floor == DRAIN_MIN
     # the new transit SIDs are the ones of the new path, the old ones go
     added = {op.sid.ns.rsplit("-", 1)[1] for op in ops if isinstance(op, AddSid)}
     removed = {op.sid.ns.rsplit("-", 1)[1] for op in ops if isinstance(op, DeleteSid)}
@@ -118,6 +122,67 @@ def test_path_change_is_make_before_break_with_one_replace_per_route() -> None:
     assert (
         "route replace 10.10.255.1/32 table 65537 encap seg6 mode encap segs fc00:1:5::1:0" in text
     )
+
+
+def test_a_host_without_sids_of_the_old_path_waits_for_its_own_queues_only() -> None:
+    """An agent's plan holds one host: at an ingress that holds no SID of the old path,
+    the break waits for the old shaper's queue to empty and no more (the old path's SIDs
+    elsewhere go in a later transaction, which waits for what is in flight)."""
+
+    def ingress_only(state: KernelState) -> KernelState:
+        return dataclasses.replace(state, sids={})
+
+    old = ingress_only(with_handles(state_of(with_connections(VIDEO))))
+    new = ingress_only(state_of(with_connections({**VIDEO, "path": PATH_B})))
+    ops = plan(new, old)
+    [drain] = [op for op in ops if isinstance(op, Drain)]
+    assert drain.classes and drain.floor == 0.0
+    assert not any(isinstance(op, DeleteSid) for op in ops)
+
+
+class Queues:
+    """A kernel whose HTB classes hold `backlog` bytes, read after read (then empty)."""
+
+    def __init__(self, backlog: list[int]):
+        self.backlog = backlog
+        self.reads = 0
+
+    def index(self, ns: str | None, dev: str) -> int:
+        return 7
+
+    def classes(self, ns: str | None, index: int) -> list[Any]:
+        self.reads += 1
+        held = self.backlog.pop(0) if self.backlog else 0
+        return [_Class(handle(VNET_MAJOR, 1), held), _Class(handle(VNET_MAJOR, 2), 10**6)]
+
+
+@dataclasses.dataclass
+class _Class:
+    """The two things `queued_bytes` reads of a class message (pyroute2's tcmsg)."""
+
+    handle: int
+    backlog: int
+
+    def __getitem__(self, key: str) -> int:
+        assert key == "handle"
+        return self.handle
+
+    def get_nested(self, *path: str) -> dict[str, int]:
+        assert path == ("TCA_STATS2", "TCA_STATS_QUEUE")
+        return {"backlog": self.backlog}
+
+
+def test_a_drain_ends_when_the_old_queues_are_empty() -> None:
+    """Read after read until the classes that go hold nothing (another class's queue on the
+    same interface does not count), or the old queue's time at its rate has passed."""
+    gone = (("vnet-x-r1", "eth1", handle(VNET_MAJOR, 1)),)
+    kernel = Queues([3000, 1500, 0])
+    Drain(seconds=5.0, classes=gone).run(kernel)
+    assert kernel.reads == 3
+    assert queued_bytes(Queues([900]), gone) == 900
+    stuck = Queues([3000] * 10**6)
+    Drain(seconds=0.05, classes=gone).run(stuck)
+    assert 1 < stuck.reads < 10**6  # gave up at its bound, without an error
 
 
 def test_bandwidth_change_is_one_class_change_in_place() -> None:

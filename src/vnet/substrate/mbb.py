@@ -7,8 +7,8 @@ order, so their operations come after the base plan, in three phases:
    encap routes; new rules. Rate changes are applied in place (`tc class change`).
 2. switch: every encap route whose path changed is replaced, one atomic
    `ip route replace` each; packets move from the old path to the new one.
-3. break: after a short drain (packets queued on the old path get through),
-   old rules, encap routes, filters, classes, roots and SIDs are removed.
+3. break: after a drain (until the old path's queues are empty), old rules,
+   encap routes, filters, classes, roots and SIDs are removed.
 
 Objects that vanish with a deleted namespace, a recreated interface or a reset
 HTB root (the base plan's doing) are not deleted again; those that should stay
@@ -17,6 +17,7 @@ are created anew. Pure: no kernel access.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from ipaddress import ip_network
 from typing import Any, TypeVar
 
 from vnet.model.srv6 import LOCATOR_LEN
-from vnet.substrate.kernel import Kernel
+from vnet.substrate.kernel import Kernel, KernelError
 from vnet.substrate.marks import NsName, ns_label
 from vnet.substrate.op import Op
 from vnet.substrate.seg6 import (
@@ -54,9 +55,12 @@ from vnet.substrate.tc import (
     TcFilter,
     TcRoot,
 )
+from vnet.tools.wait import WaitTimeout, wait_until
 
-DRAIN_MIN = 0.1
+_ClassKey = tuple[NsName, str, int]
+DRAIN_MIN = 0.1  # for packets past the old queues on their way to SIDs that go
 DRAIN_MAX = 1.0
+POLL = 0.005  # seconds between two reads of the old queues' backlog
 
 
 @dataclass(frozen=True)
@@ -82,18 +86,45 @@ class WarmPath:
 
 @dataclass(frozen=True)
 class Drain:
-    """Wait for packets still queued on an old path before its SIDs and queues go."""
+    """Wait for packets still on an old path before its queues and SIDs go: until the
+    classes that go have sent what they hold (their queues' backlog, read from the kernel
+    every POLL seconds), at most `seconds` (the fullest of them emptying at its rate); and
+    at least `floor` seconds when SIDs of the old path go in the same plan, for packets past
+    the queues on their way to them. An agent's plan holds one host: the SIDs of the old
+    path elsewhere go in a later transaction, which waits for what is in flight itself."""
 
     seconds: float
+    classes: tuple[_ClassKey, ...] = ()
+    floor: float = 0.0
 
     def run(self, k: Kernel) -> None:
-        time.sleep(self.seconds)
+        started = time.monotonic()
+        with contextlib.suppress(WaitTimeout):  # a queue that will not empty: its rate's time
+            wait_until(lambda: not queued_bytes(k, self.classes), self.seconds, "drain", POLL)
+        time.sleep(max(0.0, self.floor - (time.monotonic() - started)))
 
     def inverse(self) -> Op:
         return self  # undoing a switch deserves the same pause
 
     def describe(self) -> str:
-        return f"sleep {self.seconds:g}  # let packets on the old path drain"
+        most = max(self.floor, self.seconds if self.classes else 0.0)
+        least = f", at least {self.floor:g} s" if self.floor else ""
+        return f"sleep {most:g}  # at most: until the old path's queues are empty{least}"
+
+
+def queued_bytes(k: Kernel, classes: Iterable[_ClassKey]) -> int:
+    """Bytes the HTB classes (namespace, device, classid) hold in their leaf queues now;
+    those of a device that is gone count for nothing."""
+    wanted: dict[tuple[NsName, str], set[int]] = {}
+    for ns, dev, classid in classes:
+        wanted.setdefault((ns, dev), set()).add(classid)
+    total = 0
+    for (ns, dev), ids in wanted.items():
+        with contextlib.suppress(KernelError, OSError):
+            for c in k.classes(ns, k.index(ns, dev)):
+                if c["handle"] in ids:
+                    total += (c.get_nested("TCA_STATS2", "TCA_STATS_QUEUE") or {}).get("backlog", 0)
+    return total
 
 
 T = TypeVar("T")
@@ -112,9 +143,6 @@ def _depth(cls: TcClass, classes: dict[tuple[NsName, str, int], TcClass]) -> int
         parent = classes[(cls.ns, cls.dev, parent)].parent
         depth += 1
     return depth
-
-
-_ClassKey = tuple[NsName, str, int]
 
 
 @dataclass(frozen=True)
@@ -213,7 +241,9 @@ def plan_tunnels(
 
     ops = make + switch
     if switch and brk:
-        ops.append(Drain(_drain_seconds(classes_gone.values())))
+        floor = DRAIN_MIN if any(isinstance(op, DeleteSid) for op in brk) else 0.0
+        gone = tuple(_sort(classes_gone, key=_class_key))
+        ops.append(Drain(_drain_seconds(classes_gone.values()), gone, floor))
     return ops + brk
 
 
