@@ -77,6 +77,7 @@ class Change:
     incremental: bool  # False: check everything
     # the SRv6 connection entries new or different (None: the connections are as they were)
     connections: list[dict[str, Any]] | None = None
+    connections_deleted: list[str] = field(default_factory=list)  # their names
 
 
 @dataclass
@@ -98,13 +99,13 @@ class RouterIndex:
         names = [r.get("name") for r in entries]
         others = {k: v for k, v in tree.items() if k != ROUTERS}
         container = {k: v for k, v in tree.get(ROUTERS, {}).items() if k != "router"}
-        alike, connections = _changed_connections(self.others, others)
+        alike, connections, deleted = _changed_connections(self.others, others)
         if self.base is not base or not alike or container or len(set(names)) != len(names):
             return Change(tree, list(entries), set(self.facts), incremental=False)
         changed = [r for r in entries if self.known(r) is None]
         gone = {r["name"] for r in changed if r["name"] in self.facts}
         gone |= set(self.facts) - set(names)
-        return Change(tree, changed, gone, incremental=True, connections=connections)
+        return Change(tree, changed, gone, True, connections, deleted)
 
     def problems_likely(self, hc: HostConfig, change: Change) -> bool:
         """True unless the changed VRs are shown to satisfy every invariant (then False)."""
@@ -245,19 +246,21 @@ def _pieces(connection: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for kind in ("ingress", "transit", "egress") for p in connection.get(kind, [])]
 
 
-def _changed_connections(old: Tree, new: Tree) -> tuple[bool, list[dict[str, Any]] | None]:
+def _changed_connections(
+    old: Tree, new: Tree
+) -> tuple[bool, list[dict[str, Any]] | None, list[str]]:
     """Between two trees' members other than the VRs: whether nothing but the SRv6
     connections differs (and their names are unique), and then the connection entries new
-    or different (None: the connections are the same too)."""
+    or different (None: the connections are the same too) and the names deleted."""
     if new.keys() != old.keys():
-        return False, None
+        return False, None, []
     if any(new[k] is not old[k] and new[k] != old[k] for k in new if k != SRV6):
-        return False, None
+        return False, None, []
     before, after = old.get(SRV6), new.get(SRV6)
     if before is after or before == after:
-        return True, None
+        return True, None, []
     names = [c.get("name") for c in connections_of(new)]
     if None in names or len(set(names)) != len(names):
-        return False, None
+        return False, None, []
     diff = journal.member_change(before, after, journal.KEYED[SRV6])  # as a journal record
-    return ("container" not in diff), diff.get("put", [])
+    return ("container" not in diff), diff.get("put", []), diff.get("delete", [])
