@@ -15,6 +15,7 @@ import pytest
 
 from vnet.agent.datastore import validation
 from vnet.bench.agent.connection import P, base, connection
+from vnet.model import host_guarantees_check
 from vnet.model.agent_config import AgentConfig, User
 from vnet.substrate import KernelState, Placement, mbb, realize_guarantees, realize_host
 from vnet.substrate.plan import plan
@@ -24,8 +25,8 @@ SRV6 = f"{P}srv6"
 
 
 class Counts:
-    """Ingress pieces realised, and the tunnel objects the plan compared (the size of the
-    kernel state it worked out what survives of)."""
+    """Connections checked (the model's guarantee checks), ingress pieces realised, and
+    the tunnel objects the plan compared (SIDs, steering routes and rules, tc filters)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.seen: Counter[str] = Counter()
@@ -44,6 +45,12 @@ class Counts:
             self.planned(desired)
             return classes(desired, have)
 
+        def counted_check(checker: Any, i: int, conn: Any) -> None:
+            self.seen["checked"] += 1
+            check(checker, i, conn)
+
+        check = host_guarantees_check._Checker.connection
+        monkeypatch.setattr(host_guarantees_check._Checker, "connection", counted_check)
         monkeypatch.setattr(realize_guarantees, "_ingress", counted_ingress)
         monkeypatch.setattr(mbb._Surviving, "of", classmethod(counted_surviving))
         monkeypatch.setattr(mbb, "_class_changes", counted_classes)
@@ -97,11 +104,12 @@ class Agent:
 def test_one_connection_of_many_is_realised_and_planned_alone(counts: Counts) -> None:
     agent, many = Agent(counts), list(range(1, MANY + 1))
     first = agent.commit(many)
-    assert first["ingress"] == MANY  # (the first commit realises all)
-    # adding one: its ingress piece realised; its SID, steering route, rule and filter
-    # compared (with nothing in the kernel)
-    assert agent.commit([*many, MANY + 1]) == {"ingress": 1, "planned": 4}
+    assert first["ingress"] == first["checked"] == MANY  # (the first commit: all of them)
+    # adding one: it is checked, its ingress piece realised, its SID, steering route, rule
+    # and filter compared (with nothing in the kernel)
+    assert agent.commit([*many, MANY + 1]) == {"checked": 1, "ingress": 1, "planned": 4}
     # deleting one: its pieces realised to be taken out, and compared (with nothing wanted)
     assert agent.commit([*many[1:], MANY + 1]) == {"ingress": 1, "planned": 4}
     # one deleted and one added in one commit: both
-    assert agent.commit([*many[2:], MANY + 1, MANY + 2]) == {"ingress": 2, "planned": 8}
+    both = {"checked": 1, "ingress": 2, "planned": 8}
+    assert agent.commit([*many[2:], MANY + 1, MANY + 2]) == both

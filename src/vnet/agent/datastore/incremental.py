@@ -13,8 +13,11 @@ top-level member as they were) is checked as:
   their indexes, addresses and bridge ports are looked up in the index of the
   VRs they do not replace;
 - the guarantees (underlay classes, connections), when there are any, are
-  checked in full: they name VRs, and their checks find what YANG would
-  between entries (a connection naming a VR that is gone, an id twice);
+  checked in full when VRs changed: they name VRs, and their checks find what
+  YANG would between entries (a connection naming a VR that is gone, an id
+  twice); when only connections changed, the changed ones are checked on their
+  own and against what the others hold (`ConnectionIndex`: ids, SIDs, steered
+  packets), so a commit of one connection among thousands checks one;
 - YANG (libyang) checks the tree with only the changed VRs and connections, the
   VRs those connections name (their leafrefs' targets), and the networks and
   underlay.
@@ -37,6 +40,7 @@ from vnet.model.check import check_host
 from vnet.model.host import HostConfig
 from vnet.model.host_guarantees import ConnectionPieces, Srv6OnHost
 from vnet.model.host_guarantees_check import guarantee_problems
+from vnet.model.host_guarantees_index import ConnectionIndex
 from vnet.model.topology import VirtualRouter
 from vnet.model.yang.guarantees import SRV6, connections_of
 from vnet.model.yang.module import ROUTERS
@@ -79,6 +83,21 @@ class Change:
     connections: list[dict[str, Any]] | None = None
     connections_deleted: list[str] = field(default_factory=list)  # their names
 
+    @property
+    def connections_only(self) -> bool:
+        """Only connections changed (no VR), and the change is checked incrementally."""
+        return (
+            self.incremental and self.connections is not None and not self.changed and not self.gone
+        )
+
+    def connections_put(self) -> set[str]:
+        """The names of the connections new or changed."""
+        return {entry["name"] for entry in self.connections or []}
+
+    def connections_gone(self) -> set[str]:
+        """The names of the connections deleted or changed (and those new: not held)."""
+        return self.connections_put() | set(self.connections_deleted)
+
 
 @dataclass
 class RouterIndex:
@@ -88,6 +107,10 @@ class RouterIndex:
     index_owner: dict[int, str] = field(default_factory=dict)
     address_owner: dict[tuple[str, object], str] = field(default_factory=dict)
     ports: Counter[str] = field(default_factory=Counter)
+    running: HostConfig | None = None  # the base's
+    # what the base's connections hold (None: not built yet; built at the first change of
+    # connections alone, then moved on by each)
+    connection_index: ConnectionIndex | None = None
 
     def known(self, entry: dict[str, Any]) -> VirtualRouter | None:
         """The model object of an entry unchanged since the base, else None."""
@@ -129,7 +152,21 @@ class RouterIndex:
         vxlan = {c.network.name for c in hc.networks if c.remote_vteps and hc.vtep is not None}
         if any(n + (net in vxlan) > BRIDGE_MAX_PORTS for net, n in ports.items()):
             return True
-        return has_guarantees(hc) and bool(guarantee_problems(hc))
+        if not has_guarantees(hc):
+            return False
+        if change.connections_only:
+            return self._connections_clash(hc, change)
+        return bool(guarantee_problems(hc))
+
+    def _connections_clash(self, hc: HostConfig, change: Change) -> bool:
+        """guarantee_problems(hc), when only connections changed: the changed ones checked
+        on their own and against what the others hold (ConnectionIndex)."""
+        if self.connection_index is None:
+            if self.running is None:
+                return bool(guarantee_problems(hc))
+            self.connection_index = ConnectionIndex.of(self.running.srv6.connections)
+        made = connections_named(hc, change.connections_put())
+        return self.connection_index.clashes(hc, made, change.connections_gone())
 
     def _owned(self, owner: str | None, change: Change) -> bool:
         """Held by a VR that stays (not one the change replaces or deletes)."""
@@ -137,6 +174,12 @@ class RouterIndex:
 
     def advance(self, tree: Tree, hc: HostConfig, change: Change) -> None:
         """`tree` (with `hc`) is running now: describe it."""
+        if change.connections_only and self.connection_index is not None:
+            made = connections_named(hc, change.connections_put())
+            self.connection_index.update(change.connections_gone(), made)
+        else:
+            self.connection_index = None
+        self.running = hc
         if not change.incremental:
             self._rebuild(tree, hc)
             return
@@ -182,6 +225,8 @@ class RouterIndex:
 
     def reset(self) -> None:
         self.base = None
+        self.running = None
+        self.connection_index = None
 
 
 @dataclass
@@ -214,6 +259,11 @@ class ConnectionMemo:
 
     def reset(self) -> None:
         self.parsed = {}
+
+
+def connections_named(hc: HostConfig, names: set[str]) -> list[ConnectionPieces]:
+    """`hc`'s connections of those names, in its order."""
+    return [conn for conn in hc.srv6.connections if conn.name in names]
 
 
 def has_guarantees(hc: HostConfig) -> bool:

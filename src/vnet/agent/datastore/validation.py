@@ -15,6 +15,7 @@ from vnet.agent.datastore.incremental import (
     Change,
     ConnectionMemo,
     RouterIndex,
+    connections_named,
     has_guarantees,
     yang_tree,
 )
@@ -80,7 +81,7 @@ class Validator:
         self._made = None
         if base is None or base[0] is not self.index.base or not change.incremental:
             return realize_host(hc, self.placement)
-        if change.connections is not None and not change.changed and not change.gone:
+        if change.connections_only:
             return self._connections_realized(base, hc, change)
         if has_guarantees(hc) or change.connections is not None:
             return realize_host(hc, self.placement)
@@ -97,11 +98,10 @@ class Validator:
         memo = self.connections.parsed  # running's connections, all of them or none
         if len(memo) != len(connections_of(base[0])):
             return realize_host(hc, self.placement)
-        put = {entry["name"] for entry in change.connections or []}
         if any(name not in memo for name in change.connections_deleted):
             return realize_host(hc, self.placement)
-        gone = [memo[name][1] for name in [*change.connections_deleted, *put] if name in memo]
-        made = [conn for conn in hc.srv6.connections if conn.name in put]
+        gone = [memo[name][1] for name in change.connections_gone() if name in memo]
+        made = connections_named(hc, change.connections_put())
         desired, touched = realize_host_connections(base[1], hc, self.placement, gone, made)
         self._made = (desired, base[1], touched)
         return desired
