@@ -82,6 +82,7 @@ class Change:
     # the SRv6 connection entries new or different (None: the connections are as they were)
     connections: list[dict[str, Any]] | None = None
     connections_deleted: list[str] = field(default_factory=list)  # their names
+    _made: tuple[HostConfig, list[ConnectionPieces]] | None = field(default=None, repr=False)
 
     @property
     def connections_only(self) -> bool:
@@ -97,6 +98,14 @@ class Change:
     def connections_gone(self) -> set[str]:
         """The names of the connections deleted or changed (and those new: not held)."""
         return self.connections_put() | set(self.connections_deleted)
+
+    def connections_made(self, hc: HostConfig) -> list[ConnectionPieces]:
+        """`hc`'s connections new or changed (found once, for the checks, the kernel state
+        and the index)."""
+        if self._made is None or self._made[0] is not hc:
+            names = self.connections_put()
+            self._made = (hc, [conn for conn in hc.srv6.connections if conn.name in names])
+        return self._made[1]
 
 
 @dataclass
@@ -165,7 +174,7 @@ class RouterIndex:
             if self.running is None:
                 return bool(guarantee_problems(hc))
             self.connection_index = ConnectionIndex.of(self.running.srv6.connections)
-        made = connections_named(hc, change.connections_put())
+        made = change.connections_made(hc)
         return self.connection_index.clashes(hc, made, change.connections_gone())
 
     def _owned(self, owner: str | None, change: Change) -> bool:
@@ -175,7 +184,7 @@ class RouterIndex:
     def advance(self, tree: Tree, hc: HostConfig, change: Change) -> None:
         """`tree` (with `hc`) is running now: describe it."""
         if change.connections_only and self.connection_index is not None:
-            made = connections_named(hc, change.connections_put())
+            made = change.connections_made(hc)
             self.connection_index.update(change.connections_gone(), made)
         else:
             self.connection_index = None
@@ -233,15 +242,20 @@ class RouterIndex:
 class ConnectionMemo:
     """Each running connection's tree entry (a private copy) and model object, so that a
     commit parses only the connections it changes: parsing every connection's entry again
-    (pydantic) was a fifth of a commit with 2000 connections present. The model's checks
-    still run over all of them."""
+    (pydantic) was a fifth of a commit with 2000 connections present. Running's entry
+    itself is kept too: a candidate shares the entries it does not change (trees are never
+    changed in place), and comparing each with its copy was a tenth of such a commit."""
 
     parsed: dict[str, tuple[dict[str, Any], ConnectionPieces]] = field(default_factory=dict)
+    shared: dict[str, dict[str, Any]] = field(default_factory=dict)  # running's entries
 
     def known(self, entry: dict[str, Any]) -> ConnectionPieces | None:
         """The model object of an entry unchanged since running, else None."""
-        found = self.parsed.get(str(entry.get("name")))
-        return found[1] if found is not None and found[0] == entry else None
+        name = str(entry.get("name"))
+        found = self.parsed.get(name)
+        if found is None:
+            return None
+        return found[1] if self.shared.get(name) is entry or found[0] == entry else None
 
     def advance(self, tree: Tree, hc: HostConfig) -> None:
         """`tree` (with `hc`) is running now: remember its connections."""
@@ -256,14 +270,11 @@ class ConnectionMemo:
                 copy.deepcopy(entry), conn
             )  # fmt: skip
         self.parsed = now
+        self.shared = {entry["name"]: entry for entry in entries}
 
     def reset(self) -> None:
         self.parsed = {}
-
-
-def connections_named(hc: HostConfig, names: set[str]) -> list[ConnectionPieces]:
-    """`hc`'s connections of those names, in its order."""
-    return [conn for conn in hc.srv6.connections if conn.name in names]
+        self.shared = {}
 
 
 def has_guarantees(hc: HostConfig) -> bool:

@@ -65,7 +65,9 @@ def _shape(container: Tree, entries: str) -> tuple[bool, Tree]:
 def _list_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> Diff:
     before = {r["name"]: r for r in old}
     after_names = [r["name"] for r in new]
-    put = [r for r in new if before.get(r["name"]) != r]
+    # (an entry the new tree shares with the old one is the same: trees are never changed
+    # in place, and comparing thousands of unchanged entries was most of a small diff)
+    put = [r for r in new if (was := before.get(r["name"])) is not r and was != r]
     after = set(after_names)
     delete = [name for name in before if name not in after]
     out: Diff = {}

@@ -15,7 +15,6 @@ from vnet.agent.datastore.incremental import (
     Change,
     ConnectionMemo,
     RouterIndex,
-    connections_named,
     has_guarantees,
     yang_tree,
 )
@@ -101,7 +100,7 @@ class Validator:
         if any(name not in memo for name in change.connections_deleted):
             return realize_host(hc, self.placement)
         gone = [memo[name][1] for name in change.connections_gone() if name in memo]
-        made = connections_named(hc, change.connections_put())
+        made = change.connections_made(hc)
         desired, touched = realize_host_connections(base[1], hc, self.placement, gone, made)
         self._made = (desired, base[1], touched)
         return desired
