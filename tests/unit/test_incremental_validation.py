@@ -211,7 +211,8 @@ def test_a_change_of_connections_alone_is_checked_against_the_index(seed: int) -
     """Connections alone changed (one or two made, changed, deleted) on VRs and locators
     that stay: each change checked against what the others hold (ConnectionIndex: ids,
     SIDs, steered packets) answers as guarantee_problems over all of them does, and the
-    index moved on by each commit is the one built afresh from running."""
+    index and the parse memo moved on by each commit are the ones made afresh from running."""
+    from vnet.agent.datastore.incremental import ConnectionMemo
     from vnet.bench.agent.connection import base
     from vnet.model.host_guarantees_index import ConnectionIndex
 
@@ -225,11 +226,14 @@ def test_a_change_of_connections_alone_is_checked_against_the_index(seed: int) -
             refused += 1
         else:
             running, accepted = change.tree, accepted + 1
-            index = checker.index.connection_index
+            index, hc = checker.index.connection_index, checker.index.running
+            assert hc is not None
             if index is not None:
                 indexed += 1
-                hc = checker.index.running
-                assert hc is not None and index == ConnectionIndex.of(hc.srv6.connections)
+                assert index == ConnectionIndex.of(hc.srv6.connections)
+            memo = ConnectionMemo()
+            memo.advance(running, hc)
+            assert checker.connections == memo, "the memo moved on is the one made afresh"
         conns = list(running.get(SRV6, {}).get("connection", []))
         for _ in range(rng.choice([1, 1, 1, 2])):
             action = rng.random()

@@ -257,9 +257,14 @@ class ConnectionMemo:
             return None
         return found[1] if self.shared.get(name) is entry or found[0] == entry else None
 
-    def advance(self, tree: Tree, hc: HostConfig) -> None:
-        """`tree` (with `hc`) is running now: remember its connections."""
+    def advance(self, tree: Tree, hc: HostConfig, change: Change | None = None) -> None:
+        """`tree` (with `hc`) is running now: remember its connections (`change`: what
+        made it from the running the memo describes; when only connections changed, only
+        theirs are taken in)."""
         entries = connections_of(tree)
+        moved = change is not None and change.connections_only and self._moved_on(hc, change)
+        if moved and len(self.parsed) == len(entries):  # (else the memo was not complete)
+            return
         if len(entries) != len(hc.srv6.connections):  # not one model object per entry
             self.reset()
             return
@@ -271,6 +276,20 @@ class ConnectionMemo:
             )  # fmt: skip
         self.parsed = now
         self.shared = {entry["name"]: entry for entry in entries}
+
+    def _moved_on(self, hc: HostConfig, change: Change) -> bool:
+        """The connections `change` deleted forgotten, those it put taken in; False if
+        the put entries and `hc`'s changed connections do not pair up by name."""
+        for name in change.connections_deleted:
+            self.parsed.pop(name, None)
+            self.shared.pop(name, None)
+        entries, made = change.connections or [], change.connections_made(hc)
+        if [e["name"] for e in entries] != [conn.name for conn in made]:
+            return False
+        for entry, conn in zip(entries, made, strict=True):
+            self.parsed[conn.name] = (copy.deepcopy(entry), conn)
+            self.shared[conn.name] = entry
+        return True
 
     def reset(self) -> None:
         self.parsed = {}

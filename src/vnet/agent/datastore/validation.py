@@ -119,7 +119,7 @@ class Validator:
     ) -> None:
         """`tree` is running now (`desired`: its realisation, if it was made)."""
         self.index.advance(tree, hc, change)
-        self.connections.advance(tree, hc)
+        self.connections.advance(tree, hc, change)
         self.realization = (tree, desired) if desired is not None else None
         self._made = None
 
