@@ -103,12 +103,12 @@ def _count_ops(ds: Datastore) -> list[int]:
     counts = [0]
     real = ds._converge
 
-    def counting(desired: Any, before: Any) -> None:
+    def counting(desired: Any, before: Any, touched: Any = None) -> None:
         from vnet.substrate import plan
 
         if before is not None:
-            counts[0] = len(plan(desired, before))
-        real(desired, before)
+            counts[0] = len(plan(desired, before, touched))
+        real(desired, before, touched)
 
     ds._converge = counting  # type: ignore[method-assign]
     return counts

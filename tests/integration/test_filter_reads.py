@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from vnet.model import build_topology
 from vnet.substrate import Kernel, converge, lab_placement, realize
-from vnet.substrate.tc import DeleteTcFilter, read_filters
+from vnet.substrate.tc import AddTcFilter, DeleteTcFilter, read_filters
 from vnet.substrate.u32 import selector_match
 
 from .conftest import Labs
@@ -75,3 +75,73 @@ def by_pyroute2(kernel: Kernel, ns: str, index: int, parent: int) -> Described:
             (msg["handle"], info >> 16, socket.ntohs(info & 0xFFFF), classid, selector_match(raw))
         )
     return out
+
+
+def lab_states(labs: Labs, numbers: list[list[int]]) -> tuple[Any, list[Any]]:
+    """The placement of a lab without agents, and its desired states with each list of
+    connections (planned here as an agent does)."""
+    name, path = labs.file("managed-connections.yaml")
+    data = YAML(typ="safe").load(path.read_text())
+    data.pop("management")
+    states = []
+    for these in numbers:
+        data["connections"] = [connection(k) for k in these]
+        states.append(realize(build_topology(data), lab_placement(name)))
+    return lab_placement(name), states
+
+
+class EntriesRead:
+    """The u32 filters a Kernel read from the kernel (every one a dump or a get returned)."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.count = 0
+        reads = kernel.u32_filters
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            found = reads(*args, **kwargs)
+            self.count += len(found)
+            return found
+
+        kernel.u32_filters = counted  # type: ignore[method-assign]
+
+
+def test_deleting_one_connection_reads_its_filters_alone(labs: Labs) -> None:
+    """An agent's Kernel remembers the numbers its filters got (read, or taken when added):
+    deleting one connection of many reads back that connection's filters (a get each, to
+    confirm the number), not every filter of the interface."""
+    everyone = list(range(CONNECTIONS))
+    where, (full, fewer, again) = lab_states(labs, [everyone[:-1], everyone[1:-1], everyone])
+    with Kernel() as kernel:  # the agent's, for all its commits
+        converge(kernel, full, where)
+        reads = EntriesRead(kernel)
+        for before, after in ((full, fewer), (fewer, again), (again, fewer)):
+            reads.count, kernel.requests["u32_filters"] = 0, 0
+            ops = converge(kernel, after, where, before=before)
+            deleted = [op for op in ops if isinstance(op, DeleteTcFilter)]
+            assert reads.count == kernel.requests["u32_filters"] == len(deleted), (
+                reads.count,
+                len(deleted),
+            )
+    with Kernel() as kernel:
+        assert converge(kernel, fewer, where, dry_run=True) == [], "filters left behind"
+
+
+def test_a_number_that_changed_behind_the_agents_back_is_read_again(labs: Labs) -> None:
+    """Two connections' filters deleted and added back by someone else, in the other order,
+    swap their numbers:
+    the agent's remembered number for one now names the other's filter, so its get does
+    not confirm it, the interface is read, and the right filter goes."""
+    where, (both, one) = lab_states(labs, [[0, 1], [1]])
+    with Kernel() as kernel:
+        converge(kernel, both, where)
+        gone = sorted(both.tc_filters - one.tc_filters, key=lambda f: (f.ns, f.dev))
+        swapped = [f for f in both.tc_filters if (f.ns, f.dev) == (gone[0].ns, gone[0].dev)]
+        assert len(swapped) == 2, swapped
+        with Kernel() as other:  # behind the agent's back
+            for f in swapped:
+                DeleteTcFilter(f).run(other)
+            for f in sorted(swapped, key=lambda f: f not in gone):  # the other way round
+                AddTcFilter(f).run(other)
+        converge(kernel, one, where, before=both)
+    with Kernel() as kernel:
+        assert converge(kernel, one, where, dry_run=True) == [], "the wrong filter went"

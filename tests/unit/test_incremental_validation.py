@@ -176,3 +176,74 @@ def test_with_connections_the_incremental_checks_answer_as_the_full_ones(seed: i
         accepted += 1
     assert accepted > 40 and refused > 40, (accepted, refused)
     assert incremental > accepted / 4, "changes of connections took the incremental checks"
+
+
+def tunnel(rng: random.Random, name: str) -> dict[str, Any]:
+    """A connection between r1 and r2 (vnet.bench.agent.connection's): ids, SIDs, sources
+    and ports from small ranges, fields open or fixed, so that ids, SIDs and steered
+    packets clash now and then; rarely a piece that is wrong on its own."""
+    sid = f"fc00:1:2:{rng.randint(1, 12):x}::4" if rng.random() < 0.97 else "fc00:9::4"
+    ingress: dict[str, Any] = {
+        "router": "r1" if rng.random() < 0.97 else "r9",
+        "destination": "10.3.0.1",
+        "source": f"10.1.0.{rng.randint(1, 2)}",
+        "lan-network": "n1",
+        "network": "n2",
+        "segment": [sid],
+        "bandwidth": "10000000",
+    }
+    protocol = rng.choice([None, "udp", "udp", "tcp"])
+    if protocol is not None:
+        ingress["protocol"] = protocol
+        for port in ("source-port", "destination-port"):
+            if rng.random() < 0.6:
+                ingress[port] = rng.randint(1, 6)
+    conn = {"name": name, "id": rng.randint(1, 40), "ingress": [ingress]}
+    conn["egress"] = [{"sid": sid, "router": "r2", "network": "n3", "next-hop": "10.3.0.1"}]
+    if rng.random() < 0.2:
+        transit = f"fc00:1:1:{rng.randint(1, 8):x}::1"
+        conn["transit"] = [{"router": "r1", "sid": transit, "network": "n2"}]
+    return conn
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_change_of_connections_alone_is_checked_against_the_index(seed: int) -> None:
+    """Connections alone changed (one or two made, changed, deleted) on VRs and locators
+    that stay: each change checked against what the others hold (ConnectionIndex: ids,
+    SIDs, steered packets) answers as guarantee_problems over all of them does, and the
+    index and the parse memo moved on by each commit are the ones made afresh from running."""
+    from vnet.agent.datastore.incremental import ConnectionMemo
+    from vnet.bench.agent.connection import base
+    from vnet.model.host_guarantees_index import ConnectionIndex
+
+    rng, checker = random.Random(seed), fresh_validator()
+    running: Tree = {}
+    candidate = base()
+    accepted = refused = indexed = 0
+    for step in range(260):
+        change = both_ways(checker, candidate, running)
+        if change is None:
+            refused += 1
+        else:
+            running, accepted = change.tree, accepted + 1
+            index, hc = checker.index.connection_index, checker.index.running
+            assert hc is not None
+            if index is not None:
+                indexed += 1
+                assert index == ConnectionIndex.of(hc.srv6.connections)
+            memo = ConnectionMemo()
+            memo.advance(running, hc)
+            assert checker.connections == memo, "the memo moved on is the one made afresh"
+        conns = list(running.get(SRV6, {}).get("connection", []))
+        for _ in range(rng.choice([1, 1, 1, 2])):
+            action = rng.random()
+            if action < 0.45 or not conns:
+                conns.append(tunnel(rng, f"c{step}-{len(conns)}"))
+            elif action < 0.75:
+                k = rng.randrange(len(conns))
+                conns[k] = tunnel(rng, conns[k]["name"])
+            else:
+                conns.pop(rng.randrange(len(conns)))
+        candidate = {**running, SRV6: {**running[SRV6], "connection": conns}}
+    assert accepted > 60 and refused > 60, (accepted, refused)
+    assert indexed > accepted / 2, "changes of connections were checked against the index"

@@ -8,7 +8,7 @@ what one host can know.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from ipaddress import IPv6Address, IPv6Network
 from itertools import combinations
 
@@ -37,6 +37,16 @@ def guarantee_problems(hc: HostConfig) -> list[Problem]:
         checker.underlay_interface(i, itf)
     checker.locators()
     for i, conn in enumerate(hc.srv6.connections):
+        checker.connection(i, conn)
+    return checker.problems
+
+
+def connection_problems(hc: HostConfig, connections: list[ConnectionPieces]) -> list[Problem]:
+    """The problems of `connections` alone (of `hc`'s) and between them: of each on its
+    own (its VRs, interfaces, SIDs in the locators) and their ids, SIDs and steering that
+    clash with one another; not with `hc`'s other connections (ConnectionIndex does that)."""
+    checker = _Checker(hc)
+    for i, conn in enumerate(connections):
         checker.connection(i, conn)
     return checker.problems
 
@@ -178,7 +188,7 @@ class _Checker:
 
     def overlap(self, loc: Loc, ing: Ingress, name: str, subject: str, vr: VirtualRouter) -> None:
         """Two ingress pieces on one VR may not claim the same packets."""
-        mine = _steer(ing)
+        mine = steer_of(ing)
         owner = self.steering.setdefault(mine[:4], _Claims()).claim(mine[4:], name)
         if owner is not None:
             self.add(
@@ -209,29 +219,45 @@ class _Claims:
         hits = [hit for kind in self._kinds if (hit := self._find(kind, fields)) is not None]
         if hits:
             return min(hits)[1]
-        opened = _open(fields)
-        fixed = [i for i in range(len(fields)) if i not in opened]
-        self._kinds.add(opened)
+        self._kinds.add(open_fields(fields))
         order, self._made = self._made, self._made + 1
-        for size in range(len(fixed) + 1):
-            for looked in combinations(fixed, size):
-                values = tuple(fields[i] for i in looked)
-                self._index.setdefault((opened, looked), {}).setdefault(values, (order, name))
+        for key, values in claim_keys(fields):
+            self._index.setdefault(key, {}).setdefault(values, (order, name))
         return None
 
     def _find(self, kind: _Fields, fields: _Open) -> tuple[int, str] | None:
-        """The earliest claim of `kind` that `fields` overlaps: its fixed fields that are
-        fixed in `fields` too are equal (the others match anything)."""
-        mine = _open(fields)
-        looked = tuple(i for i in range(len(fields)) if i not in kind and i not in mine)
-        return self._index.get((kind, looked), {}).get(tuple(fields[i] for i in looked))
+        """The earliest claim of `kind` that `fields` overlaps."""
+        key, values = overlap_key(kind, fields)
+        return self._index.get(key, {}).get(values)
 
 
-def _open(fields: _Open) -> tuple[int, ...]:
+ClaimKey = tuple[_Fields, _Fields]  # a claim's open fields, the fields looked at
+
+
+def claim_keys(fields: _Open) -> Iterator[tuple[ClaimKey, _Open]]:
+    """Where a claim is indexed: under its open fields and every choice of its fixed
+    fields, their values."""
+    opened = open_fields(fields)
+    fixed = [i for i in range(len(fields)) if i not in opened]
+    for size in range(len(fixed) + 1):
+        for looked in combinations(fixed, size):
+            yield (opened, looked), tuple(fields[i] for i in looked)
+
+
+def overlap_key(kind: _Fields, fields: _Open) -> tuple[ClaimKey, _Open]:
+    """Where the claims of `kind` (their open fields) that `fields` overlaps are indexed:
+    their fixed fields that are fixed in `fields` too are equal (the others match anything)."""
+    mine = open_fields(fields)
+    looked = tuple(i for i in range(len(fields)) if i not in kind and i not in mine)
+    return (kind, looked), tuple(fields[i] for i in looked)
+
+
+def open_fields(fields: _Open) -> _Fields:
     return tuple(i for i, value in enumerate(fields) if value is None)
 
 
-def _steer(ing: Ingress) -> _Steer:
+def steer_of(ing: Ingress) -> _Steer:
+    """(router, family, source, destination, protocol, source port, destination port)."""
     return (
         ing.router,
         ing.family,

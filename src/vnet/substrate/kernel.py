@@ -43,6 +43,7 @@ from vnet.substrate.rtquery import (
     RouteTally,
     RuleTally,
 )
+from vnet.substrate.tc_numbers import FilterNumbers
 from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
@@ -93,6 +94,7 @@ class Kernel:
         self._vanishing: set[tuple[NsName, str]] = set()
         self.requests: Counter[str] = Counter()  # netlink requests sent, by method
         self._helpers: list[Kernel] = []  # for lanes of a parallel apply (lanes.py)
+        self.filter_numbers = FilterNumbers()  # of vnet's u32 filters, as far as known
         self._thread: ThreadPoolExecutor | None = None  # a helper's own thread (`submit`)
 
     def helper(self, lane: int) -> Kernel:
@@ -440,10 +442,13 @@ class Kernel:
         return list(self.ipr(ns).get_filters(index=index, parent=parent))
 
     @_request
-    def u32_filters(self, ns: NsName, index: int, parent: int) -> list[rtquery.U32Entry]:
-        """The u32 filters under `parent` on interface `index` that send to a class."""
+    def u32_filters(
+        self, ns: NsName, index: int, parent: int, one: tuple[int, int] | None = None
+    ) -> list[rtquery.U32Entry]:
+        """The u32 filters under `parent` on interface `index` that send to a class; `one`:
+        only that (prio << 16 | protocol, number)'s, if it is there (a get, not a dump)."""
         dump = rtquery.U32Dump()
-        self._dump(ns, lambda seq: rtquery.getfilter_dump_request(index, parent, seq), dump)
+        self._dump(ns, lambda seq: rtquery.getfilter_request(index, parent, seq, one), dump)
         return dump.filters
 
     # -- neighbours ------------------------------------------------------------
@@ -489,9 +494,5 @@ class Kernel:
 def _probe(ns: NsName, addr: str) -> None:
     with nsfs.entered(ns):
         probe = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    try:
+    with probe, contextlib.suppress(OSError):  # no route yet: retried, then reported
         probe.sendto(b"", (addr, 9))
-    except OSError:
-        pass  # no route yet: retried, then reported
-    finally:
-        probe.close()

@@ -185,13 +185,33 @@ class _Surviving:
         )
 
 
+def only(state: KernelState, touched: KernelState) -> KernelState:
+    """The tunnel objects (SIDs, steering, tc) of `state` that `touched` names (by key)."""
+    return KernelState(
+        sids={k: state.sids[k] for k in touched.sids if k in state.sids},
+        steers={k: state.steers[k] for k in touched.steers if k in state.steers},
+        rules=state.rules & touched.rules,
+        tc_roots=state.tc_roots & touched.tc_roots,
+        tc_classes={k: state.tc_classes[k] for k in touched.tc_classes if k in state.tc_classes},
+        tc_filters=state.tc_filters & touched.tc_filters,
+    )
+
+
 def plan_tunnels(
     desired: KernelState,
     actual: KernelState,
     ns_gone: set[str],
     ifs_gone: set[tuple[NsName, str]],
     tc_reset: set[tuple[NsName, str]],
+    touched: KernelState | None = None,
 ) -> list[Op]:
+    """`touched`: the tunnel objects that may differ between `desired` and `actual` (all
+    others are the same in both); only those are compared, so a change of one connection
+    costs what it changes, not what the host holds. Ignored when the base plan recreates
+    namespaces, interfaces or HTB roots (what survives them is worked out in full)."""
+    full = desired  # the next hops of new paths are looked up in all of it
+    if touched is not None and not (ns_gone or ifs_gone or tc_reset):
+        desired, actual = only(desired, touched), only(actual, touched)
     have = _Surviving.of(actual, ns_gone, ifs_gone, tc_reset)
 
     # -- make --------------------------------------------------------------
@@ -222,7 +242,7 @@ def plan_tunnels(
     ]
     # the new paths answer before any traffic is steered onto them
     fresh = [op.new for op in switch] + [op.route for op in make if isinstance(op, AddSteer)]
-    hops = tuple(dict.fromkeys(h for route in fresh for h in _next_hops(desired, route)))
+    hops = tuple(dict.fromkeys(h for route in fresh for h in _next_hops(full, route)))
     if hops:
         make.append(WarmPath(hops))
     make += [AddRule(r) for r in _sort(desired.rules - have.rules)]  # only once they answer

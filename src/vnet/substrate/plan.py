@@ -47,7 +47,8 @@ def _on_lost_link(addr: object, actual: KernelState, ns_gone: set[str]) -> bool:
     return False
 
 
-def plan(desired: KernelState, actual: KernelState) -> list[Op]:
+def plan(desired: KernelState, actual: KernelState, touched: KernelState | None = None) -> list[Op]:
+    """`touched`: see plan_tunnels (None: compare every tunnel object)."""
     diff = _Diff(desired, actual)
     cgroups_gone, cgroups_made = plan_cgroups(desired.cgroups, actual.cgroups)
     # a node's group is there before anything can start in its namespace
@@ -60,7 +61,7 @@ def plan(desired: KernelState, actual: KernelState) -> list[Op]:
     }
     created = {lk.key for lk in diff.links_new}
     early, late = plan_redirects(desired.redirects, actual.redirects, diff.touched_ifs, created)
-    tunnels = plan_tunnels(desired, actual, diff.ns_gone, diff.touched_ifs, tc_reset)
+    tunnels = plan_tunnels(desired, actual, diff.ns_gone, diff.touched_ifs, tc_reset, touched)
     return [*early, *ops, *late, *tunnels]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from vnet.model import Topology, network_mtu
 from vnet.model.host import HostConfig, host_network_mtu, network_carriers
+from vnet.model.host_guarantees import ConnectionPieces, Srv6OnHost
 from vnet.model.management import MANAGEMENT_NODE, client_address, host_address
 from vnet.model.topology import EndHost, VirtualNetwork, VirtualRouter
 from vnet.model.underlay import UnderlayAddressing, underlay_addressing
@@ -35,6 +36,7 @@ from vnet.substrate.placement import (
 from vnet.substrate.realize_guarantees import (
     realize_connections,
     realize_host_guarantees,
+    realize_pieces,
     realize_qos,
 )
 from vnet.substrate.redirect import MAX_TARGETS, Redirect
@@ -113,6 +115,37 @@ def realize_host_change(
     state.redirects = {}
     add_shortcuts(state, where.scope)
     return state
+
+
+def realize_host_connections(
+    before: KernelState,
+    hc: HostConfig,
+    where: Placement,
+    gone: list[ConnectionPieces],
+    made: list[ConnectionPieces],
+) -> tuple[KernelState, KernelState]:
+    """`realize_host(hc, where)`, from `before` (what it gave for the previous configuration)
+    when only connections changed: the pieces of those `gone` (deleted or replaced) taken
+    out, those of the ones `made` (new or replacing) put in. Also the pieces of both, the
+    only tunnel objects that can differ from `before` (plan_tunnels compares just those)."""
+    routers = {vr.name: vr for vr in hc.routers}
+    old, new = KernelState(), KernelState()
+    if where.routers:
+        realize_pieces(Srv6OnHost(connections=gone), routers, where, old)
+        realize_pieces(Srv6OnHost(connections=made), routers, where, new)
+    state = before.copy()
+    state.remove(old)
+    state.merge(new)
+    # an HTB root stays while another connection's class hangs off it
+    for root in old.tc_roots - new.tc_roots:
+        if any(c.ns == root.ns and c.dev == root.dev for c in state.tc_classes.values()):
+            state.tc_roots.add(root)
+    if state.tc_roots != before.tc_roots:  # a port gained or lost its only shaper
+        state.redirects = {}
+        add_shortcuts(state, where.scope)
+    touched = old.copy()
+    touched.merge(new)
+    return state, touched
 
 
 def add_shortcuts(state: KernelState, scope: str) -> None:

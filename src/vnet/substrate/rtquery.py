@@ -194,10 +194,17 @@ def getlink_dump_request(seq: int) -> bytes:
     return _message(RTM_GETLINK, NLM_F_REQUEST | NLM_F_DUMP, seq, body)
 
 
-def getfilter_dump_request(index: int, parent: int, seq: int) -> bytes:
-    """RTM_GETTFILTER dump of the filters under `parent` on interface `index`."""
-    body = TCMSG.pack(socket.AF_UNSPEC, index, 0, parent, 0)
-    return _message(RTM_GETTFILTER, NLM_F_REQUEST | NLM_F_DUMP, seq, body)
+def getfilter_request(
+    index: int, parent: int, seq: int, one: tuple[int, int] | None = None
+) -> bytes:
+    """RTM_GETTFILTER dump of the filters under `parent` on interface `index`; `one`: only
+    the filter of that (prio << 16 | protocol, number), answered and acknowledged."""
+    if one is None:
+        body = TCMSG.pack(socket.AF_UNSPEC, index, 0, parent, 0)
+        return _message(RTM_GETTFILTER, NLM_F_REQUEST | NLM_F_DUMP, seq, body)
+    info, number = one
+    body = TCMSG.pack(socket.AF_UNSPEC, index, number, parent, info)
+    return _message(RTM_GETTFILTER, NLM_F_REQUEST | NLM_F_ACK, seq, body)
 
 
 class Dump:
@@ -205,6 +212,7 @@ class Dump:
     each message of type `reply_kind` goes to `take`."""
 
     reply_kind = 0
+    absent = 0  # the errno of a request for one thing that is not there (0: an error)
 
     def __init__(self) -> None:
         self.done = False
@@ -226,6 +234,9 @@ class Dump:
             self.done = True
         elif kind == NLMSG_ERROR:
             code = -struct.unpack_from("=i", data, offset + NLMSGHDR.size)[0]
+            if code in (0, self.absent):  # the acknowledgement of a request for one
+                self.done = True
+                return
             raise OSError(code, f"netlink dump: {errno.errorcode.get(code, code)}")
         elif kind == self.reply_kind:
             self.take(data, offset)
@@ -319,6 +330,7 @@ class U32Dump(Dump):
     filter deletion's time with a few thousand connections on an interface."""
 
     reply_kind = RTM_NEWTFILTER
+    absent = errno.ENOENT
 
     def __init__(self) -> None:
         super().__init__()

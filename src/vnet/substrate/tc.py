@@ -19,7 +19,6 @@ tc_sizes.py's.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +28,7 @@ from pyroute2.netlink.rtnl.tcmsg import sched_pfifo as _sched_pfifo
 from vnet.model import format_rate
 from vnet.substrate.kernel import Kernel, KernelError, Message
 from vnet.substrate.marks import NsName
-from vnet.substrate.rtquery import U32Entry
+from vnet.substrate.tc_numbers import FilterHandles, slot_of
 from vnet.substrate.tc_sizes import burst_bytes, shaper_burst
 from vnet.substrate.u32 import Match, match_words, pyroute2_keys, selector_match
 
@@ -164,6 +163,7 @@ class SetShaper:
     new: Shaper | None
 
     def run(self, k: Kernel) -> None:
+        k.filter_numbers.forget(self.ns, self.dev)
         if self.new is None:
             assert self.old is not None
             k.tc(self.ns, "del", None, self.dev, handle=f"{self.old.major:x}:", root=True)
@@ -206,7 +206,9 @@ class AddTcRoot:
 
     def run(self, k: Kernel) -> None:
         r = self.root
+        k.filter_numbers.forget(r.ns, r.dev)
         k.tc(r.ns, "add", "htb", r.dev, handle=handle(VNET_MAJOR, 0), parent=TC_H_ROOT, default=0)
+        k.filter_numbers.learn((r.ns, r.dev, handle(VNET_MAJOR, 0)), [])  # none under it yet
 
     def inverse(self) -> DeleteTcRoot:
         return DeleteTcRoot(self.root)
@@ -221,6 +223,7 @@ class DeleteTcRoot:
 
     def run(self, k: Kernel) -> None:
         r = self.root
+        k.filter_numbers.forget(r.ns, r.dev)
         k.tc(r.ns, "del", None, r.dev, handle=handle(VNET_MAJOR, 0), parent=TC_H_ROOT)
 
     def inverse(self) -> AddTcRoot:
@@ -320,44 +323,13 @@ class AddTcFilter:
             target=f.classid,
             keys=pyroute2_keys(f.match),
         )
+        k.filter_numbers.added(f)
 
     def inverse(self) -> DeleteTcFilter:
         return DeleteTcFilter(self.filter)
 
     def describe(self) -> str:
         return f"{_tc(self.filter.ns)} {self.filter.describe('add')}"
-
-
-class FilterHandles:
-    """The kernel's numbers of the u32 filters under each (interface, parent), read at the
-    first deletion there and kept for the plan's other deletions: a filter is found only by
-    its number, and a read per deletion made moving N connections cost N reads of every
-    filter on the interface. One per plan: what it read is true until the next plan. A
-    selector is decoded only for filters of the wanted prio, protocol and class."""
-
-    def __init__(self) -> None:
-        self._read: dict[tuple[NsName, str, int], dict[tuple[int, int, int], list[U32Entry]]]
-        self._read = {}
-
-    def take(self, k: Kernel, f: TcFilter) -> int | None:
-        """`f`'s number, forgotten once given (the caller deletes it); None: not there."""
-        where = (f.ns, f.dev, f.parent)
-        if where not in self._read:
-            by_class: dict[tuple[int, int, int], list[U32Entry]] = {}
-            for entry in k.u32_filters(f.ns, k.index(f.ns, f.dev), f.parent):
-                by_class.setdefault(_slot_of(entry), []).append(entry)
-            self._read[where] = by_class
-        candidates = self._read[where].get((f.prio, f.protocol, f.classid), [])
-        for entry in candidates:
-            if selector_match(entry.selector) == f.match:
-                candidates.remove(entry)
-                return entry.handle
-        return None
-
-
-def _slot_of(entry: U32Entry) -> tuple[int, int, int]:
-    """(prio, protocol, classid) of a filter as the kernel gave it."""
-    return entry.info >> 16, socket.ntohs(entry.info & 0xFFFF), entry.classid
 
 
 @dataclass(frozen=True)
@@ -385,6 +357,7 @@ class DeleteTcFilter:
             handle=handle,
             target=f.classid,  # pyroute2 encodes options even for a deletion
         )
+        k.filter_numbers.deleted(f, handle)
 
     def inverse(self) -> AddTcFilter:
         return AddTcFilter(self.filter)
@@ -460,8 +433,10 @@ def read(
 
 def read_filters(k: Kernel, ns: NsName, dev: str, index: int, parent: int) -> set[TcFilter]:
     out = set()
-    for f in k.u32_filters(ns, index, parent):
-        prio, protocol, classid = _slot_of(f)
+    entries = k.u32_filters(ns, index, parent)
+    k.filter_numbers.learn((ns, dev, parent), entries)
+    for f in entries:
+        prio, protocol, classid = slot_of(f)
         match = selector_match(f.selector)
         out.add(TcFilter(ns, dev, parent, prio, protocol, match, classid, handle=f.handle))
     return out

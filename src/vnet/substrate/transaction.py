@@ -62,19 +62,21 @@ def converge(
     progress: Progress | None = None,
     fault: Fault | None = None,
     lanes: int | None = None,
+    touched: KernelState | None = None,
 ) -> list[Op]:
     """Bring what `where.scope` owns to `desired`; return the operations (run unless dry_run).
 
     `before`: what the kernel holds, if the caller knows it (an agent after its
     last commit, or a lab's namespaces on the way down); else it is observed.
     On failure the kernel is as it was before (unless `undo` is False) and
-    ApplyError says which step failed. `lanes`: see `apply`.
+    ApplyError says which step failed. `lanes`: see `apply`. `touched`: the tunnel objects
+    that may differ between `desired` and `before` (a KernelState; see plan_tunnels).
     """
     if before is None:
         before = observe(kernel, where.scope, where.prefix, own_namespace)
     if isinstance(before, KernelState):
         before = Observation(before)
-    ops = plan(desired, before.state)
+    ops = plan(desired, before.state, touched)
     if dry_run:
         return ops
     for name in before.remnants:  # empty mount points left by a crash: ours, and empty

@@ -9,8 +9,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from vnet.agent.datastore import journal
 from vnet.model.yang import host as codec
-from vnet.model.yang.guarantees import connections_of, locators_of
+from vnet.model.yang.guarantees import SRV6, connections_of, locators_of
 
 
 @dataclass
@@ -67,12 +68,12 @@ def diff_events(old: dict[str, Any], new: dict[str, Any]) -> list[Event]:
     before = {r["name"]: r for r in codec.routers_of(old)}
     after = {r["name"]: r for r in codec.routers_of(new)}
     # a VR's connection pieces and locators are part of what it does
-    pieces_before, pieces_after = router_pieces(old), router_pieces(new)
+    pieces_changed = routers_with_other_pieces(old, new)
     events = []
     for name, r in after.items():
         if name not in before:
             events.append(Event(name, r.get("index"), "create", "success"))
-        elif before[name] != r or pieces_before.get(name) != pieces_after.get(name):
+        elif (before[name] is not r and before[name] != r) or name in pieces_changed:
             events.append(Event(name, r.get("index"), "modify", "success"))
     for name, r in before.items():
         if name not in after:
@@ -80,13 +81,45 @@ def diff_events(old: dict[str, Any], new: dict[str, Any]) -> list[Event]:
     return events
 
 
+def routers_with_other_pieces(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
+    """The VRs whose locators and connection pieces (`router_pieces`) differ between two
+    trees. When only some connections changed (put or deleted, the others where they were),
+    only theirs are compared: building every VR's pieces was most of a commit of one
+    connection among thousands."""
+    diff = journal.member_change(old.get(SRV6), new.get(SRV6), journal.KEYED[SRV6])
+    if "container" in diff or "order" in diff:  # the locators, or the connections' order
+        return _differing(router_pieces(old), router_pieces(new))
+    names = set(diff.get("delete", [])) | {c["name"] for c in diff.get("put", [])}
+    was = {c["name"]: c for c in connections_of(old) if c["name"] in names}
+    now = {c["name"]: c for c in diff.get("put", [])}
+    changed: set[str] = set()
+    for name in names:
+        changed |= _differing(_pieces_of(was.get(name)), _pieces_of(now.get(name)))
+    return changed
+
+
+def _differing(before: dict[str, list[Any]], after: dict[str, list[Any]]) -> set[str]:
+    return {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+
+
 def router_pieces(tree: dict[str, Any]) -> dict[str, list[Any]]:
     """VR name -> the locators and connection pieces that name it, in tree order."""
     out: dict[str, list[Any]] = {}
     for loc in locators_of(tree):
         out.setdefault(loc["router"], []).append(loc)
-    for conn in connections_of(tree):
+    _add_pieces(out, connections_of(tree))
+    return out
+
+
+def _pieces_of(conn: dict[str, Any] | None) -> dict[str, list[Any]]:
+    """VR name -> the pieces of one connection entry (None: none) that name it."""
+    out: dict[str, list[Any]] = {}
+    _add_pieces(out, [conn] if conn is not None else [])
+    return out
+
+
+def _add_pieces(out: dict[str, list[Any]], connections: list[dict[str, Any]]) -> None:
+    for conn in connections:
         for kind in ("ingress", "transit", "egress"):
             for piece in conn.get(kind, []):
                 out.setdefault(piece["router"], []).append((conn["name"], conn["id"], kind, piece))
-    return out

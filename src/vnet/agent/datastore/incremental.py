@@ -13,8 +13,11 @@ top-level member as they were) is checked as:
   their indexes, addresses and bridge ports are looked up in the index of the
   VRs they do not replace;
 - the guarantees (underlay classes, connections), when there are any, are
-  checked in full: they name VRs, and their checks find what YANG would
-  between entries (a connection naming a VR that is gone, an id twice);
+  checked in full when VRs changed: they name VRs, and their checks find what
+  YANG would between entries (a connection naming a VR that is gone, an id
+  twice); when only connections changed, the changed ones are checked on their
+  own and against what the others hold (`ConnectionIndex`: ids, SIDs, steered
+  packets), so a commit of one connection among thousands checks one;
 - YANG (libyang) checks the tree with only the changed VRs and connections, the
   VRs those connections name (their leafrefs' targets), and the networks and
   underlay.
@@ -37,6 +40,7 @@ from vnet.model.check import check_host
 from vnet.model.host import HostConfig
 from vnet.model.host_guarantees import ConnectionPieces, Srv6OnHost
 from vnet.model.host_guarantees_check import guarantee_problems
+from vnet.model.host_guarantees_index import ConnectionIndex
 from vnet.model.topology import VirtualRouter
 from vnet.model.yang.guarantees import SRV6, connections_of
 from vnet.model.yang.module import ROUTERS
@@ -77,6 +81,31 @@ class Change:
     incremental: bool  # False: check everything
     # the SRv6 connection entries new or different (None: the connections are as they were)
     connections: list[dict[str, Any]] | None = None
+    connections_deleted: list[str] = field(default_factory=list)  # their names
+    _made: tuple[HostConfig, list[ConnectionPieces]] | None = field(default=None, repr=False)
+
+    @property
+    def connections_only(self) -> bool:
+        """Only connections changed (no VR), and the change is checked incrementally."""
+        return (
+            self.incremental and self.connections is not None and not self.changed and not self.gone
+        )
+
+    def connections_put(self) -> set[str]:
+        """The names of the connections new or changed."""
+        return {entry["name"] for entry in self.connections or []}
+
+    def connections_gone(self) -> set[str]:
+        """The names of the connections deleted or changed (and those new: not held)."""
+        return self.connections_put() | set(self.connections_deleted)
+
+    def connections_made(self, hc: HostConfig) -> list[ConnectionPieces]:
+        """`hc`'s connections new or changed (found once, for the checks, the kernel state
+        and the index)."""
+        if self._made is None or self._made[0] is not hc:
+            names = self.connections_put()
+            self._made = (hc, [conn for conn in hc.srv6.connections if conn.name in names])
+        return self._made[1]
 
 
 @dataclass
@@ -87,6 +116,10 @@ class RouterIndex:
     index_owner: dict[int, str] = field(default_factory=dict)
     address_owner: dict[tuple[str, object], str] = field(default_factory=dict)
     ports: Counter[str] = field(default_factory=Counter)
+    running: HostConfig | None = None  # the base's
+    # what the base's connections hold (None: not built yet; built at the first change of
+    # connections alone, then moved on by each)
+    connection_index: ConnectionIndex | None = None
 
     def known(self, entry: dict[str, Any]) -> VirtualRouter | None:
         """The model object of an entry unchanged since the base, else None."""
@@ -98,13 +131,13 @@ class RouterIndex:
         names = [r.get("name") for r in entries]
         others = {k: v for k, v in tree.items() if k != ROUTERS}
         container = {k: v for k, v in tree.get(ROUTERS, {}).items() if k != "router"}
-        alike, connections = _changed_connections(self.others, others)
+        alike, connections, deleted = _changed_connections(self.others, others)
         if self.base is not base or not alike or container or len(set(names)) != len(names):
             return Change(tree, list(entries), set(self.facts), incremental=False)
         changed = [r for r in entries if self.known(r) is None]
         gone = {r["name"] for r in changed if r["name"] in self.facts}
         gone |= set(self.facts) - set(names)
-        return Change(tree, changed, gone, incremental=True, connections=connections)
+        return Change(tree, changed, gone, True, connections, deleted)
 
     def problems_likely(self, hc: HostConfig, change: Change) -> bool:
         """True unless the changed VRs are shown to satisfy every invariant (then False)."""
@@ -128,7 +161,21 @@ class RouterIndex:
         vxlan = {c.network.name for c in hc.networks if c.remote_vteps and hc.vtep is not None}
         if any(n + (net in vxlan) > BRIDGE_MAX_PORTS for net, n in ports.items()):
             return True
-        return has_guarantees(hc) and bool(guarantee_problems(hc))
+        if not has_guarantees(hc):
+            return False
+        if change.connections_only:
+            return self._connections_clash(hc, change)
+        return bool(guarantee_problems(hc))
+
+    def _connections_clash(self, hc: HostConfig, change: Change) -> bool:
+        """guarantee_problems(hc), when only connections changed: the changed ones checked
+        on their own and against what the others hold (ConnectionIndex)."""
+        if self.connection_index is None:
+            if self.running is None:
+                return bool(guarantee_problems(hc))
+            self.connection_index = ConnectionIndex.of(self.running.srv6.connections)
+        made = change.connections_made(hc)
+        return self.connection_index.clashes(hc, made, change.connections_gone())
 
     def _owned(self, owner: str | None, change: Change) -> bool:
         """Held by a VR that stays (not one the change replaces or deletes)."""
@@ -136,6 +183,12 @@ class RouterIndex:
 
     def advance(self, tree: Tree, hc: HostConfig, change: Change) -> None:
         """`tree` (with `hc`) is running now: describe it."""
+        if change.connections_only and self.connection_index is not None:
+            made = change.connections_made(hc)
+            self.connection_index.update(change.connections_gone(), made)
+        else:
+            self.connection_index = None
+        self.running = hc
         if not change.incremental:
             self._rebuild(tree, hc)
             return
@@ -181,25 +234,37 @@ class RouterIndex:
 
     def reset(self) -> None:
         self.base = None
+        self.running = None
+        self.connection_index = None
 
 
 @dataclass
 class ConnectionMemo:
     """Each running connection's tree entry (a private copy) and model object, so that a
     commit parses only the connections it changes: parsing every connection's entry again
-    (pydantic) was a fifth of a commit with 2000 connections present. The model's checks
-    still run over all of them."""
+    (pydantic) was a fifth of a commit with 2000 connections present. Running's entry
+    itself is kept too: a candidate shares the entries it does not change (trees are never
+    changed in place), and comparing each with its copy was a tenth of such a commit."""
 
     parsed: dict[str, tuple[dict[str, Any], ConnectionPieces]] = field(default_factory=dict)
+    shared: dict[str, dict[str, Any]] = field(default_factory=dict)  # running's entries
 
     def known(self, entry: dict[str, Any]) -> ConnectionPieces | None:
         """The model object of an entry unchanged since running, else None."""
-        found = self.parsed.get(str(entry.get("name")))
-        return found[1] if found is not None and found[0] == entry else None
+        name = str(entry.get("name"))
+        found = self.parsed.get(name)
+        if found is None:
+            return None
+        return found[1] if self.shared.get(name) is entry or found[0] == entry else None
 
-    def advance(self, tree: Tree, hc: HostConfig) -> None:
-        """`tree` (with `hc`) is running now: remember its connections."""
+    def advance(self, tree: Tree, hc: HostConfig, change: Change | None = None) -> None:
+        """`tree` (with `hc`) is running now: remember its connections (`change`: what
+        made it from the running the memo describes; when only connections changed, only
+        theirs are taken in)."""
         entries = connections_of(tree)
+        moved = change is not None and change.connections_only and self._moved_on(hc, change)
+        if moved and len(self.parsed) == len(entries):  # (else the memo was not complete)
+            return
         if len(entries) != len(hc.srv6.connections):  # not one model object per entry
             self.reset()
             return
@@ -210,9 +275,25 @@ class ConnectionMemo:
                 copy.deepcopy(entry), conn
             )  # fmt: skip
         self.parsed = now
+        self.shared = {entry["name"]: entry for entry in entries}
+
+    def _moved_on(self, hc: HostConfig, change: Change) -> bool:
+        """The connections `change` deleted forgotten, those it put taken in; False if
+        the put entries and `hc`'s changed connections do not pair up by name."""
+        for name in change.connections_deleted:
+            self.parsed.pop(name, None)
+            self.shared.pop(name, None)
+        entries, made = change.connections or [], change.connections_made(hc)
+        if [e["name"] for e in entries] != [conn.name for conn in made]:
+            return False
+        for entry, conn in zip(entries, made, strict=True):
+            self.parsed[conn.name] = (copy.deepcopy(entry), conn)
+            self.shared[conn.name] = entry
+        return True
 
     def reset(self) -> None:
         self.parsed = {}
+        self.shared = {}
 
 
 def has_guarantees(hc: HostConfig) -> bool:
@@ -245,19 +326,21 @@ def _pieces(connection: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for kind in ("ingress", "transit", "egress") for p in connection.get(kind, [])]
 
 
-def _changed_connections(old: Tree, new: Tree) -> tuple[bool, list[dict[str, Any]] | None]:
+def _changed_connections(
+    old: Tree, new: Tree
+) -> tuple[bool, list[dict[str, Any]] | None, list[str]]:
     """Between two trees' members other than the VRs: whether nothing but the SRv6
     connections differs (and their names are unique), and then the connection entries new
-    or different (None: the connections are the same too)."""
+    or different (None: the connections are the same too) and the names deleted."""
     if new.keys() != old.keys():
-        return False, None
+        return False, None, []
     if any(new[k] is not old[k] and new[k] != old[k] for k in new if k != SRV6):
-        return False, None
+        return False, None, []
     before, after = old.get(SRV6), new.get(SRV6)
     if before is after or before == after:
-        return True, None
+        return True, None, []
     names = [c.get("name") for c in connections_of(new)]
     if None in names or len(set(names)) != len(names):
-        return False, None
+        return False, None, []
     diff = journal.member_change(before, after, journal.KEYED[SRV6])  # as a journal record
-    return ("container" not in diff), diff.get("put", [])
+    return ("container" not in diff), diff.get("put", []), diff.get("delete", [])

@@ -47,9 +47,26 @@ def change(old: Tree, new: Tree) -> dict[str, Any]:
     return out
 
 
+# per list, the last container change worked out, with the containers it was of (held, so
+# that their ids stay theirs): a commit asks for the same one three times (its checks, its
+# events, its record), and each walks every entry; trees are never changed in place, so
+# the same two containers have the same change
+_last: dict[str, tuple[Tree | None, Tree | None, Diff]] = {}
+
+
 def member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff:
     """A keyed container's change: its list entry by entry, or the whole container when
-    anything else of it changed (rare: the container itself, its other members)."""
+    anything else of it changed (rare: the container itself, its other members). A new
+    dict each time (its lists are shared: never change them)."""
+    last = _last.get(entries)
+    if last is not None and last[0] is old and last[1] is new:
+        return dict(last[2])
+    diff = _member_change(old, new, entries)
+    _last[entries] = (old, new, diff)
+    return dict(diff)
+
+
+def _member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff:
     if old is None and new is None:
         return {}
     if old is None or new is None or _shape(old, entries) != _shape(new, entries):
@@ -65,7 +82,9 @@ def _shape(container: Tree, entries: str) -> tuple[bool, Tree]:
 def _list_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> Diff:
     before = {r["name"]: r for r in old}
     after_names = [r["name"] for r in new]
-    put = [r for r in new if before.get(r["name"]) != r]
+    # (an entry the new tree shares with the old one is the same: trees are never changed
+    # in place, and comparing thousands of unchanged entries was most of a small diff)
+    put = [r for r in new if (was := before.get(r["name"])) is not r and was != r]
     after = set(after_names)
     delete = [name for name in before if name not in after]
     out: Diff = {}

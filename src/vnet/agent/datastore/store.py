@@ -111,9 +111,13 @@ class Datastore(CandidateOperations):
     def _desired(self, tree: dict[str, Any]) -> KernelState:
         return realize_host(self._host_config(tree), self.placement)
 
-    def _converge(self, desired: KernelState, before: KernelState | None) -> None:
-        """Observe (before None: on start) or trust what the last commit left, plan, apply."""
-        converge(self._kernel_handle(), desired, self.placement, own_namespace=True, before=before)
+    def _converge(
+        self, desired: KernelState, before: KernelState | None, touched: KernelState | None = None
+    ) -> None:
+        """Observe (before None: on start) or trust what the last commit left, plan, apply
+        (`touched`: the tunnel objects that may differ, see Validator.plan_scope)."""
+        kernel, where = self._kernel_handle(), self.placement
+        converge(kernel, desired, where, own_namespace=True, before=before, touched=touched)
         self._actual = desired
 
     async def close(self) -> None:
@@ -352,7 +356,8 @@ class Datastore(CandidateOperations):
         """Converge the kernel to `desired` and return it; on refusal, the kernel is rolled
         back and the events say so."""
         try:
-            await self._in_kernel_thread(self._converge, desired, self._actual)
+            touched = self.validator.plan_scope(desired, self._actual)
+            await self._in_kernel_thread(self._converge, desired, self._actual, touched)
         except ApplyError as err:
             self._publish_failure(events, str(err.cause))
             raise RpcError(

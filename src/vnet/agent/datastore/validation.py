@@ -33,13 +33,13 @@ from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
-from vnet.model.yang.guarantees import KnownConnection
+from vnet.model.yang.guarantees import KnownConnection, connections_of
 from vnet.model.yang.host import Known
 from vnet.model.yang.module import PREFIX, ROUTERS
 from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import validate
 from vnet.substrate import KernelState, Placement, realize_host
-from vnet.substrate.realize import realize_host_change
+from vnet.substrate.realize import realize_host_change, realize_host_connections
 
 Tree = dict[str, Any]
 
@@ -56,6 +56,9 @@ class Validator:
         self.connections = ConnectionMemo()
         # running's tree and what realize_host made of it (None: not known)
         self.realization: tuple[Tree, KernelState] | None = None
+        # the last state `realized` made from running's realisation by changing only some
+        # connections, that realisation, and the tunnel objects that differ between them
+        self._made: tuple[KernelState, KernelState, KernelState] | None = None
 
     def prepare(self, tree: Tree, running: Tree) -> tuple[Tree, HostConfig, Change]:
         """As `prepare`, and the change for `committed` once `tree` is running."""
@@ -71,10 +74,14 @@ class Validator:
         return tree, hc, change
 
     def realized(self, hc: HostConfig, change: Change) -> KernelState:
-        """realize_host(hc), in time that follows the change when only VRs changed."""
+        """realize_host(hc), in time that follows the change when only VRs, or only
+        connections, changed."""
         base = self.realization
+        self._made = None
         if base is None or base[0] is not self.index.base or not change.incremental:
             return realize_host(hc, self.placement)
+        if change.connections_only:
+            return self._connections_realized(base, hc, change)
         if has_guarantees(hc) or change.connections is not None:
             return realize_host(hc, self.placement)
         names = {r["name"] for r in change.changed}
@@ -82,19 +89,46 @@ class Validator:
         made = [vr for vr in hc.routers if vr.name in names]
         return realize_host_change(base[1], hc, self.placement, gone, made)
 
+    def _connections_realized(
+        self, base: tuple[Tree, KernelState], hc: HostConfig, change: Change
+    ) -> KernelState:
+        """realize_host(hc) from running's realisation, when only connections changed: the
+        pieces of those deleted or replaced out, of those new or replacing in."""
+        memo = self.connections.parsed  # running's connections, all of them or none
+        if len(memo) != len(connections_of(base[0])):
+            return realize_host(hc, self.placement)
+        if any(name not in memo for name in change.connections_deleted):
+            return realize_host(hc, self.placement)
+        gone = [memo[name][1] for name in change.connections_gone() if name in memo]
+        made = change.connections_made(hc)
+        desired, touched = realize_host_connections(base[1], hc, self.placement, gone, made)
+        self._made = (desired, base[1], touched)
+        return desired
+
+    def plan_scope(self, desired: KernelState, actual: KernelState | None) -> KernelState | None:
+        """The tunnel objects that may differ between `desired` and `actual`, if `desired`
+        is what `realized` last made from `actual` (a change of connections only; else
+        None: plan compares every one)."""
+        made = self._made
+        if made is None or made[0] is not desired or made[1] is not actual:
+            return None
+        return made[2]
+
     def committed(
         self, tree: Tree, hc: HostConfig, change: Change, desired: KernelState | None = None
     ) -> None:
         """`tree` is running now (`desired`: its realisation, if it was made)."""
         self.index.advance(tree, hc, change)
-        self.connections.advance(tree, hc)
+        self.connections.advance(tree, hc, change)
         self.realization = (tree, desired) if desired is not None else None
+        self._made = None
 
     def forget(self) -> None:
         """Running changed other than through `committed`: the next check is a full one."""
         self.index.reset()
         self.connections.reset()
         self.realization = None
+        self._made = None
 
 
 def prepare(config: AgentConfig, tree: Tree, running: Tree) -> tuple[Tree, HostConfig]:
