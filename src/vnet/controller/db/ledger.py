@@ -37,7 +37,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from vnet.controller.db.models import Connection, Host, Link, Reservation, ReservationRole
+from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
 
 Direction = tuple[str, bool]  # (link name, forward: from the link's a to its b)
 
@@ -141,11 +141,8 @@ class Book:
         names: list[str] | None = None,
     ) -> Book:
         """A book over the links named (None: every link), their rows locked in ascending
-        id, the order every writer takes them in; their hosts read with them."""
-        links = _lock_links(session, names)
-        hosts = {link.a_host_id for link in links} | {link.b_host_id for link in links}
-        session.scalars(select(Host).where(Host.id.in_(hosts))).all()  # `removed` reads them
-        return cls(session, links, usable_bps)
+        id, the order every writer takes them in."""
+        return cls(session, _lock_links(session, names), usable_bps)
 
     def usage(self) -> dict[Direction, int]:
         """What is held per link direction now, this book's reservations included (the

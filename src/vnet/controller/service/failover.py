@@ -17,27 +17,28 @@ their other ends report that.
 
 Each answers a `Failover` report: the connections moved and those degraded, with why.
 
-On a failure every live connection whose path crosses the element is planned again over
-the inventory without every element down (`Reroute.move`: the usual admission under the
+On a failure every live connection whose path crosses the element is planned again over the
+inventory without every element down (`Reroute.start_all`: the usual admission under the
 links' row locks, never over-admitting the survivors) and moved onto the new path with a
 modify's steps. The old path carries nothing any more, so for the failed part this is
-break-then-make; the steps' "break" does not ask the agent of a host that is down (its
-stale pieces go when reconciliation meets it again). A connection that cannot move (its path
-was asked for explicitly, it ends on the failed host, no surviving path has room) becomes
-`degraded`, with the reason in its history: it keeps its pieces and its reservations where
-they were, so nothing else takes that room and it runs again, unchanged, when the element
-returns. Degraded connections are tried again (moved if a path now fits) on every call here;
-the service calls `retry` after each release (capacity freed).
+break-then-make: its break does not wait for packets in flight on it, and does not ask the
+agent of a host that is down (its stale pieces go when reconciliation meets it again). A
+connection that cannot move (its path was asked for explicitly, it ends on the failed host,
+no surviving path has room) becomes `degraded`, with the reason in its history: it keeps
+its pieces and its reservations where they were, so nothing else takes that room and it
+runs again, unchanged, when the element returns. Degraded connections are tried again
+(moved if a path now fits) on every call here; the service calls `retry` after each release
+(capacity freed).
 
 The moves of one change are made together: `Reroute.start_all` plans and reserves all of
-them in one database transaction (each in a savepoint, on the books the earlier ones leave,
-under the links' row locks), then their agent steps run side by side and meet in the
-agents' group commit (agents/group.py), which gives each host one transaction per step for
-all of them. Moving 100 connections then costs about the three agent transactions of one
-move, not 100 times them; a move an agent refuses fails alone (the group is split) and its
-connection is degraded. A request in flight when the failure came is not among the moves
-(its connection is the request's); the service calls `retry` when it lands on an element
-that is down (Service._landed).
+them in one database transaction (one ledger book: the links locked and read once, each
+move planned on the books the earlier ones leave), then their agent steps run side by side
+and meet in the agents' group commit (agents/group.py), which gives each host one
+transaction per step for all of them. Moving 100 connections then costs about the three
+agent transactions of one move, not 100 times them; a move an agent refuses fails alone
+(the group is split) and its connection is degraded. A request in flight when the failure
+came is not among the moves (its connection is the request's); the service calls `retry`
+when it lands on an element that is down (Service._landed).
 
 When an element comes back, each degraded connection whose path crosses nothing down any
 more is established again where it was ("restored"). Connections that were moved stay on
