@@ -53,7 +53,9 @@ class NoKernelDatastore(Datastore):
         await asyncio.sleep(self.kernel_pause)
         return None
 
-    async def state_tree(self, detailed: set[str] | None = None) -> dict[str, Any]:
+    async def state_tree(
+        self, detailed: set[str] | None = None, tops: set[str] | None = None
+    ) -> dict[str, Any]:
         tree = copy.deepcopy(self.running)
         for r in tree.get("vnet-router:routers", {}).get("router", []):
             r["oper-state"] = "stopped" if r.get("admin-state") == "down" else "running"
