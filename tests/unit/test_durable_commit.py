@@ -131,13 +131,15 @@ def test_a_cancelled_caller_never_leaves_a_half_commit(tmp_path: Path) -> None:
 
 
 def test_unconfirmed_commit_goes_back_at_its_timeout(tmp_path: Path) -> None:
+    timeout = 1.0  # the commit is still pending when it is answered, on a loaded machine too
+
     async def body(ds: Datastore) -> None:
         await commit_as(ds, tree("r1"))
         await stage_candidate(ds, tree("r1", "r2"))
-        await ds.commit("1", confirmed=True, confirm_timeout=0.2)
+        await ds.commit("1", confirmed=True, confirm_timeout=timeout)
         assert names(ds.running_snapshot()) == ["r1", "r2"]
         assert rollback_on_disk(tmp_path) == ["r1"]
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(timeout + 0.3)
         assert names(ds.running_snapshot()) == ["r1"] and on_disk(tmp_path) == ["r1"]
         assert ds.confirms.pending is None and rollback_on_disk(tmp_path) is None
 
@@ -145,13 +147,18 @@ def test_unconfirmed_commit_goes_back_at_its_timeout(tmp_path: Path) -> None:
 
 
 def test_confirming_commit_keeps_it_and_only_its_session_may_confirm(tmp_path: Path) -> None:
+    """The timeout runs from the commit point, before its fsync is waited for: 0.3 s was
+    gone before the next call on a loaded machine (CI, three workers), and the refusal
+    never came. 2 s leave room for that; the wait after the confirm outlasts them."""
+    timeout = 2.0
+
     async def body(ds: Datastore) -> None:
         await stage_candidate(ds, tree("r1"))
-        await ds.commit("1", confirmed=True, confirm_timeout=0.3)
+        await ds.commit("1", confirmed=True, confirm_timeout=timeout)
         with pytest.raises(RpcError, match="session 1"):
             await ds.commit("2")
         await ds.commit("1")
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(timeout + 0.2)
         assert names(ds.running_snapshot()) == ["r1"] and on_disk(tmp_path) == ["r1"]
         assert rollback_on_disk(tmp_path) is None
 
