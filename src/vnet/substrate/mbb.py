@@ -54,6 +54,7 @@ from vnet.substrate.tc import (
     TcClass,
     TcFilter,
     TcRoot,
+    class_backlogs,
 )
 from vnet.tools.wait import WaitTimeout, wait_until
 
@@ -121,9 +122,8 @@ def queued_bytes(k: Kernel, classes: Iterable[_ClassKey]) -> int:
     total = 0
     for (ns, dev), ids in wanted.items():
         with contextlib.suppress(KernelError, OSError):
-            for c in k.classes(ns, k.index(ns, dev)):
-                if c["handle"] in ids:
-                    total += (c.get_nested("TCA_STATS2", "TCA_STATS_QUEUE") or {}).get("backlog", 0)
+            held = class_backlogs(k, ns, dev)
+            total += sum(held.get(classid, 0) for classid in ids)
     return total
 
 

@@ -447,9 +447,18 @@ def class_counters(k: Kernel, ns: NsName, dev: str) -> dict[int, tuple[int, int,
     out = {}
     for c in k.classes(ns, k.index(ns, dev)):
         basic: dict[str, Any] = c.get_nested("TCA_STATS2", "TCA_STATS_BASIC") or {}
-        queue: dict[str, Any] = c.get_nested("TCA_STATS2", "TCA_STATS_QUEUE") or {}
-        out[c["handle"]] = (basic.get("bytes", 0), basic.get("packets", 0), queue.get("drops", 0))
+        out[c["handle"]] = (basic.get("bytes", 0), basic.get("packets", 0), _queue(c)["drops"])
     return out
+
+
+def class_backlogs(k: Kernel, ns: NsName, dev: str) -> dict[int, int]:
+    """classid -> bytes its leaf queue holds now, of every class on one interface."""
+    return {c["handle"]: _queue(c)["backlog"] for c in k.classes(ns, k.index(ns, dev))}
+
+
+def _queue(c: Any) -> dict[str, int]:
+    queue: dict[str, Any] = c.get_nested("TCA_STATS2", "TCA_STATS_QUEUE") or {}
+    return {"drops": queue.get("drops", 0), "backlog": queue.get("backlog", 0)}
 
 
 def attach_ingress_bpf(k: Kernel, ns: NsName, dev: str, prog_fd: int, name: str) -> None:

@@ -159,24 +159,14 @@ class Moves:
         the controller's choice."""
         mover = moved.held
         conn = store.live_connection(session, mover.tenant, mover.request.name, lock=True)
-        store.require_changeable(conn)
-        if conn.id != mover.connection_id or conn.generation != mover.generation:
+        store.require_changeable(conn)  # a rearrangement moves established connections only
+        if conn.id != mover.connection_id:
             raise Conflict(f"connection {conn.name!r} changed while a move was planned")
-        try:
-            ledger.reserve(
-                session,
-                conn,
-                moved.plan.demands,
-                usable_bps,
-                generation=conn.generation + 1,
-                role=ReservationRole.NEXT,
-                replacing=conn.generation,
-            )
-        except ledger.Refused as refused:
-            raise planning.rejection(refused) from None
-        return self._moving(
-            session, inv, mover.tenant, conn, moved.plan, conn.bandwidth_bps, conn.path, "moved"
-        )
+        links = sorted({name for name, _ in moved.plan.demands})
+        book = ledger.Book.locking(session, usable_bps, links)
+        moving = self.start_booked(session, inv, book, moved, conn)
+        book.write()
+        return moving
 
     def start_booked(
         self,
