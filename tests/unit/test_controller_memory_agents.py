@@ -176,3 +176,26 @@ def test_an_agent_the_configuration_names_or_one_given_before_does_not_change(w:
     codes = w.run(scenario, settings={**settings(w), "agents": [configured]})
     assert codes == ["agent-configured", "agent-exists"]
     assert (stored_access(w, "h3"), stored_access(w, "h4")["address"]) == (None, "192.0.2.4")  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("ipv4", "ipv6", "family"),
+    [("0.0.0.0/0", None, "ipv4"), ("10.61.1.128/25", None, "ipv4"), (None, "::/0", "ipv6")],
+)
+def test_a_subnet_another_network_of_the_tenant_holds_is_a_conflict(
+    w: World, ipv4: str | None, ipv6: str | None, family: str
+) -> None:
+    """409 subnet-in-use, as a name or a VNI in use (the same body fits in another tenant),
+    naming the network that holds it; nothing changes (schemathesis sent 0.0.0.0/0 and got
+    a 400, which says the request itself is malformed)."""
+    request = NetworkRequest(name="n9", vni=690, ipv4=ipv4, ipv6=ipv6, hosts=["h1"])
+
+    async def scenario(svc: Service) -> ServiceError:
+        with pytest.raises(ServiceError) as refused:
+            await svc.create_network(ACME, "acme", request)
+        assert all(n.name != "n9" for n in (await svc.inventory()).topology.networks)
+        return refused.value
+
+    refused = w.run(scenario)
+    assert (refused.status, refused.code, refused.field) == (409, "subnet-in-use", family)
+    assert "of network 'lan1' in tenant 'acme'" in refused.reason, refused.reason

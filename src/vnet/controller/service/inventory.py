@@ -37,7 +37,7 @@ from vnet.controller.service.agent_access import AgentAccesses
 from vnet.controller.service.database import Database
 from vnet.controller.southbound import AddRoutes, CreateNetwork, CreateRouter, InventoryEdit
 from vnet.model import controller_api as api
-from vnet.model.check import check
+from vnet.model.check import check, subnet_overlaps
 from vnet.model.mtu import network_mtu
 from vnet.model.srv6 import locator, locator_routes, router_numbers
 from vnet.model.topology import (
@@ -133,6 +133,7 @@ class InventoryChanges:
                 )
         net = VirtualNetwork(tenant=tenant, **request.model_dump(exclude_none=True))
         wanted = _with(topo, networks=[*topo.networks, net])
+        _require_free_subnets(wanted, net)
         _require_declared(topo, tenant)
         require_valid(wanted, "name", topo)
         carriers = list(request.hosts) or [
@@ -356,3 +357,16 @@ def renumbered(before: Topology, after: Topology) -> list[str]:
 
 def _creates(routers: Sequence[VirtualRouter]) -> list[InventoryEdit]:
     return [CreateRouter(vr) for vr in routers]
+
+
+def _require_free_subnets(wanted: Topology, net: VirtualNetwork) -> None:
+    """A subnet another network of the tenant holds is a conflict with what exists (409, as
+    a name or a VNI in use), not a malformed request: the same body fits in another tenant."""
+    clash = subnet_overlaps(wanted.networks).get(len(wanted.networks) - 1, [])
+    for family, theirs in clash[:1]:
+        raise Conflict(
+            f"{family} {getattr(net, family)} overlaps {getattr(theirs, family)} of network "
+            f"{theirs.name!r} in tenant {net.tenant!r}",
+            field=family,
+            code="subnet-in-use",
+        )
