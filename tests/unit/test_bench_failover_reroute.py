@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vnet.bench.contract import OptionError
-from vnet.bench.failover import CONTROLLER_EXAMPLE, EXAMPLE, FailoverBench
+from vnet.bench.failover import CONTROLLER_EXAMPLE, FailoverBench
 from vnet.bench.failover import timeline as tl
 from vnet.bench.failover.goals import reroute_goals
 from vnet.bench.failover.reroute import (
@@ -25,7 +25,7 @@ from vnet.bench.failover.reroute import (
     Scene,
     scene_of,
 )
-from vnet.bench.failover.scenario import bfd_routers, load, variant
+from vnet.bench.failover.scenario import load
 from vnet.bench.progress import BenchOptions
 from vnet.bench.results import BenchResult
 from vnet.model.controller_api import ConnectionEvent, ElementStatus, LinkDirection, LinkView
@@ -167,12 +167,3 @@ def test_bad_options_are_refused_before_anything_starts(tmp_path: Path) -> None:
     with pytest.raises(OptionError) as err:
         bench.plan(QUICK, variants="reroute-host", controller_file=two_hosts)
     assert err.value.option == "--controller-file"
-
-
-def test_the_bfd_variant_waits_for_the_routers_with_bfd_only() -> None:
-    """The routing variants start a run once every BFD session is up: of the routers that
-    have BFD on an interface (r1 and r3 in the example, on their direct network)."""
-    base = load(EXAMPLE)
-    assert bfd_routers(variant(base, "bfd")) == {"r1": "h1", "r3": "h3"}
-    assert bfd_routers(variant(base, "ospf")) == {}
-    assert bfd_routers(variant(base, "static")) == {}

@@ -14,9 +14,9 @@ time): lost datagrams / rate. Three variants in the same run:
   not recover until the link returns.
 
 The link comes back 2 s before the end of each run (iperf3 needs a path to report), so
-the static baseline's outage is the whole time the link was down. Between runs the
-benchmark waits until pc3's replies come along the direct path again (their TTL) and
-every BFD session is up, so every run starts from the same state.
+the static baseline's outage is the whole time the link was down. Before each run the
+benchmark waits until pc3's replies come along the direct path (their TTL) and OSPF has
+converged on every router (converged.py), so every run starts from the same state.
 
 Two more variants measure the controller's own reaction (reroute.py): in a lab of
 examples/controller.yaml, N guaranteed connections (`--connections`, default 1,10,100)

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from vnet.bench.failover import reroute
+from vnet.bench.failover.converged import Converged, expected, has_converged
 from vnet.bench.failover.goals import reroute_headline
 from vnet.bench.failover.scenario import (
     DST,
     SRC,
-    bfd_routers,
     dead_interval_s,
     destination,
     failed_link,
@@ -23,11 +23,10 @@ from vnet.bench.failover.scenario import (
 )
 from vnet.bench.progress import BenchOptions, BenchProgress
 from vnet.bench.results import BenchResult, tool_version
-from vnet.lab import agents, faults
+from vnet.lab import faults
 from vnet.lab import lab as labmod
 from vnet.lab.shaping import FlowError, FlowResult, run_flow
-from vnet.tools import frr, procfs
-from vnet.tools.errors import ToolError
+from vnet.tools import procfs
 from vnet.tools.wait import WaitTimeout, wait_until
 
 RATE_PPS = 1000
@@ -117,11 +116,11 @@ def _measure(
         labmod.down(lab)  # an interrupted earlier run
     try:
         labmod.up(path)
-        _settled(lab, address, bfd_routers(data))
         hold = bench.duration - FAIL_AT - TAIL
         for run in range(bench.repeat):
             progress.update(f"{name}: run {run + 1}/{bench.repeat}")
             try:
+                _settled(lab, address, expected(data))
                 flow = _across_a_failure(lab, link, address, bench.duration, hold)
             except FlowError as err:
                 result.note(f"{name} run {run + 1}: {err}")
@@ -129,7 +128,6 @@ def _measure(
             finally:
                 progress.advance()
             _record(result, name, flow.lost_packets, flow.receiver_drops, hold)
-            _settled(lab, address, bfd_routers(data))
     finally:
         labmod.down(lab)
 
@@ -189,31 +187,22 @@ def _record(
         result.note(f"{name}: not restored while the link was down ({hold:.0f} s)")
 
 
-def _settled(lab: str, address: str, bfd: dict[str, str]) -> None:
-    """Wait until pc1 and pc3 talk along the direct path both ways: a request that may
-    cross only DIRECT_VRS VRs (r1, r3; one fewer than through r2) is answered, and the
-    answer arrives having crossed as many; and until every BFD session of the routers in
-    `bfd` (router -> host) is up (a link cut before BFD runs waits out OSPF's dead interval:
-    the outage of a `bfd` run was then 5.4 s instead of 0.3 s)."""
+def _settled(lab: str, address: str, network: Converged) -> None:
+    """Wait until pc1 and pc3 talk along the direct path both ways (a request that may
+    cross only DIRECT_VRS VRs, one fewer than through r2, is answered, and the answer
+    arrives having crossed as many), and OSPF has converged (converged.py says why)."""
     wait_until(
         lambda: reply_ttl(lab, address, DIRECT_VRS) == INITIAL_TTL - DIRECT_VRS,
         CONVERGE,
         f"{DST} answers along the direct path",
         interval=0.2,
     )
-    wait_until(lambda: _bfd_up(lab, bfd), CONVERGE, "every BFD session up", interval=0.2)
-
-
-def _bfd_up(lab: str, routers: dict[str, str]) -> bool:
-    for router, host in routers.items():
-        directory = frr.instance_dir(agents.agent_scope(lab, host), router)
-        try:
-            [peers] = frr.vtysh_json(directory, ["show bfd peers json"])
-        except ToolError:
-            return False  # not answering yet
-        if not peers or any(p.get("status") != "up" for p in peers):
-            return False
-    return True
+    wait_until(
+        lambda: has_converged(lab, network),
+        CONVERGE,
+        "OSPF converged (adjacencies, LSAs, routes, BFD sessions)",
+        interval=0.2,
+    )
 
 
 def worst(result: BenchResult, series: str) -> float | None:

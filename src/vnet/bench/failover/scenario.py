@@ -97,15 +97,3 @@ def reply_ttl(lab: str, address: str, hops: int) -> int | None:
     done = processes.run(f"vnet-{lab}-{SRC}", argv, timeout=5)
     found = TTL.search(done.stdout)
     return int(found.group(1)) if found else None
-
-
-def bfd_routers(data: dict[str, Any]) -> dict[str, str]:
-    """Router -> its host, for each router with BFD on an interface."""
-    return {
-        router["name"]: router["host"]
-        for router in data.get("routers", [])
-        if any(
-            isinstance(itf.get("ospf"), dict) and itf["ospf"].get("bfd")
-            for itf in router.get("interfaces", [])
-        )
-    }
