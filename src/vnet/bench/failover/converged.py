@@ -87,34 +87,37 @@ COMMANDS = [
 ]
 
 
-def has_converged(lab: str, want: Converged) -> bool:
-    """Every router of `lab` shows the network `want` describes."""
+def lagging(lab: str, want: Converged) -> str | None:
+    """What of `lab`'s routers does not yet show the network `want` describes (None: all
+    does)."""
     answers = {}
     for name, view in want.routers.items():
         commands = COMMANDS + (["show bfd peers json"] if view.bfd_peers else [])
         directory = frr.instance_dir(agents.agent_scope(lab, view.host), name)
         try:
             answers[name] = frr.vtysh_json(directory, commands)
-        except ToolError:
-            return False  # not answering yet
+        except ToolError as err:
+            return f"{name} does not answer: {err}"
     return judge(answers, want)
 
 
-def judge(answers: dict[str, list[Any]], want: Converged) -> bool:
+def judge(answers: dict[str, list[Any]], want: Converged) -> str | None:
     """`answers`: router -> its answers to COMMANDS (and BFD's, where it has sessions)."""
-    if set(answers) != set(want.routers):
-        return False
-    if not all(_router_ready(answers[name], view) for name, view in want.routers.items()):
-        return False
-    databases = {_headers(a) for a in answers.values()}
-    if len(databases) != 1:
-        return False  # still flooding
+    if missing := sorted(set(want.routers) - set(answers)):
+        return f"no answer from {', '.join(missing)}"
+    for name, view in want.routers.items():
+        if why := _router_lags(answers[name], view):
+            return f"{name}: {why}"
+    if len({_headers(a) for a in answers.values()}) > 1:
+        return "the routers' LSAs differ (still flooding)"
+    if not answers:
+        return None  # no OSPF: routed statically, nothing to converge
     ids = {name: a[0]["routerId"] for name, a in answers.items()}
     some = next(iter(answers.values()))
-    return _database_complete(some, {ids[n]: v.transit for n, v in want.routers.items()}, want)
+    return _database_lags(some, {ids[n]: v.transit for n, v in want.routers.items()}, want)
 
 
-def _router_ready(answer: list[Any], want: RouterView) -> bool:
+def _router_lags(answer: list[Any], want: RouterView) -> str | None:
     ospf, neighbors, _, _, routes, *bfd = answer
     # an SPF run held back by the throttle (50 ms more for each run inside the hold, up to
     # 5 s) would delay the failure's: the next one must start at once
@@ -127,13 +130,16 @@ def _router_ready(answer: list[Any], want: RouterView) -> bool:
     ]
     selected = {p for p, entries in routes.items() if any(e.get("selected") for e in entries)}
     peers = bfd[0] if bfd else []
-    return (
-        ospf.get("spfLastExecutedMsecs", hold) >= hold
-        and len(full) >= want.adjacencies
-        and want.prefixes <= selected
-        and len(peers) >= want.bfd_peers
-        and all(p.get("status") == "up" for p in peers)
-    )
+    if ospf.get("spfLastExecutedMsecs", hold) < hold:
+        return f"the next SPF run would be held back (last {ospf['spfLastExecutedMsecs']} ms ago)"
+    if len(full) < want.adjacencies:
+        return f"{len(full)} adjacencies Full of {want.adjacencies}"
+    if unrouted := sorted(want.prefixes - selected):
+        return f"no OSPF route to {', '.join(unrouted)}"
+    up = [p for p in peers if p.get("status") == "up"]
+    if len(up) < want.bfd_peers or len(up) < len(peers):
+        return f"{len(up)} BFD sessions up of {max(want.bfd_peers, len(peers))}"
+    return None
 
 
 def _router_lsas(answer: list[Any]) -> list[dict[str, Any]]:
@@ -158,7 +164,7 @@ def _headers(answer: list[Any]) -> frozenset[tuple[str, str, str, str]]:
     )
 
 
-def _database_complete(answer: list[Any], transit: dict[str, int], want: Converged) -> bool:
+def _database_lags(answer: list[Any], transit: dict[str, int], want: Converged) -> str | None:
     """Each router's LSA lists its shared networks as transit; each shared network's LSA
     (from its DR) lists every router on it."""
     listed = {
@@ -167,5 +173,9 @@ def _database_complete(answer: list[Any], transit: dict[str, int], want: Converg
         )
         for lsa in _router_lsas(answer)
     }
-    attached = sorted(len(lsa.get("attchedRouters", {})) for lsa in _network_lsas(answer))
-    return listed == transit and tuple(attached) == want.shared
+    if listed != transit:
+        return f"router-LSAs list {listed} transit networks, not {transit}"
+    attached = tuple(sorted(len(lsa.get("attchedRouters", {})) for lsa in _network_lsas(answer)))
+    if attached != want.shared:
+        return f"network-LSAs list {attached} routers, not {want.shared}"
+    return None

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from vnet.bench.failover import reroute
-from vnet.bench.failover.converged import Converged, expected, has_converged
+from vnet.bench.failover.converged import Converged, expected, lagging
 from vnet.bench.failover.goals import reroute_headline
 from vnet.bench.failover.scenario import (
     DST,
@@ -125,6 +125,9 @@ def _measure(
             except FlowError as err:
                 result.note(f"{name} run {run + 1}: {err}")
                 continue
+            except WaitTimeout as err:  # a run would not start from the converged network
+                result.note(f"{name} run {run + 1} and after: not run: {err}")
+                break
             finally:
                 progress.advance()
             _record(result, name, flow.lost_packets, flow.receiver_drops, hold)
@@ -197,12 +200,11 @@ def _settled(lab: str, address: str, network: Converged) -> None:
         f"{DST} answers along the direct path",
         interval=0.2,
     )
-    wait_until(
-        lambda: has_converged(lab, network),
-        CONVERGE,
-        "OSPF converged (adjacencies, LSAs, routes, BFD sessions)",
-        interval=0.2,
-    )
+    what = "OSPF converged (adjacencies, LSAs, routes, BFD sessions)"
+    try:
+        wait_until(lambda: lagging(lab, network) is None, CONVERGE, what, interval=0.2)
+    except WaitTimeout as err:
+        raise WaitTimeout(f"{what}; still: {lagging(lab, network)}", err.timeout) from None
 
 
 def worst(result: BenchResult, series: str) -> float | None:
