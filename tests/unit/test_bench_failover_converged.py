@@ -103,6 +103,9 @@ def test_a_run_waits_while_lsas_do_not_list_an_adjacency_yet_or_differ() -> None
     bfd_down["r1"][-1] = [{"status": "up"}, {"status": "down"}]
     assert judge(bfd_down, want) == "r1: 1 BFD sessions up of 2"
     assert judge({n: answers(n, CONVERGED) for n in ("r1", "r3")}, want) == "no answer from r2"
+    starting = {n: answers(n, CONVERGED) for n in IDS}
+    starting["r2"][0] = {}  # an answer without the instance's fields
+    assert judge(starting, want) == "r2: OSPF is not running yet"
 
 
 def test_lsas_being_flushed_are_not_the_network() -> None:
