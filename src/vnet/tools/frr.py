@@ -139,3 +139,17 @@ def vtysh_json(directory: Path, commands: list[str], timeout: float = 3) -> list
     except ValueError as err:
         raise ToolError(f"vtysh {commands!r}: not JSON at {at}: {out[at : at + 200]!r}") from err
     return parsed
+
+
+def ospf_neighbors(answer: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The (router id, entry) pairs of `show ip ospf neighbor json`: FRR 8.4 gives each
+    router id one entry, or a list of them when it is a neighbour on several networks."""
+    out = []
+    for rid, entries in ((answer or {}).get("neighbors") or {}).items():
+        out += [(rid, e) for e in (entries if isinstance(entries, list) else [entries])]
+    return out
+
+
+def neighbor_state(entry: dict[str, Any]) -> str:
+    """An OSPF neighbour's state without its role ("Full/DR" is "Full"), either version."""
+    return str(entry.get("nbrState") or entry.get("state", "")).split("/")[0]

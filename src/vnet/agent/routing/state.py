@@ -64,18 +64,16 @@ def _ask(inst: Instance) -> dict[tuple[str, str], Any]:
 
 def _neighbors(answers: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
     out = []
-    v2 = answers.get(("ipv4", "neighbors")) or {}
-    for rid, entries in (v2.get("neighbors") or {}).items():
-        for e in entries if isinstance(entries, list) else [entries]:
-            out.append(
-                {
-                    "family": "ipv4",
-                    "router-id": rid,
-                    "interface": str(e.get("ifaceName", "")).split(":")[0],
-                    "address": e.get("ifaceAddress") or e.get("address"),
-                    "state": str(e.get("nbrState") or e.get("state", "")).split("/")[0],
-                }
-            )
+    for rid, e in frr.ospf_neighbors(answers.get(("ipv4", "neighbors"))):
+        out.append(
+            {
+                "family": "ipv4",
+                "router-id": rid,
+                "interface": str(e.get("ifaceName", "")).split(":")[0],
+                "address": e.get("ifaceAddress") or e.get("address"),
+                "state": frr.neighbor_state(e),
+            }
+        )
     v3 = answers.get(("ipv6", "neighbors")) or {}
     for e in v3.get("neighbors") or []:
         out.append(
@@ -83,7 +81,7 @@ def _neighbors(answers: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
                 "family": "ipv6",
                 "router-id": e.get("neighborId", ""),
                 "interface": e.get("interfaceName", ""),
-                "state": str(e.get("state", "")).split("/")[0],
+                "state": frr.neighbor_state(e),
             }
         )
     return [{k: v for k, v in n.items() if v is not None} for n in out]

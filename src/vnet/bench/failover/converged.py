@@ -125,12 +125,7 @@ def _router_lags(answer: list[Any], want: RouterView) -> str | None:
     # an SPF run held back by the throttle (50 ms more for each run inside the hold, up to
     # 5 s) would delay the failure's: the next one must start at once
     hold = min(ospf["holdtimeMinMsecs"] * ospf["holdtimeMultplier"], ospf["holdtimeMaxMsecs"])
-    full = [
-        n
-        for entries in (neighbors.get("neighbors") or {}).values()
-        for n in (entries if isinstance(entries, list) else [entries])
-        if str(n.get("nbrState", "")).startswith("Full")
-    ]
+    full = [e for _, e in frr.ospf_neighbors(neighbors) if frr.neighbor_state(e) == "Full"]
     selected = {p for p, entries in routes.items() if any(e.get("selected") for e in entries)}
     peers = bfd[0] if bfd else []
     if ospf.get("spfLastExecutedMsecs", hold) < hold:

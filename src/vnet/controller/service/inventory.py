@@ -363,7 +363,8 @@ def _require_free_subnets(wanted: Topology, net: VirtualNetwork) -> None:
     """A subnet another network of the tenant holds is a conflict with what exists (409, as
     a name or a VNI in use), not a malformed request: the same body fits in another tenant."""
     clash = subnet_overlaps(wanted.networks).get(len(wanted.networks) - 1, [])
-    for family, theirs in clash[:1]:
+    if clash:
+        family, theirs = clash[0]
         raise Conflict(
             f"{family} {getattr(net, family)} overlaps {getattr(theirs, family)} of network "
             f"{theirs.name!r} in tenant {net.tenant!r}",
