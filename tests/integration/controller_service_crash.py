@@ -21,8 +21,8 @@ from .controller_service_support import ACME, Lab, make_service
 _journal_committed = flows.mark_committed
 
 
-def committed_then_die(session: Session, request_id: str) -> None:
-    _journal_committed(session, request_id)
+def committed_then_die(session: Session, request_ids: list[str]) -> None:
+    _journal_committed(session, request_ids)
     session.commit()  # COMMITTED is in the journal, as the real step leaves it
     print("committed", flush=True)
     os.kill(os.getpid(), signal.SIGKILL)

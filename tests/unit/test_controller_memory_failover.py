@@ -26,7 +26,7 @@ from tests.controller_memory_support import (
     world,
 )
 from vnet.controller.errors import NotFound
-from vnet.controller.service import reroute
+from vnet.controller.service import moves
 from vnet.controller.service.core import Service
 from vnet.controller.service.reroute import Avoid
 from vnet.controller.southbound.memory import Failure, Step
@@ -217,9 +217,9 @@ def test_moves_off_a_failed_link_break_without_waiting_for_packets_on_it(
     w: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A planned move waits between its switch and its break for packets on the old path
-    (reroute.IN_FLIGHT, made 20 s here); a move off a failed path does not: nothing on it
+    (moves.IN_FLIGHT, made 20 s here); a move off a failed path does not: nothing on it
     gets anywhere. The failover answers in seconds, not after the 20."""
-    monkeypatch.setattr(reroute, "IN_FLIGHT", 20.0)
+    monkeypatch.setattr(moves, "IN_FLIGHT", 20.0)
 
     async def scenario(svc: Service) -> None:
         for k in range(3):
@@ -233,6 +233,33 @@ def test_moves_off_a_failed_link_break_without_waiting_for_packets_on_it(
         assert planned
 
     w.run(scenario)
+
+
+def test_the_moves_off_a_failed_link_are_one_transaction_on_each_host_of_both_paths(
+    w: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing on a failed path gets anywhere, so its moves skip make-before-break's three
+    steps in a row: the new transit (h2) and the ingress switch (h1) go in one transaction,
+    one confirmed commit per host for all the moves (h3's egress stays as it was)."""
+    commits: list[tuple[str, str]] = []
+    commit = w.hosts.commit
+
+    async def recording(host: str, lease, token: str, timeout: int) -> None:  # type: ignore[no-untyped-def]
+        commits.append((host, token))
+        await commit(host, lease, token, timeout)
+
+    async def scenario(svc: Service) -> None:
+        for k in range(4):
+            await svc.create_connection(ACME, "acme", voice(f"v{k}", 5201 + k, "5mbit"))
+        monkeypatch.setattr(w.hosts, "commit", recording)
+        report = await svc.failover.link_down("h1-h3")
+        assert len(report.moved) == 4, report
+
+    w.run(scenario)
+    assert sorted(host for host, _ in commits) == ["h1", "h2"], commits
+    assert len({token for _, token in commits}) == 1, commits
+    names = set(live_connections(w.url))
+    assert w.pieces() == {h: names for h in ("h1", "h2", "h3")}
 
 
 def test_moves_an_agent_refuses_degrade_their_connections_and_leave_nothing(w: World) -> None:

@@ -7,7 +7,14 @@ from ipaddress import IPv4Address, IPv6Network
 
 from vnet.controller.admission.pieces import Ends, Hop, host_pieces
 from vnet.controller.service.reconcile import Expected, differences
-from vnet.controller.service.steps import install, make_before_break, remove
+from vnet.controller.service.steps import (
+    BREAK,
+    SWITCH,
+    install,
+    make_before_break,
+    off_failed_path,
+    remove,
+)
 
 ENDS = Ends(
     source=IPv4Address("10.0.1.1"),
@@ -39,6 +46,26 @@ def test_path_change_makes_transit_first_then_switches_ingress_then_breaks() -> 
     assert switch[0].put[0].ingress == new["h1"].ingress
     # 3. the old transit host loses the connection
     assert [(c.host, c.delete) for c in brk] == [("h2", ("vc7",))]
+
+
+def test_a_move_off_a_failed_path_makes_and_switches_in_one_step_then_breaks() -> None:
+    old, new = pieces(["h1", "h2", "h4"]), pieces(["h1", "h3", "h4"])
+    (switch, put), (brk, gone) = off_failed_path(old, new)
+    # 1. the new transit and the ingress's new segment list together: nothing to keep
+    assert (switch, [c.host for c in put]) == (SWITCH, ["h1", "h3"])
+    assert put[0].put[0] == new["h1"] and put[1].put[0] == new["h3"]
+    # 2. the old transit host, perhaps the one that failed, in a step of its own
+    assert (brk, [(c.host, c.delete) for c in gone]) == (BREAK, [("h2", ("vc7",))])
+
+
+def test_a_move_off_a_failed_path_on_hosts_of_the_new_one_is_a_single_step() -> None:
+    """A failed direct link: the new transit and the ingress in one step; the egress host's
+    pieces are the same on either path, so it is not asked."""
+    old, new = pieces(["h1", "h3"]), pieces(["h1", "h2", "h3"])
+    assert new["h3"] == old["h3"]
+    assert [(phase, [c.host for c in step]) for phase, step in off_failed_path(old, new)] == [
+        (SWITCH, ["h1", "h2"])
+    ]
 
 
 def test_bandwidth_change_on_the_same_path_is_one_ingress_switch() -> None:

@@ -93,10 +93,14 @@ def plan_connection(
     number: int,
     policy: Policy,
     exclude_self: Mapping[Arc, int] | None = None,
+    *,
+    admitted: bool = False,
 ) -> Plan:
     """Where `request` goes and what it takes, or a ServiceError saying why not.
     `exclude_self`: the connection's own current demands when it moves (a modify): on the
-    link directions both paths use it runs on one or the other, never both."""
+    link directions both paths use it runs on one or the other, never both. `admitted`:
+    the plan of a connection admitted on its stored path (what its hosts hold), derived
+    again without checking capacity or the model's rules (they held when it was)."""
     a, b = _ends(inv, tenant, request)
     usage = _usage(held, exclude_self)
     cost_at = _cost(inv, request, a, b, policy)
@@ -108,8 +112,9 @@ def plan_connection(
         inv.topology, inv.routers_of(tenant), a, b, route.path, request.bidirectional
     )
     demands = _demands(route, request.bidirectional)
-    _check_fits(inv.view, usage, demands, request.path is not None)
-    return _pieces(inv, request, connection_id, number, route.path, routers, demands)
+    if not admitted:
+        _check_fits(inv.view, usage, demands, request.path is not None)
+    return _pieces(inv, request, connection_id, number, route.path, routers, demands, admitted)
 
 
 def plan_move(
@@ -370,8 +375,10 @@ def _pieces(
     path: tuple[str, ...],
     routers: tuple[str, ...],
     demands: dict[Arc, int],
+    admitted: bool = False,
 ) -> Plan:
-    """The model's own pieces for a Topology holding just this connection."""
+    """The model's own pieces for a Topology holding just this connection (checked by the
+    model's rules unless `admitted`)."""
     conn = Connection(
         name=piece_name(connection_id),
         id=number,
@@ -385,7 +392,7 @@ def _pieces(
         bidirectional=request.bidirectional,
     )
     topo = inv.topology.model_copy(update={"connections": [conn]})
-    problems = connection_problems(topo)
+    problems = [] if admitted else connection_problems(topo)
     if problems:
         raise BadRequest("; ".join(p.message for p in problems), field=_field(problems[0].loc))
     on_host = connection_pieces(topo)

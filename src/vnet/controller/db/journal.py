@@ -9,7 +9,7 @@ was not confirmed). Phases only move forward; `failed` may follow any unfinished
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -46,9 +46,16 @@ def open_request(
 def advance(
     session: Session, request_id: str, phase: RequestPhase, error: str | None = None
 ) -> None:
-    """Move a request to `phase`; moving backwards or out of a finished request is a bug.
-    One conditional UPDATE (the phases it may come from in its WHERE), so a request
-    advanced by two writers at once moves once; the row is read only to say why not."""
+    """Move a request to `phase`; moving backwards or out of a finished request is a bug."""
+    advance_all(session, [request_id], phase, error)
+
+
+def advance_all(
+    session: Session, request_ids: Collection[str], phase: RequestPhase, error: str | None = None
+) -> None:
+    """Move requests to `phase` (see `advance`). One conditional UPDATE for all (the phases
+    they may come from in its WHERE), so a request advanced by two writers at once moves
+    once; the rows are read only to say why one did not."""
     earlier = [
         p
         for p in ORDER
@@ -58,18 +65,18 @@ def advance(
     values: dict[str, object] = {"phase": phase}
     if error is not None:
         values["error"] = error
-    moved = session.scalar(
+    wanted = set(request_ids)
+    moved = session.scalars(
         update(RequestJournal)
-        .where(RequestJournal.request_id == request_id, RequestJournal.phase.in_(earlier))
+        .where(RequestJournal.request_id.in_(wanted), RequestJournal.phase.in_(earlier))
         .values(**values)
         .returning(RequestJournal.request_id)
     )
-    if moved is not None:
-        return
-    entry = session.get(RequestJournal, request_id)
-    if entry is None:
-        raise LookupError(f"request {request_id}: not in the journal")
-    raise ValueError(f"request {request_id}: cannot go from {entry.phase} to {phase}")
+    for request_id in sorted(wanted - set(moved)):
+        entry = session.get(RequestJournal, request_id)
+        if entry is None:
+            raise LookupError(f"request {request_id}: not in the journal")
+        raise ValueError(f"request {request_id}: cannot go from {entry.phase} to {phase}")
 
 
 def in_flight(session: Session) -> list[RequestJournal]:

@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from vnet.controller.db import session_factory
 
 T = TypeVar("T")
+K = TypeVar("K")
 Timings = dict[str, float]
 
 # a transaction that lost a race on a unique number or a lock (two controllers allocating
@@ -36,35 +37,63 @@ def add_time(timings: Timings | None, phase: str, seconds: float) -> None:
 
 @dataclass
 class _Queued:
-    work: Callable[[Session], Any]
+    item: Any
+    work: Callable[[Session, list[Any]], None]
     timings: Timings | None
-    done: asyncio.Future[Any]
+    done: asyncio.Future[None]
 
 
-Answer = tuple[bool, Any]  # (True, what the work returned) or (False, what it raised)
+Answer = tuple[bool, BaseException | None]  # (True, None) or (False, what the work raised)
 
 
-def _each_in_a_savepoint(queued: list[_Queued], session: Session) -> list[Answer]:
-    out: list[Answer] = []
-    for item in queued:
-        try:
-            with session.begin_nested():
-                out.append((True, item.work(session)))
-        except Exception as err:
-            out.append((False, err))
-    return out
+def _batches(queued: list[_Queued], session: Session) -> list[Answer]:
+    """Each work once for all its items, in a savepoint; a work that raises is done again
+    for each item alone, each in a savepoint of its own."""
+    answers: dict[int, Answer] = {}
+    works: dict[Callable[[Session, list[Any]], None], list[int]] = {}
+    for k, item in enumerate(queued):
+        works.setdefault(item.work, []).append(k)
+    for work, ks in works.items():
+        if not _written(session, work, [queued[k].item for k in ks]):
+            for k in ks:
+                answers[k] = _written_alone(session, work, queued[k].item)
+        else:
+            answers.update((k, (True, None)) for k in ks)
+    return [answers[k] for k in range(len(queued))]
+
+
+def _written(
+    session: Session, work: Callable[[Session, list[Any]], None], items: list[Any]
+) -> bool:
+    try:
+        with session.begin_nested():
+            work(session, items)
+        return True
+    except Exception:
+        return False
+
+
+def _written_alone(
+    session: Session, work: Callable[[Session, list[Any]], None], item: Any
+) -> Answer:
+    try:
+        with session.begin_nested():
+            work(session, [item])
+        return (True, None)
+    except Exception as err:
+        return (False, err)
 
 
 def _answer(queued: list[_Queued], answers: list[Answer], timings: Timings) -> None:
-    for item, (ok, value) in zip(queued, answers, strict=True):
+    for item, (ok, err) in zip(queued, answers, strict=True):
         for phase, seconds in timings.items():
             add_time(item.timings, phase, seconds)
         if item.done.done():
             continue  # its caller went away
         if ok:
-            item.done.set_result(value)
+            item.done.set_result(None)
         else:
-            item.done.set_exception(value)
+            item.done.set_exception(err or RuntimeError("write failed"))
 
 
 class Database:
@@ -77,17 +106,19 @@ class Database:
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def write_together(
-        self, work: Callable[[Session], T], timings: Timings | None = None
-    ) -> T:
-        """`work` in one transaction with the others asked in the same turn of the event
-        loop, each in a savepoint of its own: what one raises undoes it alone and is raised
-        to its caller. (The moves of one failure journal COMMITTED at once: 100 of them took
-        100 transactions, 0.45 s on SQLite.)"""
-        done: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self, item: K, work: Callable[[Session, list[K]], None], timings: Timings | None = None
+    ) -> None:
+        """`work(session, items)` once for the items asked with the same `work` in the same
+        turn of the event loop, in one transaction with the other works asked then. If it
+        raises, each of its items is written alone, in a savepoint of its own: what one
+        raises undoes it alone and is raised to its caller. (The moves of one failure
+        journal COMMITTED at once: 100 of them took 100 transactions, 0.45 s on SQLite, then
+        100 UPDATEs in savepoints, 0.1-0.2 s; one UPDATE takes 3 ms.)"""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if not self._together:
             asyncio.get_running_loop().call_soon(self._write_queued)
-        self._together.append(_Queued(work, timings, done))
-        return await done
+        self._together.append(_Queued(item, work, timings, done))
+        await done
 
     def _write_queued(self) -> None:
         queued, self._together = self._together, []
@@ -98,7 +129,7 @@ class Database:
     async def _write_all(self, queued: list[_Queued]) -> None:
         timings: Timings = {}
         try:
-            answers = await self.write(lambda s: _each_in_a_savepoint(queued, s), timings)
+            answers = await self.write(lambda s: _batches(queued, s), timings)
         except Exception as err:  # the transaction itself failed: every caller hears it
             answers = [(False, err)] * len(queued)
         except BaseException:

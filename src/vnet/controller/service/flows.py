@@ -193,7 +193,7 @@ class Flows:
             nonlocal journaling
             if journal_commit:
                 began = time.perf_counter()
-                await self.db.write_together(lambda s: mark_committed(s, request_id), timings)
+                await self.db.write_together(request_id, mark_committed, timings)
                 journaling += time.perf_counter() - began
 
         started = time.perf_counter()
@@ -285,9 +285,9 @@ def replay(
     )
 
 
-def mark_committed(session: Session, request_id: str) -> None:
+def mark_committed(session: Session, request_ids: list[str]) -> None:
     """The journal at COMMITTED (a modify's step "<id>.<n>" is journaled under <id>)."""
-    journal.advance(session, request_id.split(".")[0], RequestPhase.COMMITTED)
+    journal.advance_all(session, {r.split(".")[0] for r in request_ids}, RequestPhase.COMMITTED)
 
 
 def establish(session: Session, admitted: Admitted, tenant: str) -> ConnectionView:

@@ -241,21 +241,24 @@ class Moves:
         moving: Moving,
         timings: Timings | None,
         skip: Skip = frozenset,
-        in_flight: float = IN_FLIGHT,
+        old_path_works: bool = True,
     ) -> None:
         """The agent steps of a move; if one fails, what the earlier ones did is put back,
         the move's reservation undone (AgentRefused). `skip()`: the hosts that are down as
         known when a step starts (their agent is not asked; reconciliation removes what
         they held when they are back): a host found down during the move is not asked by
-        its later steps. `in_flight`: seconds between the switch and the break, for packets
-        sent on the old path just before the switch to reach its last hosts (no wait: the
-        old path carries nothing any more, it failed)."""
+        its later steps. Between the switch and the break it waits IN_FLIGHT for packets sent
+        on the old path just before the switch to reach its last hosts. `old_path_works`
+        False (the old path failed: nothing on it gets anywhere): no wait, and the new
+        path made and switched in one step (`steps.off_failed_path`)."""
         locators = {**moving.old.locators, **moving.new.locators}
+        old, new = moving.old.pieces, moving.new.pieces
+        planned = steps.phases if old_path_works else steps.off_failed_path
         ran = 0  # steps confirmed
         try:
-            for phase, step in steps.phases(moving.old.pieces, moving.new.pieces, locators):
-                if phase == steps.BREAK and ran and in_flight:
-                    await asyncio.sleep(in_flight)
+            for phase, step in planned(old, new, locators):
+                if phase == steps.BREAK and ran and old_path_works:
+                    await asyncio.sleep(IN_FLIGHT)
                 down = skip()
                 kept = [c for c in step if c.host not in down]
                 if kept:
@@ -322,6 +325,6 @@ def switch_all(session: Session, done: Sequence[tuple[Moving, str]]) -> list[Con
         new_path = [h["host"] for h in conn.hops]
         detail = f"bandwidth {conn.bandwidth_bps} bit/s, path {' -> '.join(old_path)}"
         store.add_event(session, conn, moving.kind, f"{detail} => {' -> '.join(new_path)}")
-        store.finish_journal(session, moving.request_id)
         views.append(store.view(conn, tenant))
+    store.finish_journals(session, [m.request_id for m, _ in done])
     return views

@@ -140,15 +140,9 @@ def request_of(conn: Connection, **changes: object) -> ConnectionRequest:
 def current_pieces(inv: Inventory, tenant: str, conn: Connection, policy: Policy) -> HostPieces:
     """The pieces the connection's current generation has on each host (what the agents
     should hold), derived again by the planner from its stored path; nothing is checked
-    against capacity (the connection already holds it)."""
+    again (the connection was admitted there, and holds its capacity)."""
     plan = planner.plan_connection(
-        inv,
-        {},
-        tenant,
-        request_of(conn),
-        conn.id,
-        conn.number,
-        policy,
+        inv, {}, tenant, request_of(conn), conn.id, conn.number, policy, admitted=True
     )
     return HostPieces.of(plan.changes)
 

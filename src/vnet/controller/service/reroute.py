@@ -43,7 +43,7 @@ from vnet.controller.held import Held, held_connections
 from vnet.controller.inventory import Arc, Inventory, usable_bps
 from vnet.controller.service.database import Timings
 from vnet.controller.service.flows import Flows
-from vnet.controller.service.moves import IN_FLIGHT, Moves, Moving, Skip, switch_all
+from vnet.controller.service.moves import Moves, Moving, Skip, switch_all
 from vnet.controller.service.putback import PutBack
 from vnet.model.controller_api import ConnectionView, Drained, Move, Unmovable
 
@@ -180,13 +180,12 @@ class Reroute:
         """The agent steps of each started move side by side, then one database
         transaction switches the ledger of all that took them (a move that failed is
         answered as Unmovable with why, and nothing of it remains). `old_paths_work`: False
-        when the moves leave failed paths, whose break need not wait for packets on them."""
-        in_flight = IN_FLIGHT if old_paths_work else 0.0
+        when the moves leave failed paths: each is then one agent step (Moves.take_steps)."""
 
         async def steps(held: Held, moving: Moving) -> Moving | Unmovable:
             try:
                 async with self.putback.answering():
-                    await self.moves.take_steps(moving, timings, skip, in_flight)
+                    await self.moves.take_steps(moving, timings, skip, old_paths_work)
                 return moving
             except ServiceError as err:
                 return unmovable_of(held, err.reason)

@@ -7,6 +7,13 @@ new tunnel, redirect, remove the old).
 2. switch: every ingress host gets the new ingress (the traffic takes the new path);
 3. break:  every host holds exactly the new pieces; hosts only on the old path lose theirs.
 
+A move off a path that failed (`off_failed_path`) makes and switches in one step: nothing
+on the old path gets anywhere, so there is no traffic to keep while the new one is made.
+Every host of the new path goes straight to its new pieces in one transaction, where three
+in a row took three times as long; then the hosts only the old path crossed lose theirs (a
+step of its own, since such a host may be the one that failed, found down meanwhile: the
+step does not ask it, and the connection runs on its new path already).
+
 A step that changes nothing on any host is left out. Pieces are `ConnectionPieces` of one
 connection (one name) per host; a host's put replaces the connection's pieces there whole.
 """
@@ -79,14 +86,33 @@ def phases(
             step.append(_put(host, target, locators))
             held[host] = target
         steps.append((phase, step))
-    final = []
-    for host in sorted(set(held) | set(new)):
-        if host not in new:
-            final.append(HostChange(host=host, delete=(held[host].name,)))
-        elif held.get(host) != new[host]:
-            final.append(_put(host, new[host], locators))
-    steps.append((BREAK, final))
+    steps.append((BREAK, replace(held, new, locators)))
     return [(phase, step) for phase, step in steps if step]
+
+
+def off_failed_path(
+    old: Pieces, new: Pieces, locators: Mapping[str, tuple[Locator, ...]] | None = None
+) -> list[tuple[str, list[HostChange]]]:
+    """The steps of a move off a path that failed (see the module): the new path's hosts
+    to their new pieces (SWITCH), then the old path's last hosts without theirs (BREAK)."""
+    final = replace(old, new, locators)
+    puts, deletes = [c for c in final if c.put], [c for c in final if not c.put]
+    return [(phase, step) for phase, step in ((SWITCH, puts), (BREAK, deletes)) if step]
+
+
+def replace(
+    old: Pieces, new: Pieces, locators: Mapping[str, tuple[Locator, ...]] | None = None
+) -> list[HostChange]:
+    """Every host of either path straight to its new pieces (the old path's last hosts
+    lose theirs): make-before-break's last step."""
+    locators = locators or {}
+    out = []
+    for host in sorted(set(old) | set(new)):
+        if host not in new:
+            out.append(HostChange(host=host, delete=(old[host].name,)))
+        elif old.get(host) != new[host]:
+            out.append(_put(host, new[host], locators))
+    return out
 
 
 def install(

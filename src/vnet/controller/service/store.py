@@ -5,7 +5,7 @@ only finds rows, turns them into API views and records history.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
@@ -260,9 +260,14 @@ def finish_journal(session: Session, request_id: str, error: str | None = None) 
     if error is not None:
         journal.advance(session, request_id, RequestPhase.FAILED, error=error[:1024])
         return
+    finish_journals(session, [request_id])
+
+
+def finish_journals(session: Session, request_ids: Collection[str]) -> None:
+    """Requests whose agents confirmed: done, in one statement."""
     # confirmed and done in one step: nothing happens between the two that recovery could
     # find half done (the agents have confirmed when this runs)
-    journal.advance(session, request_id, RequestPhase.DONE)
+    journal.advance_all(session, request_ids, RequestPhase.DONE)
 
 
 def changes_after(
