@@ -70,13 +70,16 @@ class World:
 
     def service(self, settings: dict[str, Any] | None = None, **options: Any) -> Service:
         """The service over these hosts (`settings`: more of its configuration's fields)."""
+        fields: dict[str, Any] = {
+            "reconcile_interval": 3600,
+            "utilisation_interval": 3600,
+            "confirm_timeout": CONFIRM_TIMEOUT,
+            **(settings or {}),
+        }
         config = ControllerConfig(
             state_dir=self.state / f"controller-{uuid.uuid4().hex[:8]}",
             database=self.url,
-            reconcile_interval=3600,
-            utilisation_interval=3600,
-            confirm_timeout=CONFIRM_TIMEOUT,
-            **(settings or {}),
+            **fields,
         )
         return Service(config, make_engine(self.url), self.hosts, **options)
 

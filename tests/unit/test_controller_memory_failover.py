@@ -340,6 +340,35 @@ def test_a_connection_that_lands_on_a_link_failed_meanwhile_is_moved_off(w: Worl
     assert w.run(scenario) == ["h1", "h2", "h3"]
 
 
+def test_moves_off_a_host_whose_agent_died_unnoticed_stay_moved(w: World) -> None:
+    """h2 is powered off and detection has not noticed yet when the moves off it remove
+    their old pieces there: that removal fails (h2 refuses the connect), but each
+    connection runs on h1 -> h3 already. It stays moved, not put back on a path that
+    carries nothing, and h2 is reconciled when its agent runs again."""
+    names = ["v0", "v1", "v2"]
+    repaired: list[list[str]] = []
+
+    async def scenario(svc: Service) -> None:
+        await svc.failover.link_down("h1-h3")
+        for k, name in enumerate(names):  # planned around h1-h3: through h2
+            await svc.create_connection(ACME, "acme", voice(name, 5201 + k, "5mbit"))
+        await svc.failover.link_up("h1-h3")
+        w.hosts.kill("h2")
+        svc.putback.repair = repaired.append
+        report = await asyncio.wait_for(svc.failover.link_down("h1-h2"), 5)
+        assert report.degraded == [] and sorted(m.connection for m in report.moved) == names
+        assert {tuple((await svc.connection(ACME, "acme", n)).path) for n in names} == {
+            ("h1", "h3")
+        }
+        w.hosts.restart("h2")
+        await svc.reconciler.all_hosts(["h2"])
+
+    w.run(scenario)
+    assert repaired == [["h2"]], "h2 is reconciled once for all the moves"
+    held = set(live_connections(w.url))
+    assert w.pieces() == {"h1": held, "h2": set(), "h3": held}
+
+
 def test_a_host_found_gone_during_a_move_is_not_asked_by_its_later_steps(w: World) -> None:
     """h2 is powered off while its connections move off it: detection finds its agent gone
     only once the moves' first step is committed. The later steps (the one removing the

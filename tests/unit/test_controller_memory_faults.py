@@ -73,6 +73,25 @@ def test_every_host_is_as_the_answer_says_whatever_step_fails(
     assert all(w.hosts.pending(h) is None for h in HOSTS), reason
 
 
+def test_a_host_that_died_after_its_commit_is_not_asked_to_confirm_until_the_deadline(
+    tmp_path: Path,
+) -> None:
+    """h3 takes the commit, then its agent dies (connects are refused). An agent rolls back
+    a pending commit when it starts again, so no confirm can land: the request answers at
+    once, not after 0.9 of the confirm timeout (60 s here) of retries."""
+    w = world(tmp_path)
+    w.hosts.fail("h3", Step.CONFIRM, Failure.DIE)
+
+    async def scenario(svc: Service) -> str:
+        create = svc.create_connection(ACME, "acme", voice("v", 5201, "20mbit"))
+        with pytest.raises(AgentRefused) as refused:
+            await asyncio.wait_for(create, 10)
+        return refused.value.reason
+
+    reason = w.run(scenario, settings={"confirm_timeout": 60})
+    assert "h3" in may_hold(reason), reason
+
+
 def test_a_refused_confirm_puts_back_the_hosts_that_confirmed(tmp_path: Path) -> None:
     """h1 confirms, h3 refuses its confirm: h3's commit is cancelled and h1 is reconciled
     before the answer, which says so."""

@@ -15,7 +15,14 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from vnet.client.endpoint import DEFAULT_PORTS, Endpoint
-from vnet.client.errors import AuthError, ClientError, ConnectError, ControllerError, TimedOut
+from vnet.client.errors import (
+    AuthError,
+    ClientError,
+    ConnectError,
+    ControllerError,
+    Refused,
+    TimedOut,
+)
 from vnet.tools import netns
 
 if TYPE_CHECKING:
@@ -73,6 +80,7 @@ __all__ = [
     "Endpoint",
     "InterfaceState",
     "NetconfClient",
+    "Refused",
     "RestconfClient",
     "RouterState",
     "TimedOut",

@@ -40,6 +40,12 @@ class TimedOut(ConnectError):
     it) or an RPC."""
 
 
+class Refused(ConnectError):
+    """Nothing listens where the agent should: it is not running (the connect was refused).
+    An agent rolls back a confirmed commit still pending when it starts, so nothing sent
+    before can be confirmed there any more."""
+
+
 class AuthError(ConnectError):
     """The agent refused the login, or its identity is not the pinned one."""
 

@@ -19,7 +19,7 @@ from ncclient.transport.session import SessionListener
 from vnet.client import hostkeys
 from vnet.client.deadline import ConnectDeadline
 from vnet.client.endpoint import Endpoint
-from vnet.client.errors import AuthError, ClientError, ConnectError, TimedOut
+from vnet.client.errors import AuthError, ClientError, ConnectError, Refused, TimedOut
 from vnet.client.routers import RouterState
 from vnet.model import VirtualNetwork, VirtualRouter
 from vnet.model.topology import Route
@@ -96,7 +96,8 @@ def _connect_error(ep: Endpoint, port: int, err: Exception) -> Exception:
     # anything else ended the connect before the session was up: refused, reset, EOF in
     # the banner (an agent dying as it accepted), a failed hello
     why = str(err) or type(err).__name__
-    return ConnectError(f"cannot reach the agent's NETCONF at {ep.address}:{port}: {why}")
+    kind = Refused if isinstance(err, ConnectionRefusedError) else ConnectError
+    return kind(f"cannot reach the agent's NETCONF at {ep.address}:{port}: {why}")
 
 
 def _with_operation(xml: str, operation: str) -> str:

@@ -43,7 +43,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from vnet.client import ClientError, ConnectError, TimedOut
+from vnet.client import ClientError, ConnectError, Refused, TimedOut
 from vnet.controller.agents.changes import AgentError, ConfirmError, HostChange
 from vnet.controller.southbound import Edit, Lease, Southbound
 from vnet.model.yang.errors import AppTag
@@ -258,8 +258,11 @@ class Transaction:
                 await self._ask(host, lambda: self.southbound.unlock(host, None))
 
         def again(err: Exception) -> bool:
-            # a session that broke: a new one; an agent that did not answer in time: no more
-            return busy(err) or (isinstance(err, ConnectError) and not isinstance(err, TimedOut))
+            # a session that broke: a new one; an agent that did not answer in time: no more;
+            # one that refuses the connect does not run, and rolls the commit back when it
+            # starts: no confirm can land (retried, it held a failover 54 s, to the deadline)
+            stop = (TimedOut, Refused)
+            return busy(err) or (isinstance(err, ConnectError) and not isinstance(err, stop))
 
         try:
             await retry_until(confirm_and_unlock, deadline, again)

@@ -242,15 +242,17 @@ class Moves:
         timings: Timings | None,
         skip: Skip = frozenset,
         old_path_works: bool = True,
-    ) -> None:
+    ) -> list[str]:
         """The agent steps of a move; if one fails, what the earlier ones did is put back,
         the move's reservation undone (AgentRefused). `skip()`: the hosts that are down as
         known when a step starts (their agent is not asked; reconciliation removes what
         they held when they are back): a host found down during the move is not asked by
         its later steps. Between the switch and the break it waits IN_FLIGHT for packets sent
         on the old path just before the switch to reach its last hosts. `old_path_works`
-        False (the old path failed: nothing on it gets anywhere): no wait, and the new
-        path made and switched in one step (`steps.off_failed_path`)."""
+        False (the old path failed: nothing on it gets anywhere): no wait, the new path
+        made and switched in one step (`steps.off_failed_path`), and a break that fails
+        undoes nothing (`_clear_failed_path`). The hosts that still hold pieces of the old
+        path, for the caller to have reconciled."""
         locators = {**moving.old.locators, **moving.new.locators}
         old, new = moving.old.pieces, moving.new.pieces
         planned = steps.phases if old_path_works else steps.off_failed_path
@@ -261,6 +263,8 @@ class Moves:
                     await asyncio.sleep(IN_FLIGHT)
                 down = skip()
                 kept = [c for c in step if c.host not in down]
+                if kept and phase == steps.BREAK and ran and not old_path_works:
+                    return await self._clear_failed_path(moving, kept, ran, timings)
                 if kept:
                     await self.flows.run_agents(
                         f"{moving.request_id}.{ran}", kept, timings, journal_commit=ran == 0
@@ -272,6 +276,29 @@ class Moves:
             error = str(e)
             await self.flows.db.write(lambda s: undo(s, moving, error), timings)
             raise AgentRefused(e.host, e.reason, e.tag) from None
+        return []
+
+    async def _clear_failed_path(
+        self, moving: Moving, changes: list[HostChange], ran: int, timings: Timings | None
+    ) -> list[str]:
+        """The last hosts of a failed path lose the connection's pieces. It runs on its new
+        path already, so a host that does not take this (often the one that failed, not yet
+        known down: its agent stopping) is left for reconciliation, not a reason to put the
+        connection back on a path that carries nothing; those hosts."""
+        try:
+            await self.flows.run_agents(
+                f"{moving.request_id}.{ran}", changes, timings, journal_commit=False
+            )
+            return []
+        except AgentError as e:
+            hosts = sorted({c.host for c in changes})
+            log.warning(
+                "request %s: the failed path's pieces stay on %s until reconciled: %s",
+                moving.request_id,
+                ", ".join(hosts),
+                e,
+            )
+            return hosts
 
     async def _restore(
         self, moving: Moving, timings: Timings | None, skip: Collection[str]

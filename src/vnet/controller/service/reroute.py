@@ -182,15 +182,19 @@ class Reroute:
         answered as Unmovable with why, and nothing of it remains). `old_paths_work`: False
         when the moves leave failed paths: each is then one agent step (Moves.take_steps)."""
 
+        stale: set[str] = set()  # hosts still holding pieces of failed paths
+
         async def steps(held: Held, moving: Moving) -> Moving | Unmovable:
             try:
                 async with self.putback.answering():
-                    await self.moves.take_steps(moving, timings, skip, old_paths_work)
+                    stale.update(await self.moves.take_steps(moving, timings, skip, old_paths_work))
                 return moving
             except ServiceError as err:
                 return unmovable_of(held, err.reason)
 
         stepped = await asyncio.gather(*(steps(h, m) for h, m in started))
+        if stale:
+            self.putback.repair(sorted(stale))
         done = [(h, m) for (h, _), m in zip(started, stepped, strict=True) if isinstance(m, Moving)]
 
         switched = [(m, h.tenant) for h, m in done]

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
-from vnet.client import ConnectError, TimedOut
+from vnet.client import ConnectError, Refused, TimedOut
 from vnet.controller.southbound import Counters, Edit, Lease, Notices, UnderlayNotice
 from vnet.controller.southbound.datastore import HostDatastore, refused
 from vnet.model.controller_config import AgentEndpoint
@@ -374,7 +374,7 @@ class MemorySouthbound:
         after `rpc_timeout`)."""
         if not one.alive:
             self._open.pop(one.name, None)
-            raise ConnectError(f"cannot reach the agent of {one.name}: connection refused")
+            raise Refused(f"cannot reach the agent of {one.name}: connection refused")
         if not one.answering:
             self.timed_out[one.name] += 1
             await asyncio.sleep(self.rpc_timeout)
