@@ -19,10 +19,12 @@ Each answers a `Failover` report: the connections moved and those degraded, with
 
 On a failure every live connection whose path crosses the element is planned again over the
 inventory without every element down (`Reroute.start_all`: the usual admission under the
-links' row locks, never over-admitting the survivors) and moved onto the new path with a
-modify's steps. The old path carries nothing any more, so for the failed part this is
-break-then-make: its break does not wait for packets in flight on it, and does not ask the
-agent of a host that is down (its stale pieces go when reconciliation meets it again). A
+links' row locks, never over-admitting the survivors) and moved onto the new path. The old
+path carries nothing any more, so there is nothing to keep while the new one is made: the
+new path's hosts get their pieces in one agent step, then the old path's last hosts lose
+theirs (steps.off_failed_path), without waiting for packets in flight; a host that is down
+is not asked, and one that does not take the removal leaves the move in place (its stale
+pieces go when reconciliation meets it again). A
 connection that cannot move (its path was asked for explicitly, it ends on the failed host,
 no surviving path has room) becomes `degraded`, with the reason in its history: it keeps
 its pieces and its reservations where they were, so nothing else takes that room and it

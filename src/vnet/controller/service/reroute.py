@@ -4,7 +4,7 @@
 of `avoid` (a link of an avoided host counts as avoided), and for each one plans a path over
 the inventory without them (`Inventory.avoiding`) with the usual admission, then moves it
 with the machinery of a modify (`Moves.start_booked` reserves generation g+1 as NEXT under
-the links' row locks while g still counts, `Moves.take_steps` takes the three agent steps,
+the links' row locks while g still counts, `Moves.take_steps` takes the agent steps,
 `switch_all` switches the ledger). The moves are reserved together, in one database
 transaction and one ledger book (`start_all`), and realised side by side (`finish_all`):
 their agent steps meet in the agents' group commit, one transaction per host and step for
