@@ -113,7 +113,7 @@ class Database:
         raises, each of its items is written alone, in a savepoint of its own: what one
         raises undoes it alone and is raised to its caller. (The moves of one failure
         journal COMMITTED at once: 100 of them took 100 transactions, 0.45 s on SQLite, then
-        100 UPDATEs in savepoints, 0.1-0.2 s; one UPDATE takes 3 ms.)"""
+        100 UPDATEs in savepoints, 0.1-0.2 s; one UPDATE for all of them about 3 ms.)"""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if not self._together:
             asyncio.get_running_loop().call_soon(self._write_queued)

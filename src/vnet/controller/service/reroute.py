@@ -180,7 +180,9 @@ class Reroute:
         """The agent steps of each started move side by side, then one database
         transaction switches the ledger of all that took them (a move that failed is
         answered as Unmovable with why, and nothing of it remains). `old_paths_work`: False
-        when the moves leave failed paths: each is then one agent step (Moves.take_steps)."""
+        when the moves leave failed paths: each makes its new path in one agent step, and a
+        failed removal of its old pieces leaves their hosts to be reconciled
+        (Moves.take_steps)."""
 
         stale: set[str] = set()  # hosts still holding pieces of failed paths
 
