@@ -5,7 +5,8 @@
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
 VENV := .venv/bin
-CARGO_CRATES := $(wildcard perfbench/Cargo.toml hypervisor/Cargo.toml)
+# The native crates (perfbench, hypervisor): one Cargo workspace (Cargo.toml), one target/
+CARGO_CRATES := perfbench hypervisor
 
 .PHONY: demo test check quick bootstrap-demo bootstrap bootstrap-rust lint unit integration fuzz \
 	rust rust-test bench-build dist install-rust clean
@@ -70,14 +71,13 @@ fuzz: bootstrap
 
 # Native crates: built in release for benchmarks and integration tests.
 rust: bootstrap-rust
-	@for c in $(CARGO_CRATES); do cargo build -q --release --manifest-path $$c || exit 1; done
+	cargo build -q --release --workspace
 
 # --release: the tests reuse the release build instead of compiling everything twice
 rust-test: rust
-	@for c in $(CARGO_CRATES); do \
-	  cargo fmt --check --manifest-path $$c && \
-	  cargo clippy -q --release --manifest-path $$c --all-targets -- -D warnings && \
-	  cargo test -q --release --manifest-path $$c || exit 1; done
+	cargo fmt --all --check
+	cargo clippy -q --release --workspace --all-targets -- -D warnings
+	cargo test -q --release --workspace
 
 # The packages an operator installs (docs/deploy.md): a wheel and an sdist in dist/, whose
 # extras are the roles (vnet[agent], vnet[controller], vnet[bench], vnet[all]). The wheel
@@ -92,12 +92,11 @@ dist: bootstrap
 PREFIX ?= /usr/local
 install-rust: rust
 	install -d $(DESTDIR)$(PREFIX)/bin
-	@for c in $(CARGO_CRATES); do d=$$(dirname $$c); \
-	  install -m 0755 $$d/target/release/$$d $(DESTDIR)$(PREFIX)/bin/$$d || exit 1; done
+	install -m 0755 $(addprefix target/release/,$(CARGO_CRATES)) $(DESTDIR)$(PREFIX)/bin/
 
 bench-build: bootstrap
 	$(VENV)/vnet bench build --vrs 100 --json out/bench-build-100.json
 	$(VENV)/vnet bench build --vrs 1000 --json out/bench-build-1000.json
 
 clean:
-	rm -rf .venv .cache out dist perfbench/target hypervisor/target
+	rm -rf .venv .cache out dist target

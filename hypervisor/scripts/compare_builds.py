@@ -4,7 +4,7 @@ the switch alone and each build interleaved, round after round, so load on a sha
 falls on every series alike.
 
     .venv/bin/python hypervisor/scripts/compare_builds.py RATE TENANTS SECONDS ROUNDS \\
-        ovs=ovs before=/path/to/old/hypervisor after=hypervisor/target/release/hypervisor
+        ovs=ovs before=/path/to/old/hypervisor after=target/release/hypervisor
 
 Prints one JSON line per run: p50/p90/p99 latency (µs), lost/sent, CPU % of a core
 (OVS, then the hypervisor), the load average after the run. Needs root.

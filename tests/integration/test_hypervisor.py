@@ -21,11 +21,10 @@ from pathlib import Path
 import pytest
 
 from vnet.bench.sdn.lab import OvsLab
+from vnet.bench.sdn.native import RELEASE, native_binary
 from vnet.bench.sdn.perfbench import _wait_for_line
 from vnet.tools import netns, processes
 
-REPO = Path(__file__).resolve().parents[2]
-HV_DIR = REPO / "hypervisor"
 HV_PORT = 6753
 RED_PORT, BLUE_PORT = 6653, 6654
 OF13 = 4
@@ -156,13 +155,9 @@ class Tenant:
 
 
 def hypervisor_binary() -> Path:
-    exe = HV_DIR / "target" / "release" / "hypervisor"
-    if not exe.is_file():
-        if shutil.which("cargo") is None:
-            pytest.skip("cargo is not installed and the hypervisor is not built")
-        cmd = ["cargo", "build", "--release", "--manifest-path", str(HV_DIR / "Cargo.toml")]
-        subprocess.run(cmd, check=True, timeout=900)
-    return exe
+    if not (RELEASE / "hypervisor").is_file() and shutil.which("cargo") is None:
+        pytest.skip("cargo is not installed and the hypervisor is not built")
+    return native_binary("hypervisor", "VNET_HYPERVISOR")
 
 
 @dataclass

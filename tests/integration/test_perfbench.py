@@ -2,8 +2,8 @@
 against Open vSwitch's userspace datapath (directly, through the proxy and through
 the slicing hypervisor).
 
-Uses the release binaries perfbench/target/release/perfbench and
-hypervisor/target/release/hypervisor (built if missing).
+Uses the release binaries target/release/perfbench and
+target/release/hypervisor (the Cargo workspace's, built if missing).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from vnet.bench.registry import BENCHMARKS
 from vnet.bench.sdn import hypervisor as sdn_hypervisor
 from vnet.bench.sdn import lab as sdn_lab
 from vnet.bench.sdn import perfbench as sdn_perfbench
+from vnet.bench.sdn.native import RELEASE
 from vnet.cli.bench_cmds import make_command
 from vnet.tools import processes
 
@@ -31,8 +32,7 @@ ECHO_RATE = 20_000
 
 @pytest.fixture(scope="module")
 def perfbench() -> Path:
-    exe = sdn_perfbench.PERFBENCH_DIR / "target" / "release" / "perfbench"
-    if not exe.is_file() and shutil.which("cargo") is None:
+    if not (RELEASE / "perfbench").is_file() and shutil.which("cargo") is None:
         pytest.skip("cargo is not installed and perfbench is not built")
     return sdn_perfbench.perfbench_binary(build=True)
 

@@ -11,8 +11,6 @@ counters (stdout's last line when it stops) belong to that run alone.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -23,34 +21,15 @@ from typing import Any
 
 from vnet.bench.sdn import SdnBenchError
 from vnet.bench.sdn.lab import OvsLab
-from vnet.bench.sdn.perfbench import CONTROLLER_PORT, HV_PORT, REPO, _wait_for_line
+from vnet.bench.sdn.native import native_binary
+from vnet.bench.sdn.perfbench import CONTROLLER_PORT, HV_PORT, _wait_for_line
 from vnet.tools import processes
-from vnet.tools.errors import ToolError
-
-HYPERVISOR_DIR = REPO / "hypervisor"
 
 
 def hypervisor_binary(build: bool = True) -> Path:
-    """The hypervisor's release binary ($VNET_HYPERVISOR, else hypervisor/target/release)."""
-    env = os.environ.get("VNET_HYPERVISOR")
-    if env:
-        if not Path(env).is_file():
-            raise SdnBenchError(f"VNET_HYPERVISOR={env} is not a file")
-        return Path(env)
-    path = HYPERVISOR_DIR / "target" / "release" / "hypervisor"
-    if path.is_file():
-        return path
-    cargo = shutil.which("cargo")
-    if not build or cargo is None:
-        raise SdnBenchError(f"{path} is missing: run 'make rust' (needs cargo)")
-    try:
-        processes.check_output(
-            [cargo, "build", "--release", "--manifest-path", str(HYPERVISOR_DIR / "Cargo.toml")],
-            timeout=900,
-        )
-    except ToolError as err:
-        raise SdnBenchError(str(err)) from err
-    return path
+    """The hypervisor's release binary ($VNET_HYPERVISOR, else the workspace's), built if
+    missing."""
+    return native_binary("hypervisor", "VNET_HYPERVISOR", build)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import json
 import os
 import queue
 import select
-import shutil
 import subprocess
 import tempfile
 import threading
@@ -18,12 +17,10 @@ from typing import IO, Any
 
 from vnet.bench.sdn import SdnBenchError
 from vnet.bench.sdn.lab import OVS_PORT, OvsLab
+from vnet.bench.sdn.native import native_binary
 from vnet.tools import processes
-from vnet.tools.errors import ToolError
 from vnet.tools.wait import WaitTimeout, wait_until
 
-REPO = Path(__file__).resolve().parents[4]
-PERFBENCH_DIR = REPO / "perfbench"
 CONTROLLER_PORT = 6653  # tenant i listens on 6653 + i
 PROXY_PORT = 6753  # the proxy listens on 6753 + i and relays to 6653 + i
 HV_PORT = 6853  # the hypervisor's one listening port, above the proxy's (at most 100 tenants)
@@ -33,30 +30,8 @@ HV_PORT = 6853  # the hypervisor's one listening port, above the proxy's (at mos
 
 
 def perfbench_binary(build: bool = True) -> Path:
-    """perfbench's release binary ($PERFBENCH, else perfbench/target/release), built if missing."""
-    env = os.environ.get("PERFBENCH")
-    if env:
-        path = Path(env)
-        if not path.is_file():
-            raise SdnBenchError(f"PERFBENCH={env} is not a file")
-        return path
-    path = PERFBENCH_DIR / "target" / "release" / "perfbench"
-    if not path.is_file():
-        if not build:
-            raise SdnBenchError(
-                f"{path} is missing: run 'cargo build --release' in {PERFBENCH_DIR}"
-            )
-        cargo = shutil.which("cargo")
-        if cargo is None:
-            raise SdnBenchError(f"{path} is missing and cargo is not installed to build it")
-        try:
-            processes.check_output(
-                [cargo, "build", "--release", "--manifest-path", str(PERFBENCH_DIR / "Cargo.toml")],
-                timeout=900,
-            )
-        except ToolError as err:
-            raise SdnBenchError(str(err)) from err
-    return path
+    """perfbench's release binary ($PERFBENCH, else the workspace's), built if missing."""
+    return native_binary("perfbench", "PERFBENCH", build)
 
 
 class LineWatch:
