@@ -220,10 +220,26 @@ def agents_lab(session_labs: Labs) -> Iterator[Any]:
     yield from _guarded(start_lab(session_labs))
 
 
-@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+DATABASES = ("sqlite", "postgresql")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A controller's test runs on SQLite, and on PostgreSQL too where the database is what
+    it tests (marked `both_databases`: locking, concurrency, rollback, recovery). A test
+    takes the kind as `database_kind`, or a lab's database maker as `controller_databases`
+    (of session scope: the tests on one database share its lab)."""
+    both = metafunc.definition.get_closest_marker("both_databases") is not None
+    kinds = DATABASES if both else DATABASES[:1]
+    if "database_kind" in metafunc.fixturenames:
+        metafunc.parametrize("database_kind", kinds)
+    if "controller_databases" in metafunc.fixturenames:
+        metafunc.parametrize("controller_databases", kinds, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
 def controller_databases(request: pytest.FixtureRequest) -> Callable[[str], str | None]:
-    """A new database's URL for a lab's controller (None: SQLite, the default); on each
-    database in turn (pytest groups the tests by it)."""
+    """A new database's URL for a lab's controller (None: SQLite, the default), on the
+    database the test is parametrized with (pytest groups the tests by it)."""
     if request.param == "sqlite":
         return lambda _name: None
     server: postgres.Postgres = request.getfixturevalue("pg")  # outlives the labs using it

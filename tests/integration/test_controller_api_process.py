@@ -1,5 +1,5 @@
 """`vnet controller run` as a real process on a three-host lab with agents, driven with curl in
-JSON and XML, on SQLite and PostgreSQL (issue 12, parts 1 and 4): tokens made by the CLI, a
+JSON and XML (issue 12, parts 1 and 4): tokens made by the CLI, a
 connection established through the agents, a retried request with the same Idempotency-Key
 making no second connection, Server-Timing, bad input refused with nothing changed on any
 agent, release, and a clean stop by PID on SIGTERM.
@@ -128,12 +128,9 @@ def start(config_file: Path, log: Path) -> Controller:
     return Controller(process, config, config_file, ready["url"], log, ready["certificate"])
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def controller(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> Iterator[Controller]:
-    database = None
-    if request.param == "postgresql":
-        database = request.getfixturevalue("pg").create_database(unique_database("api"))
-    c = start(write_config(lab, tmp_path, database), tmp_path / "controller.log")
+@pytest.fixture
+def controller(lab: Lab, tmp_path: Path) -> Iterator[Controller]:
+    c = start(write_config(lab, tmp_path, None), tmp_path / "controller.log")
     yield c
     stop_child(c.process)  # only if a test failed before its own stop
 
@@ -204,8 +201,7 @@ XML_REQUEST = (
 
 # the HTTP contract through the real process: the database is not what is tested here (the
 # two controllers on one PostgreSQL below are; test_controller_api_postgres.py runs the API's
-# tests on it)
-@pytest.mark.parametrize("controller", ["sqlite"], indirect=True)
+# tests on it), so SQLite only
 def test_controller_process_json_and_xml_with_curl(lab: Lab, controller: Controller) -> None:
     c = controller
     provider = c.config.provider_token_path.read_text().strip()

@@ -92,9 +92,18 @@ async def act(service: Service, operation: str, name: str) -> object:
     return await service.modify_connection(ACME, "acme", name, change)
 
 
-@pytest.mark.parametrize("operation", OPERATIONS)
-@pytest.mark.parametrize("step", STEPS)
-@pytest.mark.parametrize("action", ACTIONS)
+# Every pair of failure, step and operation, in 20 cases instead of the 60 of every
+# combination (each took 3-13 s here): each step with each operation, the failure turning
+# so that each step and each operation meets each failure. Every combination runs on hosts
+# in memory (tests/unit/test_controller_memory_faults.py); here the agents are real.
+CASES = [
+    (ACTIONS[(i + j) % len(ACTIONS)], step, operation)
+    for i, step in enumerate(STEPS)
+    for j, operation in enumerate(OPERATIONS)
+]
+
+
+@pytest.mark.parametrize(("action", "step", "operation"), CASES)
 def test_a_faulty_agent_leaves_every_host_as_the_answer_says(
     lab: Lab, controller: Controller, action: str, step: str, operation: str
 ) -> None:

@@ -1,8 +1,8 @@
-"""Deletes through the controller's API (HTTP, JSON and XML) over the real Service and the
-real agents of the session's three-host triangle (controller_service_support.py), on SQLite
-and PostgreSQL: a VR goes from its agent with the routes its tenant's other VRs had to its
-locator, in one transaction; a refusing agent leaves every host and the database as they
-were; end hosts and tenants go from the database; a network in use is refused naming its
+"""Deletes through the controller's API (HTTP, JSON and XML) over the real Service and the real
+agents of the session's three-host triangle (controller_service_support.py), on SQLite (and
+PostgreSQL for the refusal): a VR goes from its agent with the routes its tenant's other VRs
+had to its locator, in one transaction; a refusing agent leaves every host and the database as
+they were; end hosts and tenants go from the database; a network in use is refused naming its
 holders; a VR made on an agent directly is listed as unmanaged and adopted. What the agents
 hold is read with independent NETCONF sessions (raw ncclient)."""
 
@@ -45,11 +45,9 @@ def lab(service_lab: Lab) -> Lab:
     return service_lab
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(
-    request: pytest.FixtureRequest, service_databases: TemplateDatabases, tmp_path: Path
-) -> str:
-    return service_databases.make(request.param, tmp_path, "life")
+@pytest.fixture
+def url(database_kind: str, service_databases: TemplateDatabases, tmp_path: Path) -> str:
+    return service_databases.make(database_kind, tmp_path, "life")
 
 
 def through_api(lab: Lab, url: str, scenario: Callable[[Client], Awaitable[Any]]) -> Any:
@@ -124,6 +122,7 @@ def test_a_vr_deleted_through_the_api_goes_from_its_agent_with_the_routes_to_it(
     assert "rx" not in names_in(url, VirtualRouter)
 
 
+@pytest.mark.both_databases
 def test_an_agent_that_refuses_a_delete_leaves_every_host_and_the_database_as_they_were(
     lab: Lab, url: str
 ) -> None:

@@ -47,10 +47,12 @@ def lab(service_lab: Lab) -> Lab:
     return service_lab
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def controller(request: pytest.FixtureRequest, lab: Lab, tmp_path: Path) -> Iterator[Controller]:
+@pytest.fixture
+def controller(
+    database_kind: str, request: pytest.FixtureRequest, lab: Lab, tmp_path: Path
+) -> Iterator[Controller]:
     database = None
-    if request.param == "postgresql":
+    if database_kind == "postgresql":
         database = request.getfixturevalue("pg").create_database(f"burst_{tmp_path.name[-10:]}")
     c = start(write_config(lab, tmp_path, database), tmp_path / "controller.log")
     yield c
@@ -158,6 +160,7 @@ def burst(api: Api, lab: Lab, log: Path | None = None) -> None:
     assert rows > 0  # the history is kept (released rows), only failed attempts leave none
 
 
+@pytest.mark.both_databases
 def test_a_burst_that_needs_moves_answers_only_201_or_4xx(lab: Lab, controller: Controller) -> None:
     burst(of_process(controller), lab, controller.log)
 

@@ -1,8 +1,8 @@
-"""The controller's Service on a real three-host lab with agents, on SQLite and PostgreSQL
-(issue 12): a connection carries iperf3 UDP at its rate and only its 5-tuple; a rejection
-names the link direction; an agent that refuses halfway leaves every host and the database
-as they were; a tenant administrator sees only its tenant; rearrangement moves a connection
-make-before-break without losing a datagram.
+"""The controller's Service on a real three-host lab with agents, on SQLite, and on PostgreSQL
+where a refusal must leave the database as it was (issue 12): a connection carries iperf3 UDP
+at its rate and only its 5-tuple; a rejection names the link direction; an agent that refuses
+halfway leaves every host and the database as they were; a tenant administrator sees only its
+tenant; rearrangement moves a connection make-before-break without losing a datagram.
 
 The agents are checked with independent NETCONF sessions (raw ncclient) and the kernel.
 """
@@ -55,12 +55,10 @@ def lab(service_lab: Lab) -> Lab:
     return service_lab
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(
-    request: pytest.FixtureRequest, service_databases: TemplateDatabases, tmp_path: Path
-) -> str:
+@pytest.fixture
+def url(database_kind: str, service_databases: TemplateDatabases, tmp_path: Path) -> str:
     """A copy of the migrated template with the lab's inventory, on either database."""
-    return service_databases.make(request.param, tmp_path, "svc")
+    return service_databases.make(database_kind, tmp_path, "svc")
 
 
 async def started(lab: Lab, url: str, **options: object) -> Service:
@@ -73,8 +71,7 @@ def request(name: str, port: int, bandwidth: str, **more: object) -> ConnectionR
     return ConnectionRequest(name=name, dst_port=port, bandwidth=bandwidth, **VOICE, **more)  # type: ignore[arg-type]
 
 
-# the data plane: the database is not what is tested (the tests below on both are)
-@pytest.mark.parametrize("url", ["sqlite"], indirect=True)
+# the data plane: the database is not what is tested (SQLite only)
 def test_a_connection_carries_its_rate_and_only_its_5_tuple(lab: Lab, url: str) -> None:
     async def create() -> tuple[object, dict[str, float]]:
         service = await started(lab, url)
@@ -187,6 +184,7 @@ def test_a_rejection_names_the_link_direction_and_changes_nothing(lab: Lab, url:
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
 
 
+@pytest.mark.both_databases
 def test_an_agent_that_refuses_leaves_every_host_and_the_database_as_they_were(
     lab: Lab, url: str
 ) -> None:
@@ -326,8 +324,7 @@ def test_rearrangement_moves_a_connection_without_losing_a_datagram(lab: Lab, ur
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
 
 
-# the agents' counters and the poller: the database is not what is tested
-@pytest.mark.parametrize("url", ["sqlite"], indirect=True)
+# the agents' counters and the poller: the database is not what is tested (SQLite only)
 def test_links_show_the_utilisation_the_agents_count(lab: Lab, url: str) -> None:
     """The poller reads the agents' class counters every 0.5 s: while 15 Mbit/s of UDP runs
     h1 -> h3, that direction shows it (at least a third of it even on a starved machine,
@@ -413,6 +410,7 @@ def test_modify_changes_the_shaper_then_the_path_and_releases_the_old_once(
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
 
 
+@pytest.mark.both_databases
 def test_a_refused_move_leaves_no_reservation_rows_and_its_retry_moves(lab: Lab, url: str) -> None:
     """h2's candidate is locked: the move of "retry" onto h1 -> h2 -> h3 is refused (502),
     the connection stays on generation 1 with nothing of generation 2 in the ledger, and the

@@ -50,14 +50,13 @@ def lab(service_lab: Lab) -> Lab:
     return service_lab
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(
-    request: pytest.FixtureRequest, service_databases: TemplateDatabases, tmp_path: Path
-) -> str:
+@pytest.fixture
+def url(database_kind: str, service_databases: TemplateDatabases, tmp_path: Path) -> str:
     """A copy of the migrated template with the lab's inventory, on either database."""
-    return service_databases.make(request.param, tmp_path, "rec")
+    return service_databases.make(database_kind, tmp_path, "rec")
 
 
+@pytest.mark.both_databases
 def test_kill_9_between_commit_and_confirm_then_restart_leaves_nothing_half(
     lab: Lab, url: str
 ) -> None:
@@ -98,6 +97,7 @@ def test_kill_9_between_commit_and_confirm_then_restart_leaves_nothing_half(
     assert lab.controller_pieces() == {h: set() for h in HOSTS}  # the ledger matches the agents
 
 
+@pytest.mark.both_databases
 def test_reconciliation_repairs_drift_on_an_agent(lab: Lab, url: str) -> None:
     """A piece removed behind the controller's back comes back; a stray vc piece goes."""
 
@@ -243,6 +243,7 @@ def _release_everything(lab: Lab, url: str) -> None:
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
 
 
+@pytest.mark.both_databases
 def test_a_starting_controller_leaves_a_live_ones_requests_alone(
     lab: Lab, pg: postgres.Postgres
 ) -> None:

@@ -65,6 +65,7 @@ def curl(name: str, path: str) -> dict[str, object]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.both_databases
 def test_the_controller_serves_in_the_management_namespace(lab: tuple[str, Path]) -> None:
     name, _ = lab
     proc = controller_pid(name)
@@ -90,6 +91,7 @@ def pieces_on(name: str, host: str) -> list[str]:
     return [c["name"] for c in tree.get("vnet-router:srv6", {}).get("connection", [])]
 
 
+@pytest.mark.both_databases
 def test_request_list_show_release_through_the_cli(lab: tuple[str, Path]) -> None:
     name, _ = lab
     args = ("voice", "pc1", "pc3", "--bandwidth", "20mbit", "--protocol", "udp", "--dport", "5060")

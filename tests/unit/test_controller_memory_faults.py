@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,6 +42,22 @@ CASES = [
 ]
 
 
+async def as_the_answer_says(
+    w: World, svc: Service, before: tuple[Any, dict[str, set[str]]], reason: str, failure: Failure
+) -> None:
+    """After a refused request: the database holds nothing of it and the hosts the answer does
+    not name hold what they held; then h3 runs again and every host is reconciled."""
+    assert database_state(w.url) == before[0], reason
+    named = may_hold(reason)
+    for host in HOSTS:
+        if host not in named:
+            assert w.pieces()[host] == before[1][host], (host, reason)
+            assert w.hosts.pending(host) is None, (host, reason)
+    back_again(w, "h3", failure)
+    outcome = await svc.reconciler.all_hosts(list(HOSTS))
+    assert all(not isinstance(r, Exception) for r in outcome.values()), outcome
+
+
 @pytest.mark.parametrize(("step", "failure", "done"), CASES)
 def test_every_host_is_as_the_answer_says_whatever_step_fails(
     tmp_path: Path, step: Step, failure: Failure, done: bool
@@ -55,22 +72,58 @@ def test_every_host_is_as_the_answer_says_whatever_step_fails(
         with pytest.raises(AgentRefused) as refused:
             await svc.create_connection(ACME, "acme", voice("v", 5201, "20mbit"))
         reason = refused.value.reason
-        # the database holds nothing of the request; the hosts it does not name hold nothing
-        assert database_state(w.url) == before[0]
-        named = may_hold(reason)
-        for host in HOSTS:
-            if host not in named:
-                assert w.pieces()[host] == before[1][host], (host, reason)
-                assert w.hosts.pending(host) is None, (host, reason)
-        back_again(w, "h3", failure)
-        outcome = await svc.reconciler.all_hosts(list(HOSTS))
-        assert all(not isinstance(r, Exception) for r in outcome.values()), outcome
+        await as_the_answer_says(w, svc, before, reason, failure)
         return reason
 
     reason = w.run(scenario)
     assert "h3" in reason or "h1" in reason, reason
     assert w.pieces() == before[1], reason
     assert all(w.hosts.pending(h) is None for h in HOSTS), reason
+
+
+# Every operation on a live connection, h3 failing at every step of its transactions. The
+# connection is bidirectional, so h3 is an ingress and takes part in each of them. The lab's
+# fault test (tests/integration/test_controller_faults.py) covers every pair of failure,
+# step and operation on real agents; this covers every combination.
+OPERATIONS = ("modify-bandwidth", "modify-path", "release")
+SHORT_PATH, FULL_PATH = ["h1", "h3"], ["h1", "h2", "h3"]
+
+
+async def operate(svc: Service, operation: str, name: str) -> object:
+    if operation == "release":
+        return await svc.release_connection(ACME, "acme", name)
+    change = (
+        ModifyRequest(path=FULL_PATH)
+        if operation == "modify-path"
+        else ModifyRequest(bandwidth="30mbit")
+    )
+    return await svc.modify_connection(ACME, "acme", name, change)
+
+
+@pytest.mark.slow  # 75 cases, about 20 s: `make test` runs them, `make check` the create's
+@pytest.mark.parametrize("operation", OPERATIONS)
+@pytest.mark.parametrize(("step", "failure", "done"), [c for c in CASES if c[0] in TRANSACTION])
+def test_every_operation_leaves_every_host_as_the_answer_says_whatever_step_fails(
+    tmp_path: Path, operation: str, step: Step, failure: Failure, done: bool
+) -> None:
+    w = world(tmp_path)
+    path = SHORT_PATH if operation == "modify-path" else FULL_PATH
+
+    async def scenario(svc: Service) -> str:
+        await svc.create_connection(
+            ACME, "acme", voice("v", 5201, "20mbit", bidirectional=True, path=path)
+        )
+        before = database_state(w.url), w.pieces()
+        w.hosts.fail("h3", step, failure, done=done)
+        with pytest.raises(AgentRefused) as refused:
+            await operate(svc, operation, "v")
+        reason = refused.value.reason
+        await as_the_answer_says(w, svc, before, reason, failure)
+        assert w.pieces() == before[1], reason
+        assert all(w.hosts.pending(h) is None for h in HOSTS), reason
+        return reason
+
+    assert "h3" in w.run(scenario)
 
 
 def test_a_host_that_died_after_its_commit_is_not_asked_to_confirm_until_the_deadline(
