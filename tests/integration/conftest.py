@@ -63,6 +63,8 @@ SERIAL = {
     "test_qos::test_path_switch_at_low_rate_loses_nothing",
     "test_managed_connections::test_iperf3_through_the_connection_within_3_percent",
     "test_controller_service::test_a_connection_carries_its_rate_and_only_its_5_tuple",
+    # no datagram lost in a planned move: lost 66 of 8113 beside three workers at load 18
+    "test_controller_service::test_rearrangement_moves_a_connection_without_losing_a_datagram",
     "test_lab_controller::test_a_requested_connection_shapes_its_flow_and_only_it",
     "test_deployment::test_a_deployment_without_the_lab",
     "test_routing::test_loss_on_a_link_is_measured_within_tolerance",
