@@ -26,11 +26,30 @@ def scope_of(nodeid: str) -> str:
     return f"{module}#{zlib.crc32(nodeid.encode()) % parts}"  # stable across the workers
 
 
+@pytest.hookimpl(trylast=True)  # after tests/integration/conftest.py has marked its tests
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadscope` the modules go out in this order: those with labs marked
+    slow, the other integration modules, then the unit tests and fuzzers, which fill the
+    workers' last minutes. xdist's own order (most tests first) sent the integration modules
+    of one or two long tests last, each then running on one worker while the others idled."""
+    if config.getvalue("dist") != "loadscope":
+        return
+    items.sort(key=_dealing_order)  # stable: a module's own order is kept
+
+
+def _dealing_order(item: pytest.Item) -> int:
+    if "integration" not in item.nodeid:
+        return 2
+    return 0 if item.get_closest_marker("slow") else 1
+
+
 @pytest.hookimpl(optionalhook=True)  # a hook of xdist: unknown when it is not loaded
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    config.option.loadscopereorder = False  # the collection's order (see above) is the order
 
     class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
