@@ -243,7 +243,6 @@ def _release_everything(lab: Lab, url: str) -> None:
     assert lab.controller_pieces() == {h: set() for h in HOSTS}
 
 
-@pytest.mark.both_databases
 def test_a_starting_controller_leaves_a_live_ones_requests_alone(
     lab: Lab, pg: postgres.Postgres
 ) -> None:
