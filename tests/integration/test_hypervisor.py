@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from vnet.bench.sdn import hypervisor as sdn_hypervisor
 from vnet.bench.sdn.lab import OvsLab
-from vnet.bench.sdn.native import RELEASE, native_binary
+from vnet.bench.sdn.native import RELEASE
 from vnet.bench.sdn.perfbench import _wait_for_line
 from vnet.tools import netns, processes
 
@@ -157,7 +158,7 @@ class Tenant:
 def hypervisor_binary() -> Path:
     if not (RELEASE / "hypervisor").is_file() and shutil.which("cargo") is None:
         pytest.skip("cargo is not installed and the hypervisor is not built")
-    return native_binary("hypervisor", "VNET_HYPERVISOR")
+    return sdn_hypervisor.hypervisor_binary()
 
 
 @dataclass
