@@ -430,8 +430,19 @@ def test_bad_input_is_rejected_and_changes_nothing(
 # -- isolation -------------------------------------------------------------------
 
 
+def softnet_drops() -> int:
+    """Packets every CPU's input backlog dropped since boot (the kernel's, not a namespace's)."""
+    lines = Path("/proc/net/softnet_stat").read_text().splitlines()
+    return sum(int(line.split()[1], 16) for line in lines)
+
+
 def test_isolation_keeps_b_at_its_guarantee_while_a_floods(labs: Labs) -> None:
-    """A 300 Mbit/s link; A floods UDP at 1.2x the link, B sends exactly its 90 Mbit/s."""
+    """A 300 Mbit/s link; A floods UDP at 1.2x the link, B sends exactly its 90 Mbit/s.
+
+    B runs 5 s (a steady window of 4.25 s) so that one stall of the machine does not
+    decide the verdict: in a CI run a 3 s flow lost 315 datagrams (about 45 ms of
+    traffic) before they reached the shaper, none in B's class, and measured 96.9 %.
+    """
     require_tools("iperf3", "fping")
     name, path = labs.file(
         "em-testbed.yaml",
@@ -455,7 +466,7 @@ def test_isolation_keeps_b_at_its_guarantee_while_a_floods(labs: Labs) -> None:
             a_src,
             ns(name, "MR1"),
             "10.10.1.2",
-            seconds=5,
+            seconds=7,
             protocol="udp",
             rate_bps=360e6,
             length=1422,
@@ -464,6 +475,7 @@ def test_isolation_keeps_b_at_its_guarantee_while_a_floods(labs: Labs) -> None:
             warmup=1.5,
         )
 
+    backlog_drops = softnet_drops()
     flooder = threading.Thread(target=run_flood)
     flooder.start()
     time.sleep(1.0)
@@ -472,7 +484,7 @@ def test_isolation_keeps_b_at_its_guarantee_while_a_floods(labs: Labs) -> None:
             b_src,
             ns(name, "b-MR1"),
             "10.20.1.2",
-            seconds=3,
+            seconds=5,
             protocol="udp",
             rate_bps=90e6 * 1422 / (1422 + 28 + 64),  # 90 Mbit/s of frames on the link
             length=1422,
@@ -484,7 +496,11 @@ def test_isolation_keeps_b_at_its_guarantee_while_a_floods(labs: Labs) -> None:
         flooder.join()
     a = flood["a"]
     share = (b.l2_bps or 0) / 90e6
-    context = f"B: {b}\nA: {a}\n{configuration(name, path)}"
+    context = (
+        f"B: {b}\nA: {a}\n"
+        f"dropped from the kernel's input backlogs meanwhile: {softnet_drops() - backlog_drops}\n"
+        f"{configuration(name, path)}"
+    )
     assert a.class_drops > 0, (
         "A's flood never filled its class: not a test of isolation\n" + context
     )  # type: ignore[attr-defined]
