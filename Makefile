@@ -4,6 +4,11 @@
 
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
+# pytest rewrites the asserts of every test module (and of schemathesis, a plugin) at each
+# start, and keeps the result only where byte-code may be written: with
+# PYTHONDONTWRITEBYTECODE set, each pytest process (each xdist worker) spent about 12 s of a
+# core on it every time. Byte-code goes to __pycache__ (ignored by git).
+unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv/bin
 # The native crates (perfbench, hypervisor): one Cargo workspace (Cargo.toml), one target/
 CARGO_CRATES := perfbench hypervisor
@@ -15,7 +20,7 @@ demo: bootstrap-demo
 	$(VENV)/vnet demo
 
 # compileall: the tests start hundreds of agents and CLI processes; with byte-code written
-# once (PYTHONDONTWRITEBYTECODE may be set) none of them compiles vnet's modules again.
+# once, before they start at once, none of them compiles vnet's modules again.
 # Two phases: the suite (shared among WORKERS processes with WORKERS=2 or more: most of its
 # time is waiting on agents, labs and timeouts, so more workers than cores pay), then the
 # tests marked serial (a measured rate, loss or time: tests/integration/conftest.py SERIAL)
