@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from typing import Final
 
 import numpy as np
-from scipy import stats as _scipy_stats
+from scipy.special import stdtrit  # Student's t inverse: scipy.stats takes 0.6 s more to import
 
 CONFIDENCE = 0.95
 PERCENTILE_METHOD: Final = "linear"  # Hyndman & Fan type 7
@@ -84,7 +84,7 @@ def t_half_width(stdev: float, n: int, confidence: float = CONFIDENCE) -> float:
         raise ValueError(f"a confidence interval needs at least 2 samples, got n={n}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    t = float(_scipy_stats.t.ppf(0.5 + confidence / 2, df=n - 1))
+    t = float(stdtrit(n - 1, 0.5 + confidence / 2))
     return t * stdev / math.sqrt(n)
 
 
