@@ -7,7 +7,8 @@ export UV_PYTHON_DOWNLOADS := never
 # pytest rewrites the asserts of every test module (and of schemathesis, a plugin) at each
 # start, and keeps the result only where byte-code may be written: with
 # PYTHONDONTWRITEBYTECODE set, each pytest process (each xdist worker) spent about 12 s of a
-# core on it every time. Byte-code goes to __pycache__ (ignored by git).
+# core on it every time, and each process in the virtual environments the tests install
+# compiled every module it imported. Byte-code goes to __pycache__ (ignored by git).
 unexport PYTHONDONTWRITEBYTECODE
 VENV := .venv/bin
 # The native crates (perfbench, hypervisor): one Cargo workspace (Cargo.toml), one target/
@@ -19,8 +20,8 @@ CARGO_CRATES := perfbench hypervisor
 demo: bootstrap-demo
 	$(VENV)/vnet demo
 
-# compileall: the tests start hundreds of agents and CLI processes; with byte-code written
-# once, before they start at once, none of them compiles vnet's modules again.
+# compileall: the tests start hundreds of agents and CLI processes, many at the same moment;
+# with vnet's byte-code written before, none of them compiles its modules.
 # Two phases: the suite (shared among WORKERS processes with WORKERS=2 or more: most of its
 # time is waiting on agents, labs and timeouts, so more workers than cores pay), then the
 # tests marked serial (a measured rate, loss or time: tests/integration/conftest.py SERIAL)
