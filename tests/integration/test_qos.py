@@ -23,6 +23,7 @@ from vnet.lab.probes import fping
 from vnet.lab.shaping import ClassRef, run_flow
 from vnet.lab.topology_file import load_topology
 from vnet.substrate import Kernel, lab_placement, nsfs, observe, plan, realize
+from vnet.tools import procfs
 
 from .conftest import Labs, require_tools, vnet
 
@@ -430,12 +431,6 @@ def test_bad_input_is_rejected_and_changes_nothing(
 # -- isolation -------------------------------------------------------------------
 
 
-def softnet_drops() -> int:
-    """Packets every CPU's input backlog dropped since boot (the kernel's, not a namespace's)."""
-    lines = Path("/proc/net/softnet_stat").read_text().splitlines()
-    return sum(int(line.split()[1], 16) for line in lines)
-
-
 def test_isolation_keeps_b_at_its_guarantee_while_a_floods(labs: Labs) -> None:
     """A 300 Mbit/s link; A floods UDP at 1.2x the link, B sends exactly its 90 Mbit/s.
 
@@ -475,7 +470,7 @@ def test_isolation_keeps_b_at_its_guarantee_while_a_floods(labs: Labs) -> None:
             warmup=1.5,
         )
 
-    backlog_drops = softnet_drops()
+    drops_before = procfs.backlog_drops()
     flooder = threading.Thread(target=run_flood)
     flooder.start()
     time.sleep(1.0)
@@ -496,9 +491,10 @@ def test_isolation_keeps_b_at_its_guarantee_while_a_floods(labs: Labs) -> None:
         flooder.join()
     a = flood["a"]
     share = (b.l2_bps or 0) / 90e6
+    backlogs = procfs.backlog_drops() - drops_before
     context = (
         f"B: {b}\nA: {a}\n"
-        f"dropped from the kernel's input backlogs meanwhile: {softnet_drops() - backlog_drops}\n"
+        f"dropped from the kernel's input backlogs meanwhile: {backlogs}\n"
         f"{configuration(name, path)}"
     )
     assert a.class_drops > 0, (

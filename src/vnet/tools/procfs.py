@@ -174,6 +174,22 @@ def snmp_counters(ns: str | None) -> dict[str, int]:
     return {**parse_snmp(v4), **parse_snmp6(v6)}
 
 
+# -- /proc/net/softnet_stat --------------------------------------------------------------
+
+
+def parse_softnet_drops(text: str) -> int:
+    """/proc/net/softnet_stat (a line per CPU, hexadecimal columns, the second the packets
+    dropped because that CPU's input backlog was full) -> the drops of all CPUs."""
+    return sum(int(line.split()[1], 16) for line in text.splitlines() if line.strip())
+
+
+def backlog_drops() -> int:
+    """Packets the kernel's input backlogs dropped since boot: machine-wide, not a namespace's
+    (a stall of the machine shows here, a shaper's drop does not)."""
+    with open(f"{NET}/softnet_stat") as f:
+        return parse_softnet_drops(f.read())
+
+
 # -- /proc/stat --------------------------------------------------------------------------
 
 CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
