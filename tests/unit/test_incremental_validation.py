@@ -2,12 +2,14 @@
 random history of edits, valid and not (a taken address, index or name, an unknown
 network, a bad route), each candidate is accepted or refused exactly as the full checks
 do it, with their message and path, and an accepted one has the same HostConfig and the
-same desired kernel state (realised from the previous one) as realize_host gives."""
+same desired kernel state (realised from the previous one) as realize_host gives, and the
+same plan when only the objects the change may touch are compared."""
 
 from __future__ import annotations
 
 import random
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ from vnet.model.agent_config import AgentConfig, User
 from vnet.model.yang.errors import RpcError
 from vnet.model.yang.guarantees import SRV6
 from vnet.model.yang.module import NETWORKS, ROUTERS
-from vnet.substrate import Placement, realize_host
+from vnet.substrate import Placement, plan, realize_host
 
 Tree = dict[str, Any]
 NETS = {
@@ -75,8 +77,16 @@ def both_ways(checker: validation.Validator, candidate: Tree, running: Tree) -> 
         return None
     tree, hc, change = checker.prepare(candidate, running)
     assert (tree, hc) == full[1]
+    before = checker.realization[1] if checker.realization is not None else None
     desired = checker.realized(hc, change)
     assert desired == realize_host(hc, place)
+    if before is not None:  # the plan of what may differ is the plan of everything
+        scope = checker.plan_scope(desired, before)
+        scoped, whole = plan(desired, before, scope), plan(desired, before)
+        # the same steps, kinds in the same order (steps of one kind whose sort keys tie,
+        # filters the kernel has not numbered here, come in either order)
+        assert Counter(op.describe() for op in scoped) == Counter(op.describe() for op in whole)
+        assert [type(op) for op in scoped] == [type(op) for op in whole]
     checker.committed(tree, hc, change, desired)
     return change
 

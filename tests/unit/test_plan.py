@@ -8,7 +8,7 @@ from pathlib import Path
 from vnet.lab.topology_file import load_topology
 from vnet.model.underlay import underlay_addressing
 from vnet.substrate import KernelState, lab_placement, plan, realize
-from vnet.substrate.address import AddAddress, DeleteAddress
+from vnet.substrate.address import AddAddress, Address, DeleteAddress
 from vnet.substrate.link import CreateLink, DeleteLink, ModifyLink
 from vnet.substrate.namespace import CreateNamespace, DeleteNamespace
 from vnet.substrate.redirect import SetRedirect
@@ -66,6 +66,27 @@ def test_removing_one_router_deletes_its_namespace_and_waits_for_its_ports() -> 
     # the end host left alone on red-lan1 loses its shortcut first; the router's own
     # ports' shortcuts go with the ports
     assert ops[:-1] == [SetRedirect(have.redirects[("vnet-demo-h1", "eh-red-a")], None)]
+
+
+def test_given_what_a_change_touches_the_plan_compares_nothing_else() -> None:
+    """The objects a change may touch are compared alone: a difference planted elsewhere,
+    which the plan of everything finds, is not looked at (so a commit of one VR costs
+    what it changes, whatever the host holds), and the change itself is planned whole."""
+    have = desired()
+    gone = "vnet-demo-red-r1"
+    touched = KernelState(namespaces={gone: have.namespaces[gone]})
+    touched.links = {k: lk for k, lk in have.links.items() if lk.peer_ns == gone}
+    touched.addresses = {a for a in have.addresses if a.ns == gone}
+    touched.routes = {r for r in have.routes if r.ns == gone}
+    want = have.copy()
+    want.remove(touched)
+    stray = Address("vnet-demo-blue-r1", "eth0", "10.99.0.1/24")  # not part of the change
+    want.addresses.add(stray)
+    whole, scoped = plan(want, have), plan(want, have, touched)
+    assert AddAddress(stray) in whole
+    assert AddAddress(stray) not in scoped
+    assert [op for op in whole if op != AddAddress(stray)] == scoped
+    assert any(isinstance(op, DeleteNamespace) and op.ns.name == gone for op in scoped)
 
 
 def test_admin_down_only_changes_the_port_state() -> None:

@@ -179,6 +179,10 @@ class Kernel:
         if query is not None:
             query.close()
 
+    def has_link(self, ns: NsName, name: str) -> bool:
+        """Whether interface `name` is in `ns` (an ioctl: no message to decode)."""
+        return self._lookup(ns, name) is not None
+
     def index(self, ns: NsName, name: str) -> int:
         found = self._lookup(ns, name)
         if found is None:

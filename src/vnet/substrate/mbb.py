@@ -185,18 +185,6 @@ class _Surviving:
         )
 
 
-def only(state: KernelState, touched: KernelState) -> KernelState:
-    """The tunnel objects (SIDs, steering, tc) of `state` that `touched` names (by key)."""
-    return KernelState(
-        sids={k: state.sids[k] for k in touched.sids if k in state.sids},
-        steers={k: state.steers[k] for k in touched.steers if k in state.steers},
-        rules=state.rules & touched.rules,
-        tc_roots=state.tc_roots & touched.tc_roots,
-        tc_classes={k: state.tc_classes[k] for k in touched.tc_classes if k in state.tc_classes},
-        tc_filters=state.tc_filters & touched.tc_filters,
-    )
-
-
 def plan_tunnels(
     desired: KernelState,
     actual: KernelState,
@@ -211,7 +199,7 @@ def plan_tunnels(
     namespaces, interfaces or HTB roots (what survives them is worked out in full)."""
     full = desired  # the next hops of new paths are looked up in all of it
     if touched is not None and not (ns_gone or ifs_gone or tc_reset):
-        desired, actual = only(desired, touched), only(actual, touched)
+        desired, actual = desired.only(touched), actual.only(touched)
     have = _Surviving.of(actual, ns_gone, ifs_gone, tc_reset)
 
     # -- make --------------------------------------------------------------

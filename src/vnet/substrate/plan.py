@@ -48,16 +48,22 @@ def _on_lost_link(addr: object, actual: KernelState, ns_gone: set[str]) -> bool:
 
 
 def plan(desired: KernelState, actual: KernelState, touched: KernelState | None = None) -> list[Op]:
-    """`touched`: see plan_tunnels (None: compare every tunnel object)."""
-    diff = _Diff(desired, actual)
-    cgroups_gone, cgroups_made = plan_cgroups(desired.cgroups, actual.cgroups)
+    """`touched` (None: compare everything): every object that may differ between `desired`
+    and `actual`, and with a namespace or interface it names, all they hold; only those are
+    compared, so a commit costs what it changes, not what the host holds. Bridge shortcuts
+    are compared whole (a port that comes or goes changes its bridge's others')."""
+    mine, theirs = desired, actual
+    if touched is not None:
+        mine, theirs = desired.only(touched), actual.only(touched)
+    diff = _Diff(mine, theirs)
+    cgroups_gone, cgroups_made = plan_cgroups(mine.cgroups, theirs.cgroups)
     # a node's group is there before anything can start in its namespace
     ops = cgroups_gone + _deletions(diff) + cgroups_made + _creations(diff)
     # connections and bandwidth classes: make before break, after all of the above
     tc_reset = {
         key
-        for key in set(actual.shapers) | set(desired.shapers)
-        if key in diff.touched_ifs or actual.shapers.get(key) != desired.shapers.get(key)
+        for key in set(theirs.shapers) | set(mine.shapers)
+        if key in diff.touched_ifs or theirs.shapers.get(key) != mine.shapers.get(key)
     }
     created = {lk.key for lk in diff.links_new}
     early, late = plan_redirects(desired.redirects, actual.redirects, diff.touched_ifs, created)

@@ -98,23 +98,28 @@ def realize_host_change(
     where: Placement,
     gone: list[VirtualRouter],
     made: list[VirtualRouter],
-) -> KernelState:
+) -> tuple[KernelState, KernelState]:
     """`realize_host(hc, where)`, from `before` (what it gave for the previous configuration)
     when only VRs changed: the VRs `gone` (deleted or replaced) taken out, those `made`
     (new or replacing) put in, the bridge shortcuts worked out again. Only for a host
-    without guarantees (their classes and pieces name VRs); the networks as they were."""
+    without guarantees (their classes and pieces name VRs); the networks as they were.
+    Also the objects of both, the only ones but shortcuts that can differ from `before`
+    (a VR's namespace holds nothing but what add_router puts there)."""
     state = before.copy()
     nets = {carried.network.name: carried.network for carried in hc.networks}
     mtus = {name: host_network_mtu(hc, net) for name, net in nets.items()}
+    old, new = KernelState(), KernelState()
     for vr in gone:
-        old = KernelState()
         add_router(old, where, vr, nets, mtus)
-        state.remove(old)
     for vr in made:
-        add_router(state, where, vr, nets, mtus)
+        add_router(new, where, vr, nets, mtus)
+    state.remove(old)
+    state.merge(new)
     state.redirects = {}
     add_shortcuts(state, where.scope)
-    return state
+    touched = old.copy()
+    touched.merge(new)
+    return state, touched
 
 
 def realize_host_connections(

@@ -65,6 +65,19 @@ class KernelState:
                 for key in theirs:
                     mine.pop(key, None)
 
+    def only(self, touched: KernelState) -> KernelState:
+        """The objects of this state that `touched` names (by key, or as members of a
+        set): a lookup per object of `touched`, whatever this state holds."""
+        part = KernelState()
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(touched, f.name)
+            if isinstance(mine, set):
+                setattr(part, f.name, {x for x in theirs if x in mine})
+            else:
+                setattr(part, f.name, {k: mine[k] for k in theirs if k in mine})
+        part.broken |= {key for key in touched.links if key in self.broken}  # named by its link
+        return part
+
     def merge(self, other: KernelState) -> None:
         self.namespaces.update(other.namespaces)
         self.links.update(other.links)

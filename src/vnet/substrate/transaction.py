@@ -69,8 +69,8 @@ def converge(
     `before`: what the kernel holds, if the caller knows it (an agent after its
     last commit, or a lab's namespaces on the way down); else it is observed.
     On failure the kernel is as it was before (unless `undo` is False) and
-    ApplyError says which step failed. `lanes`: see `apply`. `touched`: the tunnel objects
-    that may differ between `desired` and `before` (a KernelState; see plan_tunnels).
+    ApplyError says which step failed. `lanes`: see `apply`. `touched`: the objects
+    that may differ between `desired` and `before` (a KernelState; see plan).
     """
     if before is None:
         before = observe(kernel, where.scope, where.prefix, own_namespace)

@@ -54,10 +54,13 @@ class _Facts:
     vr: VirtualRouter
     addresses: tuple[tuple[str, object], ...]  # (network, address) per address
     networks: tuple[str, ...]  # one per interface: the bridge it takes a port on
+    # the entry itself: an edit shares the entries it leaves alone with running, and trees
+    # are never changed in place, so the same object is the same entry (no comparison)
+    shared: dict[str, Any]
 
 
 def _facts(entry: dict[str, Any], vr: VirtualRouter) -> _Facts:
-    return _Facts(copy.deepcopy(entry), vr, *_contributions(vr))
+    return _Facts(copy.deepcopy(entry), vr, *_contributions(vr), shared=entry)
 
 
 def _contributions(vr: VirtualRouter) -> tuple[tuple[tuple[str, object], ...], tuple[str, ...]]:
@@ -83,6 +86,7 @@ class Change:
     connections: list[dict[str, Any]] | None = None
     connections_deleted: list[str] = field(default_factory=list)  # their names
     _made: tuple[HostConfig, list[ConnectionPieces]] | None = field(default=None, repr=False)
+    _routers: tuple[HostConfig, list[VirtualRouter]] | None = field(default=None, repr=False)
 
     @property
     def connections_only(self) -> bool:
@@ -98,6 +102,14 @@ class Change:
     def connections_gone(self) -> set[str]:
         """The names of the connections deleted or changed (and those new: not held)."""
         return self.connections_put() | set(self.connections_deleted)
+
+    def routers_made(self, hc: HostConfig) -> list[VirtualRouter]:
+        """`hc`'s VRs new or changed (found once, for the checks, the kernel state and the
+        index: each look walks every VR)."""
+        if self._routers is None or self._routers[0] is not hc:
+            names = _names(self.changed)
+            self._routers = (hc, [vr for vr in hc.routers if vr.name in names])
+        return self._routers[1]
 
     def connections_made(self, hc: HostConfig) -> list[ConnectionPieces]:
         """`hc`'s connections new or changed (found once, for the checks, the kernel state
@@ -124,7 +136,9 @@ class RouterIndex:
     def known(self, entry: dict[str, Any]) -> VirtualRouter | None:
         """The model object of an entry unchanged since the base, else None."""
         found = self.facts.get(entry.get("name"))  # type: ignore[arg-type]
-        return found.vr if found is not None and found.entry == entry else None
+        if found is None:
+            return None
+        return found.vr if found.shared is entry or found.entry == entry else None
 
     def change(self, tree: Tree, base: Tree) -> Change:
         entries = tree.get(ROUTERS, {}).get("router", [])
@@ -141,8 +155,7 @@ class RouterIndex:
 
     def problems_likely(self, hc: HostConfig, change: Change) -> bool:
         """True unless the changed VRs are shown to satisfy every invariant (then False)."""
-        names = _names(change.changed)
-        changed = [vr for vr in hc.routers if vr.name in names]
+        changed = change.routers_made(hc)
         if any(vr.routing is not None and vr.routing.protocol != "static" for vr in changed):
             return True  # OSPF's invariants span VRs (areas, timers, router ids): full checks
         reduced = hc.model_copy(update={"routers": changed, "underlay": [], "srv6": Srv6OnHost()})
@@ -194,11 +207,9 @@ class RouterIndex:
             return
         for name in change.gone:
             self._forget(name)
-        changed = _names(change.changed)
         entries = {r["name"]: r for r in change.changed}
-        for vr in hc.routers:
-            if vr.name in changed:
-                self._learn(_facts(entries[vr.name], vr))
+        for vr in change.routers_made(hc):
+            self._learn(_facts(entries[vr.name], vr))
         self.others = {k: v for k, v in tree.items() if k != ROUTERS}
         self.base = tree
 

@@ -115,7 +115,7 @@ class Datastore(CandidateOperations):
         self, desired: KernelState, before: KernelState | None, touched: KernelState | None = None
     ) -> None:
         """Observe (before None: on start) or trust what the last commit left, plan, apply
-        (`touched`: the tunnel objects that may differ, see Validator.plan_scope)."""
+        (`touched`: the objects that may differ, see Validator.plan_scope)."""
         kernel, where = self._kernel_handle(), self.placement
         converge(kernel, desired, where, own_namespace=True, before=before, touched=touched)
         self._actual = desired

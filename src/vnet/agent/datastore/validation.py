@@ -57,7 +57,7 @@ class Validator:
         # running's tree and what realize_host made of it (None: not known)
         self.realization: tuple[Tree, KernelState] | None = None
         # the last state `realized` made from running's realisation by changing only some
-        # connections, that realisation, and the tunnel objects that differ between them
+        # VRs or connections, that realisation, and the objects that may differ between them
         self._made: tuple[KernelState, KernelState, KernelState] | None = None
 
     def prepare(self, tree: Tree, running: Tree) -> tuple[Tree, HostConfig, Change]:
@@ -84,10 +84,11 @@ class Validator:
             return self._connections_realized(base, hc, change)
         if has_guarantees(hc) or change.connections is not None:
             return realize_host(hc, self.placement)
-        names = {r["name"] for r in change.changed}
         gone = [self.index.facts[name].vr for name in change.gone]
-        made = [vr for vr in hc.routers if vr.name in names]
-        return realize_host_change(base[1], hc, self.placement, gone, made)
+        made = change.routers_made(hc)
+        desired, touched = realize_host_change(base[1], hc, self.placement, gone, made)
+        self._made = (desired, base[1], touched)
+        return desired
 
     def _connections_realized(
         self, base: tuple[Tree, KernelState], hc: HostConfig, change: Change
@@ -106,9 +107,9 @@ class Validator:
         return desired
 
     def plan_scope(self, desired: KernelState, actual: KernelState | None) -> KernelState | None:
-        """The tunnel objects that may differ between `desired` and `actual`, if `desired`
-        is what `realized` last made from `actual` (a change of connections only; else
-        None: plan compares every one)."""
+        """The objects that may differ between `desired` and `actual`, if `desired` is what
+        `realized` last made from `actual` (a change of VRs only, or of connections only;
+        else None: plan compares every one)."""
         made = self._made
         if made is None or made[0] is not desired or made[1] is not actual:
             return None
