@@ -189,3 +189,36 @@ def test_an_edit_never_changes_the_given_tree_and_shares_what_it_does_not_touch(
     assert new[1]["admin-state"] == "down" and "admin-state" not in old[1]
     assert new[1]["interface"] is old[1]["interface"]
     assert out["vnet-router:virtual-networks"] is t["vnet-router:virtual-networks"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_edits_of_each_others_results_answer_as_edits_of_copies(seed: int) -> None:
+    """An edit of the tree an edit left reuses that edit's key index of the list (copied);
+    the same edits of deep copies build every index afresh. Both give the same trees and
+    the same refusals over a random history: creates, merges, replaces, deletes, and
+    deletes of a VR's only interface (the entry is then rebuilt without it)."""
+    import random
+
+    rng = random.Random(seed)
+    itf = "<interface><name>eth0</name><network>n1</network></interface>"
+    chained = fresh = NETWORKS
+    for _ in range(200):
+        name = f"r{rng.randrange(12)}"
+        body = rng.choice(
+            [
+                vr(name, "create", itf),
+                vr(name, inner=f"<index>{rng.randrange(1, 50)}</index>"),
+                vr(name, "replace", itf),
+                vr(name, "delete"),
+                vr(name, inner='<interface nc:operation="delete"><name>eth0</name></interface>'),
+            ]
+        ) + rng.choice(["", vr(f"r{rng.randrange(12)}", "remove")])
+        outcomes = []
+        for tree in (chained, copy.deepcopy(fresh)):
+            try:
+                outcomes.append(edit(tree, body))
+            except RpcError as err:
+                outcomes.append((err.tag, err.path))
+        assert outcomes[0] == outcomes[1], body
+        if isinstance(outcomes[0], dict):
+            chained, fresh = outcomes

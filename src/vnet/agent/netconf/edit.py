@@ -15,6 +15,8 @@ once per list and edit.
 from __future__ import annotations
 
 import copy
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from lxml import etree
@@ -35,12 +37,41 @@ KeyIndex = dict[tuple[Any, ...], dict[str, Any]]  # a list's entries by their ke
 EDITABLE = {NAMESPACE: (MODULE, PREFIX), namespace_of(NACM_MODULE): (NACM_MODULE, "nacm")}
 
 
+class _KeptIndexes:
+    """The key indexes of the lists the last edits left, for the next edit of the same list
+    (running's, once the edit is committed): building one walks every entry, copying one
+    is a fraction of that. Each is held with its list, so that an id stays its list's; a
+    list is never changed once an edit has left it (trees are never changed in place)."""
+
+    SIZE = 16
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[int, tuple[Entries, KeyIndex]] = OrderedDict()
+        self._lock = threading.Lock()  # edits of two datastores may run in two threads
+
+    def copy_of(self, entries: Entries | None) -> KeyIndex | None:
+        with self._lock:
+            kept = self._kept.get(id(entries))
+        return dict(kept[1]) if kept is not None and kept[0] is entries else None
+
+    def keep(self, lists: list[tuple[Entries, KeyIndex]]) -> None:
+        with self._lock:
+            for entries, index in lists:
+                self._kept[id(entries)] = (entries, index)
+                self._kept.move_to_end(id(entries))
+            while len(self._kept) > self.SIZE:
+                self._kept.popitem(last=False)
+
+
+_KEPT = _KeptIndexes()
+
+
 class _Editor:
     def __init__(self) -> None:
         self.changed = False
         self.module, self.namespace, self.prefix = MODULE, NAMESPACE, PREFIX
         self.own: set[int] = set()  # ids of the nodes this edit made (its own to change)
-        self.keyed: dict[int, KeyIndex] = {}  # by id of the list
+        self.keyed: dict[int, tuple[Entries, KeyIndex]] = {}  # by id of the list
 
     def mine(self, parent: dict[str, Any], key: str, empty: type) -> Any:
         """parent[key], made this edit's own (a copy of the shared node) first."""
@@ -52,15 +83,22 @@ class _Editor:
         self.own.add(id(node))
         return node
 
-    def entry_index(self, entries: Entries, keys: tuple[str, ...]) -> KeyIndex:
-        index = self.keyed.get(id(entries))
+    def entry_index(
+        self, entries: Entries, keys: tuple[str, ...], shared: Entries | None
+    ) -> KeyIndex:
+        """The index of `entries`, this edit's copy of the list `shared` (its entries the
+        same objects): the one an earlier edit left of `shared`, else built."""
+        known = self.keyed.get(id(entries))
+        if known is not None:
+            return known[1]
+        index = _KEPT.copy_of(shared)
         if index is None:
             if len(keys) == 1:  # (most lists: a sixth of the time of the general form)
                 key = keys[0]
                 index = {(e.get(key),): e for e in entries}
             else:
                 index = {tuple(e.get(k) for k in keys): e for e in entries}
-            self.keyed[id(entries)] = index
+        self.keyed[id(entries)] = (entries, index)
         return index
 
     def enter_module(self, el: etree._Element) -> SchemaNode:
@@ -155,8 +193,9 @@ class _Editor:
     ) -> None:
         keys = self.list_keys(snode, el, path)
         epath = path + key_predicate(keys.items(), self.prefix)
+        shared = parent.get(key)
         entries: Entries = self.mine(parent, key, list)
-        index = self.entry_index(entries, snode.keys)
+        index = self.entry_index(entries, snode.keys, shared)
         found = tuple(keys[k] for k in snode.keys)
         match = index.get(found)
         if op in ("delete", "remove"):
@@ -307,14 +346,24 @@ def _describe(keys: dict[str, Any]) -> str:
 
 def _prune(node: Any, own: set[int]) -> Any:
     """Drop containers and lists left empty: the model has no presence containers. Only
-    the nodes the edit made can have become empty; the shared ones are as they were."""
+    the nodes the edit made can have become empty; the shared ones are as they were. A
+    node none of whose members changed is returned itself (its key index stays right)."""
     if id(node) not in own:
         return node
     if isinstance(node, dict):
-        out = {k: _prune(v, own) for k, v in node.items()}
-        return {k: v for k, v in out.items() if v not in ({}, [])}
+        out = {}
+        for k, v in node.items():
+            if (kept := _prune(v, own)) not in ({}, []):
+                out[k] = kept
+        same = len(out) == len(node) and all(out[k] is v for k, v in node.items())
+        return node if same else out
     if isinstance(node, list):
-        return [_prune(v, own) for v in node]
+        changed = {
+            i: kept
+            for i, v in enumerate(node)
+            if id(v) in own and (kept := _prune(v, own)) is not v
+        }
+        return [changed.get(i, v) for i, v in enumerate(node)] if changed else node
     return node
 
 
@@ -332,4 +381,5 @@ def apply_edit(
     editor = _Editor()
     editor.own.add(id(new))
     editor.children(new, root(), config, default_operation, "", top=True)
+    _KEPT.keep(list(editor.keyed.values()))
     return _prune(new, editor.own)
