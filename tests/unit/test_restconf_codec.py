@@ -278,6 +278,57 @@ def test_delete_and_prune() -> None:
         resource.delete(tree_with(R1), parse("vnet-router:routers/router=r1/name"))
 
 
+def random_edit(tree: dict[str, Any], kind: int, name: str) -> dict[str, Any]:
+    routers = parse("vnet-router:routers")
+    vr = parse(f"vnet-router:routers/router={name}")
+    itf = [{"name": "eth0", "network": "n1"}]
+    if kind == 0:
+        return resource.post(tree, routers, "router", [{**R1, "name": name}])[0]
+    if kind == 1:
+        return resource.post(tree, vr, "interface", itf)[0]
+    if kind == 2:
+        return resource.put(tree, vr, "router", [{"name": name, "interface": itf}])[0]
+    if kind == 3:
+        return resource.merge(tree, vr, "router", [{"name": name, "index": 7}])
+    if kind == 4:
+        return resource.merge(tree, routers, "routers", {"router": [{"name": name}]})
+    if kind == 5:
+        return resource.delete(tree, vr)
+    route = parse(f"vnet-router:routers/router={name}/route=10.9.0.0%2F16")
+    return resource.delete(tree, route)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_edit_changes_nothing_it_was_given_and_shares_what_it_does_not_touch(
+    seed: int,
+) -> None:
+    """Copy on write over a random history of POST, PUT, PATCH and DELETE of VRs, their
+    interfaces and routes: the given tree is never changed (checked against a deep copy
+    taken before), the result holds no empty container or list, and a VR the edit does not
+    name is the given tree's own object."""
+    import copy
+    import random
+
+    rng = random.Random(seed)
+    tree = tree_with()
+    for _ in range(300):
+        name = f"r{rng.randrange(6)}"
+        before = copy.deepcopy(tree)
+        try:
+            new = random_edit(tree, rng.randrange(7), name)
+        except RpcError:
+            assert tree == before
+            continue
+        assert tree == before, "the edit changed the tree it was given"
+        assert new == resource.prune(new), "the edit left an empty container or list"
+        old = {r["name"]: r for r in tree.get("vnet-router:routers", {}).get("router", [])}
+        for r in new.get("vnet-router:routers", {}).get("router", []):
+            if r["name"] != name and r["name"] in old:
+                assert r is old[r["name"]], f"{r['name']} was copied"
+        tree = new
+    assert tree["vnet-router:virtual-networks"] is NETS["vnet-router:virtual-networks"]
+
+
 def test_get_empty_container_and_missing_entry() -> None:
     assert resource.get(tree_with(), parse("vnet-router:routers")) == ("vnet-router:routers", {})
     with pytest.raises(RpcError) as info:

@@ -1,7 +1,10 @@
 """RESTCONF methods on an RFC 7951 datastore tree, as pure functions.
 
 Each edit takes the running tree and returns a new one (the caller commits
-it through the datastore, which validates, applies and persists it).
+it through the datastore, which validates, applies and persists it): the nodes
+on the way to the target are copied, every other one is shared with the given
+tree, which is never changed (a deep copy of the tree took most of a create's
+time with 1000 VRs present, and unchanged VRs are then known by identity).
 Containers in this model are non-presence: they always exist (empty when
 they hold nothing), so a GET of an empty container answers `{}` and a POST
 into it needs no prior create.
@@ -9,7 +12,6 @@ into it needs no prior create.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,10 +60,14 @@ class Slot:
         return self.holder[self.member]
 
 
-def walk(tree: dict[str, Any], path: DataPath, create: bool = False) -> Slot:
+def walk(tree: dict[str, Any], path: DataPath, create: bool = False, own: bool = False) -> Slot:
     """The slot of the path's target; list entries on the way must exist (404).
 
     With `create`, containers on the way are made in `tree`, so the slot can be written.
+    With `own`, every node on the way (containers, lists, the entries they pass through)
+    is replaced in `tree` by a copy of its own first, so writing the slot changes no node
+    `tree` shares with another tree: an edit costs what it touches (trees are never
+    changed in place; `tree` itself must be the caller's own).
     """
     holder = tree
     for i, step in enumerate(path.steps):
@@ -70,6 +76,8 @@ def walk(tree: dict[str, Any], path: DataPath, create: bool = False) -> Slot:
         if step.is_entry:
             assert step.keys is not None
             entries = holder.get(member, [])
+            if own and (member in holder or create):
+                entries = holder[member] = list(entries)
             index = next((j for j, e in enumerate(entries) if _matches(e, step.keys)), None)
             if last:
                 if create:
@@ -77,10 +85,14 @@ def walk(tree: dict[str, Any], path: DataPath, create: bool = False) -> Slot:
                 return Slot(holder, member, step, index)
             if index is None:
                 raise not_found(_describe(step), xpath(path.steps[: i + 1]))
+            if own:
+                entries[index] = dict(entries[index])
             holder = entries[index]
         elif last:
             return Slot(holder, member, step)
-        else:  # a container on the way
+        elif own and (member in holder or create):  # a container on the way
+            holder[member] = holder = dict(holder.get(member, {}))
+        else:
             holder = holder.setdefault(member, {}) if create else holder.get(member, {})
     raise AssertionError("walk() needs a path with at least one step")
 
@@ -93,6 +105,27 @@ def prune(node: Any) -> Any:
     if isinstance(node, list):
         return [prune(v) for v in node]
     return node
+
+
+def _pruned_on_the_way(tree: dict[str, Any], path: DataPath) -> dict[str, Any]:
+    """`tree` (an edit's own on the way to the path's target, see walk) without the
+    containers and lists the edit left empty: only the target and the nodes above it can
+    have become so (the rest was pruned before, and what the edit put in was pruned)."""
+    chain: list[tuple[dict[str, Any], str]] = []
+    holder: Any = tree
+    for i, step in enumerate(path.steps):
+        member = _member(i, step.name)
+        if not isinstance(holder, dict) or member not in holder:
+            break
+        chain.append((holder, member))
+        holder = holder[member]
+        if step.is_entry:
+            assert step.keys is not None
+            holder = next((e for e in holder if _matches(e, step.keys)), None)
+    for holder, member in reversed(chain):
+        if holder[member] in ({}, []):
+            del holder[member]
+    return tree
 
 
 # -- reading ---------------------------------------------------------------------
@@ -234,7 +267,8 @@ def post(
     tree: dict[str, Any], path: DataPath, name: str, value: Any
 ) -> tuple[dict[str, Any], DataPath]:
     """Create child `name` of the target; 409 data-exists if it is there already."""
-    new = copy.deepcopy(tree)
+    new = dict(tree)
+    value = prune(value)
     parent_node = path.node
     if path.is_datastore:
         if name == "":
@@ -255,10 +289,15 @@ def post(
                 path.xpath(),
                 status=405,
             )
-        slot = walk(new, path, create=True)
+        slot = walk(new, path, create=True, own=True)
         if not slot.exists:
             raise not_found(_describe(slot.step), path.xpath())
-        holder = slot.value() if slot.step.is_entry else slot.holder.setdefault(slot.member, {})
+        if slot.step.is_entry:
+            assert slot.index is not None
+            entries = slot.holder[slot.member]
+            holder = entries[slot.index] = dict(entries[slot.index])
+        else:
+            holder = slot.holder[slot.member] = dict(slot.holder.get(slot.member, {}))
         member = name
     child = parent_node.child(name)
     assert child is not None
@@ -273,7 +312,7 @@ def post(
         entry = value[0]
         keys = {k: entry[k] for k in child.keys}
         created = path.child(Step(name, child, keys))
-        entries = holder.setdefault(member, [])
+        entries = holder[member] = list(holder.get(member, []))
         if any(_matches(e, keys) for e in entries):
             raise RpcError(
                 ErrorTag.DATA_EXISTS,
@@ -293,7 +332,7 @@ def post(
                 created.xpath(),
             )
         holder[member] = value
-    return prune(new), created
+    return _pruned_on_the_way(new, created), created
 
 
 def put(tree: dict[str, Any], path: DataPath, name: str, value: Any) -> tuple[dict[str, Any], bool]:
@@ -301,8 +340,9 @@ def put(tree: dict[str, Any], path: DataPath, name: str, value: Any) -> tuple[di
     if path.is_datastore:
         return prune(_datastore_body(name, value)), False
     _check_body_names_target(path, name, value)
-    new = copy.deepcopy(tree)
-    slot = walk(new, path, create=True)
+    new = dict(tree)
+    value = prune(value)
+    slot = walk(new, path, create=True, own=True)
     step = slot.step
     if step.is_entry:
         entries = slot.holder[slot.member]
@@ -315,59 +355,61 @@ def put(tree: dict[str, Any], path: DataPath, name: str, value: Any) -> tuple[di
     else:
         created = slot.member not in slot.holder or slot.holder[slot.member] in ({}, [])
         slot.holder[slot.member] = value
-    return prune(new), created
+    return _pruned_on_the_way(new, path), created
 
 
 def merge(tree: dict[str, Any], path: DataPath, name: str, value: Any) -> dict[str, Any]:
     """Plain PATCH (RFC 8040 section 4.6.1): merge into the target, which must exist."""
-    new = copy.deepcopy(tree)
     if path.is_datastore:
-        body = _datastore_body(name, value)
-        _merge_children(new, root(), body, top=True)
-        return prune(new)
+        body = prune(_datastore_body(name, value))
+        return _merged_children(tree, root(), body, top=True)
     _check_body_names_target(path, name, value)
-    slot = walk(new, path, create=True)
+    value = prune(value)  # merged into a tree without empty nodes, it leaves none
+    new = dict(tree)
+    slot = walk(new, path, create=True, own=True)
     step = slot.step
     if not slot.exists:
         raise not_found(_describe(step), path.xpath())
     if step.is_entry:
         assert slot.index is not None
-        _merge_children(slot.holder[slot.member][slot.index], step.node, value[0])
+        entries = slot.holder[slot.member]
+        entries[slot.index] = _merged_children(entries[slot.index], step.node, value[0])
     elif step.node.kind == "container":
-        _merge_children(slot.holder.setdefault(slot.member, {}), step.node, value)
+        old = slot.holder.get(slot.member, {})
+        slot.holder[slot.member] = _merged_children(old, step.node, value)
     else:
         slot.holder[slot.member] = _merged(step.node, slot.holder[slot.member], value)
-    return prune(new)
+    return _pruned_on_the_way(new, path)
 
 
 def _merged(snode: SchemaNode, old: Any, new: Any) -> Any:
+    """`new` merged into `old`: a new node, sharing what the merge leaves alone."""
     if snode.kind == "container":
-        _merge_children(old, snode, new)
-        return old
+        return _merged_children(old, snode, new)
     if snode.kind == "list":
+        out = list(old)
         for entry in new:
             keys = {k: entry[k] for k in snode.keys}
-            match = next((e for e in old if _matches(e, keys)), None)
-            if match is None:
-                old.append(entry)
+            at = next((j for j, e in enumerate(out) if _matches(e, keys)), None)
+            if at is None:
+                out.append(entry)
             else:
-                _merge_children(match, snode, entry)
-        return old
+                out[at] = _merged_children(out[at], snode, entry)
+        return out
     if snode.kind == "leaf-list":
         return old + [v for v in new if v not in old]
     return new
 
 
-def _merge_children(
+def _merged_children(
     target: dict[str, Any], snode: SchemaNode, body: dict[str, Any], top: bool = False
-) -> None:
+) -> dict[str, Any]:
+    out = dict(target)
     for member, value in body.items():
         child = snode.child(member.split(":", 1)[-1] if top else member)
         assert child is not None
-        if member in target:
-            target[member] = _merged(child, target[member], value)
-        else:
-            target[member] = value
+        out[member] = _merged(child, out[member], value) if member in out else value
+    return out
 
 
 def delete(tree: dict[str, Any], path: DataPath) -> dict[str, Any]:
@@ -380,8 +422,8 @@ def delete(tree: dict[str, Any], path: DataPath) -> dict[str, Any]:
             "/",
             status=405,
         )
-    new = copy.deepcopy(tree)
-    slot = walk(new, path)
+    new = dict(tree)
+    slot = walk(new, path, own=True)
     step = slot.step
     if step.is_entry:
         if slot.index is None:
@@ -399,4 +441,4 @@ def delete(tree: dict[str, Any], path: DataPath) -> dict[str, Any]:
                 path.xpath(),
             )
         del slot.holder[slot.member]
-    return prune(new)
+    return _pruned_on_the_way(new, path)
