@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from vnet.model import Topology, network_mtu
 from vnet.model.host import HostConfig, host_network_mtu, network_carriers
 from vnet.model.host_guarantees import ConnectionPieces, Srv6OnHost
@@ -43,6 +45,8 @@ from vnet.substrate.redirect import MAX_TARGETS, Redirect
 from vnet.substrate.route import Route
 from vnet.substrate.state import KernelState
 from vnet.substrate.tc import Shaper
+
+Members = dict[tuple[NsName, str], frozenset[str]]  # (namespace, bridge) -> member ports
 
 
 def realize(topo: Topology, where: Placement) -> KernelState:
@@ -98,13 +102,15 @@ def realize_host_change(
     where: Placement,
     gone: list[VirtualRouter],
     made: list[VirtualRouter],
-) -> tuple[KernelState, KernelState]:
+    members: Members | None = None,
+) -> tuple[KernelState, KernelState, Members]:
     """`realize_host(hc, where)`, from `before` (what it gave for the previous configuration)
     when only VRs changed: the VRs `gone` (deleted or replaced) taken out, those `made`
-    (new or replacing) put in, the bridge shortcuts worked out again. Only for a host
-    without guarantees (their classes and pieces name VRs); the networks as they were.
+    (new or replacing) put in, the shortcuts of the bridges they join worked out again
+    (`members`: before's shortcut members, see shortcut_members; None: found). Only for a
+    host without guarantees (their classes and pieces name VRs); the networks as they were.
     Also the objects of both, the only ones but shortcuts that can differ from `before`
-    (a VR's namespace holds nothing but what add_router puts there)."""
+    (a VR's namespace holds nothing but what add_router puts there), and the new members."""
     state = before.copy()
     nets = {carried.network.name: carried.network for carried in hc.networks}
     mtus = {name: host_network_mtu(hc, net) for name, net in nets.items()}
@@ -115,11 +121,67 @@ def realize_host_change(
         add_router(new, where, vr, nets, mtus)
     state.remove(old)
     state.merge(new)
-    state.redirects = {}
-    add_shortcuts(state, where.scope)
+    members = shortcut_members(before) if members is None else members
+    members = _shortcuts_again(state, where.scope, members, old, new)
     touched = old.copy()
     touched.merge(new)
-    return state, touched
+    return state, touched, members
+
+
+def _shortcuts_again(
+    state: KernelState, scope: str, members: Members, old: KernelState, new: KernelState
+) -> Members:
+    """The shortcuts of the bridges whose ports `old` and `new` hold, worked out again in
+    `state` (the others' stay): the members after the change."""
+    shaped = _shaped(state)
+    links = [*old.links.values(), *new.links.values()]
+    bridges = {b for lk in links if (b := _bridge(lk)) is not None}
+    for bridge in bridges:  # all first: a port may move from one bridge to another
+        for port in members.get(bridge, ()):
+            state.redirects.pop((bridge[0], port), None)
+    after = dict(members)
+    for bridge in bridges:
+        ports = set(members.get(bridge, ()))
+        ports -= {lk.name for lk in old.links.values() if _bridge(lk) == bridge}
+        ports |= {lk.name for lk in new.links.values() if _member_of(lk, shaped) == bridge}
+        after[bridge] = frozenset(ports)
+        _bridge_shortcuts(state, scope, bridge[0], ports)
+    return {bridge: ports for bridge, ports in after.items() if ports}
+
+
+def shortcut_members(state: KernelState) -> Members:
+    """Per bridge, the ports that take shortcuts (see add_shortcuts)."""
+    shaped = _shaped(state)
+    members: dict[tuple[NsName, str], set[str]] = {}
+    for lk in state.links.values():
+        if (bridge := _member_of(lk, shaped)) is not None:
+            members.setdefault(bridge, set()).add(lk.name)
+    return {bridge: frozenset(ports) for bridge, ports in members.items()}
+
+
+def _bridge(lk: Link) -> tuple[NsName, str] | None:
+    return (lk.ns, lk.master) if lk.kind == "veth" and lk.master else None
+
+
+def _member_of(lk: Link, shaped: set[tuple[NsName, str]]) -> tuple[NsName, str] | None:
+    """The bridge whose shortcuts `lk` takes part in, if any."""
+    return _bridge(lk) if lk.up and lk.key not in shaped else None
+
+
+def _shaped(state: KernelState) -> set[tuple[NsName, str]]:
+    shaped = set(state.shapers)
+    shaped |= {(r.ns, r.dev) for r in state.tc_roots}
+    shaped |= {(c.ns, c.dev) for c in state.tc_classes.values()}
+    return shaped
+
+
+def _bridge_shortcuts(state: KernelState, scope: str, ns: NsName, ports: Iterable[str]) -> None:
+    ports = sorted(ports)
+    if not 2 <= len(ports) <= MAX_TARGETS + 1:
+        return
+    for port in ports:
+        others = tuple(p for p in ports if p != port)
+        state.redirects[(ns, port)] = Redirect(ns, port, scope, others)
 
 
 def realize_host_connections(
@@ -161,19 +223,8 @@ def add_shortcuts(state: KernelState, scope: str) -> None:
     right whoever else is on it. Ports that are down, or carry a shaper or
     bandwidth classes (their egress qdisc would be skipped), stay on the bridge.
     """
-    shaped = set(state.shapers)
-    shaped |= {(r.ns, r.dev) for r in state.tc_roots}
-    shaped |= {(c.ns, c.dev) for c in state.tc_classes.values()}
-    members: dict[tuple[NsName, str], list[str]] = {}
-    for lk in state.links.values():
-        if lk.kind == "veth" and lk.master and lk.up and lk.key not in shaped:
-            members.setdefault((lk.ns, lk.master), []).append(lk.name)
-    for (ns, _bridge), ports in members.items():
-        if not 2 <= len(ports) <= MAX_TARGETS + 1:
-            continue
-        for port in ports:
-            others = tuple(sorted(p for p in ports if p != port))
-            state.redirects[(ns, port)] = Redirect(ns, port, scope, others)
+    for (ns, _bridge_name), ports in shortcut_members(state).items():
+        _bridge_shortcuts(state, scope, ns, ports)
 
 
 def add_network(

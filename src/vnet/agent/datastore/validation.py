@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import libyang
@@ -39,7 +39,7 @@ from vnet.model.yang.module import PREFIX, ROUTERS
 from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import validate
 from vnet.substrate import KernelState, Placement, realize_host
-from vnet.substrate.realize import realize_host_change, realize_host_connections
+from vnet.substrate.realize import Members, realize_host_change, realize_host_connections
 
 Tree = dict[str, Any]
 
@@ -54,11 +54,11 @@ class Validator:
         self.placement = placement
         self.index = RouterIndex()
         self.connections = ConnectionMemo()
-        # running's tree and what realize_host made of it (None: not known)
+        # running's tree and what realize_host made of it (None: not known), and that
+        # realisation's bridge shortcut members (None: found when needed)
         self.realization: tuple[Tree, KernelState] | None = None
-        # the last state `realized` made from running's realisation by changing only some
-        # VRs or connections, that realisation, and the objects that may differ between them
-        self._made: tuple[KernelState, KernelState, KernelState] | None = None
+        self.members: Members | None = None
+        self._made: _Made | None = None
 
     def prepare(self, tree: Tree, running: Tree) -> tuple[Tree, HostConfig, Change]:
         """As `prepare`, and the change for `committed` once `tree` is running."""
@@ -86,8 +86,10 @@ class Validator:
             return realize_host(hc, self.placement)
         gone = [self.index.facts[name].vr for name in change.gone]
         made = change.routers_made(hc)
-        desired, touched = realize_host_change(base[1], hc, self.placement, gone, made)
-        self._made = (desired, base[1], touched)
+        desired, touched, members = realize_host_change(
+            base[1], hc, self.placement, gone, made, self.members
+        )
+        self._made = _Made(desired, base[1], touched, members)
         return desired
 
     def _connections_realized(
@@ -103,7 +105,7 @@ class Validator:
         gone = [memo[name][1] for name in change.connections_gone() if name in memo]
         made = change.connections_made(hc)
         desired, touched = realize_host_connections(base[1], hc, self.placement, gone, made)
-        self._made = (desired, base[1], touched)
+        self._made = _Made(desired, base[1], touched)
         return desired
 
     def plan_scope(self, desired: KernelState, actual: KernelState | None) -> KernelState | None:
@@ -111,9 +113,9 @@ class Validator:
         `realized` last made from `actual` (a change of VRs only, or of connections only;
         else None: plan compares every one)."""
         made = self._made
-        if made is None or made[0] is not desired or made[1] is not actual:
+        if made is None or made.desired is not desired or made.base is not actual:
             return None
-        return made[2]
+        return made.touched
 
     def committed(
         self, tree: Tree, hc: HostConfig, change: Change, desired: KernelState | None = None
@@ -122,6 +124,8 @@ class Validator:
         self.index.advance(tree, hc, change)
         self.connections.advance(tree, hc, change)
         self.realization = (tree, desired) if desired is not None else None
+        made = self._made
+        self.members = made.members if made is not None and made.desired is desired else None
         self._made = None
 
     def forget(self) -> None:
@@ -129,7 +133,20 @@ class Validator:
         self.index.reset()
         self.connections.reset()
         self.realization = None
+        self.members = None
         self._made = None
+
+
+@dataclass(frozen=True)
+class _Made:
+    """The last state `realized` made from running's realisation (`base`) by changing only
+    some VRs or connections, the objects that may differ between them, and (VRs) the
+    bridge shortcut members of `desired`."""
+
+    desired: KernelState
+    base: KernelState
+    touched: KernelState
+    members: Members | None = None
 
 
 def prepare(config: AgentConfig, tree: Tree, running: Tree) -> tuple[Tree, HostConfig]:
