@@ -9,7 +9,7 @@ The given tree is never changed: the editor copies each container, list and
 entry on its way down before it changes it (copy on write), and shares every
 other one with the given tree, so an edit costs what it touches, not the size
 of the datastore. List entries are found through an index of their keys, built
-once per list and edit.
+once per list and edit, or copied from the edit that left the list.
 """
 
 from __future__ import annotations
