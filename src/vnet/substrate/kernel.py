@@ -179,17 +179,13 @@ class Kernel:
         if query is not None:
             query.close()
 
-    def has_link(self, ns: NsName, name: str) -> bool:
-        """Whether interface `name` is in `ns` (an ioctl: no message to decode)."""
-        return self._lookup(ns, name) is not None
-
     def index(self, ns: NsName, name: str) -> int:
-        found = self._lookup(ns, name)
+        found = self.lookup(ns, name)
         if found is None:
             raise KernelError(f"no interface {name!r} in namespace {ns_text(ns)}")
         return found
 
-    def _lookup(self, ns: NsName, name: str) -> int | None:
+    def lookup(self, ns: NsName, name: str) -> int | None:
         """The index of interface `name` in `ns`, or None.
 
         SIOCGIFINDEX on a netlink socket of the namespace (bound to it)
@@ -258,7 +254,7 @@ class Kernel:
             return
         try:
             wait_until(
-                lambda: self._lookup(ns, name) is None,
+                lambda: self.lookup(ns, name) is None,
                 timeout,
                 f"{name} in {ns_text(ns)} to be removed",
                 interval=0.002,

@@ -54,10 +54,10 @@ def find_drift(
         own = [vr_port_name(int(r["index"]), k) for k in range(len(r.get("interface", [])))]
         if not nsfs.exists(ns):
             kernel.forget(ns)  # our socket would keep the deleted namespace alive
-            _wait_gone(kernel, [p for p in own if kernel.has_link(None, p)])
+            _wait_gone(kernel, [p for p in own if kernel.lookup(None, p) is not None])
             out[r["name"]] = f"its namespace {ns} vanished"
             continue
-        if missing := [p for p in own if not kernel.has_link(None, p)]:
+        if missing := [p for p in own if kernel.lookup(None, p) is None]:
             out[r["name"]] = f"its host port(s) {', '.join(missing)} vanished"
     return out
 
