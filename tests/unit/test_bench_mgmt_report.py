@@ -8,8 +8,10 @@ import pytest
 
 from vnet.bench.contract import OptionError
 from vnet.bench.mgmt.goals import IDLE, goals
+from vnet.bench.mgmt.interfaces import Vr
 from vnet.bench.mgmt.metrics import declare, start_result
-from vnet.bench.mgmt.plan import INTERFACES, OPERATIONS, make_plan
+from vnet.bench.mgmt.phases import ACTIVE_FIRST, CYCLE_FIRST, fresh
+from vnet.bench.mgmt.plan import INTERFACES, MAX_ACTIVE, MAX_PER_OP, OPERATIONS, make_plan
 from vnet.bench.mgmt.tables import lead, lead_report, rank
 from vnet.bench.progress import BenchOptions
 from vnet.bench.results import BenchResult
@@ -82,3 +84,14 @@ def test_goals_judge_each_interface_and_the_ratios() -> None:
     assert ratio.met is False and ratio.detail.startswith("1.50x")
     assert found["agent RSS idle, NETCONF+RESTCONF+SNMP <= 64 MiB"].met is True
     assert next(g for n, g in found.items() if n.startswith("loading")).met is None
+
+
+def test_each_measured_cycle_creates_a_vr_of_its_own() -> None:
+    """A name removed a moment ago is still held by the kernel (see phases.fresh): the
+    cycles never reuse one, nor a name or address of the active VRs or of the sweep."""
+    lanes, cycles = len(INTERFACES), 1000  # the most --cycles allows
+    vrs = [fresh(k, i, lanes) for k in range(cycles) for i in range(lanes)]
+    assert len({vr.name for vr in vrs}) == len({vr.ipv4 for vr in vrs}) == cycles * lanes
+    others = [Vr(ACTIVE_FIRST + i) for i in range(MAX_ACTIVE)]
+    others += [Vr(CYCLE_FIRST + j) for j in range(MAX_PER_OP + 1)]
+    assert not {vr.ipv4 for vr in vrs} & {vr.ipv4 for vr in others}

@@ -40,7 +40,7 @@ class Vr:
 
     @property
     def ipv4(self) -> str:
-        # 10.1.100.1 and up (indexes 30001..42500): clear of vnet.bench.netconf.config's
+        # 10.1.100.1 and up (indexes 30001..69000): clear of vnet.bench.netconf.config's
         third, fourth = divmod(self.index - 30000, 250)
         return f"10.1.{100 + third}.{fourth + 1}/16"
 
