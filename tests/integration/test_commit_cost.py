@@ -1,7 +1,8 @@
 """A commit costs what it changes: with many VRs present, creating, changing and deleting
 one VR sends the kernel the same netlink requests (counted by `Kernel.requests`) as with
 few, and plans the same operations; and SNMP's kernel state, read before the commit, is
-brought up to date by reading the changed VR alone. The datastore runs in this process;
+brought up to date by reading the changed VR alone; a get of one VR among many running
+looks at that VR alone. The datastore runs in this process;
 its kernel thread lives in a sandbox namespace standing for the host (real namespaces,
 veths, addresses)."""
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -57,26 +58,36 @@ def sandbox_host() -> Iterator[HostSandbox]:
 Step = tuple[Counter[str], int, Counter[str]]
 
 
+@contextlib.asynccontextmanager
+async def datastore(host: HostSandbox, name: str) -> AsyncIterator[Datastore]:
+    """An agent's datastore, its kernel thread in the namespace that stands for its host;
+    emptied and closed after."""
+    config = AgentConfig(
+        state_dir=host.dir / name,
+        users=[User(name="admin", password="x")],
+        scope=host.scope,
+        namespace_prefix=host.prefix,
+        drift_interval=0,
+    )
+    ds = Datastore(config)
+    ds._kx = ThreadPoolExecutor(1, initializer=nsfs.join, initargs=(host.namespace,))
+    await ds.start()
+    try:
+        yield ds
+        await commit_as(ds, {})
+    finally:
+        await ds.close()
+
+
 def steps(host: HostSandbox, present: int) -> list[Step]:
     """With `present` VRs committed: the requests and planned operations of a create,
     a change and a delete of one more VR, and the requests of SNMP's state read after each."""
 
     async def main() -> list[Step]:
-        config = AgentConfig(
-            state_dir=host.dir / f"state{present}",
-            users=[User(name="admin", password="x")],
-            scope=host.scope,
-            namespace_prefix=host.prefix,
-            drift_interval=0,
-        )
-        ds = Datastore(config)
-        # the agent's kernel thread, in the namespace that stands for its host
-        ds._kx = ThreadPoolExecutor(1, initializer=nsfs.join, initargs=(host.namespace,))
-        await ds.start()
         base = [vr(i) for i in range(present)]
         out = []
         snmp_state = StateColumns()
-        try:
+        async with datastore(host, f"state{present}") as ds:
             await commit_as(ds, tree(base))
             await snmp_state.refresh(ds.running_snapshot, ds)  # every VR's, before
             for routers in (
@@ -90,9 +101,6 @@ def steps(host: HostSandbox, present: int) -> list[Step]:
                 committed = Counter(kernel.requests)
                 await snmp_state.refresh(ds.running_snapshot, ds)
                 out.append((committed - before, planned[0], kernel.requests - committed))
-            await commit_as(ds, {})
-        finally:
-            await ds.close()
         return out
 
     return asyncio.run(main())
@@ -129,3 +137,32 @@ def test_a_commit_sends_the_same_requests_with_many_vrs_present_as_with_few(
         assert sum(b[0].values()) <= 12, f"{what}: {dict(b[0])}"
         assert a[1] == b[1], f"{what}: {a[1]} operations planned with {FEW}, {b[1]} with {MANY}"
         assert a[2] == b[2], f"{what}: SNMP state read {dict(a[2])} with {FEW}, {dict(b[2])}"
+
+
+def test_a_get_of_one_vr_among_many_running_looks_at_that_vr_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A NETCONF get whose filter names one VR (and so the routers alone): the namespace
+    of that VR is looked at, not every running VR's (the hypervisor's count of active VRs
+    did, for a member the filter does not ask for)."""
+    looks: list[str] = []
+    exists = nsfs.exists
+
+    def looked_at(name: str) -> bool:
+        looks.append(name)
+        return exists(name)
+
+    async def main() -> tuple[Counter[str], dict[str, Any]]:
+        async with datastore(host, "get") as ds:
+            await commit_as(ds, tree([vr(i, admin="up") for i in range(FEW * 4)]))
+            before = Counter(ds._kernel_handle().requests)
+            monkeypatch.setattr(nsfs, "exists", looked_at)
+            got = await ds.state_tree({"r1"}, {"routers"})
+            monkeypatch.setattr(nsfs, "exists", exists)
+            return ds._kernel_handle().requests - before, got
+
+    with sandbox_host() as host:
+        requests, got = asyncio.run(main())
+    assert [r["oper-state"] for r in got[ROUTERS]["router"]] == ["running"]
+    assert len(looks) == 1, f"namespaces looked at for one VR: {looks}"
+    assert sum(requests.values()) <= 3, dict(requests)

@@ -457,12 +457,16 @@ def test_openapi_paths_declare_their_parameters() -> None:
     json.dumps(doc)  # serialisable as served
 
 
-def test_state_is_detailed_only_for_the_routers_asked_for(tmp_path: Path) -> None:
-    asked: list[set[str] | None] = []
+def test_state_is_detailed_only_for_the_routers_and_the_member_asked_for(
+    tmp_path: Path,
+) -> None:
+    asked: list[tuple[set[str] | None, set[str] | None]] = []
 
     class Recording(NoKernelDatastore):
-        async def state_tree(self, detailed: set[str] | None = None) -> dict[str, Any]:
-            asked.append(detailed)
+        async def state_tree(
+            self, detailed: set[str] | None = None, tops: set[str] | None = None
+        ) -> dict[str, Any]:
+            asked.append((detailed, tops))
             return await super().state_tree()
 
     config = admin_config(tmp_path)
@@ -481,4 +485,8 @@ def test_state_is_detailed_only_for_the_routers_asked_for(tmp_path: Path) -> Non
         ds._kx.shutdown(wait=False)
 
     asyncio.run(main())
-    assert asked == [{"r1"}, None, set()]
+    assert asked == [
+        ({"r1"}, {"routers"}),
+        (None, {"routers"}),
+        (set(), {"virtual-networks"}),
+    ]

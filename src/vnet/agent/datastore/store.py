@@ -187,8 +187,9 @@ class Datastore(CandidateOperations):
         kernel_view = await self._in_kernel_thread(self._read_state, routers, detailed is None)
         state.add_router_state(routers, kernel_view, self.started_at)
         await self.routing.add_state(routers)
-        key, value = state.hypervisor_state(self.config, self.placement, running)
-        tree[key] = value
+        if tops is None or "hypervisor" in tops:  # its active count looks at every VR
+            key, value = state.hypervisor_state(self.config, self.placement, running)
+            tree[key] = value
         counters = await self._in_kernel_thread(
             guarantee_state.read_counters,
             self._kernel_handle(),

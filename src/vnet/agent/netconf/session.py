@@ -320,14 +320,15 @@ def _selected_routers(filter_el: etree._Element | None) -> set[str] | None:
 
 async def op_get(s: Session, op: etree._Element) -> str:
     filter_el = _child(op, "filter")
-    routers = _selected_routers(filter_el)
-    state = await s.ds.state_tree(routers, selected_tops(filter_el))
-    sessions = [other.info for other in Session.sessions.values()]
-    tree = {
-        **state,
-        **schema.yang_library(),
-        **monitoring.netconf_state(capabilities(), sessions),
-    }
+    routers, tops = _selected_routers(filter_el), selected_tops(filter_el)
+    tree = await s.ds.state_tree(routers, tops)
+    # the server's own members, only when the filter can select them (the library alone
+    # cost more than the rest of a get of one VR)
+    if tops is None or tops & {"yang-library", "modules-state"}:
+        tree.update(schema.yang_library())
+    if tops is None or "netconf-state" in tops:
+        sessions = [other.info for other in Session.sessions.values()]
+        tree.update(monitoring.netconf_state(capabilities(), sessions))
     # readable first: a VR's tenant comes from its networks, which the filter may prune
     tree = prune_tree(s.readable(tree), filter_el, routers)
     return _filtered(encode.tree_to_xml(tree), filter_el)

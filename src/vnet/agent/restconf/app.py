@@ -369,15 +369,17 @@ class Restconf:
 
     async def state(self, path: paths.DataPath) -> dict[str, Any]:
         """Configuration and state; per-VR details (route count) only for the VRs asked for,
-        when the datastore can limit them."""
+        and the state of the top-level member asked for alone, when the datastore can limit
+        them."""
         if "detailed" not in inspect.signature(self.ds.state_tree).parameters:
             return await self.ds.state_tree()
         detailed: set[str] | None = None
+        tops = {path.steps[0].name} if path.steps else None
         if path.steps and path.steps[0].name != "routers":
             detailed = set()
         elif len(path.steps) > 1 and path.steps[1].keys:
             detailed = {str(path.steps[1].keys["name"])}
-        return await self.ds.state_tree(detailed=detailed)  # type: ignore[call-arg,unused-ignore]
+        return await self.ds.state_tree(detailed=detailed, tops=tops)  # type: ignore[call-arg,unused-ignore]
 
     async def post(self, request: Request, path: paths.DataPath) -> Response:
         self.query(request, set())
