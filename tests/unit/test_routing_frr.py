@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from vnet.agent.routing.frrconf import config_files, daemons
+from vnet.agent.routing.supervisor import Instance, RoutingSupervisor
 from vnet.lab.faults import link_of, parse_share
 from vnet.lab.lab import LabError
 from vnet.model import build_topology
@@ -102,3 +103,34 @@ def test_links_are_named_by_their_hosts_in_either_order() -> None:
     assert link_of(topo, "h2-h1") == topo.links[0]
     with pytest.raises(LabError, match=r"no link 'h1-h3' in lab 't' \(its links: h1-h2\)"):
         link_of(topo, "h1-h3")
+
+
+class _Recording(RoutingSupervisor):
+    """Starts and stops nothing but a record (the daemons are the integration tests')."""
+
+    def __init__(self) -> None:
+        super().__init__("t", lambda name: f"ns-{name}")
+        self.done: list[tuple[str, str]] = []
+
+    def _start(self, inst: Instance) -> None:
+        self.done.append(("start", inst.vr.name))
+
+    def _stop(self, inst: Instance) -> None:
+        self.done.append(("stop", inst.vr.name))
+
+
+def test_a_sync_given_what_a_commit_changed_leaves_the_other_instances_alone() -> None:
+    topo = build_topology(BASE)
+    r1, r2 = topo.router("r1"), topo.router("r2")
+    sup = _Recording()
+    sup.sync([r1, r2])
+    assert sup.done == [("start", "r1"), ("start", "r2")]
+    sup.done.clear()
+    sup.sync([], only={"r3"})  # a static VR deleted: nothing of OSPF to do
+    sup.sync([r1], only={"r1"})  # r1 as it was
+    assert sup.done == []
+    sup.sync([], only={"r2"})  # r2 deleted
+    assert sup.done == [("stop", "r2")] and set(sup.instances) == {"r1"}
+    sup.done.clear()
+    sup.sync([])  # everything, and no VR: r1 goes too
+    assert sup.done == [("stop", "r1")] and sup.instances == {}

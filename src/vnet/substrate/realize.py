@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection
 
 from vnet.model import Topology, network_mtu
 from vnet.model.host import HostConfig, host_network_mtu, network_carriers
@@ -137,8 +137,9 @@ def _shortcuts_again(
     links = [*old.links.values(), *new.links.values()]
     bridges = {b for lk in links if (b := _bridge(lk)) is not None}
     for bridge in bridges:  # all first: a port may move from one bridge to another
-        for port in members.get(bridge, ()):
-            state.redirects.pop((bridge[0], port), None)
+        if _takes_shortcuts(had := members.get(bridge, frozenset())):
+            for port in had:
+                state.redirects.pop((bridge[0], port), None)
     after = dict(members)
     for bridge in bridges:
         ports = set(members.get(bridge, ()))
@@ -175,10 +176,16 @@ def _shaped(state: KernelState) -> set[tuple[NsName, str]]:
     return shaped
 
 
-def _bridge_shortcuts(state: KernelState, scope: str, ns: NsName, ports: Iterable[str]) -> None:
-    ports = sorted(ports)
-    if not 2 <= len(ports) <= MAX_TARGETS + 1:
+def _takes_shortcuts(ports: Collection[str]) -> bool:
+    """Whether a bridge of these member ports has shortcuts: a larger one has none (and
+    the ports of a bridge of thousands are neither sorted nor looked at in each commit)."""
+    return 2 <= len(ports) <= MAX_TARGETS + 1
+
+
+def _bridge_shortcuts(state: KernelState, scope: str, ns: NsName, ports: Collection[str]) -> None:
+    if not _takes_shortcuts(ports):
         return
+    ports = sorted(ports)
     for port in ports:
         others = tuple(p for p in ports if p != port)
         state.redirects[(ns, port)] = Redirect(ns, port, scope, others)

@@ -111,6 +111,14 @@ class Change:
             self._routers = (hc, [vr for vr in hc.routers if vr.name in names])
         return self._routers[1]
 
+    def for_routing(self, hc: HostConfig) -> tuple[list[VirtualRouter], set[str] | None]:
+        """What RoutingSupervisor.sync looks at: `hc`'s VRs new or changed and their names
+        with those gone, when the change was worked out VR by VR; else every VR (None)."""
+        if not self.incremental:
+            return hc.routers, None
+        made = self.routers_made(hc)
+        return made, {vr.name for vr in made} | self.gone
+
     def connections_made(self, hc: HostConfig) -> list[ConnectionPieces]:
         """`hc`'s connections new or changed (found once, for the checks, the kernel state
         and the index)."""

@@ -351,7 +351,7 @@ class Datastore(CandidateOperations):
             self.candidate = tree  # shared: trees are never changed in place
         self._wrote(Written(position, self._epoch, tree, events))
         if self.apply_to_kernel:  # after the commit point: a daemon's failure is the VR's state
-            await self.routing.sync(hc.routers)
+            await self.routing.sync(*change.for_routing(hc))
 
     async def _apply(self, desired: KernelState, events: list[Event]) -> KernelState:
         """Converge the kernel to `desired` and return it; on refusal, the kernel is rolled

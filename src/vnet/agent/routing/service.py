@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from vnet.agent.datastore.events import Event, EventBus
@@ -41,8 +41,9 @@ class RoutingService:
         await self.sync(routers)
         self._task = asyncio.create_task(self._watch(), name="vnet-routing-watch")
 
-    async def sync(self, routers: list[VirtualRouter]) -> None:
-        await self._in_kernel(self.supervisor.sync, routers)
+    async def sync(self, routers: list[VirtualRouter], only: Collection[str] | None = None) -> None:
+        """RoutingSupervisor.sync in the kernel thread."""
+        await self._in_kernel(self.supervisor.sync, routers, only)
 
     async def close(self) -> None:
         if self._task is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,10 +67,13 @@ class RoutingSupervisor:
         if stopped := frr.stop_scope(self.scope):
             log.warning("stopped %d FRR daemon(s) an earlier agent left running", stopped)
 
-    def sync(self, routers: list[VirtualRouter]) -> None:
-        """Exactly one instance per up VR with OSPF routing, each with its current configuration."""
+    def sync(self, routers: list[VirtualRouter], only: Collection[str] | None = None) -> None:
+        """Exactly one instance per up VR with OSPF routing, each with its current
+        configuration. `only`: the names of the VRs a commit made, changed or deleted, and
+        `routers` those it made or changed (the others' instances stay as they are; None:
+        `routers` are all the VRs)."""
         wanted = {vr.name: vr for vr in routers if vr.runs_ospf and vr.admin_state == "up"}
-        for name in list(self.instances):
+        for name in list(self.instances if only is None else self.instances.keys() & only):
             inst = self.instances[name]
             if name not in wanted or _files(wanted[name], inst) != _files(inst.vr, inst):
                 self._stop(self.instances.pop(name))
