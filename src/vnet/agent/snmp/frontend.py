@@ -31,6 +31,9 @@ from vnet.model.yang.module import ROUTERS
 log = logging.getLogger("vnet.agent.snmp")
 
 STATE_TTL = 1.0  # seconds: kernel state (oper state, counters) is read at most this often
+# the top-level members whose state the MIB's state columns are made of (not the hypervisor
+# container, whose active count looks at every VR, nor the guarantees' class counters)
+STATE_TOPS = {"routers"}
 SESSION = "snmp"
 MAX_MESSAGE = 65507  # snmpEngineMaxMessageSize: the largest UDP payload
 
@@ -86,9 +89,10 @@ class StateColumns:
             if self.tree is not None and self.running is not None and not self.expired():
                 # only the configuration changed: read the state of the VRs it changed
                 changed = changed_routers(self.running, running, self.tree)
-                state = merged_state(self.tree, await ds.state_tree(changed), running)
+                fresh = await ds.state_tree(changed, STATE_TOPS)
+                state = merged_state(self.tree, fresh, running)
             else:
-                state = await ds.state_tree()
+                state = await ds.state_tree(None, STATE_TOPS)
                 self.at = time.monotonic()
             self.tree, self.running = state, running
             self.columns = columns.state_columns(state)
