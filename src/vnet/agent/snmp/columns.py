@@ -40,42 +40,74 @@ def _cell(row: Row, column: int, status_column: int) -> smi.Value | None:
     return smi.integer(v) if isinstance(v, int) else smi.octets(v)
 
 
+# the values made of each row (by identity: rows are never changed in place, and those of
+# an unchanged VR are kept from one request to the next, rows.rows_of), and of each VR's
+# state entry (kept by frontend.merged_state): made again only for what changed
+_row_values: dict[int, tuple[Row, dict[int, smi.Value]]] = {}
+_state_values: dict[int, tuple[dict[str, Any], list[tuple[int, Key, smi.Value]]]] = {}
+
+
 def config_columns(rows: Rows) -> list[Column]:
     """vnetVrConfigTable, vnetVrIfConfigTable, vnetVrRouteTable from the working rows."""
+    global _row_values
+    kept: dict[int, tuple[Row, dict[int, smi.Value]]] = {}
     out = []
     for table, columns in COLUMNS.items():
-        for c in columns:
-            cells: Cells = {}
-            for key, row in rows[table].items():
-                value = _cell(row, c, STATUS_COLUMN[table])
-                if value is not None:
-                    cells[key] = value
-            out.append(Column(oids.column(ENTRY[table], c), cells))
+        cells: dict[int, Cells] = {c: {} for c in columns}
+        for key, row in rows[table].items():
+            last = _row_values.get(id(row))
+            values = last[1] if last is not None and last[0] is row else _row_cells(row, table)
+            kept[id(row)] = (row, values)
+            for c, value in values.items():
+                cells[c][key] = value
+        out += [Column(oids.column(ENTRY[table], c), cells[c]) for c in columns]
+    _row_values = kept
     return out
 
 
-def _interface_state(cells: dict[int, Cells], key: Key, itf: dict[str, Any]) -> None:
-    cells[oids.IFS_OPER][key] = smi.integer(1 if itf.get("oper-status") == "up" else 2)
-    stats = itf.get("statistics", {})
-    for k, name in enumerate(oids.IFS_COUNTERS, start=2):
-        cells[k][key] = smi.counter64(int(stats.get(name, 0)))
+def _row_cells(row: Row, table: str) -> dict[int, smi.Value]:
+    found = {c: _cell(row, c, STATUS_COLUMN[table]) for c in COLUMNS[table]}
+    return {c: value for c, value in found.items() if value is not None}
+
+
+# the columns of vnetVrTable and vnetVrIfStatsTable; an IF_STATE column's cell is keyed
+# (VR index, interface position), and its columns 2.. are oids.IFS_COUNTERS
+VR_STATE, IF_STATE = (1, 2, 3, 4), tuple(range(1, 10))
+
+
+def _router_state(r: dict[str, Any]) -> list[tuple[int, Key, smi.Value]]:
+    """A VR's cells of the two state tables, as (column, key, value)."""
+    key = (int(r["index"]),)
+    itfs = r.get("interface", [])
+    out = [
+        (oids.VR_OPER, key, smi.integer(OPER_STATE.get(r.get("oper-state", ""), 3))),
+        (oids.VR_ROUTES, key, smi.gauge(int(r.get("route-count", 0)))),
+        (oids.VR_UPTIME, key, smi.unsigned(int(r.get("uptime", 0)))),
+        (oids.VR_IFCOUNT, key, smi.gauge(len(itfs))),
+    ]
+    for pos, itf in enumerate(itfs, start=1):
+        at = (*key, pos)
+        out.append((oids.IFS_OPER, at, smi.integer(1 if itf.get("oper-status") == "up" else 2)))
+        stats = itf.get("statistics", {})
+        for k, name in enumerate(oids.IFS_COUNTERS, start=2):
+            out.append((k, at, smi.counter64(int(stats.get(name, 0)))))
+    return out
 
 
 def state_columns(state: dict[str, Any] | None) -> list[Column]:
     """vnetVrTable and vnetVrIfStatsTable from a datastore state tree (None: lazy)."""
-    vr_cells: dict[int, Cells] = {c: {} for c in (1, 2, 3, 4)}
-    if_cells: dict[int, Cells] = {c: {} for c in range(1, 10)}
+    global _state_values
+    kept: dict[int, tuple[dict[str, Any], list[tuple[int, Key, smi.Value]]]] = {}
+    cells: dict[int, Cells] = {c: {} for c in (*VR_STATE, *IF_STATE)}
     for r in routers_of(state or {}):
-        key = (int(r["index"]),)
-        itfs = r.get("interface", [])
-        vr_cells[oids.VR_OPER][key] = smi.integer(OPER_STATE.get(r.get("oper-state", ""), 3))
-        vr_cells[oids.VR_ROUTES][key] = smi.gauge(int(r.get("route-count", 0)))
-        vr_cells[oids.VR_UPTIME][key] = smi.unsigned(int(r.get("uptime", 0)))
-        vr_cells[oids.VR_IFCOUNT][key] = smi.gauge(len(itfs))
-        for pos, itf in enumerate(itfs, start=1):
-            _interface_state(if_cells, (*key, pos), itf)
-    columns = [Column(oids.column(oids.VR_ENTRY, c), v) for c, v in vr_cells.items()] + [
-        Column(oids.column(oids.IF_STATS_ENTRY, c), v) for c, v in if_cells.items()
+        last = _state_values.get(id(r))
+        values = last[1] if last is not None and last[0] is r else _router_state(r)
+        kept[id(r)] = (r, values)
+        for c, key, value in values:
+            cells[c][key] = value
+    _state_values = kept
+    columns = [Column(oids.column(oids.VR_ENTRY, c), cells[c]) for c in VR_STATE] + [
+        Column(oids.column(oids.IF_STATS_ENTRY, c), cells[c]) for c in IF_STATE
     ]
     columns += resource_columns(state or {})
     columns += routing_columns(state or {})

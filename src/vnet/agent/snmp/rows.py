@@ -43,7 +43,7 @@ REQUIRED = {
 Cell = str | int  # a column's value: DisplayString or INTEGER
 
 
-@dataclass
+@dataclass(frozen=True)  # shared between requests (rows_of): never changed in place
 class Row:
     status: int  # rowstatus.ACTIVE, NOT_IN_SERVICE or NOT_READY
     values: dict[int, Cell] = field(default_factory=dict)  # column -> value
@@ -98,18 +98,38 @@ def _interface_row(itf: dict[str, Any]) -> Row:
     )
 
 
+RouterRows = list[tuple[str, Key, Row]]  # (table, key, row) of one VR entry
+# per VR name, its entry at the last `rows_of` and the rows made of it: trees are never
+# changed in place, so an entry the next tree shares has the same rows (rows are never
+# changed in place either; a SET lays new ones over them). Remaking every VR's rows for
+# each request was a fifth of SNMP's time with 1000 VRs.
+_made: dict[str, tuple[dict[str, Any], RouterRows]] = {}
+
+
 def rows_of(tree: dict[str, Any]) -> Rows:
     """The active rows of a configuration tree."""
+    global _made
     rows = empty_rows()
+    made = {}
     for r in routers_of(tree):
-        idx = int(r["index"])
-        admin = 2 if r.get("admin-state", "up") == "down" else 1
-        rows[VR_TABLE][(idx,)] = Row(rs.ACTIVE, {oids.VR_NAME: r["name"], oids.VR_ADMIN: admin})
-        for pos, itf in enumerate(r.get("interface", []), start=1):
-            rows[IF_TABLE][(idx, pos)] = _interface_row(itf)
-        for key, route in routes_by_key(idx, r).items():
-            rows[ROUTE_TABLE][key] = Row(rs.ACTIVE, {oids.RT_NEXT_HOP: route["next-hop"]})
+        last = _made.get(r["name"])
+        mine = last[1] if last is not None and last[0] is r else _router_rows(r)
+        made[r["name"]] = (r, mine)
+        for table, key, row in mine:
+            rows[table][key] = row
+    _made = made
     return rows
+
+
+def _router_rows(r: dict[str, Any]) -> RouterRows:
+    idx = int(r["index"])
+    admin = 2 if r.get("admin-state", "up") == "down" else 1
+    out = [(VR_TABLE, (idx,), Row(rs.ACTIVE, {oids.VR_NAME: r["name"], oids.VR_ADMIN: admin}))]
+    for pos, itf in enumerate(r.get("interface", []), start=1):
+        out.append((IF_TABLE, (idx, pos), _interface_row(itf)))
+    for key, route in routes_by_key(idx, r).items():
+        out.append((ROUTE_TABLE, key, Row(rs.ACTIVE, {oids.RT_NEXT_HOP: route["next-hop"]})))
+    return out
 
 
 def children(rows: Rows, table: str, idx: int) -> list[Key]:
