@@ -44,7 +44,7 @@ def _cell(row: Row, column: int, status_column: int) -> smi.Value | None:
 # an unchanged VR are kept from one request to the next, rows.rows_of), and of each VR's
 # state entry (kept by frontend.merged_state): made again only for what changed
 _row_values: dict[int, tuple[Row, dict[int, smi.Value]]] = {}
-_state_values: dict[int, tuple[dict[str, Any], list[tuple[int, Key, smi.Value]]]] = {}
+_state_values: dict[int, tuple[dict[str, Any], list[tuple[int, Key, int]]]] = {}
 
 
 def config_columns(rows: Rows) -> list[Column]:
@@ -70,35 +70,43 @@ def _row_cells(row: Row, table: str) -> dict[int, smi.Value]:
     return {c: value for c, value in found.items() if value is not None}
 
 
-# the columns of vnetVrTable and vnetVrIfStatsTable; an IF_STATE column's cell is keyed
-# (VR index, interface position), and its columns 2.. are oids.IFS_COUNTERS
-VR_STATE, IF_STATE = (1, 2, 3, 4), tuple(range(1, 10))
+# the syntax of each column of vnetVrTable and of vnetVrIfStatsTable (keyed by VR index,
+# and by (VR index, interface position); columns 2.. are oids.IFS_COUNTERS)
+VR_STATE = {
+    oids.VR_OPER: smi.Kind.INTEGER,
+    oids.VR_ROUTES: smi.Kind.GAUGE,
+    oids.VR_UPTIME: smi.Kind.UNSIGNED,
+    oids.VR_IFCOUNT: smi.Kind.GAUGE,
+}
+IF_STATE = {oids.IFS_OPER: smi.Kind.INTEGER} | {
+    k: smi.Kind.COUNTER64 for k in range(2, 2 + len(oids.IFS_COUNTERS))
+}
 
 
-def _router_state(r: dict[str, Any]) -> list[tuple[int, Key, smi.Value]]:
-    """A VR's cells of the two state tables, as (column, key, value)."""
+def _router_state(r: dict[str, Any]) -> list[tuple[int, Key, int]]:
+    """A VR's cells of the two state tables, as (column, key, number)."""
     key = (int(r["index"]),)
     itfs = r.get("interface", [])
     out = [
-        (oids.VR_OPER, key, smi.integer(OPER_STATE.get(r.get("oper-state", ""), 3))),
-        (oids.VR_ROUTES, key, smi.gauge(int(r.get("route-count", 0)))),
-        (oids.VR_UPTIME, key, smi.unsigned(int(r.get("uptime", 0)))),
-        (oids.VR_IFCOUNT, key, smi.gauge(len(itfs))),
+        (oids.VR_OPER, key, OPER_STATE.get(r.get("oper-state", ""), 3)),
+        (oids.VR_ROUTES, key, int(r.get("route-count", 0))),
+        (oids.VR_UPTIME, key, int(r.get("uptime", 0))),
+        (oids.VR_IFCOUNT, key, len(itfs)),
     ]
     for pos, itf in enumerate(itfs, start=1):
         at = (*key, pos)
-        out.append((oids.IFS_OPER, at, smi.integer(1 if itf.get("oper-status") == "up" else 2)))
+        out.append((oids.IFS_OPER, at, 1 if itf.get("oper-status") == "up" else 2))
         stats = itf.get("statistics", {})
         for k, name in enumerate(oids.IFS_COUNTERS, start=2):
-            out.append((k, at, smi.counter64(int(stats.get(name, 0)))))
+            out.append((k, at, int(stats.get(name, 0))))
     return out
 
 
 def state_columns(state: dict[str, Any] | None) -> list[Column]:
     """vnetVrTable and vnetVrIfStatsTable from a datastore state tree (None: lazy)."""
     global _state_values
-    kept: dict[int, tuple[dict[str, Any], list[tuple[int, Key, smi.Value]]]] = {}
-    cells: dict[int, Cells] = {c: {} for c in (*VR_STATE, *IF_STATE)}
+    kept: dict[int, tuple[dict[str, Any], list[tuple[int, Key, int]]]] = {}
+    cells: dict[int, dict[Key, int]] = {c: {} for c in (*VR_STATE, *IF_STATE)}
     for r in routers_of(state or {}):
         last = _state_values.get(id(r))
         values = last[1] if last is not None and last[0] is r else _router_state(r)
@@ -106,8 +114,10 @@ def state_columns(state: dict[str, Any] | None) -> list[Column]:
         for c, key, value in values:
             cells[c][key] = value
     _state_values = kept
-    columns = [Column(oids.column(oids.VR_ENTRY, c), cells[c]) for c in VR_STATE] + [
-        Column(oids.column(oids.IF_STATS_ENTRY, c), cells[c]) for c in IF_STATE
+    columns = [
+        Column(oids.column(entry, c), cells[c], kind=kind)
+        for entry, kinds in ((oids.VR_ENTRY, VR_STATE), (oids.IF_STATS_ENTRY, IF_STATE))
+        for c, kind in kinds.items()
     ]
     columns += resource_columns(state or {})
     columns += routing_columns(state or {})

@@ -105,8 +105,11 @@ def changed_routers(before: Tree, after: Tree, state: Tree) -> set[str]:
     """The VRs of `after` configured otherwise in `before`, or without a state in `state`."""
     old = {r["name"]: r for r in routers_of(before)}
     known = {r["name"] for r in routers_of(state)}
+    # (an entry `after` shares with `before` is unchanged: trees are never changed in place)
     return {
-        r["name"] for r in routers_of(after) if old.get(r["name"]) != r or r["name"] not in known
+        r["name"]
+        for r in routers_of(after)
+        if ((was := old.get(r["name"])) is not r and was != r) or r["name"] not in known
     }
 
 

@@ -18,16 +18,33 @@ class Column:
     """The instances of one columnar object (or one scalar, key (0,)), in OID order.
 
     A lazy column stands for kernel state not read yet: touching it raises
-    NeedsState, so only requests that reach state pay for reading it.
+    NeedsState, so only requests that reach state pay for reading it. A column of `kind`
+    holds plain numbers, made values of that kind when served: a state read makes
+    thousands of counters, and a request serves a few.
     """
 
-    __slots__ = ("keys", "lazy", "oid", "values")
+    __slots__ = ("keys", "kind", "lazy", "oid", "values")
 
-    def __init__(self, oid: OID, values: dict[Key, smi.Value], lazy: bool = False):
+    def __init__(
+        self,
+        oid: OID,
+        values: dict[Key, smi.Value] | dict[Key, int],
+        lazy: bool = False,
+        kind: smi.Kind | None = None,
+    ):
         self.oid = oid
         self.values = values
         self.keys = sorted(values)
         self.lazy = lazy
+        self.kind = kind
+
+    def at(self, key: Key) -> smi.Value:
+        """The value of an instance the column holds."""
+        value = self.values[key]
+        if isinstance(value, smi.Value):
+            return value
+        assert self.kind is not None, "a column of plain numbers says their kind"
+        return smi.Value(self.kind, value)
 
     def first(self) -> smi.Varbind | None:
         if self.lazy:
@@ -35,7 +52,7 @@ class Column:
         if not self.keys:
             return None
         key = self.keys[0]
-        return (*self.oid, *key), self.values[key]
+        return (*self.oid, *key), self.at(key)
 
 
 def lazy(columns: Iterable[Column]) -> list[Column]:
@@ -71,7 +88,8 @@ class View:
             return smi.NO_SUCH_OBJECT
         if col.lazy:
             raise NeedsState
-        return col.values.get(oid[len(col.oid) :], smi.NO_SUCH_INSTANCE)
+        key = oid[len(col.oid) :]
+        return col.at(key) if key in col.values else smi.NO_SUCH_INSTANCE
 
     def next(self, oid: OID) -> smi.Varbind | None:
         """The first instance after `oid`, or None (endOfMibView)."""
@@ -83,7 +101,7 @@ class View:
             j = bisect_right(col.keys, oid[n:])
             if j < len(col.keys):
                 key = col.keys[j]
-                return (*col.oid, *key), col.values[key]
+                return (*col.oid, *key), col.at(key)
         for later in self.columns[i + 1 :]:
             found = later.first()
             if found is not None:
