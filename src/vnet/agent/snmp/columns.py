@@ -22,7 +22,7 @@ from vnet.agent.snmp.rows import (
     Rows,
     next_available_index,
 )
-from vnet.agent.snmp.view import Column, lazy, scalar
+from vnet.agent.snmp.view import Column, Freshness, lazy, scalar
 from vnet.model.mib import oids
 from vnet.model.yang.host import networks_of, routers_of
 
@@ -105,23 +105,27 @@ def _router_state(r: dict[str, Any]) -> list[tuple[int, Key, int]]:
 def state_columns(state: dict[str, Any] | None) -> list[Column]:
     """vnetVrTable and vnetVrIfStatsTable from a datastore state tree (None: lazy)."""
     global _state_values
+    if state is None:  # (the values kept stay for the next state)
+        return lazy(_state_columns({c: {} for c in (*VR_STATE, *IF_STATE)}, {}))
     kept: dict[int, tuple[dict[str, Any], list[tuple[int, Key, int]]]] = {}
     cells: dict[int, dict[Key, int]] = {c: {} for c in (*VR_STATE, *IF_STATE)}
-    for r in routers_of(state or {}):
+    for r in routers_of(state):
         last = _state_values.get(id(r))
         values = last[1] if last is not None and last[0] is r else _router_state(r)
         kept[id(r)] = (r, values)
         for c, key, value in values:
             cells[c][key] = value
     _state_values = kept
+    return _state_columns(cells, state)
+
+
+def _state_columns(cells: dict[int, dict[Key, int]], state: dict[str, Any]) -> list[Column]:
     columns = [
         Column(oids.column(entry, c), cells[c], kind=kind)
         for entry, kinds in ((oids.VR_ENTRY, VR_STATE), (oids.IF_STATS_ENTRY, IF_STATE))
         for c, kind in kinds.items()
     ]
-    columns += resource_columns(state or {})
-    columns += routing_columns(state or {})
-    return lazy(columns) if state is None else columns
+    return columns + resource_columns(state) + routing_columns(state)
 
 
 def network_columns(tree: dict[str, Any]) -> list[Column]:
@@ -138,14 +142,18 @@ def network_columns(tree: dict[str, Any]) -> list[Column]:
     return [Column(oids.column(oids.NETWORK_ENTRY, c), v) for c, v in cells.items()]
 
 
-def hypervisor_columns(host: str, rows: Rows, state: dict[str, Any] | None) -> list[Column]:
-    """The scalars; vnetActiveVRs is lazy when `state` is None (not read yet)."""
+def hypervisor_columns(
+    host: str, rows: Rows, state: dict[str, Any] | None, fresh: Freshness | None = None
+) -> list[Column]:
+    """The scalars; vnetActiveVRs is lazy when `state` is None (not read yet), and asks
+    `fresh` (whether every VR's state is recent enough) before it is served."""
     configured = sum(1 for r in rows[VR_TABLE].values() if r.status == rs.ACTIVE)
     if state is None:
         active = Column(oids.ACTIVE, {}, lazy=True)
     else:
         running = sum(1 for r in routers_of(state) if r.get("oper-state") == "running")
         active = scalar(oids.ACTIVE, smi.gauge(running))
+    active = active if fresh is None else active.checked(fresh)
     return [
         scalar(oids.HOST_NAME, smi.octets(host)),
         scalar(oids.NEXT_INDEX, smi.unsigned(next_available_index(rows))),

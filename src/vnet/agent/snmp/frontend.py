@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from vnet import __version__
@@ -21,9 +21,9 @@ from vnet.agent.snmp.engine import build_engine
 from vnet.agent.snmp.errors import SnmpError
 from vnet.agent.snmp.notify import Notifier
 from vnet.agent.snmp.responder import Responder
-from vnet.agent.snmp.rows import Pending, Rows, empty_rows, working_rows
+from vnet.agent.snmp.rows import Key, Pending, Rows, empty_rows, working_rows
 from vnet.agent.snmp.setplan import SetPlan, blame_for, plan_set
-from vnet.agent.snmp.view import Column, View
+from vnet.agent.snmp.view import Column, Freshness, NeedsState, Reading, View
 from vnet.model.yang.errors import ErrorTag, RpcError
 from vnet.model.yang.host import routers_of
 from vnet.model.yang.module import ROUTERS
@@ -69,36 +69,82 @@ class _ConfigColumns:
 
 
 class StateColumns:
-    """Kernel state (oper state, counters), read at most every STATE_TTL seconds."""
+    """Kernel state (oper state, counters) per VR, each VR's read again when a request
+    reaches it more than STATE_TTL seconds after it was read (a request that reaches most
+    VRs, a walk, reads every one in one go)."""
 
     def __init__(self) -> None:
         self.tree: Tree | None = None
-        self.at = 0.0
+        self.read_at: dict[int, float] = {}  # VR index -> when its state was read
         self.running: Tree | None = None  # the configuration the state was read for
         self.columns: list[Column] = columns.state_columns(None)
         self.lock = asyncio.Lock()
 
-    def fresh(self, running: Tree) -> bool:
-        return self.tree is not None and self.running == running and not self.expired()
+    def usable(self, running: Tree) -> bool:
+        """Whether the state was read for this configuration (each VR's age is checked as
+        a request reaches it, `fresh`)."""
+        return self.tree is not None and (self.running is running or self.running == running)
 
-    async def refresh(self, running_now: Callable[[], Tree], ds: Datastore) -> None:
+    def served(self, running: Tree, reading: Reading) -> tuple[Tree | None, Checks]:
+        """The state a pass over a request serves (None: none, read for this configuration),
+        and the checks of its instances of one VR and of those made of every VR's (None:
+        served as they are)."""
+        if self.tree is None or reading.last:
+            return self.tree, (None, None)
+        if not self.usable(running):  # lazy: a request that reaches state reads what changed
+            return None, (_config_changed, _config_changed)
+        return self.tree, (self.fresh(reading.since), self.fresh(reading.since, every=True))
+
+    def fresh(self, since: float, every: bool = False) -> Freshness:
+        """The check of a request that began at `since` (time.monotonic): a VR's state read
+        STATE_TTL before it, or later, is served; an older one is read again first (`every`:
+        an instance made of every VR's state, such as the count of those running)."""
+
+        def one(key: Key) -> NeedsState | None:
+            if self.read_at.get(key[0], -STATE_TTL) < since - STATE_TTL:
+                return NeedsState(key[0])
+            return None
+
+        def each(_key: Key) -> NeedsState | None:
+            oldest = min(self.read_at.values(), default=since)
+            return NeedsState() if oldest < since - STATE_TTL else None
+
+        return each if every else one
+
+    async def refresh(
+        self, running_now: Callable[[], Tree], ds: Datastore, wanted: Collection[int] | None = None
+    ) -> None:
+        """Read the state of the VRs the configuration changed, and of those `wanted`
+        (indexes; None: every VR) whose state is older than STATE_TTL."""
         async with self.lock:
             running = running_now()
-            if self.fresh(running):
-                return
-            if self.tree is not None and self.running is not None and not self.expired():
-                # only the configuration changed: read the state of the VRs it changed
-                changed = changed_routers(self.running, running, self.tree)
-                fresh = await ds.state_tree(changed, STATE_TOPS)
-                state = merged_state(self.tree, fresh, running)
-            else:
+            now = time.monotonic()
+            old = self._stale(now, wanted)
+            if self.tree is None or self.running is None or old is None:
                 state = await ds.state_tree(None, STATE_TOPS)
-                self.at = time.monotonic()
+                self.read_at = {int(r["index"]): now for r in routers_of(state)}
+            else:
+                changed = set() if self.running is running else None
+                if changed is None:
+                    changed = changed_routers(self.running, running, self.tree)
+                if not (changed or old):
+                    self.running = running
+                    return
+                names = {r["name"] for r in routers_of(self.tree) if int(r["index"]) in old}
+                fresh = await ds.state_tree(changed | names, STATE_TOPS)
+                state = merged_state(self.tree, fresh, running)
+                self.read_at.update((int(r["index"]), now) for r in routers_of(fresh))
             self.tree, self.running = state, running
             self.columns = columns.state_columns(state)
 
-    def expired(self) -> bool:
-        return time.monotonic() - self.at >= STATE_TTL
+    def _stale(self, now: float, wanted: Collection[int] | None) -> set[int] | None:
+        """The VRs of `wanted` whose state is older than STATE_TTL; None: read every VR
+        (none wanted but most old, or none read yet)."""
+        ages = self.read_at
+        if wanted is None:
+            old = {i for i, at in ages.items() if now - at >= STATE_TTL}
+            return None if not ages or 2 * len(old) >= len(ages) else old
+        return {i for i in wanted if now - ages.get(i, -STATE_TTL) >= STATE_TTL}
 
 
 def changed_routers(before: Tree, after: Tree, state: Tree) -> set[str]:
@@ -123,6 +169,21 @@ def merged_state(old: Tree, fresh: Tree, running: Tree) -> Tree:
     if routers:
         out[ROUTERS] = {**running.get(ROUTERS, {}), "router": routers}
     return out
+
+
+Checks = tuple[Freshness | None, Freshness | None]  # of one VR's instances, of every VR's
+
+
+def _config_changed(_key: Key) -> NeedsState:
+    return NeedsState(config=True)
+
+
+def _checked(made: list[Column], fresh: Freshness | None, state: Tree | None) -> list[Column]:
+    """The state columns of a view (lazy when `state` is None), asking `fresh` (if any)
+    before they serve an instance or, lazy, what to read."""
+    if state is None:
+        made = columns.state_columns(None)
+    return made if fresh is None else [c.checked(fresh) for c in made]
 
 
 class SnmpFrontend:
@@ -154,25 +215,22 @@ class SnmpFrontend:
         the columns made from it are rebuilt only when it changed."""
         return self.ds.running_snapshot()
 
-    def current_view(self, with_state: bool = False) -> View:
+    def current_view(self, reading: Reading) -> View:
         """Everything served, from the running configuration, pending rows and kernel state.
 
-        Kernel state is used when it is fresh, or when `with_state` (just read);
-        otherwise its columns are lazy and a request that reaches them raises
-        view.NeedsState."""
+        Kernel state is used when it was read for this configuration, each VR's if it is
+        recent enough for the request (StateColumns.fresh; the last pass of a request uses
+        what it read); otherwise a request that reaches it raises view.NeedsState."""
         running = self.running()
         self.pending.expire(time.time())
         self._config.refresh(running, self.pending)
-        state = self._state
-        use_state = state.tree is not None and (with_state or state.fresh(running))
+        tree, (one, every) = self._state.served(running, reading)
         return View(
             [
                 *columns.system_columns(self.descr, self.config.host, self.uptime()),
-                *columns.hypervisor_columns(
-                    self.config.host, self._config.rows, state.tree if use_state else None
-                ),
+                *columns.hypervisor_columns(self.config.host, self._config.rows, tree, every),
                 *self._config.rows_columns,
-                *(state.columns if use_state else columns.state_columns(None)),
+                *_checked(self._state.columns if tree is not None else [], one, tree),
                 *self._config.net_columns,
                 *columns.engine_columns(
                     self.engine_id, self.boots, int(time.monotonic() - self.started), MAX_MESSAGE
@@ -180,34 +238,36 @@ class SnmpFrontend:
             ]
         )
 
-    async def view(self, with_state: bool, v3_user: str | None = None) -> View:
-        """The current view; `with_state`: read kernel state first unless it is fresh.
-        An SNMPv3 user that is also a user of the agent sees what NACM lets it read."""
-        if with_state:
-            await self._state.refresh(self.running, self.ds)
+    async def view(self, read: Reading, v3_user: str | None = None) -> View:
+        """The current view for a request that began at `read.since`, after reading the
+        state of the VRs `read.wanted` names (None: every VR), if any. An SNMPv3 user that
+        is also a user of the agent sees what NACM lets it read."""
+        if read.wanted is None or read.wanted or read.config:
+            await self._state.refresh(self.running, self.ds, read.wanted)
         user = self.nacm_user(v3_user)
         if self.ds.nacm.access(user, self.running()) is not None:
-            return self._restricted_view(user, with_state)
-        return self.current_view(with_state)
+            return self._restricted_view(user, read)
+        return self.current_view(read)
 
     def nacm_user(self, v3_user: str | None) -> str | None:
         """The NACM user an SNMP principal maps onto: an SNMPv3 user named like a user of
         the agent is that user; communities and other v3 users keep their VACM view only."""
         return v3_user if v3_user is not None and self.config.user(v3_user) else None
 
-    def _restricted_view(self, user: str | None, with_state: bool) -> View:
+    def _restricted_view(self, user: str | None, reading: Reading) -> View:
         """Built per request from the trees with what `user` may not read taken out."""
         running = self.running()
         mine = self.ds.nacm.readable(user, running, running)
         rows = working_rows(mine, Pending())
-        state = self._state.tree if with_state or self._state.fresh(running) else None
+        state, (one, every) = self._state.served(running, reading)
         mine_state = None if state is None else self.ds.nacm.readable(user, running, state)
+        made = columns.state_columns(mine_state) if mine_state is not None else []
         return View(
             [
                 *columns.system_columns(self.descr, self.config.host, self.uptime()),
-                *columns.hypervisor_columns(self.config.host, rows, mine_state),
+                *columns.hypervisor_columns(self.config.host, rows, mine_state, every),
                 *columns.config_columns(rows),
-                *columns.state_columns(mine_state),
+                *_checked(made, one, mine_state),
                 *columns.network_columns(mine),
                 *columns.engine_columns(
                     self.engine_id, self.boots, int(time.monotonic() - self.started), MAX_MESSAGE

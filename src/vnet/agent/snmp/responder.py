@@ -22,7 +22,7 @@ from pysnmp.proto.api import v2c
 from vnet.agent.snmp import smi
 from vnet.agent.snmp.engine import READ_VIEW
 from vnet.agent.snmp.errors import ERROR_STATUS, SnmpError
-from vnet.agent.snmp.view import NeedsState, View
+from vnet.agent.snmp.view import NeedsState, Reading, View, read_through
 from vnet.model.mib.oids import OID
 
 log = logging.getLogger("vnet.agent.snmp")
@@ -36,7 +36,7 @@ GET, NEXT, BULK, SET = (
 MAX_BULK_VARBINDS = 2048
 SET_MEMORY = 30.0  # seconds a SET's answer is kept for retransmissions of it
 
-Reads = Callable[[bool, str | None], Awaitable[View]]  # with_state, v3 user -> view
+Reads = Callable[[Reading, str | None], Awaitable[View]]  # what to read first, v3 user -> view
 Writes = Callable[[list[smi.Varbind], str | None], Awaitable[None]]
 Answer = tuple[int, int, list[Any]]  # error-status, error-index, pysnmp varbinds
 
@@ -178,13 +178,20 @@ class Responder:
         self._check(request, "read", READ_VIEW, 0)
         limit = max(484, min(int(request.max_size), 65507)) - 160  # room for headers and v3
         names = [oid for oid, _ in varbinds]
-        try:
-            out = _read(await self.view(False, request.v3_user), pdu, names, limit)
-        except NeedsState:  # the request reaches kernel state: read it, answer again
-            out = _read(await self.view(True, request.v3_user), pdu, names, limit)
+        out = await self._answer_read(request, pdu, names, limit)
         if _size(out) > limit:
             return ERROR_STATUS["tooBig"], 0, []
         return 0, 0, [(rfc1902.ObjectName(o), smi.to_pysnmp(v)) for o, v in out]
+
+    async def _answer_read(
+        self, request: Request, pdu: Any, names: list[OID], limit: int
+    ) -> list[smi.Varbind]:
+        """The varbinds of a read, the kernel state it reaches read first where it is missing
+        or old (view.read_through)."""
+        return await read_through(
+            lambda reading: self.view(reading, request.v3_user),
+            lambda view: _read(view, pdu, names, limit),
+        )
 
     def _send(self, request: Request, rsp: Any, answer: Answer) -> None:
         status, index, varbinds = answer
