@@ -11,7 +11,7 @@ from typing import Any
 
 from vnet.agent.snmp import frontend, smi
 from vnet.agent.snmp.frontend import SnmpFrontend
-from vnet.agent.snmp.view import ONE_BY_ONE, View, read_through
+from vnet.agent.snmp.view import ONE_BY_ONE, NeedsState, Reading, View, read_through
 from vnet.model.agent_config import AgentConfig, User
 from vnet.model.mib import oids
 from vnet.model.yang.module import ROUTERS
@@ -93,3 +93,14 @@ def test_a_configuration_change_reads_the_changed_vrs_before_serving_state(
     host.running = running(20)  # r20 made (over NETCONF, say)
     assert answer(fe, lambda v: v.get(oper(20)).raw) == 1
     assert host.calls == [None, {"r20"}]
+
+
+def test_each_pass_reads_more_so_the_passes_end() -> None:
+    first = Reading(0.0)
+    changed = first.after(NeedsState(config=True))
+    assert changed.config and changed.wanted == frozenset() and not changed.last
+    one = changed.after(NeedsState(5))
+    assert one.wanted == {5} and one.config
+    assert one.after(NeedsState(5)).last, "read and still wanted: every VR's, served as read"
+    assert one.after(NeedsState(config=True)).last
+    assert one.after(NeedsState()).last

@@ -124,9 +124,11 @@ class StateColumns:
                 state = await ds.state_tree(None, STATE_TOPS)
                 self.read_at = {int(r["index"]): now for r in routers_of(state)}
             else:
-                changed = set() if self.running is running else None
-                if changed is None:
-                    changed = changed_routers(self.running, running, self.tree)
+                changed = (
+                    set()
+                    if self.running is running
+                    else changed_routers(self.running, running, self.tree)
+                )
                 if not (changed or old):
                     self.running = running
                     return

@@ -48,10 +48,12 @@ class Reading:
 
     def after(self, need: NeedsState) -> Reading:
         """The next pass: the changed VRs' state read, or one more VR's, or, for a request
-        that reaches many VRs (a walk) or every VR's state, every VR's."""
+        that reaches many VRs (a walk) or every VR's state, every VR's (also when what was
+        read does not do: each pass reads more, so the passes end)."""
         if need.config and not self.config:
             return Reading(self.since, self.wanted, config=True)
-        if need.vr is None or self.wanted is None or len(self.wanted) >= ONE_BY_ONE:
+        wanted = self.wanted
+        if need.vr is None or wanted is None or need.vr in wanted or len(wanted) >= ONE_BY_ONE:
             return Reading(self.since, None)
         return Reading(self.since, self.wanted | {need.vr}, self.config)
 
