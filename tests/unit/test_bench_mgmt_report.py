@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import ipaddress
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from vnet.bench.contract import OptionError
 from vnet.bench.mgmt.goals import IDLE, goals
-from vnet.bench.mgmt.interfaces import Vr
+from vnet.bench.mgmt.interfaces import NETWORK, Vr
 from vnet.bench.mgmt.metrics import declare, start_result
-from vnet.bench.mgmt.phases import ACTIVE_FIRST, CYCLE_FIRST, fresh
+from vnet.bench.mgmt.phases import (
+    ACTIVE_PER_NETWORK,
+    CYCLE_FIRST,
+    active_networks,
+    active_vr,
+    fresh,
+)
 from vnet.bench.mgmt.plan import INTERFACES, MAX_ACTIVE, MAX_PER_OP, OPERATIONS, make_plan
 from vnet.bench.mgmt.tables import lead, lead_report, rank
 from vnet.bench.progress import BenchOptions
 from vnet.bench.results import BenchResult
 from vnet.bench.stats import summarize
+from vnet.model.bridge_ports import BRIDGE_MAX_PORTS
 
 QUICK = BenchOptions(quick=True, duration=1.0, repeat=1, out=None, json_path=None, quiet=True)
 
@@ -92,6 +102,25 @@ def test_each_measured_cycle_creates_a_vr_of_its_own() -> None:
     lanes, cycles = len(INTERFACES), 1000  # the most --cycles allows
     vrs = [fresh(k, i, lanes) for k in range(cycles) for i in range(lanes)]
     assert len({vr.name for vr in vrs}) == len({vr.ipv4 for vr in vrs}) == cycles * lanes
-    others = [Vr(ACTIVE_FIRST + i) for i in range(MAX_ACTIVE)]
+    others = [active_vr(i) for i in range(MAX_ACTIVE)]
     others += [Vr(CYCLE_FIRST + j) for j in range(MAX_PER_OP + 1)]
     assert not {vr.ipv4 for vr in vrs} & {vr.ipv4 for vr in others}
+
+
+def test_the_active_vrs_fill_networks_a_bridge_can_hold() -> None:
+    """As many active VRs as --active allows: at most ACTIVE_PER_NETWORK per network (with
+    the cycles' VR, within a bridge's ports), each address once and in its network, and
+    the networks made for them are those they use."""
+    vrs = [active_vr(i) for i in range(MAX_ACTIVE)]
+    per_network = Counter(vr.network for vr in vrs)
+    assert max(per_network.values()) == ACTIVE_PER_NETWORK
+    assert per_network[NETWORK] + 1 <= BRIDGE_MAX_PORTS
+    assert len({vr.ipv4 for vr in vrs}) == MAX_ACTIVE
+    made = dict(
+        re.findall(r"<name>(a\d+)</name>.*?<ipv4-prefix>([^<]+)<", active_networks(MAX_ACTIVE))
+    )
+    assert set(made) == set(per_network) - {NETWORK}
+    for vr in vrs:
+        if vr.network != NETWORK:
+            assert ipaddress.ip_interface(vr.ipv4) in ipaddress.ip_network(made[vr.network])
+    assert active_networks(ACTIVE_PER_NETWORK).count("<network>") == 0

@@ -74,8 +74,8 @@ class MgmtBench(Benchmark):
             "--active",
             "active",
             metavar="LIST",
-            help="VRs active before the cycles, e.g. 0,6,100 [default: 0,2,6,30,100; "
-            "0,5 with --quick].",
+            help="VRs active before the cycles, e.g. 0,6,100, at most 10000 [default: "
+            "0,2,6,30,100; 0,5 with --quick].",
         ),
         Option(
             "--per-op",

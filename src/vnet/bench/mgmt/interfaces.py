@@ -30,9 +30,12 @@ NETWORK = "n1"  # the cycle VRs' network (10.1.0.0/16 in vnet.bench.netconf.conf
 
 @dataclass(frozen=True)
 class Vr:
-    """A VR of the cycles: one interface eth0 in NETWORK, an address no other VR has."""
+    """A VR of the benchmark: one interface eth0 in `network`, an address no other VR has
+    (`address`, or one worked out from the index in NETWORK)."""
 
     index: int
+    network: str = NETWORK
+    address: str | None = None
 
     @property
     def name(self) -> str:
@@ -40,6 +43,8 @@ class Vr:
 
     @property
     def ipv4(self) -> str:
+        if self.address is not None:
+            return self.address
         # 10.1.100.1 and up (indexes 30001..69000): clear of vnet.bench.netconf.config's
         third, fourth = divmod(self.index - 30000, 250)
         return f"10.1.{100 + third}.{fourth + 1}/16"
@@ -93,7 +98,7 @@ class Snmp(Interface):
         from vnet.bench.snmp.workload import create_pairs
 
         for vr in vrs:
-            self.client.set(self.version, create_pairs(vr.index, 2, NETWORK, vr.ipv4))
+            self.client.set(self.version, create_pairs(vr.index, 2, vr.network, vr.ipv4))
 
     def start(self, vrs: list[Vr]) -> None:
         from vnet.bench.snmp.workload import admin_pairs
@@ -134,7 +139,7 @@ def _router(vr: Vr, op: str = "", admin: str | None = "down", full: bool = True)
         body += f"<admin-state>{admin}</admin-state>"
     if full:
         body += (
-            f"<interface><name>eth0</name><network>{NETWORK}</network>"
+            f"<interface><name>eth0</name><network>{vr.network}</network>"
             f"<ipv4>{vr.ipv4}</ipv4></interface>"
         )
     return f"<router{attr}>{body}</router>"
@@ -207,7 +212,7 @@ class Restconf(Interface):
                         "host": "h1",
                         "index": vr.index,
                         "admin_state": "down",
-                        "interfaces": [{"name": "eth0", "network": NETWORK, "ipv4": vr.ipv4}],
+                        "interfaces": [{"name": "eth0", "network": vr.network, "ipv4": vr.ipv4}],
                     }
                 )
             )

@@ -7,15 +7,44 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from vnet.bench.client import NS
 from vnet.bench.mgmt.interfaces import Interface, Netconf, Snmp, Vr, _config, _router
 from vnet.bench.mgmt.measure import SETTLE, Meter
 from vnet.bench.mgmt.plan import OPERATIONS, Plan
+from vnet.bench.netconf.config import NC
 from vnet.bench.progress import BenchProgress
 from vnet.bench.results import BenchResult
 
 ACTIVE_FIRST = 30001  # indexes of the VRs active before the cycles
 CYCLE_FIRST = 40001  # indexes of the VRs the warm-up and the sweep create
 FRESH_FIRST = 41001  # and of those the measured cycles create (`fresh`)
+
+
+# a Linux bridge takes at most 1024 ports: the first ACTIVE_PER_NETWORK active VRs share
+# the cycles' network (as they always did), each further ACTIVE_PER_NETWORK one of their own
+ACTIVE_PER_NETWORK = 1000
+
+
+def active_vr(i: int) -> Vr:
+    """The i-th VR active before the cycles (0, 1, ...)."""
+    net, slot = divmod(i, ACTIVE_PER_NETWORK)
+    if net == 0:
+        return Vr(ACTIVE_FIRST + i)
+    third, fourth = divmod(slot, 250)
+    return Vr(ACTIVE_FIRST + i, f"a{net}", f"172.{15 + net}.{third}.{fourth + 1}/16")
+
+
+def active_networks(count: int, operation: str = "") -> str:
+    """The networks of the active VRs past the first ACTIVE_PER_NETWORK, for `count` of them
+    (172.16.0.0/16 and up: clear of the cycles' and vnet.bench.netconf.config's)."""
+    attr = f' nc:operation="{operation}"' if operation else ""
+    nets = "".join(
+        f"<network{attr}><name>a{k}</name><tenant>bench</tenant><vni>{6000 + k}</vni>"
+        f"<ipv4-prefix>172.{15 + k}.0.0/16</ipv4-prefix></network>"
+        for k in range(1, (count - 1) // ACTIVE_PER_NETWORK + 1)
+    )
+    body = f'<virtual-networks xmlns="{NS}">{nets}</virtual-networks>'
+    return f'<config xmlns:nc="{NC}">{body}</config>'
 
 
 def fresh(cycle: int, lane: int, lanes: int) -> Vr:
@@ -79,18 +108,23 @@ class Phases:
     # -- phase 1: cycles with 0..N VRs active ------------------------------------------------
 
     def make_active(self, count: int) -> None:
-        """Bring the active VRs (admin up, running) to `count` in one NETCONF edit-config."""
-        vrs = [Vr(ACTIVE_FIRST + i) for i in range(self.active, count)]
-        if vrs:
-            self.s.setup.m.edit_config(
-                target="running", config=_config([_router(v, "create", "up") for v in vrs])
-            )
+        """Bring the active VRs (admin up, running) to `count`, in NETCONF edit-configs of
+        ACTIVE_PER_NETWORK (their networks first)."""
+        edit = self.s.setup.m.edit_config
+        if count > ACTIVE_PER_NETWORK:
+            edit(target="running", config=active_networks(count))
+        for first in range(self.active, count, ACTIVE_PER_NETWORK):
+            vrs = [active_vr(i) for i in range(first, min(count, first + ACTIVE_PER_NETWORK))]
+            edit(target="running", config=_config([_router(v, "create", "up") for v in vrs]))
         self.active = max(self.active, count)
 
     def remove_active(self) -> None:
-        vrs = [Vr(ACTIVE_FIRST + i) for i in range(self.active)]
-        if vrs:
-            self.s.setup.remove(vrs)
+        for first in range(0, self.active, ACTIVE_PER_NETWORK):
+            last = min(self.active, first + ACTIVE_PER_NETWORK)
+            self.s.setup.remove([active_vr(i) for i in range(first, last)])
+        if self.active > ACTIVE_PER_NETWORK:
+            config = active_networks(self.active, "delete")
+            self.s.setup.m.edit_config(target="running", config=config)
         self.active = 0
 
     def cycles(self) -> None:

@@ -10,7 +10,7 @@ from vnet.bench.progress import BenchOptions
 
 INTERFACES = ("SNMPv2c", "SNMPv3", "NETCONF", "RESTCONF")
 OPERATIONS = ("create", "start", "retrieve", "remove")
-MAX_ACTIVE, MAX_PER_OP = 2000, 100
+MAX_ACTIVE, MAX_PER_OP = 10000, 100
 
 
 @dataclass(frozen=True)
