@@ -57,8 +57,10 @@ def up(file: str, dry_run: bool) -> None:
 @needs_root
 @friendly_errors
 def down(name: str | None) -> None:
-    """Remove everything lab NAME created (the only lab, if NAME is omitted)."""
+    """Remove everything lab NAME created (the only lab, if NAME is omitted; NAME may be
+    the lab's topology file)."""
     name = labmod.pick_lab(name)
+    found = name in labmod.running_labs()
     with DelayedProgress("removing") as bar:
         result = labmod.down(name, progress=lambda i, n, op: bar.update(i + 1, n, op.describe()))
     for proc in result.stopped:
@@ -70,6 +72,10 @@ def down(name: str | None) -> None:
         )
     for ns in result.half_made:
         console.print(f"removed {ns}: a namespace's mount point a stopped process left unbound")
+    if not (found or result.ops or result.stopped or result.half_made):
+        others = ", ".join(labmod.running_labs()) or "none"
+        console.print(f"[yellow]note:[/yellow] no lab named {name!r} was up (labs up: {others})")
+        return
     console.print(f"lab [bold]{name}[/bold] is down: {len(result.ops)} operation(s)")
     print_timings(result.timings.steps)
 

@@ -110,6 +110,12 @@ def running_labs() -> list[str]:
 
 
 def pick_lab(name: str | None) -> str:
+    """The lab a command names: NAME, the name in a topology file given instead (as to
+    `lab up`), or the only lab up."""
+    if name and (name.endswith((".yaml", ".yml")) or "/" in name):
+        if not Path(name).is_file():
+            raise LabError(f"{name}: no such topology file (name a lab, or give its file)")
+        return load_topology(name).name
     if name:
         return name
     labs = running_labs()
