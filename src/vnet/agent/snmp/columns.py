@@ -6,10 +6,12 @@ of the hypervisor group, and the standard system and snmpEngine groups.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from vnet.agent.snmp import rowstatus as rs
 from vnet.agent.snmp import smi
+from vnet.agent.snmp.kept import Kept
 from vnet.agent.snmp.resources import resource_columns
 from vnet.agent.snmp.routing import routing_columns
 from vnet.agent.snmp.rows import (
@@ -40,32 +42,27 @@ def _cell(row: Row, column: int, status_column: int) -> smi.Value | None:
     return smi.integer(v) if isinstance(v, int) else smi.octets(v)
 
 
-# the values made of each row (by identity: rows are never changed in place, and those of
-# an unchanged VR are kept from one request to the next, rows.rows_of), and of each VR's
-# state entry (kept by frontend.merged_state): made again only for what changed
-_row_values: dict[int, tuple[Row, dict[int, smi.Value]]] = {}
-_state_values: dict[int, tuple[dict[str, Any], list[tuple[int, Key, int]]]] = {}
+# the values made of each row (rows of an unchanged VR are kept, rows.KEPT_ROWS), and of
+# each VR's state entry (kept by frontend.merged_state), by identity
+KEPT_CELLS: Kept[Row, dict[int, smi.Value]] = Kept()
+KEPT_STATE: Kept[dict[str, Any], list[tuple[int, Key, int]]] = Kept()
 
 
 def config_columns(rows: Rows) -> list[Column]:
     """vnetVrConfigTable, vnetVrIfConfigTable, vnetVrRouteTable from the working rows."""
-    global _row_values
-    kept: dict[int, tuple[Row, dict[int, smi.Value]]] = {}
     out = []
     for table, columns in COLUMNS.items():
         cells: dict[int, Cells] = {c: {} for c in columns}
+        made = partial(_row_cells, table)
         for key, row in rows[table].items():
-            last = _row_values.get(id(row))
-            values = last[1] if last is not None and last[0] is row else _row_cells(row, table)
-            kept[id(row)] = (row, values)
-            for c, value in values.items():
+            for c, value in KEPT_CELLS.of(id(row), row, made).items():
                 cells[c][key] = value
         out += [Column(oids.column(ENTRY[table], c), cells[c]) for c in columns]
-    _row_values = kept
+    KEPT_CELLS.end()
     return out
 
 
-def _row_cells(row: Row, table: str) -> dict[int, smi.Value]:
+def _row_cells(table: str, row: Row) -> dict[int, smi.Value]:
     found = {c: _cell(row, c, STATUS_COLUMN[table]) for c in COLUMNS[table]}
     return {c: value for c, value in found.items() if value is not None}
 
@@ -104,18 +101,13 @@ def _router_state(r: dict[str, Any]) -> list[tuple[int, Key, int]]:
 
 def state_columns(state: dict[str, Any] | None) -> list[Column]:
     """vnetVrTable and vnetVrIfStatsTable from a datastore state tree (None: lazy)."""
-    global _state_values
     if state is None:  # (the values kept stay for the next state)
         return lazy(_state_columns({c: {} for c in (*VR_STATE, *IF_STATE)}, {}))
-    kept: dict[int, tuple[dict[str, Any], list[tuple[int, Key, int]]]] = {}
     cells: dict[int, dict[Key, int]] = {c: {} for c in (*VR_STATE, *IF_STATE)}
     for r in routers_of(state):
-        last = _state_values.get(id(r))
-        values = last[1] if last is not None and last[0] is r else _router_state(r)
-        kept[id(r)] = (r, values)
-        for c, key, value in values:
+        for c, key, value in KEPT_STATE.of(id(r), r, _router_state):
             cells[c][key] = value
-    _state_values = kept
+    KEPT_STATE.end()
     return _state_columns(cells, state)
 
 
