@@ -12,6 +12,7 @@ from typing import Any
 from vnet.agent.datastore import journal
 from vnet.model.yang import host as codec
 from vnet.model.yang.guarantees import SRV6, connections_of, locators_of
+from vnet.model.yang.module import ROUTERS
 
 
 @dataclass
@@ -65,10 +66,29 @@ class EventBus:
 
 def diff_events(old: dict[str, Any], new: dict[str, Any]) -> list[Event]:
     """One event per VR created, modified or deleted between two trees."""
-    before = {r["name"]: r for r in codec.routers_of(old)}
-    after = {r["name"]: r for r in codec.routers_of(new)}
     # a VR's connection pieces and locators are part of what it does
     pieces_changed = routers_with_other_pieces(old, new)
+    listed = journal.list_change(old.get(ROUTERS), new.get(ROUTERS), journal.KEYED[ROUTERS])
+    if listed is None or pieces_changed - {r["name"] for r in listed.put}:
+        return _events_between(old, new, pieces_changed)
+    # the VR list's change entry by entry: what the commit changed, not every VR
+    events = [
+        Event(
+            r["name"], r.get("index"), "modify" if r["name"] in listed.was else "create", "success"
+        )
+        for r in listed.put
+    ]
+    for name in listed.delete:
+        events.append(Event(name, listed.was[name].get("index"), "delete", "success"))
+    return events
+
+
+def _events_between(
+    old: dict[str, Any], new: dict[str, Any], pieces_changed: set[str]
+) -> list[Event]:
+    """diff_events, every VR of both trees looked at."""
+    before = {r["name"]: r for r in codec.routers_of(old)}
+    after = {r["name"]: r for r in codec.routers_of(new)}
     events = []
     for name, r in after.items():
         if name not in before:

@@ -46,6 +46,7 @@ from vnet.model.yang.guarantees import SRV6, connections_of
 from vnet.model.yang.module import ROUTERS
 
 Tree = dict[str, Any]
+KEYED_ROUTER = journal.KEYED[ROUTERS]  # the VR list's name in its container
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,8 @@ class Change:
     # the SRv6 connection entries new or different (None: the connections are as they were)
     connections: list[dict[str, Any]] | None = None
     connections_deleted: list[str] = field(default_factory=list)  # their names
+    # the VR list's change against the base, entry by entry (incremental changes only)
+    listed: journal.ListChange | None = field(default=None, repr=False)
     _made: tuple[HostConfig, list[ConnectionPieces]] | None = field(default=None, repr=False)
     _routers: tuple[HostConfig, list[VirtualRouter]] | None = field(default=None, repr=False)
 
@@ -104,11 +107,14 @@ class Change:
         return self.connections_put() | set(self.connections_deleted)
 
     def routers_made(self, hc: HostConfig) -> list[VirtualRouter]:
-        """`hc`'s VRs new or changed (found once, for the checks, the kernel state and the
-        index: each look walks every VR)."""
+        """`hc`'s VRs new or changed (`hc.routers` is parallel to the tree's entries)."""
         if self._routers is None or self._routers[0] is not hc:
-            names = _names(self.changed)
-            self._routers = (hc, [vr for vr in hc.routers if vr.name in names])
+            if self.listed is not None:
+                made = [hc.routers[q] for q in self.listed.put_at]
+            else:
+                names = _names(self.changed)
+                made = [vr for vr in hc.routers if vr.name in names]
+            self._routers = (hc, made)
         return self._routers[1]
 
     def for_routing(self, hc: HostConfig) -> tuple[list[VirtualRouter], set[str] | None]:
@@ -149,17 +155,27 @@ class RouterIndex:
         return found.vr if found.shared is entry or found.entry == entry else None
 
     def change(self, tree: Tree, base: Tree) -> Change:
-        entries = tree.get(ROUTERS, {}).get("router", [])
-        names = [r.get("name") for r in entries]
         others = {k: v for k, v in tree.items() if k != ROUTERS}
-        container = {k: v for k, v in tree.get(ROUTERS, {}).items() if k != "router"}
         alike, connections, deleted = _changed_connections(self.others, others)
-        if self.base is not base or not alike or container or len(set(names)) != len(names):
-            return Change(tree, list(entries), set(self.facts), incremental=False)
-        changed = [r for r in entries if self.known(r) is None]
-        gone = {r["name"] for r in changed if r["name"] in self.facts}
-        gone |= set(self.facts) - set(names)
-        return Change(tree, changed, gone, True, connections, deleted)
+        routers = tree.get(ROUTERS, {})
+        listed = journal.list_change(base.get(ROUTERS), tree.get(ROUTERS), KEYED_ROUTER)
+        if (
+            self.base is not base
+            or not alike
+            or routers.keys() - {KEYED_ROUTER}
+            or listed is None
+            or self._twice(listed)
+        ):
+            return Change(tree, list(routers.get(KEYED_ROUTER, [])), set(self.facts), False)
+        gone = listed.replaced() | set(listed.delete)
+        return Change(tree, listed.put, gone, True, connections, deleted, listed=listed)
+
+    def _twice(self, listed: journal.ListChange) -> bool:
+        """Whether a name is twice in the new VR list: only a new entry's can be (the
+        base's are unique), with another new one's or with one kept from the base."""
+        fresh = listed.fresh
+        kept = [n for n in fresh if n in self.facts and n not in listed.was]
+        return len(set(fresh)) != len(fresh) or bool(kept)
 
     def problems_likely(self, hc: HostConfig, change: Change) -> bool:
         """True unless the changed VRs are shown to satisfy every invariant (then False)."""
@@ -332,8 +348,11 @@ def yang_tree(change: Change, hc: HostConfig) -> Tree:
         return tree
     reduced = {k: v for k, v in tree.items() if k not in (ROUTERS, SRV6)}
     named = {piece.get("router") for c in change.connections or [] for piece in _pieces(c)}
-    named |= _names(change.changed)
-    routers = [r for r in tree.get(ROUTERS, {}).get("router", []) if r["name"] in named]
+    if named - _names(change.changed):  # VRs that did not change: looked for
+        named |= _names(change.changed)
+        routers = [r for r in tree.get(ROUTERS, {}).get("router", []) if r["name"] in named]
+    else:
+        routers = change.changed
     if routers:
         reduced[ROUTERS] = {"router": routers}
     if change.connections:

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from vnet.model.yang.guarantees import SRV6
 from vnet.model.yang.module import ROUTERS
@@ -28,6 +30,7 @@ Diff = dict[str, Any]  # a container's: "container" (whole, None: gone) or put/d
 BEFORE = "before"  # a record's rollback point: the configuration before the record
 # top-level members whose list is journalled entry by entry -> that list
 KEYED = {ROUTERS: "router", SRV6: "connection"}
+T = TypeVar("T")
 ROUTERS_CONTAINER = "routers-container"  # the routers' "container", under its own name
 
 
@@ -48,25 +51,105 @@ def change(old: Tree, new: Tree) -> dict[str, Any]:
 
 
 # per list, the last container change worked out, with the containers it was of (held, so
-# that their ids stay theirs): a commit asks for the same one three times (its checks, its
-# events, its record), and each walks every entry; trees are never changed in place, so
-# the same two containers have the same change
-_last: dict[str, tuple[Tree | None, Tree | None, Diff]] = {}
+# that their ids stay theirs): a commit asks for the same one several times (its checks,
+# its events, its record); trees are never changed in place, so the same two containers
+# have the same change
+_last: dict[str, tuple[Tree | None, Tree | None, Diff, ListChange | None]] = {}
+
+
+@dataclass(frozen=True)
+class Steps:
+    """How replay makes a new list of the old one, position by position: each entry kept
+    where it was, or replaced there by the new entry of its name; entries deleted dropped;
+    entries of new names appended in the new list's order."""
+
+    replace: dict[int, int]  # old position -> new position of the entry taking its place
+    drop: list[int]  # old positions of the entries deleted, ascending
+    append: list[int]  # new positions of the entries of new names, ascending
+
+    def apply(self, old: list[T], at_new: Callable[[int], T]) -> list[T]:
+        """`old` (or a list parallel to it) as replay changes it; `at_new(q)`: what is at
+        the new list's position q."""
+        out = list(old)
+        for p, q in self.replace.items():
+            out[p] = at_new(q)
+        if len(self.drop) <= _FEW:  # each del moves the rest of the list, in C
+            for p in reversed(self.drop):
+                del out[p]
+        else:
+            dropped = set(self.drop)
+            out = [r for p, r in enumerate(out) if p not in dropped]
+        return out + [at_new(q) for q in self.append]
+
+
+_FEW = 64  # deletions done one by one below this many
+
+
+@dataclass(frozen=True)
+class ListChange:
+    """A keyed list's change from an old version to a new one: what its journal record
+    holds (`put`, `delete`, `order`) and what a commit's other steps ask of it."""
+
+    put: list[dict[str, Any]]  # the entries new or different, in the new list's order
+    put_at: list[int]  # where each is in the new list
+    delete: list[str]  # the names no longer there, in the old list's order
+    order: list[str] | None  # the new list's names, when replay would not give its order
+    was: dict[str, dict[str, Any]]  # the old entries replaced or deleted, by name
+    # the names of the new list's entries the old one does not share (put, or equal to
+    # the entry they replace): a name twice in the new list is twice here or also kept
+    fresh: list[str]
+    steps: Steps
+
+    def record(self) -> Diff:
+        out: Diff = {}
+        if self.put:
+            out["put"] = self.put
+        if self.delete:
+            out["delete"] = self.delete
+        if self.order is not None:
+            out["order"] = self.order
+        return out
+
+    def replaced(self) -> set[str]:
+        """The names of the entries put in place of an old one of the same name."""
+        return {r["name"] for r in self.put if r["name"] in self.was}
+
+    def aligned(self, old: list[T], made: Callable[[int], T]) -> list[T] | None:
+        """A list parallel to the new one from `old`, parallel to the old one: `made(q)`
+        for each entry put (q: its new position), the old list's item for the others;
+        None when the new list is in an order of its own (`order`)."""
+        if self.order is not None:
+            return None
+        put = set(self.put_at)
+        unput = {q: old[p] for p, q in self.steps.replace.items() if q not in put}
+        return self.steps.apply(old, lambda q: made(q) if q in put else unput[q])
 
 
 def member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff:
     """A keyed container's change: its list entry by entry, or the whole container when
     anything else of it changed (rare: the container itself, its other members). A new
     dict each time (its lists are shared: never change them)."""
+    return dict(_changes(old, new, entries)[0])
+
+
+def list_change(old: Tree | None, new: Tree | None, entries: str) -> ListChange | None:
+    """A keyed container's list change entry by entry; None when more of the container
+    changed than its list (its other members, or it came or went)."""
+    return _changes(old, new, entries)[1]
+
+
+def _changes(old: Tree | None, new: Tree | None, entries: str) -> tuple[Diff, ListChange | None]:
     last = _last.get(entries)
     if last is not None and last[0] is old and last[1] is new:
-        return dict(last[2])
-    diff = _member_change(old, new, entries)
-    _last[entries] = (old, new, diff)
-    return dict(diff)
+        return last[2], last[3]
+    found = _member_change(old, new, entries)
+    diff = found.record() if isinstance(found, ListChange) else found
+    listed = found if isinstance(found, ListChange) else None
+    _last[entries] = (old, new, diff, listed)
+    return diff, listed
 
 
-def _member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff:
+def _member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff | ListChange:
     if old is None and new is None:
         return {}
     if old is None or new is None or _shape(old, entries) != _shape(new, entries):
@@ -79,22 +162,64 @@ def _shape(container: Tree, entries: str) -> tuple[bool, Tree]:
     return entries in container, {k: v for k, v in container.items() if k != entries}
 
 
-def _list_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> Diff:
-    before = {r["name"]: r for r in old}
-    after_names = [r["name"] for r in new]
-    # (an entry the new tree shares with the old one is the same: trees are never changed
-    # in place, and comparing thousands of unchanged entries was most of a small diff)
-    put = [r for r in new if (was := before.get(r["name"])) is not r and was != r]
-    after = set(after_names)
-    delete = [name for name in before if name not in after]
-    out: Diff = {}
-    if put:
-        out["put"] = put
-    if delete:
-        out["delete"] = delete
-    if _order(list(before), delete, put) != after_names:
-        out["order"] = after_names
-    return out
+def _list_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> ListChange:
+    # Only the stretch between the lists' longest common head and tail is looked at, and
+    # there the entries the new list shares with the old one are the same (trees are never
+    # changed in place): a loop in Python over 10,000 entries was most of a commit of one.
+    head = _common_head(old, new)
+    tail = _common_tail(old, new, head)
+    olds, news = range(head, len(old) - tail), range(head, len(new) - tail)
+    old_ids = {id(old[p]) for p in olds}
+    new_ids: set[int] = set()
+    fresh = []  # (an entry there twice is fresh the second time: the name is twice)
+    for q in news:
+        if id(new[q]) not in old_ids or id(new[q]) in new_ids:
+            fresh.append(q)
+        new_ids.add(id(new[q]))
+    stale = [p for p in olds if id(old[p]) not in new_ids]
+    was = {old[p]["name"]: old[p] for p in stale}
+    put_at = [q for q in fresh if (prev := was.get(new[q]["name"])) is None or prev != new[q]]
+    fresh_named = {new[q]["name"]: q for q in fresh}
+    steps = Steps(
+        replace={p: fresh_named[old[p]["name"]] for p in stale if old[p]["name"] in fresh_named},
+        drop=[p for p in stale if old[p]["name"] not in fresh_named],
+        append=[q for q in fresh if new[q]["name"] not in was],
+    )
+    in_order = steps.apply(old, new.__getitem__) == new
+    return ListChange(
+        put=[new[q] for q in put_at],
+        put_at=put_at,
+        delete=[name for name in was if name not in fresh_named],
+        order=None if in_order else [r["name"] for r in new],
+        was=was,
+        fresh=[new[q]["name"] for q in fresh],
+        steps=steps,
+    )
+
+
+def _common_head(old: list[Any], new: list[Any]) -> int:
+    """How many entries the lists start with alike, by halving: slices compare in C (an
+    entry first by identity)."""
+    lo, hi = 0, min(len(old), len(new))  # old[:lo] == new[:lo]; not beyond hi
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[lo:mid] == new[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_tail(old: list[Any], new: list[Any], head: int) -> int:
+    """How many entries the lists end with alike, short of their common head."""
+    lo, hi = 0, min(len(old), len(new)) - head
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if old[len(old) - mid : len(old) - lo] == new[len(new) - mid : len(new) - lo]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _order(old_names: list[str], delete: list[str], put: list[dict[str, Any]]) -> list[str]:
@@ -110,7 +235,7 @@ def replay(old: Tree, record: dict[str, Any]) -> Tree:
     """`old` with a record's change applied (a new tree; `old` is not changed)."""
     tree = {k: v for k, v in old.items() if k not in record.get("unset", ())}
     tree.update(record.get("set", {}))
-    routers = {k: record[k] for k in ("put", "delete", "order") if k in record}
+    routers: Diff = {k: record[k] for k in ("put", "delete", "order") if k in record}
     if ROUTERS_CONTAINER in record:
         routers = {"container": record[ROUTERS_CONTAINER]}
     _replay_member(tree, ROUTERS, routers)

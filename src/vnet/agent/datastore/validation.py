@@ -6,11 +6,12 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 import libyang
 
 from vnet.agent.config import AgentConfig
+from vnet.agent.datastore import journal
 from vnet.agent.datastore.incremental import (
     Change,
     ConnectionMemo,
@@ -31,10 +32,10 @@ from vnet.model import TopologyError
 from vnet.model.check import check_host
 from vnet.model.host import HostConfig
 from vnet.model.resolve import next_free_index
+from vnet.model.topology import VirtualRouter
 from vnet.model.yang import host as codec
 from vnet.model.yang.errors import ErrorTag, ErrorType, RpcError
 from vnet.model.yang.guarantees import KnownConnection, connections_of
-from vnet.model.yang.host import Known
 from vnet.model.yang.module import PREFIX, ROUTERS
 from vnet.model.yang.paths import entry_path
 from vnet.model.yang.schema import validate
@@ -67,11 +68,28 @@ class Validator:
         known = self.connections.known
         if not change.incremental:
             return tree, validated(self.config, tree, known), change
-        hc = _parsed(self.config, tree, self.index.known, known)
+        hc = _parsed(self.config, tree, self._routers(tree, change), known)
         if self.index.problems_likely(hc, change) or not _yang_valid(yang_tree(change, hc)):
             hc = validated(self.config, tree, known)  # the full checks' answer; it raises
             return tree, hc, replace(change, incremental=False)
         return tree, hc, change
+
+    def _routers(self, tree: Tree, change: Change) -> list[VirtualRouter | dict[str, Any]]:
+        """`tree`'s VRs, parallel to its entries: running's model objects for the entries
+        running has (by position when the list kept its order, in time that follows the
+        change), the data of those the change puts."""
+        entries = codec.routers_of(tree)
+        host = self.config.host
+        running = self.index.running
+        if running is not None and change.listed is not None:
+            known = cast(list[VirtualRouter | dict[str, Any]], running.routers)
+            made = change.listed.aligned(known, lambda q: codec.router_data(entries[q], host))
+            if made is not None:
+                return made
+        return [
+            vr if (vr := self.index.known(r)) is not None else codec.router_data(r, host)
+            for r in entries
+        ]
 
     def realized(self, hc: HostConfig, change: Change) -> KernelState:
         """realize_host(hc), in time that follows the change when only VRs, or only
@@ -168,7 +186,9 @@ def _with_indexes(config: AgentConfig, tree: Tree, running: Tree) -> Tree:
             "/vr:virtual-networks",
         )
     routers = codec.routers_of(tree)
-    if all("index" in r for r in routers):
+    listed = journal.list_change(running.get(ROUTERS), tree.get(ROUTERS), journal.KEYED[ROUTERS])
+    # running's entries have theirs: only those the change puts can lack one
+    if all("index" in r for r in (routers if listed is None else listed.put)):
         return tree
     used = {int(r["index"]) for r in routers if "index" in r}
     for k, r in enumerate(routers):
@@ -219,14 +239,15 @@ def host_config(
 def _parsed(
     config: AgentConfig,
     tree: Tree,
-    known: Known | None = None,
+    routers: list[VirtualRouter | dict[str, Any]] | None = None,
     known_connection: KnownConnection | None = None,
 ) -> HostConfig:
-    """The tree's HostConfig (`known`, `known_connection`: the model objects of unchanged
-    VRs and connections, reused), or RpcError with the first entry that does not parse."""
+    """The tree's HostConfig (`routers`, `known_connection`: the model objects of unchanged
+    VRs and connections, reused; see codec.host_config), or RpcError with the first entry
+    that does not parse."""
     try:
         return codec.host_config(
-            tree, config.host, config.vtep, known=known, known_connection=known_connection
+            tree, config.host, config.vtep, routers=routers, known_connection=known_connection
         )
     except TopologyError as err:
         raise _problem_error(err, tree) from None

@@ -71,6 +71,8 @@ class _Editor:
         self.changed = False
         self.module, self.namespace, self.prefix = MODULE, NAMESPACE, PREFIX
         self.own: set[int] = set()  # ids of the nodes this edit made (its own to change)
+        # by id of a list of entries: those this edit put into it or changed (its own)
+        self.made_in: dict[int, list[dict[str, Any]]] = {}
         self.keyed: dict[int, tuple[Entries, KeyIndex]] = {}  # by id of the list
 
     def mine(self, parent: dict[str, Any], key: str, empty: type) -> Any:
@@ -232,7 +234,7 @@ class _Editor:
             if op != "none" or self.changed != before:
                 entries.append(entry)
                 index[found] = entry
-                self.own.add(id(entry))
+                self.made(entries, entry)
                 self.changed = True
             return
         match = self.own_entry(entries, index, found)
@@ -266,8 +268,13 @@ class _Editor:
         if id(match) not in self.own:
             position = next(i for i, e in enumerate(entries) if e is match)
             match = entries[position] = index[found] = dict(match)
-            self.own.add(id(match))
+            self.made(entries, match)
         return match
+
+    def made(self, entries: Entries, entry: dict[str, Any]) -> None:
+        """`entry`, in `entries`, is this edit's own."""
+        self.own.add(id(entry))
+        self.made_in.setdefault(id(entries), []).append(entry)
 
     def leaf(
         self,
@@ -344,26 +351,28 @@ def _describe(keys: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v!r}" for k, v in keys.items())
 
 
-def _prune(node: Any, own: set[int]) -> Any:
+def _prune(node: Any, editor: _Editor) -> Any:
     """Drop containers and lists left empty: the model has no presence containers. Only
     the nodes the edit made can have become empty; the shared ones are as they were. A
     node none of whose members changed is returned itself (its key index stays right)."""
+    own = editor.own
     if id(node) not in own:
         return node
     if isinstance(node, dict):
         out = {}
         for k, v in node.items():
-            if (kept := _prune(v, own)) not in ({}, []):
+            if (kept := _prune(v, editor)) not in ({}, []):
                 out[k] = kept
         same = len(out) == len(node) and all(out[k] is v for k, v in node.items())
         return node if same else out
     if isinstance(node, list):
+        # of a list of entries, only those the edit made can change (a list of thousands
+        # has one or two); a leaf-list's values are never a node's
+        made = editor.made_in.get(id(node), [])
         changed = {
-            i: kept
-            for i, v in enumerate(node)
-            if id(v) in own and (kept := _prune(v, own)) is not v
+            id(v): kept for v in made if id(v) in own and (kept := _prune(v, editor)) is not v
         }
-        return [changed.get(i, v) for i, v in enumerate(node)] if changed else node
+        return [changed.get(id(v), v) for v in node] if changed else node
     return node
 
 
@@ -382,4 +391,4 @@ def apply_edit(
     editor.own.add(id(new))
     editor.children(new, root(), config, default_operation, "", top=True)
     _KEPT.keep(list(editor.keyed.values()))
-    return _prune(new, editor.own)
+    return _prune(new, editor)

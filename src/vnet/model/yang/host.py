@@ -10,7 +10,7 @@ model object and back with the per-object functions `tree` itself uses
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -31,7 +31,6 @@ from vnet.model.yang.module import NETWORKS, PREFIX, ROUTERS
 from vnet.model.yang.paths import key_predicate
 
 # the VirtualRouter of a router entry parsed before, or None
-Known = Callable[[dict[str, Any]], VirtualRouter | None]
 
 # YANG name -> model field, per object kind
 _NET_FIELDS = {
@@ -67,7 +66,8 @@ def _pick(entry: dict[str, Any], fields: dict[str, str]) -> dict[str, Any]:
     return out
 
 
-def _router_data(r: dict[str, Any], host: str) -> dict[str, Any]:
+def router_data(r: dict[str, Any], host: str) -> dict[str, Any]:
+    """What VirtualRouter is made of for a `router` list entry (on `host`)."""
     data = {
         **_pick(r, _VR_FIELDS),
         "host": host,
@@ -90,7 +90,7 @@ def _interface_data(i: dict[str, Any]) -> dict[str, Any]:
 
 def router_of(entry: dict[str, Any], host: str = "agent") -> VirtualRouter:
     """The VirtualRouter a `router` list entry describes (pydantic's error if it does not)."""
-    return VirtualRouter.model_validate(_router_data(entry, host))
+    return VirtualRouter.model_validate(router_data(entry, host))
 
 
 def network_of(entry: dict[str, Any]) -> VirtualNetwork:
@@ -103,13 +103,14 @@ def host_config(
     host: str,
     vtep: Address | str | None = None,
     underlay_mtu: int = 1500,
-    known: Known | None = None,
+    routers: Sequence[VirtualRouter | dict[str, Any]] | None = None,
     known_connection: KnownConnection | None = None,
 ) -> HostConfig:
     """The HostConfig a tree describes; TopologyError lists what does not parse, at
-    ("networks", i, field) or ("routers", i, ...) as the model's checks do. `known`:
-    the VirtualRouter of an entry already parsed (for `host`), or None to parse it;
-    `known_connection` the same for connection entries."""
+    ("networks", i, field) or ("routers", i, ...) as the model's checks do. `routers`:
+    parallel to the tree's VR entries, each one's VirtualRouter already parsed (for
+    `host`) or its `router_data` (None: all parsed from the tree); `known_connection`:
+    the model object of a connection entry already parsed, or None to parse it."""
     data = {
         "host": host,
         "vtep": vtep,
@@ -118,7 +119,7 @@ def host_config(
             {"network": _pick(n, _NET_FIELDS), "remote_vteps": n.get("remote-vtep", [])}
             for n in networks_of(tree)
         ],
-        "routers": [_known_or_data(r, host, known) for r in routers_of(tree)],
+        "routers": [router_data(r, host) for r in routers_of(tree)] if routers is None else routers,
         **guarantees_data(tree, known_connection),
     }
     try:
@@ -126,14 +127,6 @@ def host_config(
     except ValidationError as err:
         problems = [_flat(p) for p in problems_from_pydantic(err)]
         raise TopologyError(problems, "configuration") from None
-
-
-def _known_or_data(
-    entry: dict[str, Any], host: str, known: Known | None
-) -> VirtualRouter | dict[str, Any]:
-    """pydantic takes a model object as it is (revalidate_instances="never")."""
-    vr = known(entry) if known is not None else None
-    return vr if vr is not None else _router_data(entry, host)
 
 
 def _flat(problem: Problem) -> Problem:
