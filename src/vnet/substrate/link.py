@@ -82,6 +82,13 @@ class CreateLink:
     def run(self, k: Kernel) -> None:
         lk = self.link
         k.add_link(lk.ns, lk.name, lk.kind, lk.master, mtu=lk.mtu, **_kind_attrs(lk))
+        if lk.master:
+            # A bridge port has no address of its own, so no IPv6 link-local either (set
+            # while it is down: it is made when the port comes up). Each would be two
+            # routes in the host's IPv6 tables, which the kernel walks whole, holding the
+            # lock every link change takes, when any port comes up or goes: with 10,000 VRs
+            # that walk was a large share of every create and delete.
+            k.set_link(lk.ns, lk.name, ipv6_link_local=False)
         if lk.kind == "veth":
             assert lk.peer_name is not None
             k.set_link(lk.peer_ns, lk.peer_name, lk.peer_master, state="up", ifalias=lk.peer_alias)

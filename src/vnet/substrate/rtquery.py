@@ -50,6 +50,9 @@ IFA_ADDRESS, IFA_LOCAL = 1, 2
 NLA_TYPE_MASK = 0x3FFF
 IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_MASTER = 1, 3, 4, 10
 IFLA_IFALIAS, IFLA_STATS64 = 20, 23
+IFLA_AF_SPEC, IFLA_INET6_ADDR_GEN_MODE = 26, 8
+IN6_ADDR_GEN_MODE_EUI64, IN6_ADDR_GEN_MODE_NONE = 0, 1
+NLA_F_NESTED = 0x8000
 
 NLMSGHDR = struct.Struct("=IHHII")
 IFINFOMSG = struct.Struct("=BxHiII")
@@ -131,8 +134,11 @@ def setlink_request(
     ifalias: str | None = None,
     mtu: int | None = None,
     master: int | None = None,
+    ipv6_link_local: bool | None = None,
 ) -> bytes:
-    """`ip link set`: state "up"/"down", alias, MTU, master (0: none); None leaves it."""
+    """`ip link set`: state "up"/"down", alias, MTU, master (0: none), whether the kernel
+    gives it an IPv6 link-local address when it comes up (`addrgenmode eui64|none`; the
+    kernel applies it after the state); None leaves it."""
     change = IFF_UP if state is not None else 0
     flags = IFF_UP if state == "up" else 0
     body = IFINFOMSG.pack(socket.AF_UNSPEC, 0, index, flags, change)
@@ -142,6 +148,10 @@ def setlink_request(
         body += _nla(IFLA_MTU, struct.pack("=I", mtu))
     if master is not None:
         body += _nla(IFLA_MASTER, struct.pack("=I", master))
+    if ipv6_link_local is not None:
+        mode = IN6_ADDR_GEN_MODE_EUI64 if ipv6_link_local else IN6_ADDR_GEN_MODE_NONE
+        inet6 = _nla(IFLA_INET6_ADDR_GEN_MODE, struct.pack("=B", mode))
+        body += _nla(IFLA_AF_SPEC | NLA_F_NESTED, _nla(socket.AF_INET6 | NLA_F_NESTED, inet6))
     return _message(RTM_NEWLINK, NLM_F_REQUEST | NLM_F_ACK, seq, body)
 
 
