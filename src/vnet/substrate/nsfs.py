@@ -53,13 +53,21 @@ def seconds_since_created(name: str) -> float:
 
 
 def _ensure_run_dir() -> None:
-    """Make /run/netns a shared mount point, as iproute2 does, so mounts propagate."""
+    """Make /run/netns a shared mount point, as iproute2 does, so mounts propagate. Once
+    per process: the kernel makes each namespace's mount below it shared too, one by one,
+    so doing it at each create cost what the namespaces present do."""
+    global _run_dir_shared
+    if _run_dir_shared and os.path.isdir(NETNS_RUN_DIR):
+        return
     os.makedirs(NETNS_RUN_DIR, exist_ok=True)
     run_dir = NETNS_RUN_DIR.encode()
-    if _libc.mount(b"", run_dir, b"none", MS_SHARED | MS_REC, None) == 0:
-        return
-    _check(_libc.mount(run_dir, run_dir, b"none", MS_BIND | MS_REC, None), "bind /run/netns")
-    _check(_libc.mount(b"", run_dir, b"none", MS_SHARED | MS_REC, None), "share /run/netns")
+    if _libc.mount(b"", run_dir, b"none", MS_SHARED | MS_REC, None) != 0:
+        _check(_libc.mount(run_dir, run_dir, b"none", MS_BIND | MS_REC, None), "bind /run/netns")
+        _check(_libc.mount(b"", run_dir, b"none", MS_SHARED | MS_REC, None), "share /run/netns")
+    _run_dir_shared = True
+
+
+_run_dir_shared = False  # this process made /run/netns a shared mount point
 
 
 def create(name: str, prepare: Callable[[], None] | None = None) -> None:

@@ -50,8 +50,10 @@ def read_counters(
     host_ns = placement.host_ns(host)
     underlay = [itf["name"] for itf in underlay_of(running)] if _wanted(UNDERLAY, tops) else []
     wanted = [(host_ns, name) for name in underlay]
-    routers = {r["name"]: r for r in codec.routers_of(running)}
-    for conn in connections_of(running) if _wanted(SRV6, tops) else []:
+    connections = connections_of(running) if _wanted(SRV6, tops) else []
+    # (the VRs by name only when connections need them: a get of one VR comes here too)
+    routers = {r["name"]: r for r in codec.routers_of(running)} if connections else {}
+    for conn in connections:
         for ing in conn.get("ingress", []):
             dev = _interface_in(routers.get(ing["router"], {}), ing["network"])
             if dev is not None:
