@@ -17,5 +17,8 @@ async def update(
     user: str | None = None,
 ) -> T:
     """compute(running) -> (new tree, result), under the datastore's write lock;
-    `user`'s change, authorised by NACM."""
-    return await ds.update(RUNNING, compute, session, user=user)
+    `user`'s change, authorised by NACM. `compute` gets running itself, not a copy: the
+    methods of resource.py never change the tree they are given (they copy the nodes on
+    the way to their target), and a deep copy of running cost what the host holds and
+    made every entry look changed to the commit, which knows unchanged ones by identity."""
+    return await ds.update(RUNNING, compute, session, user=user, in_place=False)
