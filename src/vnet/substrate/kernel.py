@@ -212,10 +212,8 @@ class Kernel:
         removes it); never a namespace without its mark, which nothing could claim."""
 
         def prepare() -> None:
-            for key, value in sysctls.items():
-                if key.startswith("net.bridge.") and not nsfs.sysctl_exists(key):
-                    continue  # a kernel without br_netfilter has nothing to switch off
-                nsfs.write_sysctl(key, value)
+            # a kernel without br_netfilter has nothing to switch off
+            nsfs.write_sysctls(sysctls, optional=("net.bridge.",))
             code = rtquery.acknowledged_here(
                 rtquery.setlink_request(1, 1, state="up", ifalias=mark)
             )

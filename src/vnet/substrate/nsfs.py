@@ -16,7 +16,7 @@ import ctypes
 import errno
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from vnet.tools.netns import CLONE_NEWNET, NETNS_RUN_DIR
 from vnet.tools.netns import entered as entered  # the substrate's callers find it here too
@@ -116,14 +116,56 @@ def join(name: str) -> None:
         os.close(fd)
 
 
-def write_sysctl(key: str, value: str) -> None:
-    """Write a sysctl of the namespace the calling thread is in (net.* are per namespace)."""
-    with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
-        f.write(value)
+def write_sysctls(values: dict[str, str], optional: tuple[str, ...] = ()) -> None:
+    """Write sysctls of the namespace the calling thread is in (net.* are per namespace);
+    a key that starts with one of `optional` is left out when this kernel has no such key.
+
+    Through a procfs instance of its own, mounted nowhere and gone once closed: the kernel
+    keeps one cached /proc/sys entry per namespace under one name (net/ipv4, net/ipv6)
+    and a lookup through /proc compares the name with each of them, so there the sysctls
+    of a new VR cost what the namespaces present do (3.1 ms with 3000, about a quarter of
+    a create with 10,000); through a new instance, whose cache holds only this
+    namespace's, 0.13 ms."""
+    with _proc_of_own() as root:
+        for key, value in values.items():
+            try:
+                fd = os.open("sys/" + key.replace(".", "/"), os.O_WRONLY, dir_fd=root)
+            except FileNotFoundError:
+                if key.startswith(optional):
+                    continue
+                raise
+            try:
+                os.write(fd, value.encode())
+            finally:
+                os.close(fd)
 
 
-def sysctl_exists(key: str) -> bool:
-    return os.path.exists("/proc/sys/" + key.replace(".", "/"))
+FSOPEN_CLOEXEC, FSCONFIG_CMD_CREATE, FSMOUNT_CLOEXEC = 1, 6, 1
+
+
+@contextlib.contextmanager
+def _proc_of_own() -> Iterator[int]:
+    """The root of a new procfs instance (fsopen/fsmount: a mount attached nowhere, so
+    nothing sees it and nothing is left behind), or /proc's where that cannot be had (a
+    kernel before 5.2, a C library without fsopen, a mount refused)."""
+    root = _new_proc()
+    try:
+        yield root
+    finally:
+        os.close(root)
+
+
+def _new_proc() -> int:
+    fs = _libc.fsopen(b"proc", FSOPEN_CLOEXEC) if hasattr(_libc, "fsopen") else -1
+    if fs >= 0:
+        try:
+            if _libc.fsconfig(fs, FSCONFIG_CMD_CREATE, None, None, 0) == 0:
+                root = int(_libc.fsmount(fs, FSMOUNT_CLOEXEC, 0))
+                if root >= 0:
+                    return root
+        finally:
+            os.close(fs)
+    return os.open("/proc", os.O_RDONLY | os.O_DIRECTORY)
 
 
 def pids_inside_many(names: list[str]) -> dict[str, list[int]]:
