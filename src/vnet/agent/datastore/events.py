@@ -12,7 +12,6 @@ from typing import Any
 from vnet.agent.datastore import journal
 from vnet.model.yang import host as codec
 from vnet.model.yang.guarantees import SRV6, connections_of, locators_of
-from vnet.model.yang.module import ROUTERS
 
 
 @dataclass
@@ -68,7 +67,7 @@ def diff_events(old: dict[str, Any], new: dict[str, Any]) -> list[Event]:
     """One event per VR created, modified or deleted between two trees."""
     # a VR's connection pieces and locators are part of what it does
     pieces_changed = routers_with_other_pieces(old, new)
-    listed = journal.list_change(old.get(ROUTERS), new.get(ROUTERS), journal.KEYED[ROUTERS])
+    listed = journal.router_change(old, new)
     if listed is None or pieces_changed - {r["name"] for r in listed.put}:
         return _events_between(old, new, pieces_changed)
     # the VR list's change entry by entry: what the commit changed, not every VR

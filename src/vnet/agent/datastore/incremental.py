@@ -158,7 +158,7 @@ class RouterIndex:
         others = {k: v for k, v in tree.items() if k != ROUTERS}
         alike, connections, deleted = _changed_connections(self.others, others)
         routers = tree.get(ROUTERS, {})
-        listed = journal.list_change(base.get(ROUTERS), tree.get(ROUTERS), KEYED_ROUTER)
+        listed = journal.router_change(base, tree)
         if (
             self.base is not base
             or not alike
@@ -348,8 +348,9 @@ def yang_tree(change: Change, hc: HostConfig) -> Tree:
         return tree
     reduced = {k: v for k, v in tree.items() if k not in (ROUTERS, SRV6)}
     named = {piece.get("router") for c in change.connections or [] for piece in _pieces(c)}
-    if named - _names(change.changed):  # VRs that did not change: looked for
-        named |= _names(change.changed)
+    changed = _names(change.changed)
+    if named - changed:  # VRs that did not change: looked for
+        named |= changed
         routers = [r for r in tree.get(ROUTERS, {}).get("router", []) if r["name"] in named]
     else:
         routers = change.changed

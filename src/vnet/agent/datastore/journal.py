@@ -132,6 +132,11 @@ def member_change(old: Tree | None, new: Tree | None, entries: str) -> Diff:
     return dict(_changes(old, new, entries)[0])
 
 
+def router_change(old: Tree, new: Tree) -> ListChange | None:
+    """`list_change` of the two trees' VR lists."""
+    return list_change(old.get(ROUTERS), new.get(ROUTERS), KEYED[ROUTERS])
+
+
 def list_change(old: Tree | None, new: Tree | None, entries: str) -> ListChange | None:
     """A keyed container's list change entry by entry; None when more of the container
     changed than its list (its other members, or it came or went)."""
@@ -198,24 +203,23 @@ def _list_change(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> ListCh
 
 
 def _common_head(old: list[Any], new: list[Any]) -> int:
-    """How many entries the lists start with alike, by halving: slices compare in C (an
-    entry first by identity)."""
-    lo, hi = 0, min(len(old), len(new))  # old[:lo] == new[:lo]; not beyond hi
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if old[lo:mid] == new[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
+    """How many entries the lists start with alike."""
+    return _longest(min(len(old), len(new)), lambda lo, hi: old[lo:hi] == new[lo:hi])
 
 
 def _common_tail(old: list[Any], new: list[Any], head: int) -> int:
     """How many entries the lists end with alike, short of their common head."""
-    lo, hi = 0, min(len(old), len(new)) - head
+    a, b = len(old), len(new)
+    return _longest(min(a, b) - head, lambda lo, hi: old[a - hi : a - lo] == new[b - hi : b - lo])
+
+
+def _longest(most: int, alike: Callable[[int, int], bool]) -> int:
+    """The largest n <= most whose first n entries are alike, by halving: `alike(lo, hi)`
+    compares entries lo..hi-1 (slices compare in C, an entry first by identity)."""
+    lo, hi = 0, most  # the first lo are alike; not beyond hi
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if old[len(old) - mid : len(old) - lo] == new[len(new) - mid : len(new) - lo]:
+        if alike(lo, mid):
             lo = mid
         else:
             hi = mid - 1

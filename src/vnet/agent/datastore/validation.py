@@ -186,7 +186,7 @@ def _with_indexes(config: AgentConfig, tree: Tree, running: Tree) -> Tree:
             "/vr:virtual-networks",
         )
     routers = codec.routers_of(tree)
-    listed = journal.list_change(running.get(ROUTERS), tree.get(ROUTERS), journal.KEYED[ROUTERS])
+    listed = journal.router_change(running, tree)
     # running's entries have theirs: only those the change puts can lack one
     if all("index" in r for r in (routers if listed is None else listed.put)):
         return tree
