@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
 from ipaddress import IPv4Network, IPv6Network
 from typing import Any
 
@@ -9,9 +10,10 @@ from vnet.model.srv6 import assign_connection_ids, locator_routes
 from vnet.model.topology import EndHost, Route, Topology, VirtualRouter
 
 
-def next_free_index(used: set[int]) -> int:
-    """The lowest unused VR index (the paper's vmConfigNextAvailableVmIndex)."""
-    index = 1
+def next_free_index(used: Container[int], start: int = 1) -> int:
+    """The lowest unused VR index (the paper's vmConfigNextAvailableVmIndex), from `start`
+    on (below it, every index is known to be used)."""
+    index = max(start, 1)
     while index in used:
         index += 1
     return index

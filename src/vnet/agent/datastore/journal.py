@@ -114,6 +114,11 @@ class ListChange:
         """The names of the entries put in place of an old one of the same name."""
         return {r["name"] for r in self.put if r["name"] in self.was}
 
+    def superseded(self) -> list[dict[str, Any]]:
+        """The old entries deleted or replaced by one put (not those `was` holds because
+        the new list has an equal entry in their place)."""
+        return [self.was[name] for name in (*self.delete, *self.replaced())]
+
     def aligned(self, old: list[T], made: Callable[[int], T]) -> list[T] | None:
         """A list parallel to the new one from `old`, parallel to the old one: `made(q)`
         for each entry put (q: its new position), the old list's item for the others;

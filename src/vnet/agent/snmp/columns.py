@@ -26,6 +26,7 @@ from vnet.agent.snmp.rows import (
 )
 from vnet.agent.snmp.view import Column, Freshness, lazy, scalar
 from vnet.model.mib import oids
+from vnet.model.mib.oids import OID
 from vnet.model.yang.host import networks_of, routers_of
 
 Cells = dict[Key, smi.Value]
@@ -53,7 +54,7 @@ def config_columns(rows: Rows) -> list[Column]:
     out = []
     for table, columns in COLUMNS.items():
         cells: dict[int, Cells] = {c: {} for c in columns}
-        made = partial(_row_cells, table)
+        made = partial(row_cells, table)
         for key, row in rows[table].items():
             for c, value in KEPT_CELLS.of(id(row), row, made).items():
                 cells[c][key] = value
@@ -62,7 +63,7 @@ def config_columns(rows: Rows) -> list[Column]:
     return out
 
 
-def _row_cells(table: str, row: Row) -> dict[int, smi.Value]:
+def row_cells(table: str, row: Row) -> dict[int, smi.Value]:
     found = {c: _cell(row, c, STATUS_COLUMN[table]) for c in COLUMNS[table]}
     return {c: value for c, value in found.items() if value is not None}
 
@@ -80,7 +81,7 @@ IF_STATE = {oids.IFS_OPER: smi.Kind.INTEGER} | {
 }
 
 
-def _router_state(r: dict[str, Any]) -> list[tuple[int, Key, int]]:
+def router_state(r: dict[str, Any]) -> list[tuple[int, Key, int]]:
     """A VR's cells of the two state tables, as (column, key, number)."""
     key = (int(r["index"]),)
     itfs = r.get("interface", [])
@@ -99,22 +100,29 @@ def _router_state(r: dict[str, Any]) -> list[tuple[int, Key, int]]:
     return out
 
 
+# the two tables' columns share numbers: a cell's table is told by its key's length
+STATE_TABLES = ((oids.VR_ENTRY, VR_STATE), (oids.IF_STATS_ENTRY, IF_STATE))
+
+
 def state_columns(state: dict[str, Any] | None) -> list[Column]:
     """vnetVrTable and vnetVrIfStatsTable from a datastore state tree (None: lazy)."""
+    cells = {entry: {c: {} for c in kinds} for entry, kinds in STATE_TABLES}
     if state is None:  # (the values kept stay for the next state)
-        return lazy(_state_columns({c: {} for c in (*VR_STATE, *IF_STATE)}, {}))
-    cells: dict[int, dict[Key, int]] = {c: {} for c in (*VR_STATE, *IF_STATE)}
+        return lazy(_state_columns(cells, {}))
+    vrs, interfaces = cells[oids.VR_ENTRY], cells[oids.IF_STATS_ENTRY]
     for r in routers_of(state):
-        for c, key, value in KEPT_STATE.of(id(r), r, _router_state):
-            cells[c][key] = value
+        for c, key, value in KEPT_STATE.of(id(r), r, router_state):
+            (vrs if len(key) == 1 else interfaces)[c][key] = value
     KEPT_STATE.end()
     return _state_columns(cells, state)
 
 
-def _state_columns(cells: dict[int, dict[Key, int]], state: dict[str, Any]) -> list[Column]:
+def _state_columns(
+    cells: dict[OID, dict[int, dict[Key, int]]], state: dict[str, Any]
+) -> list[Column]:
     columns = [
-        Column(oids.column(entry, c), cells[c], kind=kind)
-        for entry, kinds in ((oids.VR_ENTRY, VR_STATE), (oids.IF_STATS_ENTRY, IF_STATE))
+        Column(oids.column(entry, c), cells[entry][c], kind=kind)
+        for entry, kinds in STATE_TABLES
         for c, kind in kinds.items()
     ]
     return columns + resource_columns(state) + routing_columns(state)
@@ -134,21 +142,36 @@ def network_columns(tree: dict[str, Any]) -> list[Column]:
     return [Column(oids.column(oids.NETWORK_ENTRY, c), v) for c, v in cells.items()]
 
 
-def hypervisor_columns(
-    host: str, rows: Rows, state: dict[str, Any] | None, fresh: Freshness | None = None
-) -> list[Column]:
-    """The scalars; vnetActiveVRs is lazy when `state` is None (not read yet), and asks
-    `fresh` (whether every VR's state is recent enough) before it is served."""
+def row_counts(rows: Rows) -> tuple[int, int]:
+    """What the hypervisor group says of the rows: the VRs configured (active VR rows),
+    and the next available index."""
     configured = sum(1 for r in rows[VR_TABLE].values() if r.status == rs.ACTIVE)
-    if state is None:
+    return configured, next_available_index(rows)
+
+
+def running_count(state: dict[str, Any]) -> int:
+    """The VRs of a state tree that run."""
+    return sum(1 for r in routers_of(state) if r.get("oper-state") == "running")
+
+
+def hypervisor_columns(
+    host: str,
+    counts: tuple[int, int],
+    running: int | None,
+    fresh: Freshness | None = None,
+) -> list[Column]:
+    """The scalars (`counts`: row_counts; `running`: running_count of the state, None when
+    it was not read yet: vnetActiveVRs is then lazy); vnetActiveVRs asks `fresh` (whether
+    every VR's state is recent enough) before it is served."""
+    configured, next_index = counts
+    if running is None:
         active = Column(oids.ACTIVE, {}, lazy=True)
     else:
-        running = sum(1 for r in routers_of(state) if r.get("oper-state") == "running")
         active = scalar(oids.ACTIVE, smi.gauge(running))
     active = active if fresh is None else active.checked(fresh)
     return [
         scalar(oids.HOST_NAME, smi.octets(host)),
-        scalar(oids.NEXT_INDEX, smi.unsigned(next_available_index(rows))),
+        scalar(oids.NEXT_INDEX, smi.unsigned(next_index)),
         scalar(oids.CONFIGURED, smi.gauge(configured)),
         active,
     ]

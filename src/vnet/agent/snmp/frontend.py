@@ -16,17 +16,19 @@ from typing import Any
 from vnet import __version__
 from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import RUNNING, Datastore
+from vnet.agent.datastore.journal import router_change
 from vnet.agent.snmp import columns, smi
 from vnet.agent.snmp.engine import build_engine
 from vnet.agent.snmp.errors import SnmpError
 from vnet.agent.snmp.notify import Notifier
 from vnet.agent.snmp.responder import Responder
-from vnet.agent.snmp.rows import Key, Pending, Rows, empty_rows, working_rows
+from vnet.agent.snmp.rows import Key, Pending, routers_by_index, working_rows
 from vnet.agent.snmp.setplan import SetPlan, blame_for, plan_set
+from vnet.agent.snmp.tables import ConfigTables, StateTables
 from vnet.agent.snmp.view import Column, Freshness, NeedsState, Reading, View
 from vnet.model.yang.errors import ErrorTag, RpcError
 from vnet.model.yang.host import routers_of
-from vnet.model.yang.module import ROUTERS
+from vnet.model.yang.module import NETWORKS, ROUTERS
 
 log = logging.getLogger("vnet.agent.snmp")
 
@@ -49,23 +51,20 @@ Tree = dict[str, Any]
 
 
 class _ConfigColumns:
-    """The columns made from the running configuration, rebuilt only when it changed."""
+    """The columns made from the running configuration and the pending rows: the per-VR
+    tables changed for the VRs that changed, the networks' remade when they changed."""
 
     def __init__(self) -> None:
-        self.key: tuple[Tree, int] | None = None  # (running tree, pending version)
-        self.rows: Rows = empty_rows()
-        self.rows_columns: list[Column] = []
-        self.net_tree: Tree | None = None
-        self.net_columns: list[Column] = []
+        self.tables = ConfigTables()
+        self.networks: Tree | None = None  # the networks container the columns were made of
+        self.net_columns: list[Column] = columns.network_columns({})
 
     def refresh(self, running: Tree, pending: Pending) -> None:
-        if self.key is None or self.key != (running, pending.version):
-            self.rows = working_rows(running, pending)
-            self.rows_columns = columns.config_columns(self.rows)
-            self.key = (running, pending.version)
-        if self.net_tree != running:
+        self.tables.refresh(running, pending)
+        networks = running.get(NETWORKS)
+        if networks is not self.networks and networks != self.networks:
             self.net_columns = columns.network_columns(running)
-            self.net_tree = running
+        self.networks = networks
 
 
 class StateColumns:
@@ -77,6 +76,7 @@ class StateColumns:
         self.tree: Tree | None = None
         self.read_at: dict[int, float] = {}  # VR index -> when its state was read
         self.running: Tree | None = None  # the configuration the state was read for
+        self.tables = StateTables()
         self.columns: list[Column] = columns.state_columns(None)
         self.lock = asyncio.Lock()
 
@@ -120,24 +120,36 @@ class StateColumns:
             running = running_now()
             now = time.monotonic()
             old = self._stale(now, wanted)
-            if self.tree is None or self.running is None or old is None:
+            change = self._change(running)
+            if self.tree is None or old is None or change is None:
                 state = await ds.state_tree(None, STATE_TOPS)
                 self.read_at = {int(r["index"]): now for r in routers_of(state)}
+                self.tables.remake(state)
             else:
-                changed = (
-                    set()
-                    if self.running is running
-                    else changed_routers(self.running, running, self.tree)
-                )
-                if not (changed or old):
+                changed, gone = change
+                if not (changed or gone or old):
                     self.running = running
                     return
-                names = {r["name"] for r in routers_of(self.tree) if int(r["index"]) in old}
+                by_index = routers_by_index(running)
+                names = {by_index[i]["name"] for i in old if i in by_index}
                 fresh = await ds.state_tree(changed | names, STATE_TOPS)
                 state = merged_state(self.tree, fresh, running)
                 self.read_at.update((int(r["index"]), now) for r in routers_of(fresh))
+                self.tables.change(gone, routers_of(fresh))
             self.tree, self.running = state, running
-            self.columns = columns.state_columns(state)
+            self.columns = self.tables.columns()
+
+    def _change(self, running: Tree) -> tuple[set[str], set[int]] | None:
+        """The VRs configured otherwise since the state was read (names, whose state to
+        read) and the indexes they had (whose instances go); None: not known, read all."""
+        if self.running is None:
+            return None
+        if self.running is running:
+            return set(), set()
+        listed = router_change(self.running, running)
+        if listed is None:
+            return None
+        return {r["name"] for r in listed.put}, {int(r["index"]) for r in listed.superseded()}
 
     def _stale(self, now: float, wanted: Collection[int] | None) -> set[int] | None:
         """The VRs of `wanted` whose state is older than STATE_TTL; None: read every VR
@@ -147,18 +159,6 @@ class StateColumns:
             old = {i for i, at in ages.items() if now - at >= STATE_TTL}
             return None if not ages or 2 * len(old) >= len(ages) else old
         return {i for i in wanted if now - ages.get(i, -STATE_TTL) >= STATE_TTL}
-
-
-def changed_routers(before: Tree, after: Tree, state: Tree) -> set[str]:
-    """The VRs of `after` configured otherwise in `before`, or without a state in `state`."""
-    old = {r["name"]: r for r in routers_of(before)}
-    known = {r["name"] for r in routers_of(state)}
-    # (an entry `after` shares with `before` is unchanged: trees are never changed in place)
-    return {
-        r["name"]
-        for r in routers_of(after)
-        if ((was := old.get(r["name"])) is not r and was != r) or r["name"] not in known
-    }
 
 
 def merged_state(old: Tree, fresh: Tree, running: Tree) -> Tree:
@@ -230,8 +230,13 @@ class SnmpFrontend:
         return View(
             [
                 *columns.system_columns(self.descr, self.config.host, self.uptime()),
-                *columns.hypervisor_columns(self.config.host, self._config.rows, tree, every),
-                *self._config.rows_columns,
+                *columns.hypervisor_columns(
+                    self.config.host,
+                    self._config.tables.counts(),
+                    None if tree is None else self._state.tables.running(),
+                    every,
+                ),
+                *self._config.tables.columns(),
                 *_checked(self._state.columns if tree is not None else [], one, tree),
                 *self._config.net_columns,
                 *columns.engine_columns(
@@ -267,7 +272,12 @@ class SnmpFrontend:
         return View(
             [
                 *columns.system_columns(self.descr, self.config.host, self.uptime()),
-                *columns.hypervisor_columns(self.config.host, rows, mine_state, every),
+                *columns.hypervisor_columns(
+                    self.config.host,
+                    columns.row_counts(rows),
+                    None if mine_state is None else columns.running_count(mine_state),
+                    every,
+                ),
                 *columns.config_columns(rows),
                 *_checked(made, one, mine_state),
                 *columns.network_columns(mine),

@@ -118,15 +118,23 @@ def router_from_rows(idx: int, rows: Rows, old: Entry | None, blame: int) -> Ent
     return old if _same_router(old, router) else router
 
 
-def replace_routers(tree: dict[str, Any], new: dict[int, Entry | None]) -> dict[str, Any]:
-    """`tree` with the routers of `new` (by index) replaced, added or (None) removed."""
-    out = dict(tree)
-    routers: list[Entry | None] = []
-    seen = set()
-    for r in routers_of(tree):
-        idx = int(r["index"])
-        seen.add(idx)
-        routers.append(new.get(idx, r))
-    routers += [r for idx, r in sorted(new.items()) if idx not in seen]
-    out[ROUTERS] = {**tree.get(ROUTERS, {}), "router": [r for r in routers if r is not None]}
-    return out  # shares unchanged routers with `tree`; the datastore copies on commit
+def replace_routers(
+    tree: dict[str, Any], new: dict[int, Entry | None], configured: dict[int, Entry]
+) -> dict[str, Any]:
+    """`tree` with the routers of `new` (by index) replaced in place, removed (None) or,
+    new, added at the end in index order; `configured`: the tree's entries of those VRs
+    it has (rows.routers_by_index), looked for in its list by identity."""
+    routers = routers_of(tree)
+    gone = []
+    for idx, entry in new.items():
+        if (old := configured.get(idx)) is None:
+            continue
+        at = routers.index(old)  # (found by identity where each entry before is another)
+        if entry is None:
+            gone.append(at)
+        else:
+            routers[at] = entry
+    for at in sorted(gone, reverse=True):
+        del routers[at]
+    routers += [r for idx, r in sorted(new.items()) if r is not None and idx not in configured]
+    return {**tree, ROUTERS: {**tree.get(ROUTERS, {}), "router": routers}}

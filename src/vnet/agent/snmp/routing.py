@@ -16,19 +16,30 @@ from vnet.model.yang.host import routers_of
 DAEMONS = {"running": 1, "failed": 2}
 
 
+ROUTING_COLUMNS = range(1, 7)
+
+
+def routing_cells(r: dict[str, Any]) -> list[tuple[int, tuple[int, ...], smi.Value]]:
+    """A VR's state entry's cells of the table, as (column, key, value)."""
+    st = r.get("routing", {}).get("state")
+    if st is None:
+        return []
+    key = (int(r["index"]),)
+    neighbors = st.get("neighbor", [])
+    full = sum(n.get("state") == "Full" for n in neighbors)
+    return [
+        (oids.RTG_DAEMONS, key, smi.integer(DAEMONS.get(st.get("daemons", ""), 2))),
+        (oids.RTG_RESTARTS, key, smi.counter32(int(st.get("restarts", 0)))),
+        (oids.RTG_NEIGHBORS, key, smi.gauge(len(neighbors))),
+        (oids.RTG_FULL, key, smi.gauge(full)),
+        (oids.RTG_ROUTES, key, smi.gauge(len(st.get("route", [])))),
+        (oids.RTG_LAST_ERROR, key, smi.octets(st.get("last-error", "")[:255])),
+    ]
+
+
 def routing_columns(state: dict[str, Any]) -> list[Column]:
-    cells: dict[int, dict[tuple[int, ...], smi.Value]] = {c: {} for c in range(1, 7)}
+    cells: dict[int, dict[tuple[int, ...], smi.Value]] = {c: {} for c in ROUTING_COLUMNS}
     for r in routers_of(state):
-        st = r.get("routing", {}).get("state")
-        if st is None:
-            continue
-        key = (int(r["index"]),)
-        neighbors = st.get("neighbor", [])
-        cells[oids.RTG_DAEMONS][key] = smi.integer(DAEMONS.get(st.get("daemons", ""), 2))
-        cells[oids.RTG_RESTARTS][key] = smi.counter32(int(st.get("restarts", 0)))
-        cells[oids.RTG_NEIGHBORS][key] = smi.gauge(len(neighbors))
-        full = sum(n.get("state") == "Full" for n in neighbors)
-        cells[oids.RTG_FULL][key] = smi.gauge(full)
-        cells[oids.RTG_ROUTES][key] = smi.gauge(len(st.get("route", [])))
-        cells[oids.RTG_LAST_ERROR][key] = smi.octets(st.get("last-error", "")[:255])
+        for c, key, value in routing_cells(r):
+            cells[c][key] = value
     return [Column(oids.column(oids.VR_ROUTING_ENTRY, c), v) for c, v in cells.items()]

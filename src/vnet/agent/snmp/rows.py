@@ -10,14 +10,20 @@ and has not activated yet (notReady, notInService) live only here, in
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Container
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
+from vnet.agent.datastore.journal import router_change
 from vnet.agent.snmp import rowstatus as rs
 from vnet.agent.snmp.kept import Kept
 from vnet.model.mib import oids
+from vnet.model.resolve import next_free_index
 from vnet.model.yang.host import routers_of
+from vnet.model.yang.module import ROUTERS
 
+MAX_INDEX = 65535  # the MIB's VR indexes are 1..65535
 PENDING_LIFETIME = 300.0  # RFC 2579: rows left notReady/notInService ~5 minutes are removed
 
 VR_TABLE, IF_TABLE, ROUTE_TABLE = "vr", "if", "route"
@@ -168,21 +174,72 @@ def working_rows(tree: dict[str, Any], pending: Pending) -> Rows:
     A pending row whose key the configuration now uses (someone created that
     VR over NETCONF meanwhile) is dropped: the configuration wins.
     """
-    rows = rows_of(tree)
+    return _laid_over(rows_of(tree), pending)
+
+
+def working_rows_of(routers: dict[int, dict[str, Any]], pending: Pending) -> Rows:
+    """`working_rows` of the VRs of `routers` (by index: configured entries) and of those
+    with pending rows only: what a SET that touches these VRs plans on, whatever else the
+    configuration holds."""
+    rows = empty_rows()
+    for r in routers.values():
+        for table, key, row in _router_rows(r):
+            rows[table][key] = row
+    return _laid_over(rows, pending)
+
+
+def pending_indexes(pending: Pending) -> set[int]:
+    """The VRs with a pending row."""
+    return {key[0] for table in pending.rows.values() for key in table}
+
+
+def _laid_over(rows: Rows, pending: Pending) -> Rows:
+    """`rows` (a configuration's: a child row comes with its VR row) with the pending rows
+    laid over them, less the pending child rows whose VR row is in neither."""
     for table, pend in pending.rows.items():
         for key, row in pend.items():
             if key not in rows[table]:
                 rows[table][key] = row
-    # a child row needs its VR row
     for t in CHILD_TABLES:
-        for key in [k for k in rows[t] if (k[0],) not in rows[VR_TABLE]]:
-            del rows[t][key]
+        orphans = [k for k in pending.rows[t] if (k[0],) not in rows[VR_TABLE]]
+        for key in orphans:
+            rows[t].pop(key, None)
     return rows
 
 
+# the tree a map of its VRs by index was made of, and that map (one at a time: running's)
+_BY_INDEX: tuple[dict[str, Any] | None, dict[int, dict[str, Any]]] = (None, {})
+
+
+def routers_by_index(tree: dict[str, Any]) -> dict[int, dict[str, Any]]:
+    """VR index -> the tree's entry (or one equal to it), made once per tree (trees are
+    never changed in place) from the last one's by the VRs that changed: a SET looks up
+    the few VRs it touches among thousands."""
+    global _BY_INDEX
+    last, found = _BY_INDEX
+    if last is tree:
+        return found
+    listed = None if last is None else router_change(last, tree)
+    if listed is None:
+        routers = tree.get(ROUTERS, {}).get("router", [])
+        found = dict(zip(map(int, map(itemgetter("index"), routers)), routers, strict=True))
+    else:
+        found = dict(found)
+        for entry in listed.superseded():  # all out first: two VRs may swap indexes
+            found.pop(int(entry["index"]), None)
+        for entry in listed.put:
+            found[int(entry["index"])] = entry
+    _BY_INDEX = (tree, found)
+    return found
+
+
 def next_available_index(rows: Rows) -> int:
-    used = {k[0] for k in rows[VR_TABLE]}
-    for i in range(1, 65536):
-        if i not in used:
-            return i
-    return 0
+    """vnetNextAvailableIndex of the rows (0: none left)."""
+    return index_available({k[0] for k in rows[VR_TABLE]})
+
+
+def index_available(used: Container[int], start: int = 1) -> int:
+    """The lowest index from `start` on (every one below it used) without a VR row in
+    `used` (0: none left)."""
+    found = next_free_index(used, start)
+    return found if found <= MAX_INDEX else 0

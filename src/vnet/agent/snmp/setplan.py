@@ -32,11 +32,12 @@ from vnet.agent.snmp.rows import (
     children,
     drop_children,
     empty_rows,
-    working_rows,
+    pending_indexes,
+    routers_by_index,
+    working_rows_of,
 )
 from vnet.agent.snmp.setcheck import decode_value, valid_key, writable
 from vnet.model.mib import oids
-from vnet.model.yang.host import routers_of
 
 
 @dataclass
@@ -230,19 +231,24 @@ def plan_set(
     pending: Pending,
     now: float | None = None,
 ) -> SetPlan:
-    """Plan a SET PDU; raise SnmpError for the first variable binding that fails."""
+    """Plan a SET PDU; raise SnmpError for the first variable binding that fails.
+
+    Only the rows of the VRs the PDU touches and of those with pending rows are looked
+    at: every other VR has active rows alone, which the PDU leaves as they are."""
     changes = _row_changes(varbinds)
-    w = _Working(working_rows(tree, pending), time.time() if now is None else now)
+    by_index = routers_by_index(tree)
+    looked_at = {ch.key[0] for ch in changes} | pending_indexes(pending)
+    configured = {i: r for i in looked_at if (r := by_index.get(i)) is not None}
+    w = _Working(working_rows_of(configured, pending), time.time() if now is None else now)
     for ch in changes:
         _apply(w, ch)
     w.renumber_interfaces()
-    configured = {int(r["index"]): r for r in routers_of(tree)}
     new_routers = _routers(w, configured)
     changed = any(new_routers[i] != configured.get(i) for i in new_routers)
     names = {r["name"]: idx for idx, r in configured.items()}
     names.update({r["name"]: idx for idx, r in new_routers.items() if r is not None})
     return SetPlan(
-        replace_routers(tree, new_routers) if changed else None,
+        replace_routers(tree, new_routers, configured) if changed else None,
         _still_pending(w.rows),
         w.vr_varbind,
         names,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from vnet.agent.snmp import smi
 from vnet.agent.snmp.rows import Key
@@ -78,7 +78,7 @@ class Column:
         kind: smi.Kind | None = None,
     ):
         self.oid = oid
-        self.values = values
+        self.values: dict[Key, Any] = values  # smi.Value, or plain numbers of `kind`
         self.keys = sorted(values)
         self.lazy = lazy
         self.kind = kind
@@ -96,6 +96,17 @@ class Column:
         )
         out.fresh = fresh
         return out
+
+    def put(self, key: Key, value: smi.Value | int) -> None:
+        """Set an instance, a new one in its place in the order (changed between requests
+        only: a view in use never sees it change)."""
+        if key not in self.values:
+            insort(self.keys, key)
+        self.values[key] = value
+
+    def drop(self, key: Key) -> None:
+        if self.values.pop(key, None) is not None:
+            del self.keys[bisect_left(self.keys, key)]
 
     def missing(self) -> NeedsState:
         """What a request that reaches a lazy column raises: what `fresh` says (the
