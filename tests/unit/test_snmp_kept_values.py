@@ -172,3 +172,15 @@ def test_the_map_by_index_follows_the_vr_list() -> None:
             entries[a] = dict(entries[a])  # equal, not the same
         tree = {ROUTERS: {"router": list(entries.values())}}
         assert rows.routers_by_index(tree) == {r["index"]: r for r in entries.values()}
+
+
+def test_each_state_table_holds_its_own_instances() -> None:
+    """vnetVrTable's instances are keyed by a VR index, vnetVrIfStatsTable's by a VR index
+    and an interface position (their columns share numbers; they were once merged)."""
+    rng = random.Random(3)
+    state = {ROUTERS: {"router": [state_of(rng, router(rng, i)) for i in range(1, 9)]}}
+    tables_made = tables.StateTables()
+    tables_made.remake(state)
+    for made in (columns.state_columns(state), tables_made.columns()):
+        lengths = {c.oid[:-1]: {len(k) for k in c.keys} for c in made if c.keys}
+        assert lengths[oids.VR_ENTRY] == {1} and lengths[oids.IF_STATS_ENTRY] == {2}, lengths
