@@ -2,7 +2,9 @@
 
 The front-end reads the datastore only through its public interface:
 `running_snapshot()` for the configuration, `state_tree()` for kernel state,
-`update()` to commit a SET and `subscribe()` (in `notify`) for events.
+`update()` to commit a SET and `subscribe()` (in `notify`) for events; and
+`journal.router_change` for what changed between two configurations, as the
+datastore's commit finds it.
 """
 
 from __future__ import annotations
