@@ -266,7 +266,8 @@ class _Editor:
         """The entry at `found`, made this edit's own (copied in place) before it changes."""
         match = index[found]
         if id(match) not in self.own:
-            match = entries[_position(entries, match)] = index[found] = dict(match)
+            position = next(i for i, e in enumerate(entries) if e is match)
+            match = entries[position] = index[found] = dict(match)
             self.made(entries, match)
         return match
 
@@ -342,14 +343,8 @@ class _Editor:
 
 
 def _remove(entries: list[dict[str, Any]], entry: dict[str, Any]) -> None:
-    del entries[_position(entries, entry)]
-
-
-def _position(entries: Entries, entry: dict[str, Any]) -> int:
-    """Where `entry` itself is in a keyed list: list.index, in C (a loop in Python over
-    10,000 VRs was a few percent of a commit), finds it and no other entry, which has
-    other keys and so never equals it."""
-    return entries.index(entry)
+    """Remove `entry` itself (not an equal one: list.remove compares by value)."""
+    del entries[next(i for i, e in enumerate(entries) if e is entry)]
 
 
 def _describe(keys: dict[str, Any]) -> str:
