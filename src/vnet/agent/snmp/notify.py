@@ -31,8 +31,8 @@ from vnet.agent.config import SnmpTarget
 from vnet.agent.datastore import Datastore, Event
 from vnet.agent.datastore.events import Notice, UnderlayEvent
 from vnet.agent.snmp import smi
+from vnet.agent.snmp.rows import routers_by_index
 from vnet.model.mib import oids
-from vnet.model.yang.host import routers_of
 
 log = logging.getLogger("vnet.agent.snmp")
 
@@ -72,7 +72,8 @@ def event_varbinds(event: Event, tree: dict[str, Any], uptime: int) -> list[smi.
         name,
     ]
     if event.operation != "delete":
-        router = next((r for r in routers_of(tree) if r["name"] == event.router), None)
+        router = routers_by_index(tree).get(index)
+        router = router if router is not None and router["name"] == event.router else None
         admin = 2 if router is not None and router.get("admin-state") == "down" else 1
         out.append(((*oids.VR_CONFIG_ENTRY, oids.VR_ADMIN, index), smi.integer(admin)))
     return out
@@ -146,6 +147,8 @@ class Notifier:
                 log.exception("SNMP notification for %s not sent", event)
 
     def send(self, event: Notice) -> None:
+        if not self.targets:  # (nothing to make: a notification's objects look up its VR)
+            return
         if isinstance(event, UnderlayEvent):
             varbinds = underlay_varbinds(event, self.uptime())
         else:
