@@ -79,7 +79,6 @@ class StateColumns:
         self.read_at: dict[int, float] = {}  # VR index -> when its state was read
         self.running: Tree | None = None  # the configuration the state was read for
         self.tables = StateTables()
-        self.columns: list[Column] = columns.state_columns(None)
         self.lock = asyncio.Lock()
 
     def usable(self, running: Tree) -> bool:
@@ -139,7 +138,6 @@ class StateColumns:
                 self.read_at.update((int(r["index"]), now) for r in routers_of(fresh))
                 self.tables.change(gone, routers_of(fresh))
             self.tree, self.running = state, running
-            self.columns = self.tables.columns()
 
     def _change(self, running: Tree) -> tuple[set[str], set[int]] | None:
         """The VRs configured otherwise since the state was read (names, whose state to
@@ -239,7 +237,7 @@ class SnmpFrontend:
                     every,
                 ),
                 *self._config.tables.columns(),
-                *_checked(self._state.columns if tree is not None else [], one, tree),
+                *_checked(self._state.tables.columns() if tree is not None else [], one, tree),
                 *self._config.net_columns,
                 *columns.engine_columns(
                     self.engine_id, self.boots, int(time.monotonic() - self.started), MAX_MESSAGE
