@@ -1,4 +1,5 @@
-"""Kernel: the one place that talks netlink (pyroute2).
+"""Kernel: the one place that talks netlink (pyroute2, and by hand where pyroute2's cost per
+request showed: rtquery.py's reads and small changes, rtchange.py's connection pieces).
 
 The object kinds (namespace.py, link.py, address.py, route.py, fdb.py, tc.py,
 seg6.py) build their requests as data and decode the messages they read;
@@ -23,7 +24,6 @@ import os
 import socket
 import struct
 import threading
-import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 from pyroute2 import IPRoute
 from pyroute2.netlink.exceptions import NetlinkError
 
-from vnet.substrate import nsfs, rtquery
+from vnet.substrate import nsfs, rtchange, rtquery
 from vnet.substrate.marks import NsName
 from vnet.substrate.rtquery import (
     Dump,
@@ -48,7 +48,6 @@ from vnet.tools.wait import WaitTimeout, wait_until
 
 Message = Any  # a decoded pyroute2 netlink message
 T = TypeVar("T")
-NUD_USABLE = 0x02 | 0x04 | 0x08 | 0x10 | 0x80  # reachable, stale, delay, probe, permanent
 SIOCGIFINDEX = 0x8933
 IFREQ = struct.Struct("16si")  # struct ifreq's name and ifindex
 IFNAMSIZ = 16
@@ -388,6 +387,28 @@ class Kernel:
         return list(self.ipr(ns).route("dump", family=family, **match))
 
     @_request
+    def fast_route(
+        self,
+        ns: NsName,
+        command: str,
+        dst: str,
+        dev: str | None = None,
+        *,
+        proto: int,
+        table: int | None = None,
+        encap: rtchange.Encap | None = None,
+    ) -> None:
+        """`ip route add|replace|del` of the routes a commit makes by the hundred (SRv6
+        encap and seg6local routes), encoded by hand (rtchange.py)."""
+        oif = self.index(ns, dev) if dev is not None else None
+        self._acknowledged(
+            ns,
+            lambda seq: rtchange.route_request(
+                command, dst, seq, proto=proto, table=table, oif=oif, encap=encap
+            ),
+        )
+
+    @_request
     def rule(self, ns: NsName, command: str, **attrs: Any) -> None:
         self.ipr(ns).rule(command, **attrs)
 
@@ -422,6 +443,17 @@ class Kernel:
                 raise
 
     @_request
+    def u32_filter(
+        self, ns: NsName, command: str, dev: str, spec: rtchange.U32Spec, handle: int = 0
+    ) -> None:
+        """`tc filter add|del ... u32` (a deletion by the kernel's `handle`), encoded by hand
+        (rtchange.py)."""
+        index = self.index(ns, dev)
+        self._acknowledged(
+            ns, lambda seq: rtchange.u32_filter_request(command, index, seq, spec, handle)
+        )
+
+    @_request
     def qdiscs(self, ns: NsName) -> list[Message]:
         try:
             return list(self.ipr(ns).get_qdiscs())
@@ -450,35 +482,6 @@ class Kernel:
         return dump.filters
 
     # -- neighbours ------------------------------------------------------------
-    def resolve_neighbours(self, hops: Iterable[tuple[NsName, str]], timeout: float = 2.0) -> None:
-        """Make every router on a path know its next hop's link-layer address.
-
-        A datagram to the discard port starts neighbour discovery (the answer is a
-        harmless "port unreachable"); without this the first packets of a switched
-        flow would wait in, and overflow, a 3-packet queue per unresolved neighbour.
-        """
-        pending = list(hops)
-
-        def all_resolved() -> bool:
-            nonlocal pending
-            for ns, addr in pending:
-                _probe(ns, addr)
-            time.sleep(0.005)  # most answers arrive within this, saving a round
-            pending = [(ns, addr) for ns, addr in pending if not self._resolved(ns, addr)]
-            return not pending
-
-        if not pending:
-            return
-        try:
-            wait_until(all_resolved, timeout, "next hops to answer neighbour discovery", 0.05)
-        except WaitTimeout:
-            ns, addr = pending[0]
-            raise OSError(f"next hop {addr} does not answer neighbour discovery in {ns}") from None
-
-    def _resolved(self, ns: NsName, addr: str) -> bool:
-        found = self.neighbours(ns, socket.AF_INET6, dst=addr)
-        return any(n["state"] & NUD_USABLE for n in found)
-
     @_request
     def neighbours(self, ns: NsName, family: int, **match: Any) -> list[Message]:
         return list(self.ipr(ns).get_neighbours(family=family, **match))
@@ -487,10 +490,3 @@ class Kernel:
     def neighbour(self, ns: NsName, command: str, **attrs: Any) -> None:
         """`ip neigh <command>`; attrs as pyroute2 takes them (dst, lladdr, ifindex, state)."""
         self.ipr(ns).neigh(command, **attrs)
-
-
-def _probe(ns: NsName, addr: str) -> None:
-    with nsfs.entered(ns):
-        probe = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
-    with probe, contextlib.suppress(OSError):  # no route yet: retried, then reported
-        probe.sendto(b"", (addr, 9))

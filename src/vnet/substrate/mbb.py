@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from vnet.model.srv6 import LOCATOR_LEN
 from vnet.substrate.kernel import Kernel, KernelError
 from vnet.substrate.marks import NsName, ns_label
+from vnet.substrate.neigh import resolve_neighbours
 from vnet.substrate.op import Op
 from vnet.substrate.seg6 import (
     AddRule,
@@ -71,7 +72,7 @@ class WarmPath:
     hops: tuple[tuple[NsName, str], ...]  # (router namespace, next hop's IPv6 address)
 
     def run(self, k: Kernel) -> None:
-        k.resolve_neighbours(self.hops)
+        resolve_neighbours(k, self.hops)
 
     def inverse(self) -> Op:
         return self  # changes nothing vnet owns; neighbour entries age out by themselves

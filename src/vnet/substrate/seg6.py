@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ipaddress import ip_network
 from typing import Any
 
+from vnet.substrate import rtchange
 from vnet.substrate.kernel import Kernel, Message
 from vnet.substrate.marks import RTPROT_VNET, NsName, ip_cmd
 
@@ -55,11 +56,8 @@ class SidRoute:
             nh = f" nh4 {self.nh}" if self.action == "End.DX4" else f" nh6 {self.nh}"
         return f"{self.sid}/128 encap seg6local action {self.action}{nh} dev {self.dev} proto 118"
 
-    def encap(self) -> dict[str, Any]:
-        encap: dict[str, Any] = {"type": "seg6local", "action": self.action}
-        if self.nh is not None:
-            encap["nh4" if self.action == "End.DX4" else "nh6"] = self.nh
-        return encap
+    def encap(self) -> rtchange.Encap:
+        return rtchange.seg6_local(SEG6_LOCAL_ACTIONS[self.action], self.nh)
 
 
 @dataclass(frozen=True)
@@ -139,15 +137,7 @@ class SteerRule:
 
 
 def _set_sid(k: Kernel, s: SidRoute, command: str) -> None:
-    k.route(
-        s.ns,
-        command,
-        s.dev,
-        dst=f"{s.sid}/128",
-        family=socket.AF_INET6,
-        encap=s.encap(),
-        proto=RTPROT_VNET,
-    )
+    k.fast_route(s.ns, command, f"{s.sid}/128", s.dev, proto=RTPROT_VNET, encap=s.encap())
 
 
 @dataclass(frozen=True)
@@ -170,7 +160,7 @@ class DeleteSid:
 
     def run(self, k: Kernel) -> None:
         s = self.sid
-        k.route(s.ns, "del", dst=f"{s.sid}/128", family=socket.AF_INET6, proto=RTPROT_VNET)
+        k.fast_route(s.ns, "del", f"{s.sid}/128", proto=RTPROT_VNET)
 
     def inverse(self) -> AddSid:
         return AddSid(self.sid)
@@ -195,19 +185,8 @@ class ReplaceSid:
 
 
 def _set_steer(k: Kernel, r: SteerRoute, command: str) -> None:
-    # The segment routing header lists segments last first; iproute2 reverses
-    # what it is given, pyroute2 does not.
-    encap = {"type": "seg6", "mode": "encap", "segs": list(reversed(r.segs))}
-    k.route(
-        r.ns,
-        command,
-        r.dev,
-        dst=r.dst,
-        family=_family(r.family),
-        table=r.table,
-        encap=encap,
-        proto=RTPROT_VNET,
-    )
+    encap = rtchange.seg6_encap(r.segs)
+    k.fast_route(r.ns, command, r.dst, r.dev, proto=RTPROT_VNET, table=r.table, encap=encap)
 
 
 @dataclass(frozen=True)
@@ -230,7 +209,7 @@ class DeleteSteer:
 
     def run(self, k: Kernel) -> None:
         r = self.route
-        k.route(r.ns, "del", dst=r.dst, family=_family(r.family), table=r.table, proto=RTPROT_VNET)
+        k.fast_route(r.ns, "del", r.dst, proto=RTPROT_VNET, table=r.table)
 
     def inverse(self) -> AddSteer:
         return AddSteer(self.route)

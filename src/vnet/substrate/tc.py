@@ -28,9 +28,10 @@ from pyroute2.netlink.rtnl.tcmsg import sched_pfifo as _sched_pfifo
 from vnet.model import format_rate
 from vnet.substrate.kernel import Kernel, KernelError, Message
 from vnet.substrate.marks import NsName
+from vnet.substrate.rtchange import U32Spec
 from vnet.substrate.tc_numbers import FilterHandles, slot_of
 from vnet.substrate.tc_sizes import burst_bytes, shaper_burst
-from vnet.substrate.u32 import Match, match_words, pyroute2_keys, selector_match
+from vnet.substrate.u32 import Match, match_words, selector_match
 
 # pyroute2 knows pfifo but not bfifo; both take the same struct tc_fifo_qopt.
 _tc_plugins.setdefault("bfifo", _sched_pfifo)
@@ -138,6 +139,10 @@ class TcFilter:
     @property
     def slot(self) -> tuple[NsName, str, int, int]:
         return (self.ns, self.dev, self.parent, self.prio)
+
+    @property
+    def spec(self) -> U32Spec:
+        return U32Spec(self.parent, self.prio, self.protocol, self.classid, self.match)
 
     def describe(self, verb: str = "add") -> str:
         proto = {ETH_P_IP: "ip", ETH_P_IPV6: "ipv6", ETH_P_ALL: "all"}.get(
@@ -311,18 +316,7 @@ class AddTcFilter:
 
     def run(self, k: Kernel) -> None:
         f = self.filter
-        k.tc(
-            f.ns,
-            "add-filter",
-            "u32",
-            f.dev,
-            parent=f.parent,
-            prio=f.prio,
-            protocol=f.protocol,
-            handle=0,  # the kernel takes a free node of this prio's hash table
-            target=f.classid,
-            keys=pyroute2_keys(f.match),
-        )
+        k.u32_filter(f.ns, "add", f.dev, f.spec)
         k.filter_numbers.added(f)
 
     def inverse(self) -> DeleteTcFilter:
@@ -346,17 +340,7 @@ class DeleteTcFilter:
         handle = self.handles.take(k, found)
         if handle is None:
             raise KernelError(f"no u32 filter {f.describe('')} on {f.dev}")
-        k.tc(
-            f.ns,
-            "del-filter",
-            "u32",
-            f.dev,
-            parent=f.parent,
-            prio=f.prio,
-            protocol=f.protocol,
-            handle=handle,
-            target=f.classid,  # pyroute2 encodes options even for a deletion
-        )
+        k.u32_filter(f.ns, "del", f.dev, f.spec, handle)
         k.filter_numbers.deleted(f, handle)
 
     def inverse(self) -> AddTcFilter:

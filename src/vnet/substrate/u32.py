@@ -66,18 +66,39 @@ def vxlan_routing_match(ethertype: int, proto: int, port: int | None, underlay_v
     return tuple(sorted(out))
 
 
-def pyroute2_keys(match: Match) -> list[str]:
-    if not match:
-        return ["0x0/0x0+0"]
-    return [f"0x{v:02x}/0x{m:02x}+{off}" for off, v, m in match]
+SEL = struct.Struct("=BBBxHHhhI")  # struct tc_u32_sel: flags, offshift, nkeys, offmask, ...
+U32_KEY = struct.Struct(">II")  # struct tc_u32_key: mask, value (then offset, offmask)
+KEY_OFFSETS = struct.Struct("=ii")
+TC_U32_TERMINAL = 1  # a match ends the search: the packet goes to the filter's class
 
 
-def selector_match(selector: bytes) -> Match:
+def selector(match: Match | None) -> bytes:
+    """TCA_U32_SEL's payload for `match` (None: no key at all, as a deletion carries): each
+    key the 32-bit word from a matched byte on, grouped as pyroute2 groups "0xVV/0xMM+OFF"
+    keys, so that a filter reads back the same whoever added it; an empty match is one key
+    that matches everything."""
+    if match is None:
+        return SEL.pack(TC_U32_TERMINAL, 0, 0, 0, 0, 0, 0, 0)
+    keys: list[list[int]] = []  # [mask, value, offset]
+    for off, value, mask in match:
+        if keys and off < keys[-1][2] + 4:
+            shift = 8 * (3 - (off - keys[-1][2]))
+            keys[-1][0] |= mask << shift
+            keys[-1][1] |= value << shift
+        else:
+            keys.append([mask << 24, value << 24, off])
+    if not keys:
+        keys = [[0, 0, 0]]
+    head = SEL.pack(TC_U32_TERMINAL, 0, len(keys), 0, 0, 0, 0, 0)
+    return head + b"".join(U32_KEY.pack(m, v) + KEY_OFFSETS.pack(off, 0) for m, v, off in keys)
+
+
+def selector_match(raw: bytes) -> Match:
     """A u32 filter's selector (the TCA_U32_SEL attribute's payload: struct tc_u32_sel, 16
     bytes, then nkeys keys of 16) as (offset, value, mask) bytes."""
     out: list[tuple[int, int, int]] = []
-    for n in range(selector[2]):  # nkeys
-        mask, value = struct.unpack_from(">II", selector, 16 + 16 * n)
-        (off,) = struct.unpack_from("=i", selector, 16 + 16 * n + 8)
+    for n in range(raw[2]):  # nkeys
+        mask, value = U32_KEY.unpack_from(raw, SEL.size + 16 * n)
+        off, _ = KEY_OFFSETS.unpack_from(raw, SEL.size + 16 * n + U32_KEY.size)
         out += match_bytes(struct.pack(">I", value), struct.pack(">I", mask), off)
     return tuple(sorted(out))
