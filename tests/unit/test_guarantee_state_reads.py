@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from vnet.agent.datastore.guarantee_state import read_counters
+from vnet.agent.datastore.guarantee_state import read_counters, with_counters
 from vnet.agent.netconf.subtree import selected_tops
+from vnet.model.yang.guarantees import SRV6 as SRV6_KEY
+from vnet.model.yang.guarantees import UNDERLAY as UNDERLAY_KEY
 from vnet.model.yang.schema import NAMESPACE
 from vnet.substrate import Placement
 
@@ -60,6 +62,23 @@ def test_only_the_selected_members_counters_are_read(
     kernel = RecordingKernel()
     read_counters(kernel, PLACEMENT, "h1", base_tree(), tops)
     assert kernel.class_reads == read
+
+
+@pytest.mark.parametrize(
+    ("tops", "copied"),
+    [(None, {UNDERLAY_KEY, SRV6_KEY}), ({"underlay"}, {UNDERLAY_KEY}), ({"srv6"}, {SRV6_KEY})],
+)
+def test_only_the_selected_members_are_copied_to_carry_counters(
+    tops: set[str] | None, copied: set[str]
+) -> None:
+    """The running tree is shared, so a member that gets counters is copied first; one the
+    request cannot select stays shared (copying every connection's pieces for the
+    manager's poll of the underlay held the agent's commits back)."""
+    running = base_tree()
+    tree = dict(running)
+    readings = read_counters(RecordingKernel(), PLACEMENT, "h1", running, tops)
+    with_counters(tree, running, readings, PLACEMENT, "h1", tops)
+    assert {k for k in (UNDERLAY_KEY, SRV6_KEY) if tree[k] is not running[k]} == copied
 
 
 @pytest.mark.parametrize(

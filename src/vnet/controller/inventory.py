@@ -18,7 +18,7 @@ the file's (inventory_origin.py): it is left out of that comparison.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -42,6 +42,7 @@ from vnet.controller.db.models import (
     VirtualNetwork,
     VirtualRouter,
 )
+from vnet.controller.pieces import PiecesMemo
 from vnet.model import topology as model
 from vnet.model.check import check
 from vnet.model.controller_config import AgentAccess
@@ -82,6 +83,12 @@ class Inventory:
     topology: model.Topology
     links: dict[str, LinkInfo]  # those in service: neither removed nor of a removed host
     removed_hosts: frozenset[str] = frozenset()  # kept in `topology`: they number addresses
+    shared: InitVar[PiecesMemo | None] = None  # another view's memo of the same topology
+    # the connections' pieces derived from `topology`, shared with every `avoiding` view
+    pieces: PiecesMemo = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self, shared: PiecesMemo | None) -> None:
+        object.__setattr__(self, "pieces", shared or PiecesMemo(self.topology))
 
     @cached_property
     def view(self) -> NetworkView:
@@ -102,7 +109,7 @@ class Inventory:
             for name, x in self.links.items()
             if name not in links and x.a not in hosts and x.b not in hosts
         }
-        return Inventory(self.topology, kept, self.removed_hosts)
+        return Inventory(self.topology, kept, self.removed_hosts, self.pieces)
 
     def tenant_of(self, endhost: model.EndHost) -> str:
         return self.topology.network(endhost.network).tenant

@@ -41,8 +41,6 @@ from vnet.controller.inventory import Arc, Inventory
 from vnet.controller.routers import choose_routers
 from vnet.model import controller_api as api
 from vnet.model.connection import Connection
-from vnet.model.host_pieces import connection_pieces
-from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import EndHost
 
 PIECE_PREFIX = "vc"  # the controller touches only agent pieces named so
@@ -391,11 +389,10 @@ def _pieces(
         path=list(routers),
         bidirectional=request.bidirectional,
     )
-    topo = inv.topology.model_copy(update={"connections": [conn]})
-    problems = [] if admitted else connection_problems(topo)
+    problems = [] if admitted else inv.pieces.problems(conn)
     if problems:
         raise BadRequest("; ".join(p.message for p in problems), field=_field(problems[0].loc))
-    on_host = connection_pieces(topo)
+    on_host = inv.pieces.pieces(conn)
     changes = tuple(
         HostChange(
             host, put=tuple(on_host[host].connections), locators=tuple(on_host[host].locators)

@@ -147,6 +147,10 @@ class VirtualNetwork(_Strict):
     hosts: list[str] = Field(default_factory=list)
 
 
+# what a default route covers (immutable: one of each for every route that asks)
+ANY_IPV4, ANY_IPV6 = IPv4Network("0.0.0.0/0"), IPv6Network("::/0")
+
+
 class Route(_Strict):
     to: Destination
     via: Address
@@ -154,7 +158,7 @@ class Route(_Strict):
     @property
     def destination(self) -> IPv4Network | IPv6Network:
         if self.to == "default":
-            return IPv4Network("0.0.0.0/0") if self.via.version == 4 else IPv6Network("::/0")
+            return ANY_IPV4 if self.via.version == 4 else ANY_IPV6
         return self.to
 
 

@@ -83,18 +83,21 @@ def with_counters(
     readings: Readings,
     placement: Placement,
     host: str,
+    tops: set[str] | None = None,
 ) -> None:
     """Add `statistics` to the underlay classes and connection ingress pieces of `tree`,
     and `oper-status` to the underlay interfaces (their containers are copied first:
     `tree` shares them with `running`, which names the VRs and networks even where a
-    request's selection left them out)."""
+    request's selection left them out). Only for the top-level members `tops` names, as
+    `read_counters` read them: the manager's poll of the underlay every second copied
+    every connection's pieces too, and its agent's commits waited for that."""
     counters = readings.classes
-    if UNDERLAY in tree:
+    if UNDERLAY in tree and _wanted(UNDERLAY, tops):
         tree[UNDERLAY] = copy.deepcopy(tree[UNDERLAY])
         _underlay_counters(tree, running, counters, placement.host_ns(host))
         for itf in underlay_of(tree):
             itf["oper-status"] = "up" if readings.underlay_up.get(itf["name"]) else "down"
-    if SRV6 in tree:
+    if SRV6 in tree and _wanted(SRV6, tops):
         tree[SRV6] = copy.deepcopy(tree[SRV6])
         routers = {r["name"]: r for r in codec.routers_of(running)}
         for conn in connections_of(tree):

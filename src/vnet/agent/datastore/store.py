@@ -198,7 +198,9 @@ class Datastore(CandidateOperations):
             running,
             tops,
         )
-        guarantee_state.with_counters(tree, running, counters, self.placement, self.config.host)
+        guarantee_state.with_counters(
+            tree, running, counters, self.placement, self.config.host, tops
+        )
         return tree
 
     def _read_state(

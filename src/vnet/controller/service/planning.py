@@ -140,11 +140,19 @@ def request_of(conn: Connection, **changes: object) -> ConnectionRequest:
 def current_pieces(inv: Inventory, tenant: str, conn: Connection, policy: Policy) -> HostPieces:
     """The pieces the connection's current generation has on each host (what the agents
     should hold), derived again by the planner from its stored path; nothing is checked
-    again (the connection was admitted there, and holds its capacity)."""
-    plan = planner.plan_connection(
-        inv, {}, tenant, request_of(conn), conn.id, conn.number, policy, admitted=True
-    )
-    return HostPieces.of(plan.changes)
+    again (the connection was admitted there, and holds its capacity). Remembered with the
+    inventory's topology (a drain asks it of every connection it moves, a reconcile of every
+    connection on a host): the pieces depend on nothing else the key leaves out."""
+    request = request_of(conn)
+
+    def derive() -> HostPieces:
+        plan = planner.plan_connection(
+            inv, {}, tenant, request, conn.id, conn.number, policy, admitted=True
+        )
+        return HostPieces.of(plan.changes)
+
+    key = ("current", tenant, conn.id, conn.number, request.model_dump_json())
+    return inv.pieces.derived(key, derive)
 
 
 def record_plan(conn: Connection, plan: Plan) -> None:

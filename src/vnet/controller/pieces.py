@@ -1,0 +1,89 @@
+"""A connection's pieces on each host, as the model derives them, remembered per topology.
+
+The planner derives what each host of a connection's path holds (vnet.model.host_pieces)
+from a Topology holding just that connection, after the model's rules checked it
+(vnet.model.srv6_check): a few milliseconds each, SIDs and locators numbered from the whole
+topology and every piece a validated model. It derives the same pieces again and again: when
+it admits a connection, then whenever it needs what that connection's hosts hold (a release,
+a modify, a move, a reroute of a hundred at once, a reconcile). Both depend only on the
+topology and the connection, so they are remembered: an Inventory and every `avoiding` view
+of it share one memo of their topology, which keeps the last `size` connections asked about.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from vnet.model.connection import Connection
+from vnet.model.errors import Problem
+from vnet.model.host_guarantees import Srv6OnHost
+from vnet.model.host_pieces import connection_pieces
+from vnet.model.srv6_check import connection_problems
+from vnet.model.topology import Topology
+
+# connections remembered per topology: a few kB each, and a drain asks about every
+# connection of a link at once
+MEMORY = 4096
+T = TypeVar("T")
+
+
+@dataclass
+class _Known:
+    pieces: dict[str, Srv6OnHost] | None = None
+    checked: bool = False  # the model's rules hold (refusals are not remembered)
+
+
+class PiecesMemo:
+    """`connection_pieces` and `connection_problems` of `topology` holding one connection,
+    remembered by the connection's value."""
+
+    def __init__(self, topology: Topology, size: int = MEMORY):
+        self.topology = topology
+        self.size = size
+        self._known: OrderedDict[str, _Known] = OrderedDict()
+        self._derived: OrderedDict[Hashable, Any] = OrderedDict()
+
+    def problems(self, conn: Connection) -> list[Problem]:
+        """What the model's rules find wrong with `conn` in this topology (none: it can be)."""
+        known = self._entry(conn)
+        if known.checked:
+            return []
+        problems = connection_problems(self._holding(conn))
+        known.checked = not problems
+        return problems
+
+    def pieces(self, conn: Connection) -> dict[str, Srv6OnHost]:
+        """Host -> the locators and pieces it holds for `conn` (checked or admitted)."""
+        known = self._entry(conn)
+        if known.pieces is None:
+            known.pieces = connection_pieces(self._holding(conn))
+        return known.pieces
+
+    def derived(self, key: Hashable, derive: Callable[[], T]) -> T:
+        """`derive()`, remembered under `key`: something else that depends only on this
+        topology and what `key` says (a stored connection's plan on its stored path)."""
+        if key in self._derived:
+            self._derived.move_to_end(key)
+            found: T = self._derived[key]
+            return found
+        value = self._derived[key] = derive()
+        if len(self._derived) > self.size:
+            self._derived.popitem(last=False)
+        return value
+
+    def _entry(self, conn: Connection) -> _Known:
+        key = conn.model_dump_json()
+        known = self._known.get(key)
+        if known is None:
+            known = self._known[key] = _Known()
+            if len(self._known) > self.size:
+                self._known.popitem(last=False)
+        else:
+            self._known.move_to_end(key)
+        return known
+
+    def _holding(self, conn: Connection) -> Topology:
+        return self.topology.model_copy(update={"connections": [conn]})

@@ -1,0 +1,81 @@
+"""The pieces memo (controller/pieces.py): a connection's pieces and the model's verdict on
+it, remembered per topology, are what the model derives from nothing; a refusal is not
+remembered; every `avoiding` view of an inventory shares its memo; it keeps a bounded
+number of connections. Pure: the planner tests' triangle in memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.controller_topology_support import data
+from vnet.controller.inventory import Inventory, link_info, link_name
+from vnet.controller.pieces import PiecesMemo
+from vnet.model import build_topology
+from vnet.model.connection import Connection
+from vnet.model.host_pieces import connection_pieces
+from vnet.model.srv6_check import connection_problems
+from vnet.model.topology import Topology
+
+TOPO = build_topology(data())
+
+
+def connection(port: int, path: list[str], **kw: object) -> Connection:
+    fields = {
+        "name": f"vc{port}",
+        "id": port - 5000,
+        "a": "pc1",
+        "b": "pc3",
+        "protocol": "udp",
+        "dst_port": port,
+        "bandwidth": "10mbit",
+        "path": path,
+        **kw,
+    }
+    return Connection.model_validate(fields)  # fmt: skip
+
+
+def holding(conn: Connection) -> Topology:
+    return TOPO.model_copy(update={"connections": [conn]})
+
+
+@pytest.mark.parametrize("path", [["r1", "r3"], ["r1", "r2", "r3"]])
+def test_what_it_remembers_is_what_the_model_derives(path: list[str]) -> None:
+    memo = PiecesMemo(TOPO)
+    conn = connection(5001, path)
+    assert memo.problems(conn) == [] == connection_problems(holding(conn))
+    first = memo.pieces(conn)
+    assert first == connection_pieces(holding(conn))
+    assert memo.pieces(conn.model_copy()) is first  # an equal connection: remembered
+
+
+def test_a_refusal_is_found_again_and_never_remembered_as_good() -> None:
+    memo = PiecesMemo(TOPO)
+    bad = connection(5002, ["r1", "r9"])
+    found = memo.problems(bad)
+    assert found and found == connection_problems(holding(bad))
+    assert memo.problems(bad) == found
+
+
+def test_it_keeps_the_last_connections_asked_about() -> None:
+    memo = PiecesMemo(TOPO, size=2)
+    a, b, c = (connection(5000 + k, ["r1", "r3"]) for k in (1, 2, 3))
+    kept_a = memo.pieces(a)
+    memo.pieces(b)
+    assert memo.pieces(a) is kept_a  # asked again: now the newest
+    memo.pieces(c)  # b, the oldest, goes
+    assert memo.pieces(a) is kept_a
+    assert memo.pieces(b) == connection_pieces(holding(b))
+
+
+def test_a_derived_value_is_remembered_under_its_key() -> None:
+    memo, calls = PiecesMemo(TOPO), []
+    for _ in range(2):
+        assert memo.derived(("k", 1), lambda: calls.append(1) or "v") == "v"
+    assert calls == [1]
+
+
+def test_every_view_of_an_inventory_shares_its_memo() -> None:
+    inv = Inventory(TOPO, {link_name(x): link_info(x) for x in TOPO.links})
+    around = inv.avoiding(links=["h1-h3"])
+    assert around.pieces is inv.pieces and around.avoiding(hosts=["h2"]).pieces is inv.pieces
+    assert Inventory(TOPO, dict(inv.links)).pieces is not inv.pieces
