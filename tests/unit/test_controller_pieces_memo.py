@@ -48,6 +48,13 @@ def test_what_it_remembers_is_what_the_model_derives(path: list[str]) -> None:
     assert memo.pieces(conn.model_copy()) is first  # an equal connection: remembered
 
 
+def test_the_locators_of_a_host_are_held_once_for_every_connection() -> None:
+    memo = PiecesMemo(TOPO)
+    a, b = (memo.pieces(connection(port, ["r1", "r2", "r3"])) for port in (5001, 5002))
+    assert a.keys() == b.keys() == {"h1", "h2", "h3"}
+    assert all(a[h].locators is b[h].locators and a[h].locators for h in a)
+
+
 def test_a_refusal_is_found_again_and_never_remembered_as_good() -> None:
     memo = PiecesMemo(TOPO)
     bad = connection(5002, ["r1", "r9"])

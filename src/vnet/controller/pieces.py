@@ -19,14 +19,14 @@ from typing import Any, TypeVar
 
 from vnet.model.connection import Connection
 from vnet.model.errors import Problem
-from vnet.model.host_guarantees import Srv6OnHost
+from vnet.model.host_guarantees import Locator, Srv6OnHost
 from vnet.model.host_pieces import connection_pieces
 from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import Topology
 
-# connections remembered per topology: a few kB each, and a drain asks about every
-# connection of a link at once
-MEMORY = 4096
+# connections remembered per topology: about 13 kB each on a path of three hosts, and a
+# drain asks about every connection of a link at once
+MEMORY = 1024
 T = TypeVar("T")
 
 
@@ -44,6 +44,9 @@ class PiecesMemo:
         self.topology = topology
         self.size = size
         self._known: OrderedDict[str, _Known] = OrderedDict()
+        # host -> the locators its pieces carry: the same for most connections (every VR of
+        # the tenants SRv6 serves), so every entry holds one list per host, not its own copy
+        self._locators: dict[str, list[Locator]] = {}
         self._derived: OrderedDict[Hashable, Any] = OrderedDict()
 
     def problems(self, conn: Connection) -> list[Problem]:
@@ -59,8 +62,15 @@ class PiecesMemo:
         """Host -> the locators and pieces it holds for `conn` (checked or admitted)."""
         known = self._entry(conn)
         if known.pieces is None:
-            known.pieces = connection_pieces(self._holding(conn))
+            derived = connection_pieces(self._holding(conn))
+            known.pieces = {host: self._sharing(host, on) for host, on in derived.items()}
         return known.pieces
+
+    def _sharing(self, host: str, on: Srv6OnHost) -> Srv6OnHost:
+        kept = self._locators.setdefault(host, on.locators)
+        if kept is on.locators or kept != on.locators:
+            return on
+        return on.model_copy(update={"locators": kept})
 
     def derived(self, key: Hashable, derive: Callable[[], T]) -> T:
         """`derive()`, remembered under `key`: something else that depends only on this
