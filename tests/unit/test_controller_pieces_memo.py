@@ -5,6 +5,8 @@ number of connections. Pure: the planner tests' triangle in memory."""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
 from tests.controller_topology_support import data
@@ -86,3 +88,21 @@ def test_every_view_of_an_inventory_shares_its_memo() -> None:
     around = inv.avoiding(links=["h1-h3"])
     assert around.pieces is inv.pieces and around.avoiding(hosts=["h2"]).pieces is inv.pieces
     assert Inventory(TOPO, dict(inv.links)).pieces is not inv.pieces
+
+
+def test_threads_asking_at_once_while_it_forgets_get_the_models_answers() -> None:
+    """Planning runs in the database's worker threads: one thread's eviction must not break
+    another's lookup."""
+    memo = PiecesMemo(TOPO, size=3)
+    asked = [connection(5001 + k % 7, ["r1", "r3"]) for k in range(120)]
+    expected = {c.dst_port: connection_pieces(holding(c)) for c in asked[:7]}
+
+    def ask(conns: list[Connection]) -> list[bool]:
+        return [
+            memo.pieces(c) == expected[c.dst_port] and memo.derived(c.dst_port, lambda: 1) == 1
+            for c in conns
+        ]
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(ask, [asked[k::4] for k in range(4)]))
+    assert all(all(a) for a in answers)

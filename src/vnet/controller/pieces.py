@@ -12,6 +12,7 @@ of it share one memo of their topology, which keeps the last `size` connections 
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from vnet.model.host_pieces import connection_pieces
 from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import Topology
 
-# connections remembered per topology: about 13 kB each on a path of three hosts, and a
+# connections remembered per topology: about 11 kB each on a path of three hosts, and a
 # drain asks about every connection of a link at once
 MEMORY = 1024
 T = TypeVar("T")
@@ -38,7 +39,9 @@ class _Known:
 
 class PiecesMemo:
     """`connection_pieces` and `connection_problems` of `topology` holding one connection,
-    remembered by the connection's value."""
+    remembered by the connection's value. Planning runs in the database's worker threads,
+    so the bookkeeping is under a lock (the derivations are not: two threads that derive the
+    same pieces at once both get them right)."""
 
     def __init__(self, topology: Topology, size: int = MEMORY):
         self.topology = topology
@@ -48,6 +51,7 @@ class PiecesMemo:
         # the tenants SRv6 serves), so every entry holds one list per host, not its own copy
         self._locators: dict[str, list[Locator]] = {}
         self._derived: OrderedDict[Hashable, Any] = OrderedDict()
+        self._lock = threading.Lock()
 
     def problems(self, conn: Connection) -> list[Problem]:
         """What the model's rules find wrong with `conn` in this topology (none: it can be)."""
@@ -75,25 +79,29 @@ class PiecesMemo:
     def derived(self, key: Hashable, derive: Callable[[], T]) -> T:
         """`derive()`, remembered under `key`: something else that depends only on this
         topology and what `key` says (a stored connection's plan on its stored path)."""
-        if key in self._derived:
-            self._derived.move_to_end(key)
-            found: T = self._derived[key]
-            return found
-        value = self._derived[key] = derive()
-        if len(self._derived) > self.size:
-            self._derived.popitem(last=False)
+        with self._lock:
+            if key in self._derived:
+                self._derived.move_to_end(key)
+                found: T = self._derived[key]
+                return found
+        value = derive()
+        with self._lock:
+            self._derived[key] = value
+            if len(self._derived) > self.size:
+                self._derived.popitem(last=False)
         return value
 
     def _entry(self, conn: Connection) -> _Known:
         key = conn.model_dump_json()
-        known = self._known.get(key)
-        if known is None:
-            known = self._known[key] = _Known()
-            if len(self._known) > self.size:
-                self._known.popitem(last=False)
-        else:
-            self._known.move_to_end(key)
-        return known
+        with self._lock:
+            known = self._known.get(key)
+            if known is None:
+                known = self._known[key] = _Known()
+                if len(self._known) > self.size:
+                    self._known.popitem(last=False)
+            else:
+                self._known.move_to_end(key)
+            return known
 
     def _holding(self, conn: Connection) -> Topology:
         return self.topology.model_copy(update={"connections": [conn]})
