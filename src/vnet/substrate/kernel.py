@@ -387,7 +387,7 @@ class Kernel:
         return list(self.ipr(ns).route("dump", family=family, **match))
 
     @_request
-    def fast_route(
+    def srv6_route(
         self,
         ns: NsName,
         command: str,

@@ -137,7 +137,7 @@ class SteerRule:
 
 
 def _set_sid(k: Kernel, s: SidRoute, command: str) -> None:
-    k.fast_route(s.ns, command, f"{s.sid}/128", s.dev, proto=RTPROT_VNET, encap=s.encap())
+    k.srv6_route(s.ns, command, f"{s.sid}/128", s.dev, proto=RTPROT_VNET, encap=s.encap())
 
 
 @dataclass(frozen=True)
@@ -160,7 +160,7 @@ class DeleteSid:
 
     def run(self, k: Kernel) -> None:
         s = self.sid
-        k.fast_route(s.ns, "del", f"{s.sid}/128", proto=RTPROT_VNET)
+        k.srv6_route(s.ns, "del", f"{s.sid}/128", proto=RTPROT_VNET)
 
     def inverse(self) -> AddSid:
         return AddSid(self.sid)
@@ -186,7 +186,7 @@ class ReplaceSid:
 
 def _set_steer(k: Kernel, r: SteerRoute, command: str) -> None:
     encap = rtchange.seg6_encap(r.segs)
-    k.fast_route(r.ns, command, r.dst, r.dev, proto=RTPROT_VNET, table=r.table, encap=encap)
+    k.srv6_route(r.ns, command, r.dst, r.dev, proto=RTPROT_VNET, table=r.table, encap=encap)
 
 
 @dataclass(frozen=True)
@@ -209,7 +209,7 @@ class DeleteSteer:
 
     def run(self, k: Kernel) -> None:
         r = self.route
-        k.fast_route(r.ns, "del", r.dst, proto=RTPROT_VNET, table=r.table)
+        k.srv6_route(r.ns, "del", r.dst, proto=RTPROT_VNET, table=r.table)
 
     def inverse(self) -> AddSteer:
         return AddSteer(self.route)
