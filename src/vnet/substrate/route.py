@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from vnet.substrate.kernel import Kernel
 from vnet.substrate.marks import RTPROT_VNET, NsName, ip_cmd
+from vnet.substrate.rtchange import RTN_UNICAST
 
 MAIN_TABLE = 254
-RTN_UNICAST = 1
 
 
 @dataclass(frozen=True)

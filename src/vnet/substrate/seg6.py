@@ -25,9 +25,8 @@ from typing import Any
 from vnet.substrate import rtchange
 from vnet.substrate.kernel import Kernel, Message
 from vnet.substrate.marks import RTPROT_VNET, NsName, ip_cmd
+from vnet.substrate.rtchange import LWTUNNEL_ENCAP_SEG6, LWTUNNEL_ENCAP_SEG6_LOCAL
 
-LWTUNNEL_ENCAP_SEG6 = 5
-LWTUNNEL_ENCAP_SEG6_LOCAL = 7
 SEG6_LOCAL_ACTIONS = {"End": 1, "End.DX6": 5, "End.DX4": 6}
 SEG6_LOCAL_NAMES = {v: k for k, v in SEG6_LOCAL_ACTIONS.items()}
 
