@@ -6,12 +6,20 @@ number of connections. Pure: the planner tests' triangle in memory."""
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import select
 
+from tests.controller_memory_support import ACME, voice, world
 from tests.controller_topology_support import data
+from vnet.controller import planner
+from vnet.controller.db.models import Connection as DbConnection
 from vnet.controller.inventory import Inventory, link_info, link_name
 from vnet.controller.pieces import PiecesMemo
+from vnet.controller.service import planning
+from vnet.controller.service.core import Service
 from vnet.model import build_topology
 from vnet.model.connection import Connection
 from vnet.model.host_pieces import connection_pieces
@@ -106,3 +114,33 @@ def test_threads_asking_at_once_while_it_forgets_get_the_models_answers() -> Non
     with ThreadPoolExecutor(4) as pool:
         answers = list(pool.map(ask, [asked[k::4] for k in range(4)]))
     assert all(all(a) for a in answers)
+
+
+def test_an_admitted_connections_current_pieces_are_the_plans_and_the_derivations(
+    tmp_path: Path,
+) -> None:
+    """Admission remembers the plan it recorded (a reroute asks for the current pieces of
+    every connection it moves): what is remembered is what deriving them from the stored
+    path again gives, on a memo that never saw the connection."""
+    w = world(tmp_path)
+
+    async def scenario(svc: Service) -> None:
+        await svc.create_connection(ACME, "acme", voice("v", 5201, "20mbit"))
+        inv, policy = await svc.inventory(), svc.flows.policy
+        conn = await svc.db.read(lambda s: s.scalars(select(DbConnection)).one())
+        derivations: list[object] = []
+        real = planner.plan_connection
+
+        def counted(*args: Any, **kw: Any) -> Any:
+            derivations.append(args)
+            return real(*args, **kw)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(planner, "plan_connection", counted)
+            remembered = planning.current_pieces(inv, "acme", conn, policy)
+        assert derivations == [], "admission's plan was not remembered"
+        fresh = Inventory(inv.topology, dict(inv.links))
+        assert planning.current_pieces(fresh, "acme", conn, policy) == remembered
+        assert set(remembered.pieces) == {"h1", "h3"}
+
+    w.run(scenario)

@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 from vnet.model.connection import Connection
 from vnet.model.errors import Problem
 from vnet.model.host_guarantees import Locator, Srv6OnHost
-from vnet.model.host_pieces import connection_pieces
+from vnet.model.host_pieces import connection_pieces, host_locators
+from vnet.model.srv6 import srv6_tenants
 from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import Topology
 
@@ -47,9 +48,10 @@ class PiecesMemo:
         self.topology = topology
         self.size = size
         self._known: OrderedDict[str, _Known] = OrderedDict()
-        # host -> the locators its pieces carry: the same for most connections (every VR of
-        # the tenants SRv6 serves), so every entry holds one list per host, not its own copy
-        self._locators: dict[str, list[Locator]] = {}
+        # (host, the tenants SRv6 serves) -> the locators a host's pieces carry: the same
+        # for every connection of a controller's topology (each tenant with IPv6), so they
+        # are derived once, and every entry holds that one list, not a copy of its own
+        self._locators: dict[tuple[str, frozenset[str]], list[Locator]] = {}
         self._derived: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -66,15 +68,18 @@ class PiecesMemo:
         """Host -> the locators and pieces it holds for `conn` (checked or admitted)."""
         known = self._entry(conn)
         if known.pieces is None:
-            derived = connection_pieces(self._holding(conn))
-            known.pieces = {host: self._sharing(host, on) for host, on in derived.items()}
+            known.pieces = connection_pieces(self._holding(conn), self._host_locators)
         return known.pieces
 
-    def _sharing(self, host: str, on: Srv6OnHost) -> Srv6OnHost:
-        kept = self._locators.setdefault(host, on.locators)
-        if kept is on.locators or kept != on.locators:
-            return on
-        return on.model_copy(update={"locators": kept})
+    def _host_locators(self, topology: Topology, host: str) -> list[Locator]:
+        key = (host, frozenset(srv6_tenants(topology)))
+        with self._lock:
+            kept = self._locators.get(key)
+        if kept is None:
+            kept = host_locators(topology, host)
+            with self._lock:
+                kept = self._locators.setdefault(key, kept)
+        return kept
 
     def derived(self, key: Hashable, derive: Callable[[], T]) -> T:
         """`derive()`, remembered under `key`: something else that depends only on this

@@ -38,8 +38,12 @@ from vnet.model.srv6 import (
 from vnet.model.topology import Topology
 
 
-def connection_pieces(topo: Topology) -> dict[str, Srv6OnHost]:
-    """Host -> its locators and connection pieces, for a checked and resolved topology."""
+def connection_pieces(
+    topo: Topology, locators: Callable[[Topology, str], list[Locator]] | None = None
+) -> dict[str, Srv6OnHost]:
+    """Host -> its locators and connection pieces, for a checked and resolved topology.
+    `locators`: `host_locators`, or one that remembers its answers."""
+    located = locators or host_locators
     if not topo.connections:
         return {}
     host_of = {vr.name: vr.host for vr in topo.routers}
@@ -54,8 +58,10 @@ def connection_pieces(topo: Topology) -> dict[str, Srv6OnHost]:
                 conn[kind].append(piece)
     out = {}
     for host, conns in pieces.items():
-        out[host] = Srv6OnHost(
-            locators=_locators(topo, host),
+        # made of validated models: constructed as they are, so a list of locators
+        # remembered for many connections is held once, not copied into each
+        out[host] = Srv6OnHost.model_construct(
+            locators=located(topo, host),
             connections=[
                 ConnectionPieces(name=name, id=ids[name], **parts)  # type: ignore[arg-type]
                 for name, parts in conns.items()
@@ -64,7 +70,8 @@ def connection_pieces(topo: Topology) -> dict[str, Srv6OnHost]:
     return out
 
 
-def _locators(topo: Topology, host: str) -> list[Locator]:
+def host_locators(topo: Topology, host: str) -> list[Locator]:
+    """The locators of `host`'s VRs: those of tenants SRv6 serves (`srv6_tenants`)."""
     wanted = srv6_tenants(topo)
     numbers = router_numbers(topo)
     tenants = network_tenants(topo)

@@ -215,6 +215,11 @@ class Datastore(CandidateOperations):
         self._require_interfaces(hc)
         return prepared
 
+    def validate(self, source: str) -> None:
+        """<validate> of a datastore: its tree itself is prepared (preparing changes no
+        tree), so a <commit> of the same candidate next takes the answer as it is."""
+        self.prepare(self._tree_of(source))
+
     def _require_interfaces(self, hc: HostConfig) -> None:
         if self.apply_to_kernel:
             running = (i["name"] for i in underlay_of(self.running))

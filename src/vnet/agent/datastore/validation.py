@@ -60,9 +60,20 @@ class Validator:
         self.realization: tuple[Tree, KernelState] | None = None
         self.members: Members | None = None
         self._made: _Made | None = None
+        # the last tree prepared over running, and the answer: a <commit> of the candidate
+        # a <validate> just checked takes it as it is (trees are never changed in place)
+        self._prepared: tuple[Tree, Tree, tuple[Tree, HostConfig, Change]] | None = None
 
     def prepare(self, tree: Tree, running: Tree) -> tuple[Tree, HostConfig, Change]:
         """As `prepare`, and the change for `committed` once `tree` is running."""
+        last = self._prepared
+        if last is not None and last[0] is tree and last[1] is running:
+            return last[2]
+        answer = self._prepare(tree, running)
+        self._prepared = (tree, running, answer)
+        return answer
+
+    def _prepare(self, tree: Tree, running: Tree) -> tuple[Tree, HostConfig, Change]:
         tree = _with_indexes(self.config, tree, running)
         change = self.index.change(tree, running)
         known = self.connections.known
@@ -139,6 +150,7 @@ class Validator:
         self, tree: Tree, hc: HostConfig, change: Change, desired: KernelState | None = None
     ) -> None:
         """`tree` is running now (`desired`: its realisation, if it was made)."""
+        self._prepared = None
         self.index.advance(tree, hc, change)
         self.connections.advance(tree, hc, change)
         self.realization = (tree, desired) if desired is not None else None
@@ -148,6 +160,7 @@ class Validator:
 
     def forget(self) -> None:
         """Running changed other than through `committed`: the next check is a full one."""
+        self._prepared = None
         self.index.reset()
         self.connections.reset()
         self.realization = None

@@ -372,7 +372,7 @@ async def op_validate(s: Session, op: etree._Element) -> None:
     if config is not None:
         s.ds.prepare(apply_edit({}, config, "merge"))
     else:
-        s.ds.prepare(s.ds.tree(_datastore_name(source_el, "source")))
+        s.ds.validate(_datastore_name(source_el, "source"))
     return None
 
 

@@ -183,9 +183,8 @@ class Failover:
             change()
             inv, avoid = await self.inventory(), self.down
             links = avoid.all_links(inv)
-            restored = await self.db.write(lambda s: restore(s, avoid, links))
+            restored, crossing = await self.db.write(lambda s: restore(s, avoid, links))
             report = Report(restored=restored)
-            crossing = await self.db.read(lambda s: crossing_now(s, avoid, links))
             started = await self.reroute.start_all(inv, avoid, crossing)
             stuck = [
                 (h, x) for h, x in zip(crossing, started, strict=True) if isinstance(x, Unmovable)
@@ -209,10 +208,10 @@ class Failover:
             return report
 
 
-def crossing_now(session: Session, avoid: Avoid, links: set[str]) -> list[Held]:
-    """Live connections, established or degraded, whose path crosses what is down."""
+def crossing_now(helds: list[Held], avoid: Avoid, links: set[str]) -> list[Held]:
+    """Of `helds`, the established or degraded whose path crosses what is down."""
     states = (ConnectionState.ESTABLISHED, ConnectionState.DEGRADED)
-    return [h for h in held_connections(session) if h.state in states and avoid.crosses(h, links)]
+    return [h for h in helds if h.state in states and avoid.crosses(h, links)]
 
 
 def degrade(session: Session, held: Held, why: str) -> None:
@@ -232,17 +231,19 @@ def degrade_all(session: Session, stuck: list[tuple[Held, Unmovable]]) -> None:
         degrade(session, held, why.reason)
 
 
-def restore(session: Session, avoid: Avoid, links: set[str]) -> list[str]:
+def restore(session: Session, avoid: Avoid, links: set[str]) -> tuple[list[str], list[Held]]:
     """Degraded connections whose path crosses nothing down any more: established again
-    where they are (their pieces and reservations never left). Their names."""
+    where they are (their pieces and reservations never left). Their names, and the live
+    connections that do cross what is down (to move), read in the same pass."""
     out = []
-    for held in held_connections(session):
+    helds = held_connections(session)
+    for held in helds:
         if held.state == ConnectionState.DEGRADED and not avoid.crosses(held, links):
             conn = session.get_one(Connection, held.connection_id)
             conn.state = ConnectionState.ESTABLISHED
             store.add_event(session, conn, "restored", f"path {' -> '.join(held.path)} is up")
             out.append(f"{held.tenant}/{held.request.name}")
-    return out
+    return out, crossing_now(helds, avoid, links)
 
 
 def _last_detail(session: Session, conn: Connection) -> str | None:

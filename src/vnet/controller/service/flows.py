@@ -131,6 +131,7 @@ class Flows:
                 raise TryMoves(rejected) from None
             raise
         planning.record_plan(conn, plan)
+        planning.remember_current(inv, tenant, conn, plan)
         entry = store.open_journal(
             session, self.liveness.request_id(), "create", conn, [c.host for c in plan.changes]
         )

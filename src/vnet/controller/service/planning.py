@@ -10,7 +10,7 @@ more plan over what is held now before the request is rejected.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -151,8 +151,18 @@ def current_pieces(inv: Inventory, tenant: str, conn: Connection, policy: Policy
         )
         return HostPieces.of(plan.changes)
 
-    key = ("current", tenant, conn.id, conn.number, request.model_dump_json())
-    return inv.pieces.derived(key, derive)
+    return inv.pieces.derived(_current_key(tenant, conn, request), derive)
+
+
+def remember_current(inv: Inventory, tenant: str, conn: Connection, plan: Plan) -> None:
+    """`plan` is the connection's current generation now (recorded): what `current_pieces`
+    would derive again from its stored path, remembered as the planner made it."""
+    key = _current_key(tenant, conn, request_of(conn))
+    inv.pieces.derived(key, lambda: HostPieces.of(plan.changes))
+
+
+def _current_key(tenant: str, conn: Connection, request: ConnectionRequest) -> Hashable:
+    return ("current", tenant, conn.id, conn.number, request.model_dump_json())
 
 
 def record_plan(conn: Connection, plan: Plan) -> None:
