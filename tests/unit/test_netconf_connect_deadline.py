@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from vnet.client import ConnectError, Endpoint, NetconfClient, TimedOut
+from vnet.client.deadline import ConnectDeadline
 from vnet.controller.agents.session import HostSession
 
 TIMEOUT = 1.0
@@ -120,3 +121,16 @@ def test_calls_queued_for_a_silent_agent_time_out_with_the_call_ahead(silent_pee
     assert together < TIMEOUT + SLACK, f"four queued calls took {together:.1f} s"
     assert isinstance(later, TimedOut), later
     assert alone >= TIMEOUT * 0.9, f"the later call gave up after {alone:.1f} s, unsent"
+
+
+def test_the_connection_sends_without_waiting_for_acknowledgements() -> None:
+    """TCP_NODELAY on the NETCONF socket: with Nagle's algorithm the tail of a request
+    longer than a segment waited for the agent's delayed ACK (40 ms: an <edit-config> of a
+    reroute's 100 connections, 88 kB, took 51 ms on loopback instead of 10)."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        deadline = ConnectDeadline("127.0.0.1", listener.getsockname()[1], TIMEOUT)
+        try:
+            assert deadline.sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        finally:
+            deadline.met()
+            deadline.sock.close()
