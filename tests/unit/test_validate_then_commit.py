@@ -1,5 +1,6 @@
-"""<validate> then <commit> of the same candidate checks it once; any change in between, of
-the candidate or of running, has the commit check it again."""
+"""<validate> then <commit> of the same candidate checks it once, on an agent and on the
+hosts in memory that stand in for agents; any change in between, of the candidate or of
+running, has the commit check it again."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from typing import Any
 
 import pytest
 
+from tests.controller_memory_support import world
 from tests.datastore_support import commit_as
 from tests.unit.test_datastore_snapshot import router, tree
 from vnet.agent.datastore import CANDIDATE, Datastore
 from vnet.agent.datastore.validation import Validator
+from vnet.controller.southbound import HostChange
+from vnet.controller.southbound import datastore as memory_store
 from vnet.model.agent_config import AgentConfig, User
+from vnet.model.host import HostConfig
 from vnet.model.yang.errors import RpcError
 
 SESSION = "s1"
@@ -94,5 +99,35 @@ def test_running_changed_after_validate_has_the_commit_check_again(
         prepared.clear()
         await ds.commit(SESSION)
         assert prepared == [staged], "a commit over a new running reused an older check"
+
+    asyncio.run(main())
+
+
+def test_the_hosts_in_memory_check_a_validated_candidate_once_as_well(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The controller's logic tests run on hosts in memory that check as agents do: a commit
+    of the candidate <validate> passed is not checked again there either, and a new edit
+    is."""
+    checked: list[HostConfig] = []
+    real = memory_store.check_host
+
+    def counting(hc: HostConfig) -> Any:
+        checked.append(hc)
+        return real(hc)
+
+    monkeypatch.setattr(memory_store, "check_host", counting)
+    hosts = world(tmp_path).hosts
+
+    async def main() -> None:
+        lease = await hosts.lock("h1")
+        await hosts.edit("h1", lease, [HostChange("h1", delete=("vc1",))])
+        await hosts.validate("h1", lease)
+        await hosts.commit("h1", lease, "t1", 60)
+        assert len(checked) == 1, "the validated candidate was checked again at commit"
+        await hosts.confirm("h1", "t1")
+        await hosts.edit("h1", lease, [HostChange("h1", delete=("vc2",))])
+        await hosts.commit("h1", lease, "t2", 60)
+        assert len(checked) == 2 and checked[1] is not checked[0]
 
     asyncio.run(main())

@@ -93,6 +93,10 @@ class HostDatastore:
         self.locked_by: Lease | None = None
         self.pending: Pending | None = None
         self.check_yang = check_yang
+        # the configuration the checks last passed: a commit of the candidate <validate>
+        # just checked takes that answer, as the agent does (configurations are never
+        # changed in place; every edit makes a new one)
+        self._passed: HostConfig | None = None
 
     # -- lock and candidate ---------------------------------------------------------------
     def lock(self, lease: Lease) -> None:
@@ -161,6 +165,8 @@ class HostDatastore:
 
     # -- the agent's checks ------------------------------------------------------------------
     def check(self, hc: HostConfig) -> None:
+        if hc is self._passed:
+            return
         tree = codec.tree(hc)
         if problems := check_host(hc):
             first = problems[0]
@@ -172,6 +178,7 @@ class HostDatastore:
             )
         if self.check_yang:
             _check_yang(tree)
+        self._passed = hc
 
 
 def _check_yang(tree: dict[str, Any]) -> None:
