@@ -183,7 +183,7 @@ class Failover:
             change()
             inv, avoid = await self.inventory(), self.down
             links = avoid.all_links(inv)
-            restored, crossing = await self.db.write(lambda s: restore(s, avoid, links))
+            restored, crossing = await self.db.write(lambda s: settle(s, avoid, links))
             report = Report(restored=restored)
             started = await self.reroute.start_all(inv, avoid, crossing)
             stuck = [
@@ -231,19 +231,24 @@ def degrade_all(session: Session, stuck: list[tuple[Held, Unmovable]]) -> None:
         degrade(session, held, why.reason)
 
 
-def restore(session: Session, avoid: Avoid, links: set[str]) -> tuple[list[str], list[Held]]:
-    """Degraded connections whose path crosses nothing down any more: established again
-    where they are (their pieces and reservations never left). Their names, and the live
-    connections that do cross what is down (to move), read in the same pass."""
-    out = []
+def settle(session: Session, avoid: Avoid, links: set[str]) -> tuple[list[str], list[Held]]:
+    """What a change of what is down does first, on one read of the held connections: the
+    names of those `restore`d, and those crossing what is down now (to move)."""
     helds = held_connections(session)
+    return restore(session, helds, avoid, links), crossing_now(helds, avoid, links)
+
+
+def restore(session: Session, helds: list[Held], avoid: Avoid, links: set[str]) -> list[str]:
+    """Of `helds`, the degraded whose path crosses nothing down any more: established again
+    where they are (their pieces and reservations never left). Their names."""
+    out = []
     for held in helds:
         if held.state == ConnectionState.DEGRADED and not avoid.crosses(held, links):
             conn = session.get_one(Connection, held.connection_id)
             conn.state = ConnectionState.ESTABLISHED
             store.add_event(session, conn, "restored", f"path {' -> '.join(held.path)} is up")
             out.append(f"{held.tenant}/{held.request.name}")
-    return out, crossing_now(helds, avoid, links)
+    return out
 
 
 def _last_detail(session: Session, conn: Connection) -> str | None:
