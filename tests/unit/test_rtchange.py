@@ -2,18 +2,24 @@
 sends for the same calls: each expected message below was recorded with `strace -xx` while
 vnet's own AddTcFilter, DeleteTcFilter, AddSteer, SwitchPath, DeleteSteer, AddSid and
 DeleteSid ran through pyroute2 0.9.7 (before they used rtchange), in a scratch namespace
-with interface index 3."""
+with interface index 3. The HTB classes' and FIFOs' were recorded the same way (vnet's
+AddTcClass and ChangeTcClass through pyroute2 0.9.7 on a kernel whose /proc/net/psched gives
+15.625 scheduler ticks per microsecond), and a class deletion from iproute2's
+`tc class del`."""
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import struct
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from vnet.substrate import rtchange
 from vnet.substrate.rtquery import NLMSGHDR
+from vnet.substrate.tc_sizes import burst_bytes
 from vnet.substrate.u32 import match_bytes, selector, selector_match
 
 SEQ = 7
@@ -200,6 +206,97 @@ def test_the_bytes_pyroute2_sends(
     length, got_kind, got_flags, seq, _ = NLMSGHDR.unpack_from(message)
     assert (length, got_kind, hex(got_flags), seq) == (len(message), kind, hex(flags), SEQ)
     assert message[NLMSGHDR.size :].hex() == body
+
+
+TICK = 15.625  # of the machine the classes were recorded on (t2us 1000, us2t 64, 1 GHz clock)
+CLASS, ROOT = 0x10010, 0x10000
+
+
+def htb(rate_bits: int, ceil_bits: int) -> rtchange.HtbSpec:
+    """What vnet's TcClass asks for (tc.py `_set_class`)."""
+    return rtchange.HtbSpec(
+        rate=rate_bits // 8,
+        ceil=ceil_bits // 8,
+        burst=burst_bytes(rate_bits),
+        cburst=burst_bytes(ceil_bits),
+        quantum=max(1514, min(200_000, rate_bits // 8 // 10)),
+    )
+
+
+# (a class's request, its length, type, flags, its first 64 bytes of attributes: the kind and
+# tc_htb_opt; the sha256 of the whole body, its two rate tables and any 64-bit rates)
+RECORDED_CLASSES = [
+    pytest.param(
+        lambda: rtchange.htb_class_request("add", 3, SEQ, CLASS, ROOT, htb(500_000, 500_000)),
+        (2152, 40, 0x605),
+        "08000100687462003c0802003000010003000000ffff000024f4000003000000ffff000024f40000"
+        "388b0a00388b0a006a180000000000000000000004040400",
+        "15953136e361bcb6d51b44f5ea593712",
+        id="class-add 500kbit",
+    ),
+    pytest.param(
+        lambda: rtchange.htb_class_request("change", 3, SEQ, CLASS, ROOT, htb(500_000, 10**6)),
+        (2152, 40, 0x105),
+        "08000100687462003c0802003000010003000000ffff000024f4000003000000ffff000048e80100"
+        "388b0a00f6a707006a180000000000000000000004040400",
+        "347899996a064786e1b6957f7efedc74",
+        id="class-change 500kbit ceil 1mbit",
+    ),
+    pytest.param(
+        lambda: rtchange.htb_class_request("add", 3, SEQ, CLASS, ROOT, htb(40 * 10**9, 40 * 10**9)),
+        (2176, 40, 0x605),
+        "0800010068746200540802003000010003000000ffff0000ffffffff03000000ffff0000ffffffff"
+        "b4c40400b4c40400400d0300000000000000000004040400",
+        "9cc1fe57cf72d8215ac0397d44ae7b83",
+        id="class-add 40gbit (64-bit rates)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "header", "start", "digest"), RECORDED_CLASSES)
+def test_the_htb_classes_pyroute2_sends(
+    build: Callable[[], bytes],
+    header: tuple[int, int, int],
+    start: str,
+    digest: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(rtchange, "scheduler_tick", lambda: TICK)
+    message = build()
+    length, kind, flags, seq, _ = NLMSGHDR.unpack_from(message)
+    assert (length, kind, hex(flags), seq) == (len(message), header[1], hex(header[2]), SEQ)
+    assert length == header[0]
+    body = message[NLMSGHDR.size :]
+    assert body[:20] == struct.pack("=BxxxiIII", 0, 3, CLASS, ROOT, 0)
+    assert body[20:84].hex() == start
+    assert hashlib.sha256(body).hexdigest()[:32] == digest
+
+
+def test_a_class_deletion_names_the_class_alone_as_iproute2s_does() -> None:
+    message = rtchange.htb_class_request("del", 3, SEQ, CLASS, ROOT)
+    assert NLMSGHDR.unpack_from(message)[:4] == (36, 41, 0x5, SEQ)
+    assert message[NLMSGHDR.size :].hex() == "0000000003000000100001000000000000000000"
+
+
+def test_the_fifo_below_a_class_is_pyroute2s() -> None:
+    message = rtchange.bfifo_request(3, SEQ, CLASS, 30000)
+    assert NLMSGHDR.unpack_from(message)[:4] == (56, 36, 0x505, SEQ)
+    assert message[NLMSGHDR.size :].hex() == (
+        "00000000030000000000000010000100000000000a000100626669666f0000000800020030750000"
+    )
+
+
+def test_a_class_without_rates_or_at_no_rate_is_refused() -> None:
+    with pytest.raises(ValueError, match="needs the class's rates"):
+        rtchange.htb_class_request("add", 3, SEQ, CLASS, ROOT)
+    with pytest.raises(ValueError, match="rate above 0"):
+        rtchange.htb_options(htb(0, 0), TICK)
+
+
+def test_the_scheduler_tick_is_read_as_tc_reads_it(tmp_path: Path) -> None:
+    psched = tmp_path / "psched"
+    psched.write_text("000003e8 00000040 000f4240 3b9aca00\n")
+    assert rtchange.scheduler_tick(psched) == TICK
 
 
 @pytest.mark.parametrize(

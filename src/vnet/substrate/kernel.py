@@ -443,15 +443,12 @@ class Kernel:
                 raise
 
     @_request
-    def u32_filter(
-        self, ns: NsName, command: str, dev: str, spec: rtchange.U32Spec, handle: int = 0
-    ) -> None:
-        """`tc filter add|del ... u32` (a deletion by the kernel's `handle`), encoded by hand
-        (rtchange.py)."""
+    def tc_change(self, ns: NsName, dev: str, request: Callable[[int, int], bytes]) -> None:
+        """A traffic-control change encoded by hand (rtchange.py: the HTB classes, FIFOs
+        and u32 filters of connections): `request(index, seq)` is its message for interface
+        `dev`. NetlinkError if the kernel refuses."""
         index = self.index(ns, dev)
-        self._acknowledged(
-            ns, lambda seq: rtchange.u32_filter_request(command, index, seq, spec, handle)
-        )
+        self._acknowledged(ns, lambda seq: request(index, seq))
 
     @_request
     def qdiscs(self, ns: NsName) -> list[Message]:

@@ -28,7 +28,13 @@ from pyroute2.netlink.rtnl.tcmsg import sched_pfifo as _sched_pfifo
 from vnet.model import format_rate
 from vnet.substrate.kernel import Kernel, KernelError, Message
 from vnet.substrate.marks import NsName
-from vnet.substrate.rtchange import U32Spec
+from vnet.substrate.rtchange import (
+    HtbSpec,
+    U32Spec,
+    bfifo_request,
+    htb_class_request,
+    u32_filter_request,
+)
 from vnet.substrate.tc_numbers import FilterHandles, slot_of
 from vnet.substrate.tc_sizes import burst_bytes, shaper_burst
 from vnet.substrate.u32 import Match, match_words, selector_match
@@ -239,20 +245,17 @@ class DeleteTcRoot:
 
 
 def _set_class(k: Kernel, c: TcClass, command: str) -> None:
-    k.tc(
-        c.ns,
-        command,
-        "htb",
-        c.dev,
-        handle=c.classid,
-        parent=c.parent,
+    spec = HtbSpec(
         rate=c.rate // 8,
         ceil=c.ceil // 8,
         burst=burst_bytes(c.rate),
         cburst=burst_bytes(c.ceil),
         quantum=max(1514, min(200_000, c.rate // 8 // 10)),
     )
-    k.tc(c.ns, "replace", "bfifo", c.dev, parent=c.classid, limit=c.queue)
+    k.tc_change(
+        c.ns, c.dev, lambda i, seq: htb_class_request(command, i, seq, c.classid, c.parent, spec)
+    )
+    k.tc_change(c.ns, c.dev, lambda i, seq: bfifo_request(i, seq, c.classid, c.queue))
 
 
 @dataclass(frozen=True)
@@ -260,7 +263,7 @@ class AddTcClass:
     cls: TcClass
 
     def run(self, k: Kernel) -> None:
-        _set_class(k, self.cls, "add-class")
+        _set_class(k, self.cls, "add")
 
     def inverse(self) -> DeleteTcClass:
         return DeleteTcClass(self.cls)
@@ -275,7 +278,7 @@ class ChangeTcClass:
     new: TcClass
 
     def run(self, k: Kernel) -> None:
-        _set_class(k, self.new, "change-class")
+        _set_class(k, self.new, "change")
 
     def inverse(self) -> ChangeTcClass:
         return ChangeTcClass(self.new, self.old)
@@ -290,16 +293,8 @@ class DeleteTcClass:
 
     def run(self, k: Kernel) -> None:
         c = self.cls
-        # pyroute2 encodes the class options even for a deletion (the kernel ignores them)
-        k.tc(
-            c.ns,
-            "del-class",
-            "htb",
-            c.dev,
-            handle=c.classid,
-            parent=c.parent,
-            rate=c.rate // 8,
-            ceil=c.ceil // 8,
+        k.tc_change(
+            c.ns, c.dev, lambda i, seq: htb_class_request("del", i, seq, c.classid, c.parent)
         )
 
     def inverse(self) -> AddTcClass:
@@ -316,7 +311,7 @@ class AddTcFilter:
 
     def run(self, k: Kernel) -> None:
         f = self.filter
-        k.u32_filter(f.ns, "add", f.dev, f.spec)
+        k.tc_change(f.ns, f.dev, lambda i, seq: u32_filter_request("add", i, seq, f.spec))
         k.filter_numbers.added(f)
 
     def inverse(self) -> DeleteTcFilter:
@@ -340,7 +335,7 @@ class DeleteTcFilter:
         handle = self.handles.take(k, found)
         if handle is None:
             raise KernelError(f"no u32 filter {f.describe('')} on {f.dev}")
-        k.u32_filter(f.ns, "del", f.dev, f.spec, handle)
+        k.tc_change(f.ns, f.dev, lambda i, seq: u32_filter_request("del", i, seq, f.spec, handle))
         k.filter_numbers.deleted(f, handle)
 
     def inverse(self) -> AddTcFilter:
