@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from ipaddress import IPv6Address
 from pathlib import Path
 from typing import Any
 
@@ -53,11 +54,11 @@ def test_tunnel_segments_sids_and_tables() -> None:
     assert (fwd.ingress, fwd.egress, rev.ingress, rev.egress) == ("R1", "R2", "R2", "R1")
     # alpha is the first tenant: fc00:1::/32; MR1 is its 3rd router
     assert str(locator(topo, "MR1")) == "fc00:1:3::/48"
-    assert fwd.segments(4)[0] == "fc00:1:3::1:0"
-    assert fwd.segments(4)[-1] == "fc00:1:2::1:4"  # End.DX4 at R2 (router 2)
-    assert fwd.segments(6)[-1] == "fc00:1:2::1:6"
+    assert fwd.segments(4)[0] == IPv6Address("fc00:1:3::1:0")
+    assert fwd.segments(4)[-1] == IPv6Address("fc00:1:2::1:4")  # End.DX4 at R2 (router 2)
+    assert fwd.segments(6)[-1] == IPv6Address("fc00:1:2::1:6")
     assert len(fwd.segments(4)) == len(PATH_A) - 1
-    assert rev.segments(4) == (*(s for _, s in reversed(fwd.transit)), "fc00:1:1::1:4")
+    assert rev.segments(4) == (*(s for _, s in reversed(fwd.transit)), IPv6Address("fc00:1:1::1:4"))
     assert (fwd.table, fwd.priority, fwd.lan_ifname, fwd.out_ifname) == (
         65537,
         1001,
@@ -65,7 +66,10 @@ def test_tunnel_segments_sids_and_tables() -> None:
         "eth1",
     )
     assert rev.src_port == 5201 and rev.dst_port is None  # the reverse swaps the ports
-    assert fwd.first_hop_sids == "fc00:1:3::1:0/112"
+    assert str(fwd.first_hop_sids) == "fc00:1:3::1:0/112"
+    hs, hd = (next(e for e in topo.endhosts if e.name == n) for n in ("hs", "hd"))
+    assert hs.ipv4 is not None and hd.ipv6 is not None
+    assert (fwd.src_addr[4], fwd.dst_addr[6]) == (hs.ipv4.ip, hd.ipv6.ip)
 
 
 def test_end_hosts_get_an_mtu_with_room_for_the_segments() -> None:

@@ -10,7 +10,6 @@ the same pieces (`vnet.substrate.realize_guarantees.realize_pieces`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from ipaddress import IPv6Address, ip_address
 from typing import Any
 
 from vnet.model.host import HostConfig
@@ -100,12 +99,12 @@ def _pieces(topo: Topology, t: Tunnel) -> list[tuple[str, str, object]]:
                     router=t.ingress,
                     lan_network=src.network,
                     network=out_network,
-                    source=ip_address(t.src_addr[fam]),
-                    destination=ip_address(t.dst_addr[fam]),
+                    source=t.src_addr[fam],
+                    destination=t.dst_addr[fam],
                     protocol=t.protocol,
                     source_port=t.src_port,
                     destination_port=t.dst_port,
-                    segments=[IPv6Address(s) for s in t.segments(fam)],  # SIDs: IPv6
+                    segments=list(t.segments(fam)),
                     bandwidth=t.bandwidth,
                 ),
             )
@@ -116,9 +115,9 @@ def _pieces(topo: Topology, t: Tunnel) -> list[tuple[str, str, object]]:
                 "egress",
                 Egress(
                     router=t.egress,
-                    sid=IPv6Address(t.egress_sids[fam]),
+                    sid=t.egress_sids[fam],
                     network=dst.network,
-                    next_hop=ip_address(t.dst_addr[fam]),
+                    next_hop=t.dst_addr[fam],
                 ),
             )
         )
@@ -128,7 +127,7 @@ def _pieces(topo: Topology, t: Tunnel) -> list[tuple[str, str, object]]:
             (
                 router,
                 "transit",
-                Transit(router=router, sid=IPv6Address(sid), network=vr.interfaces[0].network),
+                Transit(router=router, sid=sid, network=vr.interfaces[0].network),
             )
         )
     return out

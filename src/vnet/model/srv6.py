@@ -102,11 +102,6 @@ def sid(loc: IPv6Network, connection_id: int, function: int) -> IPv6Address:
     return IPv6Address(int(loc.network_address) + (connection_id << 16) + function)
 
 
-def connection_sids(loc: IPv6Network, connection_id: int) -> IPv6Network:
-    """The /112 holding every SID of one connection at one router."""
-    return IPv6Network((int(sid(loc, connection_id, 0)), 112))
-
-
 # -- adjacency and gateways ------------------------------------------------------
 
 
@@ -170,15 +165,15 @@ class Tunnel:
     out_ifname: str  # ingress router's interface towards path[1] (the shaper)
     egress_ifname: str  # egress router's interface towards dst
     families: tuple[int, ...]
-    src_addr: dict[int, str] = field(hash=False, compare=False)
-    dst_addr: dict[int, str] = field(hash=False, compare=False)
+    # family -> the end hosts' addresses (those they have)
+    src_addr: dict[int, IPv4Address | IPv6Address] = field(hash=False, compare=False)
+    dst_addr: dict[int, IPv4Address | IPv6Address] = field(hash=False, compare=False)
     protocol: Protocol | None
     src_port: int | None
     dst_port: int | None
     bandwidth: int
-    transit: tuple[tuple[str, str], ...]  # (router, End SID) for path[1:-1]
-    egress_sids: dict[int, str] = field(hash=False, compare=False)  # family -> DX SID
-    first_hop_sids: str = ""  # the /112 of the first segment's router, for the shaper
+    transit: tuple[tuple[str, IPv6Address], ...]  # (router, End SID) for path[1:-1]
+    egress_sids: dict[int, IPv6Address] = field(hash=False, compare=False)  # family -> DX SID
 
     @property
     def ingress(self) -> str:
@@ -196,8 +191,16 @@ class Tunnel:
     def priority(self) -> int:
         return RULE_PRIORITY_BASE + self.id
 
-    def segments(self, family: int) -> tuple[str, ...]:
+    def segments(self, family: int) -> tuple[IPv6Address, ...]:
         return (*(s for _, s in self.transit), self.egress_sids[family])
+
+    @property
+    def first_hop_sids(self) -> IPv6Network:
+        """The /112 that holds every SID of this connection at the first segment's router
+        (a SID is its locator, the connection's id and a function in the last 16 bits):
+        what the shaper matches."""
+        first = self.transit[0][1] if self.transit else next(iter(self.egress_sids.values()))
+        return IPv6Network((int(first) >> 16 << 16, 112))
 
     @property
     def overhead(self) -> int:
@@ -247,30 +250,33 @@ def tunnels(topo: Topology) -> list[Tunnel]:
                     out_ifname=routers[0].ifname(first[0]),
                     egress_ifname=routers[-1].ifname(egress),
                     families=fams,
-                    src_addr={
-                        4: str(src.ipv4.ip) if src.ipv4 else "",
-                        6: str(src.ipv6.ip) if src.ipv6 else "",
-                    },
-                    dst_addr={
-                        4: str(dst.ipv4.ip) if dst.ipv4 else "",
-                        6: str(dst.ipv6.ip) if dst.ipv6 else "",
-                    },
+                    src_addr=_addresses(src),
+                    dst_addr=_addresses(dst),
                     protocol=conn.protocol,
                     src_port=sport,
                     dst_port=dport,
                     bandwidth=conn.bandwidth,
                     transit=tuple(
-                        (r, str(sid(loc, conn.id, FUNC_END)))
+                        (r, sid(loc, conn.id, FUNC_END))
                         for r, loc in zip(path[1:-1], locs[1:-1], strict=True)
                     ),
                     egress_sids={
-                        4: str(sid(locs[-1], conn.id, FUNC_DX4)),
-                        6: str(sid(locs[-1], conn.id, FUNC_DX6)),
+                        4: sid(locs[-1], conn.id, FUNC_DX4),
+                        6: sid(locs[-1], conn.id, FUNC_DX6),
                     },
-                    first_hop_sids=str(connection_sids(locs[1], conn.id)),
                 )
             )
     return out
+
+
+def _addresses(eh: EndHost) -> dict[int, IPv4Address | IPv6Address]:
+    """Family -> the end host's address in it (the families it has)."""
+    found: dict[int, IPv4Address | IPv6Address] = {}
+    if eh.ipv4 is not None:
+        found[4] = eh.ipv4.ip
+    if eh.ipv6 is not None:
+        found[6] = eh.ipv6.ip
+    return found
 
 
 # -- resolve: ids and locator routes --------------------------------------------

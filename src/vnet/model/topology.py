@@ -33,10 +33,17 @@ from vnet.model.routing import InterfaceOspf, Routing
 Rate = Annotated[int, BeforeValidator(parse_rate)]
 
 
-def _ip(kind: str, parse: Any, version: int | None) -> Any:
-    """A validator with one plain-language error instead of pydantic's per-union noise."""
+def _ip(kind: str, parse: Any, version: int | None, given: tuple[type, ...] = ()) -> Any:
+    """A validator with one plain-language error instead of pydantic's per-union noise.
+    A value of exactly one of the `given` types is what `parse` would give for its text, and
+    is taken as it is (the pieces of a connection are made of addresses: their text and
+    parse again were most of building them)."""
 
     def validate(value: Any) -> Any:
+        if type(value) in given:
+            if version is not None and value.version != version:
+                raise ValueError(f"{str(value)!r} is not {kind}: it is IPv{value.version}")
+            return value
         if not isinstance(value, str | int) or isinstance(value, bool):
             if hasattr(value, "version"):
                 value = str(value)
@@ -67,9 +74,11 @@ def _interface(text: str) -> IPv4Interface | IPv6Interface:
     return ip_interface(text)
 
 
-Network4 = Annotated[IPv4Network, _ip("an IPv4 subnet", _network, 4)]
-Network6 = Annotated[IPv6Network, _ip("an IPv6 subnet", _network, 6)]
-AnyNetwork = Annotated[IPv4Network | IPv6Network, _ip("an IP subnet", _network, None)]
+Network4 = Annotated[IPv4Network, _ip("an IPv4 subnet", _network, 4, (IPv4Network,))]
+Network6 = Annotated[IPv6Network, _ip("an IPv6 subnet", _network, 6, (IPv6Network,))]
+AnyNetwork = Annotated[
+    IPv4Network | IPv6Network, _ip("an IP subnet", _network, None, (IPv4Network, IPv6Network))
+]
 
 
 def _destination(text: str) -> str | IPv4Network | IPv6Network:
@@ -80,9 +89,15 @@ Destination = Annotated[
     Literal["default"] | IPv4Network | IPv6Network,
     _ip("'default' or an IP subnet", _destination, None),
 ]
-Address = Annotated[IPv4Address | IPv6Address, _ip("an IP address", ip_address, None)]
-Interface4 = Annotated[IPv4Interface, _ip("an IPv4 address/prefix", _interface, 4)]
-Interface6 = Annotated[IPv6Interface, _ip("an IPv6 address/prefix", _interface, 6)]
+Address = Annotated[
+    IPv4Address | IPv6Address, _ip("an IP address", ip_address, None, (IPv4Address, IPv6Address))
+]
+Interface4 = Annotated[
+    IPv4Interface, _ip("an IPv4 address/prefix", _interface, 4, (IPv4Interface,))
+]
+Interface6 = Annotated[
+    IPv6Interface, _ip("an IPv6 address/prefix", _interface, 6, (IPv6Interface,))
+]
 VNI_MAX = 2**24 - 1
 VR_INDEX_MAX = 65535
 DEFAULT_UNDERLAY_PREFIX: dict[str, IPv4Network | IPv6Network] = {
