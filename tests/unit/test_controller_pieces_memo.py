@@ -73,6 +73,35 @@ def test_a_refusal_is_found_again_and_never_remembered_as_good() -> None:
     assert memo.problems(bad) == found
 
 
+def test_connections_of_one_shape_are_checked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Name, id and port numbers aside, what the rules look at is the same: a connection like
+    one that passed is not checked again; one on another path, at another rate or without
+    its ports is, and a refusal still comes with its own name."""
+    checked: list[str] = []
+
+    def counted(topo: Topology) -> list[Any]:
+        checked.append(topo.connections[0].name)
+        return connection_problems(topo)
+
+    monkeypatch.setattr("vnet.controller.pieces.connection_problems", counted)
+    memo = PiecesMemo(TOPO)
+    assert memo.problems(connection(5001, ["r1", "r3"])) == []
+    assert memo.problems(connection(5002, ["r1", "r3"], src_port=7)) == []
+    assert memo.problems(connection(5003, ["r1", "r3"])) == []
+    assert checked == ["vc5001", "vc5002"]
+    for other in (
+        connection(5004, ["r1", "r2", "r3"]),
+        connection(5005, ["r1", "r3"], bandwidth="20mbit"),
+        connection(5006, ["r1", "r3"], protocol=None, dst_port=None),
+    ):
+        assert memo.problems(other) == []
+    assert checked == ["vc5001", "vc5002", "vc5004", "vc5005", "vc5006"]
+    bad = connection(5007, ["r1", "r3"], protocol="icmp")  # ports without a protocol of them
+    again = connection(5008, ["r1", "r3"], protocol="icmp")
+    assert [p.subject for p in memo.problems(bad)] == ["connection 'vc5007'"]
+    assert [p.subject for p in memo.problems(again)] == ["connection 'vc5008'"]
+
+
 def test_it_keeps_the_last_connections_asked_about() -> None:
     memo = PiecesMemo(TOPO, size=2)
     a, b, c = (connection(5000 + k, ["r1", "r3"]) for k in (1, 2, 3))

@@ -42,15 +42,14 @@ class _Queued:
         self.member = member
         self.done = done
         self.hosts = set(member.changes)
+        # host -> the connections it puts or deletes there: derived once, as a group of n
+        # members is checked against them n times (the moves of one failure: 100 at once)
+        self.touches = {host: touched(change) for host, change in member.changes.items()}
 
 
-def _conflicts(item: _Queued, group: list[_Queued]) -> bool:
-    """Does `item` touch a connection some member of `group` touches on the same host?"""
-    for other in group:
-        for host in item.hosts & other.hosts:
-            if touched(item.member.changes[host]) & touched(other.member.changes[host]):
-                return True
-    return False
+def _conflicts(item: _Queued, claimed: dict[str, set[str]]) -> bool:
+    """Does `item` touch a connection the group has `claimed` (host -> names) on its host?"""
+    return any(not names.isdisjoint(claimed.get(h, ())) for h, names in item.touches.items())
 
 
 class GroupCommit:
@@ -79,13 +78,16 @@ class GroupCommit:
         blocked = set(self._busy)
         group: list[_Queued] = []
         hosts: set[str] = set()  # the group's: its first member's (the token owner's)
+        claimed: dict[str, set[str]] = {}  # host -> the connections the group touches there
         for item in self._queue:
             if len(group) >= self.max_group:
                 break
             fits = item.hosts <= hosts or hosts <= item.hosts
-            if item.hosts & blocked or not fits or _conflicts(item, group):
+            if item.hosts & blocked or not fits or _conflicts(item, claimed):
                 blocked |= item.hosts  # reserved for it: later requests wait behind it
                 continue
+            for host, names in item.touches.items():
+                claimed.setdefault(host, set()).update(names)
             if hosts < item.hosts or not group:
                 group.insert(0, item)  # it covers the group: the new token owner
                 hosts = set(item.hosts)
@@ -180,7 +182,7 @@ def _covered(items: list[_Queued]) -> list[list[_Queued]]:
 def _named_by(err: AgentError, hit: list[_Queued]) -> _Queued | None:
     """The one request that touches the connection the agent's error-path names, if any."""
     names = set(_CONNECTION_IN_PATH.findall(err.path or ""))
-    named = [i for i in hit if names & touched(i.member.changes[err.host])]
+    named = [i for i in hit if names & i.touches[err.host]]
     return named[0] if len(named) == 1 else None
 
 

@@ -1,9 +1,12 @@
 """Engines and sessions: SQLite embedded by default, PostgreSQL (psycopg 3) by URL.
 
 SQLite: one file in the controller's state directory, WAL (readers do not block the writer),
-foreign keys enforced (SQLite's default is off), and every transaction opened with BEGIN
-IMMEDIATE: it takes the database's single write lock at its start, so a transaction that
-reads a link's free capacity and then reserves it cannot interleave with another writer.
+foreign keys enforced (SQLite's default is off), and every transaction that may write opened
+with BEGIN IMMEDIATE: it takes the database's single write lock at its start, so a
+transaction that reads a link's free capacity and then reserves it cannot interleave with
+another writer. A transaction that only reads (the execution option READ_ONLY) opens with a
+plain BEGIN and reads a snapshot beside the writer: a listing of every connection taken
+while a failure's hundred moves were being booked waited for them (and they for it).
 PostgreSQL: READ COMMITTED, so each statement sees what the previous holder of a link's row
 lock committed (see ledger.py); psycopg 3 through `postgresql+psycopg://`.
 """
@@ -19,6 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 DB_FILE = "controller.db"
 SQLITE_BUSY_MS = 10_000  # how long a writer waits for the write lock before failing
+READ_ONLY = "vnet_read_only"  # an execution option: this connection's transaction only reads
 
 
 def default_url(state_dir: Path) -> str:
@@ -65,6 +69,7 @@ def _sqlite(url: str, **options: Any) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        reads = connection.get_execution_options().get(READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if reads else "BEGIN IMMEDIATE")
 
     return engine

@@ -20,6 +20,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from vnet.controller.db import session_factory
+from vnet.controller.db.engine import READ_ONLY
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -139,7 +140,9 @@ class Database:
         _answer(queued, answers, timings)
 
     async def read(self, work: Callable[[Session], T], timings: Timings | None = None) -> T:
-        return await asyncio.to_thread(self._run, work, timings)
+        """`work` in one transaction that only reads: on SQLite without the write lock (a
+        snapshot, read beside whoever writes)."""
+        return await asyncio.to_thread(self._run, work, timings, True)
 
     async def write(
         self, work: Callable[[Session], T], timings: Timings | None = None, *, retry: bool = False
@@ -155,11 +158,13 @@ class Database:
                     raise
         raise AssertionError("unreachable")
 
-    def _run(self, work: Callable[[Session], T], timings: Timings | None) -> T:
+    def _run(self, work: Callable[[Session], T], timings: Timings | None, reads: bool = False) -> T:
         started = time.perf_counter()
         spent_planning = {"path": 0.0}
         try:
             with self.sessions() as session, session.begin():
+                if reads:  # before the first statement: the transaction begins with it
+                    session.connection(execution_options={READ_ONLY: True})
                 session.info["timings"] = spent_planning
                 return work(session)
         finally:
