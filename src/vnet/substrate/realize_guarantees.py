@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ipaddress import IPv6Network
 
 from vnet.model import Topology
+from vnet.model.address_text import ip_text
 from vnet.model.host import HostConfig
 from vnet.model.host_guarantees import Ingress, Srv6OnHost
 from vnet.model.host_pieces import connection_pieces
@@ -77,12 +78,14 @@ def realize_pieces(
         for tr in conn.transit:
             vr = routers[tr.router]
             dev = vr.ifname(interface_in(vr, tr.network))  # type: ignore[arg-type]
-            s = SidRoute(where.node_ns(tr.router), str(tr.sid), "End", None, dev)
+            s = SidRoute(where.node_ns(tr.router), ip_text(tr.sid), "End", None, dev)
             state.sids[s.key] = s
         for eg in conn.egress:
             vr = routers[eg.router]
             dev = vr.ifname(interface_in(vr, eg.network))  # type: ignore[arg-type]
-            s = SidRoute(where.node_ns(eg.router), str(eg.sid), eg.action, str(eg.next_hop), dev)
+            s = SidRoute(
+                where.node_ns(eg.router), ip_text(eg.sid), eg.action, ip_text(eg.next_hop), dev
+            )
             state.sids[s.key] = s
 
 
@@ -94,9 +97,9 @@ def _ingress(
     out = vr.ifname(interface_in(vr, ing.network))  # type: ignore[arg-type]
     lan = vr.ifname(interface_in(vr, ing.lan_network))  # type: ignore[arg-type]
     host_len = 32 if ing.family == 4 else 128
-    dst = f"{ing.destination}/{host_len}"
+    dst = f"{ip_text(ing.destination)}/{host_len}"
     table = TABLE_BASE + conn_id
-    steer = SteerRoute(ns, table, dst, tuple(str(seg) for seg in ing.segments), out)
+    steer = SteerRoute(ns, table, dst, tuple(ip_text(seg) for seg in ing.segments), out)
     state.steers[steer.key] = steer
     proto = PROTOCOL_NUMBERS[ing.protocol][0 if ing.family == 4 else 1] if ing.protocol else None
     state.rules.add(
@@ -105,7 +108,7 @@ def _ingress(
             ing.family,
             RULE_PRIORITY_BASE + conn_id,
             table,
-            f"{ing.source}/{host_len}",
+            f"{ip_text(ing.source)}/{host_len}",
             dst,
             lan,
             proto,
@@ -133,7 +136,7 @@ def _ingress(
             ETH_P_IPV6,
             ip6_dst_match(prefix),
             cls.classid,
-            label=f"match ip6 dst {prefix}",
+            label=f"match ip6 dst {ip_text(prefix.network_address)}/112",
         )
     )
 
