@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import ctypes
-import gc
 import logging
 import os
 import signal
@@ -19,24 +16,9 @@ from vnet.agent.startup import serve_while_reconciling, startup_to_apply
 from vnet.model.agent_config import AgentConfig, AgentReady
 from vnet.tools import sdnotify
 from vnet.tools.durable import replace_durably
+from vnet.tools.heap import settle_after_start
 
 log = logging.getLogger("vnet.agent")
-
-
-def _settle_after_start() -> None:
-    """Leave start-up garbage behind: collect it, freeze what stays, trim the heap.
-
-    The modules, schema and front-ends made at start-up live as long as the
-    agent; frozen, the cyclic garbage collector no longer walks them in every
-    full collection (measured: pauses of 100+ ms of CPU in the middle of a
-    request, on this machine). glibc keeps freed memory for reuse; after
-    start-up most of it is not needed again, and trimming it lowers the idle
-    RSS by a few MiB.
-    """
-    gc.collect()
-    gc.freeze()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 async def run(
@@ -76,7 +58,7 @@ async def run(
         )
         replace_durably(config.ready_path, ready.model_dump_json().encode(), 0o644)
         sdnotify.notify(f"READY=1\nSTATUS=serving {', '.join(serving)}")
-        _settle_after_start()
+        settle_after_start()
         await stop.wait()
         sdnotify.notify("STOPPING=1")
     finally:

@@ -44,6 +44,7 @@ from vnet.model.controller_config import ControllerConfig
 from vnet.model.topology import Topology
 from vnet.tools import netns, sdnotify
 from vnet.tools.durable import remove_quietly, replace_durably, write_durably
+from vnet.tools.heap import settle_after_start
 from vnet.tools.tls import ensure_self_signed, fingerprint
 
 log = logging.getLogger("vnet.controller")
@@ -263,6 +264,7 @@ async def _serve_http(
         if server.started:
             write_ready(config, console)
             log.info("serving on %s (pid %d)", base_url(config), os.getpid())
+            settle_after_start()
         await task
     finally:
         sock.close()
