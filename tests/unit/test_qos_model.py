@@ -11,7 +11,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from vnet.model import TopologyError, build_topology, network_mtu
-from vnet.model.srv6 import locator, overhead, tunnels
+from vnet.model.srv6 import connection_sids, locator, overhead, tunnels
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "em-testbed.yaml"
 PATH_A = ["R1", "MR1", "MR5", "MR12", "MR7", "MR2", "R2"]
@@ -66,7 +66,7 @@ def test_tunnel_segments_sids_and_tables() -> None:
         "eth1",
     )
     assert rev.src_port == 5201 and rev.dst_port is None  # the reverse swaps the ports
-    assert str(fwd.first_hop_sids) == "fc00:1:3::1:0/112"
+    assert str(connection_sids(fwd.segments(4)[0])) == "fc00:1:3::1:0/112"
     hs, hd = (next(e for e in topo.endhosts if e.name == n) for n in ("hs", "hd"))
     assert hs.ipv4 is not None and hd.ipv6 is not None
     assert (fwd.src_addr[4], fwd.dst_addr[6]) == (hs.ipv4.ip, hd.ipv6.ip)

@@ -102,6 +102,12 @@ def sid(loc: IPv6Network, connection_id: int, function: int) -> IPv6Address:
     return IPv6Address(int(loc.network_address) + (connection_id << 16) + function)
 
 
+def connection_sids(one: IPv6Address) -> IPv6Network:
+    """The /112 that holds every SID of one connection at one router, from any of them (a
+    SID is its router's locator, the connection's id and a function in the last 16 bits)."""
+    return IPv6Network((int(one) >> 16 << 16, 112))
+
+
 # -- adjacency and gateways ------------------------------------------------------
 
 
@@ -193,14 +199,6 @@ class Tunnel:
 
     def segments(self, family: int) -> tuple[IPv6Address, ...]:
         return (*(s for _, s in self.transit), self.egress_sids[family])
-
-    @property
-    def first_hop_sids(self) -> IPv6Network:
-        """The /112 that holds every SID of this connection at the first segment's router
-        (a SID is its locator, the connection's id and a function in the last 16 bits):
-        what the shaper matches."""
-        first = self.transit[0][1] if self.transit else next(iter(self.egress_sids.values()))
-        return IPv6Network((int(first) >> 16 << 16, 112))
 
     @property
     def overhead(self) -> int:

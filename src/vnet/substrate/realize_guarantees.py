@@ -7,7 +7,6 @@ objects and their operations are in seg6.py and tc.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ipaddress import IPv6Network
 
 from vnet.model import Topology
 from vnet.model.address_text import ip_text
@@ -15,7 +14,13 @@ from vnet.model.host import HostConfig
 from vnet.model.host_guarantees import Ingress, Srv6OnHost
 from vnet.model.host_pieces import connection_pieces
 from vnet.model.qos import best_effort_rate, link_shares, network_links
-from vnet.model.srv6 import PROTOCOL_NUMBERS, RULE_PRIORITY_BASE, TABLE_BASE, interface_in
+from vnet.model.srv6 import (
+    PROTOCOL_NUMBERS,
+    RULE_PRIORITY_BASE,
+    TABLE_BASE,
+    connection_sids,
+    interface_in,
+)
 from vnet.model.topology import VirtualRouter
 from vnet.substrate.marks import NsName
 from vnet.substrate.placement import Placement, underlay_port_name
@@ -125,8 +130,7 @@ def _ingress(
         ns, out, handle(VNET_MAJOR, conn_id), root, rate, rate, queue_bytes(ing.bandwidth)
     )
     state.tc_classes[cls.key] = cls
-    # (not ip_network(f"{sid}/112"): parsing text was a tenth of a commit with 2000 connections)
-    prefix = IPv6Network((int(ing.segments[0]) >> 16 << 16, 112))
+    prefix = connection_sids(ing.segments[0])
     state.tc_filters.add(
         TcFilter(
             ns,
