@@ -32,6 +32,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from vnet.controller.db.engine import READ_ONLY
 from vnet.controller.db.models import ApiToken, Tenant
 from vnet.controller.errors import BadRequest, NotFound, Unauthorized
 from vnet.controller.principal import Principal
@@ -142,6 +143,9 @@ class Authenticator:
 
     def _look_up(self, key: str) -> _Known:
         with self.sessions() as session:
+            # a snapshot beside the writer: on SQLite a lookup that took the write lock
+            # waited behind every write queued, and failed after the busy timeout
+            session.connection(execution_options={READ_ONLY: True})
             row = session.execute(
                 select(ApiToken, Tenant.name)
                 .outerjoin(Tenant, Tenant.id == ApiToken.tenant_id)

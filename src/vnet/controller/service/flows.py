@@ -170,13 +170,15 @@ class Flows:
             await self.run_agents(admitted.request_id, admitted.changes, timings)
         except AgentError as e:
             error = str(e)
-            await self.db.write(lambda s: fail_new(s, admitted, error), timings)
+            await self.db.write(lambda s: fail_new(s, admitted, error), timings, retry=True)
             raise AgentRefused(e.host, e.reason, e.tag) from None
         except BaseException as e:  # cancelled, or a bug: nothing half done may stay
             error = repr(e)
-            await self.db.write(lambda s: fail_new(s, admitted, error), timings)
+            await self.db.write(lambda s: fail_new(s, admitted, error), timings, retry=True)
             raise
-        return await self.db.write(lambda s: establish(s, admitted, tenant), timings)
+        # the hosts hold it now: what the database says must follow (redone after a lock
+        # error, not answered 503 over a connection the hosts carry)
+        return await self.db.write(lambda s: establish(s, admitted, tenant), timings, retry=True)
 
     async def run_agents(
         self,
@@ -229,9 +231,11 @@ class Flows:
             await self.run_agents(started.request_id, started.changes, timings)
         except AgentError as e:
             error = str(e)
-            await self.db.write(lambda s: undo_release(s, started, error), timings)
+            await self.db.write(lambda s: undo_release(s, started, error), timings, retry=True)
             raise AgentRefused(e.host, e.reason, e.tag) from None
-        return await self.db.write(lambda s: finish_release(s, started, tenant), timings)
+        return await self.db.write(
+            lambda s: finish_release(s, started, tenant), timings, retry=True
+        )
 
 
 def new_connection(tenant_id: int, request: ConnectionRequest, key: str | None) -> Connection:

@@ -234,7 +234,7 @@ class Moves:
     ) -> ConnectionView:
         """The agent steps, then the ledger's switch (`switch`)."""
         await self.take_steps(moving, timings, skip)
-        return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings)
+        return await self.flows.db.write(lambda s: switch(s, moving, tenant), timings, retry=True)
 
     async def take_steps(
         self,
@@ -274,7 +274,7 @@ class Moves:
             if ran > 0:  # steps before this one were confirmed: put generation g back
                 await self._restore(moving, timings, skip())
             error = str(e)
-            await self.flows.db.write(lambda s: undo(s, moving, error), timings)
+            await self.flows.db.write(lambda s: undo(s, moving, error), timings, retry=True)
             raise AgentRefused(e.host, e.reason, e.tag) from None
         return []
 
