@@ -127,6 +127,15 @@ def test_every_view_of_an_inventory_shares_its_memo() -> None:
     assert Inventory(TOPO, dict(inv.links)).pieces is not inv.pieces
 
 
+def test_a_view_avoiding_the_same_is_made_once_and_avoiding_nothing_is_the_inventory() -> None:
+    inv = Inventory(TOPO, {link_name(x): link_info(x) for x in TOPO.links})
+    assert inv.avoiding() is inv and inv.avoiding(hosts=["nowhere"]) is inv
+    around = inv.avoiding(links=["h1-h3"])
+    assert "h1-h3" not in around.links and set(around.links) == set(inv.links) - {"h1-h3"}
+    assert inv.avoiding(links=("h1-h3",)) is around  # its views and tenants' views kept
+    assert inv.avoiding(links=["h1-h3"], hosts=["h2"]).links == {}  # the triangle's last
+
+
 def test_threads_asking_at_once_while_it_forgets_get_the_models_answers() -> None:
     """Planning runs in the database's worker threads: one thread's eviction must not break
     another's lookup."""

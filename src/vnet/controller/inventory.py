@@ -103,13 +103,27 @@ class Inventory:
     def avoiding(self, links: Collection[str] = (), hosts: Collection[str] = ()) -> Inventory:
         """The same inventory without `links` and without every link of `hosts`: what
         planning may use while they are drained, removed or down. The topology, and so every
-        address and SID numbered from it, is unchanged; the hosts stay, with no link."""
-        kept = {
-            name: x
-            for name, x in self.links.items()
-            if name not in links and x.a not in hosts and x.b not in hosts
-        }
-        return Inventory(self.topology, kept, self.removed_hosts, self.pieces)
+        address and SID numbered from it, is unchanged; the hosts stay, with no link.
+        Remembered per set avoided, and this same inventory when nothing is: every request
+        plans on such a view, and the views and tenants' views it derives are worth keeping
+        (at 1000 hosts, deriving them again was most of a create)."""
+        key = (frozenset(links), frozenset(hosts))
+        if key not in self._avoiding:
+            kept = {
+                name: x
+                for name, x in self.links.items()
+                if name not in links and x.a not in hosts and x.b not in hosts
+            }
+            self._avoiding[key] = (
+                self
+                if len(kept) == len(self.links)
+                else Inventory(self.topology, kept, self.removed_hosts, self.pieces)
+            )
+        return self._avoiding[key]
+
+    @cached_property
+    def _avoiding(self) -> dict[tuple[frozenset[str], frozenset[str]], Inventory]:
+        return {}
 
     def tenant_of(self, endhost: model.EndHost) -> str:
         return self.topology.network(endhost.network).tenant

@@ -75,7 +75,7 @@ def host_locators(topo: Topology, host: str) -> list[Locator]:
     numbers = router_numbers(topo)
     tenants = network_tenants(topo)
     return [
-        Locator(prefix=locator(topo, vr.name, numbers), router=vr.name)
+        Locator(prefix=locator(topo, vr.name, numbers, tenants), router=vr.name)
         for vr in topo.routers
         if vr.host == host and router_tenant(topo, vr, tenants) in wanted
     ]

@@ -238,14 +238,17 @@ class Demand:
     rate: int
 
 
-def admission_problems(topo: Topology, demands: Iterator[Demand]) -> list[Problem]:
+def admission_problems(
+    topo: Topology, demands: Iterator[Demand], paths: UnderlayPaths | None = None
+) -> list[Problem]:
     """Connections whose bandwidth does not fit what their networks and links guarantee.
 
     Demands are admitted in file order; the first one that no longer fits is
     reported at its connection's bandwidth, naming what is already taken.
+    `paths`: the underlay's paths, when the caller has them.
     """
     problems: list[Problem] = []
-    links_of = network_links(topo)
+    links_of = network_links(topo, paths)
     shares = link_shares(topo, links_of)
     nets = {n.name: n for n in topo.networks}
     used: dict[tuple[str | None, int, bool], list[tuple[int, int]]] = {}

@@ -91,9 +91,16 @@ def router_numbers(topo: Topology) -> dict[str, int]:
     return out
 
 
-def locator(topo: Topology, router: str, numbers: dict[str, int] | None = None) -> IPv6Network:
+def locator(
+    topo: Topology,
+    router: str,
+    numbers: dict[str, int] | None = None,
+    tenants: Mapping[str, str] | None = None,
+) -> IPv6Network:
+    """`numbers`, `tenants`: router_numbers(topo) and network_tenants(topo), for a caller
+    asking about many routers (each is a pass over the whole topology)."""
     vr = topo.router(router)
-    block = locator_block(topo, router_tenant(topo, vr) or "")
+    block = locator_block(topo, router_tenant(topo, vr, tenants) or "")
     n = (numbers or router_numbers(topo))[router]
     return IPv6Network((int(block.network_address) + (n << (128 - LOCATOR_LEN)), LOCATOR_LEN))
 
@@ -215,7 +222,7 @@ def families(conn: Connection, a: EndHost, b: EndHost) -> tuple[int, ...]:
 
 def tunnels(topo: Topology) -> list[Tunnel]:
     """Every tunnel of a checked and resolved topology (ids assigned)."""
-    numbers = router_numbers(topo)
+    numbers, tenants = router_numbers(topo), network_tenants(topo)
     hosts = {e.name: e for e in topo.endhosts}
     out = []
     for conn in topo.connections:
@@ -228,7 +235,7 @@ def tunnels(topo: Topology) -> list[Tunnel]:
             )
         for src, dst, path, sport, dport, reverse in directions:
             routers = [topo.router(r) for r in path]
-            locs = [locator(topo, r, numbers) for r in path]
+            locs = [locator(topo, r, numbers, tenants) for r in path]
             first = shared_network(routers[0], routers[1])
             assert first is not None
             lan = interface_in(routers[0], src.network)
@@ -340,7 +347,7 @@ def locator_routes(topo: Topology) -> Topology:
         explicit = {r.destination for r in vr.routes}
         routes = list(vr.routes)
         for other, via in found:
-            dst = locator(topo, other.name, numbers)
+            dst = locator(topo, other.name, numbers, owners)
             if dst not in explicit:
                 routes.append(Route(to=dst, via=via))
         routers.append(vr.model_copy(update={"routes": routes}))

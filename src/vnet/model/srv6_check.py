@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 from vnet.model.connection import PORT_PROTOCOLS, Connection
 from vnet.model.errors import Loc, Problem
 from vnet.model.mtu import base_network_mtu
-from vnet.model.qos import Demand, admission_problems, underlay_paths
+from vnet.model.qos import Demand, UnderlayPaths, admission_problems, underlay_paths
 from vnet.model.srv6 import (
     LOCATOR_LEN,
     MIN_MTU,
@@ -40,7 +40,8 @@ def connection_problems(topo: Topology) -> list[Problem]:
         return problems
     problems += _tenant_locator_problems(topo)
     problems += _mtu_problems(topo, checker.valid)
-    problems += admission_problems(topo, _demands(topo, checker.valid))
+    paths = underlay_paths(topo)  # one search of the underlay for both
+    problems += admission_problems(topo, _demands(topo, checker.valid, paths), paths)
     return problems
 
 
@@ -66,6 +67,7 @@ class _ConnectionChecker:
         self.hosts = {e.name: e for e in topo.endhosts}
         self.routers = {vr.name: vr for vr in topo.routers}
         self.nets = {n.name: n for n in topo.networks}
+        self.tenants = network_tenants(topo)
         self.names: dict[str, int] = {}
         self.ids: dict[int, str] = {}
         self.selectors: dict[tuple[Any, ...], str] = {}
@@ -164,14 +166,14 @@ class _ConnectionChecker:
         seen: set[str] = set()
         for k, r in enumerate(conn.path):
             vr = self.routers.get(r)
+            owner = None if vr is None else router_tenant(self.topo, vr, self.tenants)
             if vr is None:
                 self.add((i, "path", k), f"unknown router {r!r}", conn)
                 path_ok = False
-            elif router_tenant(self.topo, vr) != tenant:
+            elif owner != tenant:
                 self.add(
                     (i, "path", k),
-                    f"router {r!r} belongs to tenant "
-                    f"{router_tenant(self.topo, vr)!r}, not to {tenant!r} of the end hosts",
+                    f"router {r!r} belongs to tenant {owner!r}, not to {tenant!r} of the end hosts",
                     conn,
                 )
                 path_ok = False
@@ -372,8 +374,7 @@ def _mtu_problems(topo: Topology, valid: list[int]) -> list[Problem]:
     return problems
 
 
-def _demands(topo: Topology, valid: list[int]) -> Iterator[Demand]:
-    paths = underlay_paths(topo)
+def _demands(topo: Topology, valid: list[int], paths: UnderlayPaths) -> Iterator[Demand]:
     routers = {vr.name: vr for vr in topo.routers}
     for i in valid:
         conn = topo.connections[i]

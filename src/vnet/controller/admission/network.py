@@ -11,9 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from vnet.model.qos import management_rate
 from vnet.model.topology import Topology
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 class NetworkError(ValueError):
@@ -56,11 +61,11 @@ class NetworkView:
         for link in links:
             self._check(link)
             self.links[link.name] = link
-        # every arc with its ends and capacity, in a fixed order: the path search
-        # walks this list for each graph it builds
-        self.arc_table: tuple[tuple[Arc, str, str, int], ...] = tuple(
-            (arc, *self.ends(arc), self.capacity(arc)) for arc in sorted(self.arcs())
-        )
+        # host pair -> every arc from the one to the other with its capacity, in a fixed
+        # order (parallel links give several); the path search weighs them
+        self.between: dict[tuple[str, str], list[tuple[Arc, int]]] = {}
+        for arc in sorted(self.arcs()):
+            self.between.setdefault(self.ends(arc), []).append((arc, self.capacity(arc)))
 
     def _check(self, link: Link) -> None:
         where = f"link {link.name!r}"
@@ -73,6 +78,17 @@ class NetworkView:
             raise NetworkError(f"{where}: joins host {link.a!r} to itself")
         if link.capacity <= 0:
             raise NetworkError(f"{where}: capacity {link.capacity} bit/s is not positive")
+
+    @cached_property
+    def digraph(self) -> nx.DiGraph:
+        """The hosts, an edge wherever some arc goes (in `between`'s order): built once, the
+        path search looks at it through a filter of the arcs with room."""
+        import networkx as nx  # 0.25 s to import: only when planning
+
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self.hosts)
+        graph.add_edges_from(self.between)
+        return graph
 
     def arcs(self) -> list[Arc]:
         return [Arc(name, fwd) for name in self.links for fwd in (True, False)]
@@ -90,13 +106,7 @@ class NetworkView:
 
     def arcs_between(self, u: str, v: str) -> list[Arc]:
         """Every arc from u to v (parallel links give several)."""
-        out = []
-        for link in self.links.values():
-            if (link.a, link.b) == (u, v):
-                out.append(Arc(link.name, True))
-            elif (link.b, link.a) == (u, v):
-                out.append(Arc(link.name, False))
-        return out
+        return [arc for arc, _ in self.between.get((u, v), ())]
 
     @classmethod
     def from_data(cls, data: dict) -> NetworkView:

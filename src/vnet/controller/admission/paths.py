@@ -72,21 +72,46 @@ class Route:
 class _Search:
     ledger: Ledger
     excluded: frozenset[Arc] = field(default_factory=frozenset)
+    _best: dict[tuple[str, str], tuple[Arc, int] | None] = field(default_factory=dict)
+
+    def best(self, u: str, v: str) -> tuple[Arc, int] | None:
+        """The arc from u to v with the most room (the first of equals) and its room; None
+        when every one is excluded."""
+        key = (u, v)
+        if key not in self._best:
+            found: tuple[Arc, int] | None = None
+            arcs = self.ledger.view.between[key]
+            if self.excluded:
+                arcs = [(arc, capacity) for arc, capacity in arcs if arc not in self.excluded]
+            for arc, capacity in arcs:
+                room = capacity - self.ledger.used(arc)
+                if found is None or found[1] < room:
+                    found = (arc, room)
+            self._best[key] = found
+        return self._best[key]
+
+    def arc(self, u: str, v: str) -> Arc:
+        best = self.best(u, v)
+        assert best is not None, f"no arc from {u} to {v} in the search's graph"
+        return best[0]
+
+    def room(self, u: str, v: str) -> int:
+        best = self.best(u, v)
+        assert best is not None, f"no arc from {u} to {v} in the search's graph"
+        return best[1]
 
     def graph(self, cost: int | None) -> nx.DiGraph:
-        """Hosts joined where some arc has room for `cost` (None: every arc), best arc kept."""
+        """Hosts joined where some arc has room for `cost` (None: every arc): the network's
+        graph seen through a filter, so only the arcs a search reaches are weighed (building
+        a graph of every arc twice per search was most of a plan at 1000 hosts)."""
         import networkx as nx  # 0.25 s to import: only when planning
 
-        g = nx.DiGraph()
-        g.add_nodes_from(self.ledger.view.hosts)
-        used = self.ledger.used
-        for arc, u, v, capacity in self.ledger.view.arc_table:
-            room = capacity - used(arc)
-            if arc in self.excluded or (cost is not None and room < cost):
-                continue
-            if not g.has_edge(u, v) or g[u][v]["room"] < room:
-                g.add_edge(u, v, arc=arc, room=room)
-        return g
+        def fits(u: str, v: str) -> bool:
+            best = self.best(u, v)
+            return best is not None and (cost is None or best[1] >= cost)
+
+        graph: nx.DiGraph = nx.subgraph_view(self.ledger.view.digraph, filter_edge=fits)
+        return graph
 
 
 def find_route(
@@ -117,21 +142,21 @@ def find_route(
                 return Rejection("no-capacity", "no path fits")
             return _no_capacity(ledger, search, source, destination, cost)
         if found <= hops:
-            return _widest(g, source, destination, cost)
+            return _widest(g, search, source, destination, cost)
         hops = found
 
 
-def _widest(g: nx.DiGraph, source: str, destination: str, cost: int) -> Route:
+def _widest(g: nx.DiGraph, search: _Search, source: str, destination: str, cost: int) -> Route:
     import networkx as nx
 
     candidates = itertools.islice(nx.all_shortest_paths(g, source, destination), MAX_CANDIDATES)
 
     def rank(path: list[str]) -> tuple[int, list[str]]:
-        narrowest = min(g[u][v]["room"] for u, v in itertools.pairwise(path))
+        narrowest = min(search.room(u, v) for u, v in itertools.pairwise(path))
         return (-narrowest, path)  # widest first, then by names
 
     best = min(candidates, key=rank)
-    arcs = tuple(g[u][v]["arc"] for u, v in itertools.pairwise(best))
+    arcs = tuple(search.arc(u, v) for u, v in itertools.pairwise(best))
     return Route(tuple(best), arcs, cost)
 
 
@@ -141,12 +166,11 @@ def _no_capacity(
     """Name the arcs of the shortest unconstrained path that lack room, and by how much."""
     import networkx as nx
 
-    g = search.graph(None)
-    path = nx.shortest_path(g, source, destination)
+    path = nx.shortest_path(search.graph(None), source, destination)
     short = tuple(
-        _shortfall(ledger, g[u][v]["arc"], cost)
+        _shortfall(ledger, search.arc(u, v), cost)
         for u, v in itertools.pairwise(path)
-        if ledger.residual(g[u][v]["arc"]) < cost
+        if ledger.residual(search.arc(u, v)) < cost
     )
     named = "; ".join(f"{s.label} lacks {s.missing} bit/s" for s in short)
     return Rejection(
