@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from vnet.bench.contract import Goal, OptionError
 from vnet.bench.progress import BenchOptions
 from vnet.bench.results import BenchResult
 from vnet.lab.topology_file import parse_topology_text
+from vnet.model.bridge_ports import BRIDGE_MAX_PORTS
 
 QUICK = BenchOptions(True, 1.0, 6, None, None, True)
 FULL = BenchOptions(False, 1.0, 50, None, None, True)
@@ -140,3 +142,18 @@ def test_the_large_edit_has_the_size_asked_for() -> None:
     message = largemsg.large_edit(2)
     assert 2 * 1024 * 1024 - 2000 < len(message) < 2 * 1024 * 1024 + 2000
     assert message.endswith(largemsg.EOM)
+
+
+def test_the_restarts_vrs_are_spread_so_that_no_bridge_takes_more_than_the_kernel_allows() -> None:
+    nets = re.findall(r"<name>(n\d+)</name>", restart.networks(10_000))
+    assert nets == [f"n{k}" for k in range(1, 11)]
+    members: dict[str, int] = {}
+    addresses = set()
+    for first in range(0, 10_000, 100):
+        config = restart.routers(first, 100)
+        for net in re.findall(r"<network>(n\d+)</network>", config):
+            members[net] = members.get(net, 0) + 1
+        addresses |= set(re.findall(r"<ipv4>([\d./]+)</ipv4>", config))
+    assert set(members) == set(nets) and max(members.values()) <= BRIDGE_MAX_PORTS
+    assert len(addresses) == 10_000  # every VR its own address
+    assert restart.networks(50).count("<network>") == 1

@@ -9,6 +9,7 @@ spawn of `vnet agent run`; "listening" is the front-end's log line, "first answe
 
 from __future__ import annotations
 
+import math
 import time
 
 from ncclient import NCClientError
@@ -17,6 +18,7 @@ from vnet.bench.agent.sandbox import sandboxed_agent
 from vnet.bench.client import NS, agent_session
 from vnet.bench.results import BenchResult
 from vnet.lab.sandbox import SandboxAgent
+from vnet.model.bridge_ports import BRIDGE_MAX_PORTS
 from vnet.tools import processes
 from vnet.tools.wait import wait_until
 
@@ -24,10 +26,10 @@ METRIC = "restart"
 LISTENING, ANSWER, RECONCILED = "listening", "first NETCONF answer", "reconciled"
 STAGES = (LISTENING, ANSWER, RECONCILED)
 DEADLINE = 3600.0  # seconds: a restart slower than this is a failure, not a sample
-NET = (
-    f'<config><virtual-networks xmlns="{NS}"><network><name>n1</name><tenant>a</tenant>'
-    "<vni>10</vni><ipv4-prefix>10.0.0.0/16</ipv4-prefix></network></virtual-networks></config>"
-)
+# VRs per network: a Linux bridge takes at most BRIDGE_MAX_PORTS ports, so 10,000 VRs need
+# ten networks (one network of them all was refused at the 1024th)
+PER_NETWORK = 1000
+assert PER_NETWORK <= BRIDGE_MAX_PORTS
 
 
 def declare(result: BenchResult, vrs: int) -> None:
@@ -36,19 +38,32 @@ def declare(result: BenchResult, vrs: int) -> None:
         "s",
         x_label="after the spawn of the agent",
         plot="bar",
-        description=f"`vnet agent run` restarted holding {vrs} VRs (1 interface each, one "
-        "network): seconds until a front-end listens, until a new NETCONF session's "
-        "get-config is answered, and until the kernel is reconciled.",
+        description=f"`vnet agent run` restarted holding {vrs} VRs (1 interface each, "
+        f"{PER_NETWORK} to a network): seconds until a front-end listens, until a new "
+        "NETCONF session's get-config is answered, and until the kernel is reconciled.",
     )
+
+
+def networks(vrs: int) -> str:
+    """n1, n2, ...: one per PER_NETWORK VRs, network k+1 on 10.k.0.0/16."""
+    items = "".join(
+        f"<network><name>n{k + 1}</name><tenant>a</tenant><vni>{10 + k}</vni>"
+        f"<ipv4-prefix>10.{k}.0.0/16</ipv4-prefix></network>"
+        for k in range(max(1, math.ceil(vrs / PER_NETWORK)))
+    )
+    return f'<config><virtual-networks xmlns="{NS}">{items}</virtual-networks></config>'
 
 
 def routers(first: int, count: int) -> str:
-    items = "".join(
-        f"<router><name>r{i}</name><interface><name>eth0</name><network>n1</network>"
-        f"<ipv4>10.0.{(i + 1) // 256}.{(i + 1) % 256}/16</ipv4></interface></router>"
-        for i in range(first, first + count)
-    )
-    return f'<config><routers xmlns="{NS}">{items}</routers></config>'
+    """VRs first .. first+count-1, each with one interface on its network."""
+    items = []
+    for i in range(first, first + count):
+        k, j = divmod(i, PER_NETWORK)
+        items.append(
+            f"<router><name>r{i}</name><interface><name>eth0</name><network>n{k + 1}</network>"
+            f"<ipv4>10.{k}.{(j + 1) // 256}.{(j + 1) % 256}/16</ipv4></interface></router>"
+        )
+    return f'<config><routers xmlns="{NS}">{"".join(items)}</routers></config>'
 
 
 def _answered(agent: SandboxAgent) -> bool:
@@ -89,7 +104,7 @@ def _restart(agent: SandboxAgent, result: BenchResult) -> None:
 def measure(result: BenchResult, vrs: int, rounds: int) -> None:
     with sandboxed_agent(result, "restart", {"drift_interval": 0}) as agent:
         with agent_session(agent, 3600) as m:
-            m.edit_config(target="running", config=NET)
+            m.edit_config(target="running", config=networks(vrs))
             start = time.perf_counter()
             for first in range(0, vrs, 100):
                 m.edit_config(target="running", config=routers(first, min(100, vrs - first)))
