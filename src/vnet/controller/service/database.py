@@ -112,10 +112,10 @@ class Database:
         # SQLite takes one writer at a time. This process's writes queue for one thread, in
         # the order they were asked, instead of several threads polling its lock: its busy
         # handler is not fair, and at 10 creates in flight one writer lost to the others for
-        # the whole busy timeout and its request was answered 503. One thread also takes the
-        # next write as soon as the last one ends (an asyncio lock passed the turn through
-        # the event loop: a fifth fewer creates per second). Another process's writer still
-        # meets the busy timeout. PostgreSQL's writers lock rows, not the database.
+        # the whole busy timeout and its request was answered 503. The one thread takes the
+        # next write as soon as the last one ends, with no turn of the event loop between
+        # them. Another process's writer still meets the busy timeout. PostgreSQL's writers
+        # lock rows, not the database.
         self._writer: ThreadPoolExecutor | None = None
         if engine.dialect.name == "sqlite":
             self._writer = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
