@@ -28,6 +28,7 @@ HELLO = (
     f"</capability></capabilities></hello>"
 ).encode() + EOM
 BASELINE_S = 0.5  # <get>s before the edit, for the latency without it
+FIRST_ANSWER_S = 30.0  # at most this long for the first of them
 GET_PAUSE_S = 0.02  # between two <get>s
 
 
@@ -140,6 +141,11 @@ async def main(address: str, port: int, user: str, password: str, megabytes: int
         stop, sent = asyncio.Event(), []
         task = asyncio.create_task(gets(small, stop, sent))
         await asyncio.sleep(BASELINE_S)
+        # a baseline of at least one answer: an agent just started on a loaded machine
+        # answered its first <get> after BASELINE_S, and "before" was then empty
+        waited_until = time.monotonic() + FIRST_ANSWER_S
+        while not sent and not task.done() and time.monotonic() < waited_until:
+            await asyncio.sleep(0.02)
         before = [latency for _, latency in sent]
         start = time.monotonic()
         big.w.write(message)
