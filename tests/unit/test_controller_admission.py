@@ -107,6 +107,14 @@ def test_fewest_hops_first_then_widest() -> None:
     assert ledger.residual(Arc("ab", False)) == 100 * MBIT  # the other direction is untouched
 
 
+def test_the_views_hop_counts_are_the_graphs_whatever_the_room() -> None:
+    net = view(("ab", "a", "b", MBIT), ("bc", "b", "c", MBIT), hosts="abcd")
+    assert [net.hops("a", x) for x in "abcd"] == [0, 1, 2, None]  # d has no link
+    assert net.hops("c", "a") == 2  # each link carries both directions
+    assert ask(Ledger(net), "fills", MBIT, "a", "c").reservation.path == ("a", "b", "c")
+    assert net.hops("a", "c") == 2
+
+
 def test_cost_grows_with_hops_in_the_search() -> None:
     # with SRv6 the 2-hop path costs more per link than the direct one
     policy = Policy(margin=Fraction(0), encapsulation=Encapsulation(vxlan=None))

@@ -224,6 +224,32 @@ def test_live_connections_come_back_as_planning_sees_them(engine: Engine) -> Non
     assert got.movable
 
 
+def test_live_connections_by_id_are_those_alone_with_their_own_demands(
+    engine: Engine,
+) -> None:
+    with Session(engine) as session, session.begin():
+        load(session, topology(), agents())
+        acme = session.scalar(select(Tenant.id).where(Tenant.name == "acme"))
+        hops = [{"host": "h1", "router": "r1", "sid": None}, {"host": "h3", "router": "r3"}]
+        ids = []
+        for k in range(3):
+            conn = Connection(
+                tenant_id=acme, name=f"c{k}", a="pc1", b="pc3", bandwidth_bps=MBIT,
+                hops=hops, state=ConnectionState.ESTABLISHED,
+            )  # fmt: skip
+            add_connection(session, conn)
+            reserve(session, conn, {("h1-h3", True): (k + 1) * MBIT})
+            ids.append(conn.id)
+    with Session(engine) as session:
+        every = held_connections(session)
+        some = held_connections(session, [ids[2], ids[0]])
+    assert [h.connection_id for h in some] == [ids[0], ids[2]]  # in id order, as every one
+    assert some == [h for h in every if h.connection_id in (ids[0], ids[2])]
+    assert [h.demands for h in some] == [{("h1-h3", True): MBIT}, {("h1-h3", True): 3 * MBIT}]
+    with Session(engine) as session:
+        assert held_connections(session, []) == []
+
+
 def test_connection_numbers_avoid_the_labs_own_connections(engine: Engine) -> None:
     """The lab's connections (its file's, not the controller's) have pieces on the same VRs
     with ids 1, 2, ...: the controller's numbers go around them."""

@@ -4,6 +4,7 @@ drains and failover plan on it)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -37,21 +38,25 @@ class Held:
         )
 
 
-def held_connections(session: Session) -> list[Held]:
-    """Every live connection with its unreleased reservations (for planning moves)."""
+def held_connections(session: Session, ids: Collection[int] | None = None) -> list[Held]:
+    """Every live connection with its unreleased reservations (for planning moves); with
+    `ids`, those of them alone (a move needs its own, not a read of every connection)."""
     query = (
         select(Connection, Tenant.name)
         .join(Tenant, Tenant.id == Connection.tenant_id)
         .where(Connection.state != ConnectionState.RELEASED)
         .order_by(Connection.id)
     )
-    rows = list(session.execute(query))
-    demands: dict[int, dict[Arc, int]] = {}
     held = (
         select(Reservation.connection_id, Link.name, Reservation.forward, Reservation.bps)
         .join(Link, Link.id == Reservation.link_id)
         .where(Reservation.released.is_(None))
     )
+    if ids is not None:
+        query = query.where(Connection.id.in_(ids))
+        held = held.where(Reservation.connection_id.in_(ids))
+    rows = list(session.execute(query))
+    demands: dict[int, dict[Arc, int]] = {}
     for conn_id, link, forward, bps in session.execute(held):
         arcs = demands.setdefault(conn_id, {})
         arcs[link, forward] = arcs.get((link, forward), 0) + bps
@@ -77,4 +82,4 @@ def _held(conn: Connection, tenant: str, demands: dict[Arc, int]) -> Held:
 
 def held_connection(session: Session, connection_id: int) -> Held | None:
     """One live connection as planning sees it (None: it is released or unknown)."""
-    return next((h for h in held_connections(session) if h.connection_id == connection_id), None)
+    return next(iter(held_connections(session, [connection_id])), None)

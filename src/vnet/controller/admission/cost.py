@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from math import ceil
 from typing import Literal
 
@@ -40,6 +41,7 @@ class Encapsulation:
         return extra + (VXLAN_OVERHEAD[self.vxlan] if self.vxlan else 0)
 
 
+@lru_cache(maxsize=4096)  # every plan asks it per hop count; Fractions are slow to make
 def link_cost(
     bandwidth: int,
     packet_size: int,

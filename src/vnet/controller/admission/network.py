@@ -66,6 +66,7 @@ class NetworkView:
         self.between: dict[tuple[str, str], list[tuple[Arc, int]]] = {}
         for arc in sorted(self.arcs()):
             self.between.setdefault(self.ends(arc), []).append((arc, self.capacity(arc)))
+        self._hops_from: dict[str, dict[str, int]] = {}
 
     def _check(self, link: Link) -> None:
         where = f"link {link.name!r}"
@@ -89,6 +90,15 @@ class NetworkView:
         graph.add_nodes_from(self.hosts)
         graph.add_edges_from(self.between)
         return graph
+
+    def hops(self, source: str, destination: str) -> int | None:
+        """The fewest hops from source to destination over every arc (None: no path): one
+        search per source, remembered (every plan from a host asks it)."""
+        import networkx as nx
+
+        if source not in self._hops_from:
+            self._hops_from[source] = nx.single_source_shortest_path_length(self.digraph, source)
+        return self._hops_from[source].get(destination)
 
     def arcs(self) -> list[Arc]:
         return [Arc(name, fwd) for name in self.links for fwd in (True, False)]

@@ -123,34 +123,46 @@ def find_route(
     explain: bool = True,
 ) -> Route | Rejection:
     """The fewest-hops, then widest, path from source to destination that fits."""
-    import networkx as nx
-
     search = _Search(ledger, frozenset(excluded))
     if source == destination:
         return Route((source,), (), 0)
-    try:
-        hops = nx.shortest_path_length(search.graph(None), source, destination)
-    except nx.NetworkXNoPath:
+    hops = _unconstrained_hops(search, source, destination)
+    if hops is None:
         return Rejection("no-route", f"no underlay path from {source!r} to {destination!r}")
     while True:
         cost = cost_at(hops)
-        g = search.graph(cost)
-        try:
-            found = nx.shortest_path_length(g, source, destination)
-        except nx.NetworkXNoPath:
+        shortest = _shortest_paths(search.graph(cost), source, destination)
+        if not shortest:
             if not explain:  # a trial (rearrangement) needs the answer, not the reason
                 return Rejection("no-capacity", "no path fits")
             return _no_capacity(ledger, search, source, destination, cost)
+        found = len(shortest[0]) - 1
         if found <= hops:
-            return _widest(g, search, source, destination, cost)
+            return _widest(shortest, search, cost)
         hops = found
 
 
-def _widest(g: nx.DiGraph, search: _Search, source: str, destination: str, cost: int) -> Route:
+def _unconstrained_hops(search: _Search, source: str, destination: str) -> int | None:
+    """The fewest hops from source to destination over every arc not excluded (None: no
+    path); without exclusions the view's, computed once per source."""
+    if not search.excluded:
+        return search.ledger.view.hops(source, destination)
+    shortest = _shortest_paths(search.graph(None), source, destination)
+    return len(shortest[0]) - 1 if shortest else None
+
+
+def _shortest_paths(g: nx.DiGraph, source: str, destination: str) -> list[list[str]]:
+    """Up to MAX_CANDIDATES shortest paths (one search gives their length and the paths to
+    weigh), none when there is no path."""
     import networkx as nx
 
-    candidates = itertools.islice(nx.all_shortest_paths(g, source, destination), MAX_CANDIDATES)
+    try:
+        return list(itertools.islice(nx.all_shortest_paths(g, source, destination), MAX_CANDIDATES))
+    except nx.NetworkXNoPath:
+        return []
 
+
+def _widest(candidates: list[list[str]], search: _Search, cost: int) -> Route:
     def rank(path: list[str]) -> tuple[int, list[str]]:
         narrowest = min(search.room(u, v) for u, v in itertools.pairwise(path))
         return (-narrowest, path)  # widest first, then by names

@@ -147,7 +147,7 @@ class Reroute:
             ids = sorted(h.connection_id for h in helds)
             free = select(Connection).where(Connection.id.in_(ids)).order_by(Connection.id)
             rows = {c.id: c for c in session.scalars(free.with_for_update(skip_locked=True))}
-            now = {h.connection_id: h for h in held_connections(session)}
+            now = {h.connection_id: h for h in held_connections(session, ids)}
             out: list[Moving | Unmovable] = []
             for held in helds:
                 conn = rows.get(held.connection_id)
