@@ -2,4 +2,5 @@
 
 from vnet.cli import main
 
-main()
+if __name__ == "__main__":  # not in a worker process spawned from it (observe.py)
+    main()
