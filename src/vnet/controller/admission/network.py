@@ -66,7 +66,7 @@ class NetworkView:
         self.between: dict[tuple[str, str], list[tuple[Arc, int]]] = {}
         for arc in sorted(self.arcs()):
             self.between.setdefault(self.ends(arc), []).append((arc, self.capacity(arc)))
-        self._hops_from: dict[str, dict[str, int]] = {}
+        self._hops: dict[tuple[str, str], int | None] = {}
 
     def _check(self, link: Link) -> None:
         where = f"link {link.name!r}"
@@ -92,13 +92,18 @@ class NetworkView:
         return graph
 
     def hops(self, source: str, destination: str) -> int | None:
-        """The fewest hops from source to destination over every arc (None: no path): one
-        search per source, remembered (every plan from a host asks it)."""
+        """The fewest hops from source to destination over every arc (None: no path):
+        searched once per pair and remembered (every plan between two hosts asks it; per
+        pair, not per source, so 1000 hosts do not keep a table of every distance)."""
         import networkx as nx
 
-        if source not in self._hops_from:
-            self._hops_from[source] = nx.single_source_shortest_path_length(self.digraph, source)
-        return self._hops_from[source].get(destination)
+        key = (source, destination)
+        if key not in self._hops:
+            try:
+                self._hops[key] = nx.shortest_path_length(self.digraph, source, destination)
+            except nx.NetworkXNoPath:
+                self._hops[key] = None
+        return self._hops[key]
 
     def arcs(self) -> list[Arc]:
         return [Arc(name, fwd) for name in self.links for fwd in (True, False)]
