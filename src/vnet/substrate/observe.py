@@ -19,8 +19,8 @@ from vnet.substrate.namespace import Namespace
 from vnet.substrate.state import KernelState
 
 # From this many namespaces on, they are read by worker processes, one per core: decoding
-# netlink dumps is Python (pyroute2), one core's worth per process, and a worker takes
-# about half a second to start (measured: 10,000 VRs took 40 s to read in one process).
+# netlink dumps is Python (pyroute2), one core's worth per process (10,000 VRs took 40 s to
+# read in one), and a worker is a new Python importing the substrate before it reads.
 SHARE_FROM = 256
 # parts per worker: a worker takes the next part when it is done with one, so one slowed
 # down (by the agent's own namespace, which holds a port per VR) takes fewer
@@ -103,7 +103,7 @@ def _read_shared(
 def _read_share(
     names: list[NsName], scope: str, namespaces: list[Namespace]
 ) -> tuple[KernelState, PeerEnds]:
-    """A worker's share: what `_read_namespaces` finds there, with a Kernel of its own."""
+    """A worker's part: what `_read_namespaces` finds there, with a Kernel of its own."""
     state = KernelState()
     for ns in namespaces:
         state.add_namespace(ns)
