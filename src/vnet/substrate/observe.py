@@ -90,7 +90,9 @@ def _read_shared(
     peer_ends: PeerEnds = {}
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         asked = [
-            pool.submit(_read_share, part, scope, [state.namespaces[n] for n in part if n])
+            pool.submit(
+                _read_part, part, scope, [state.namespaces[n] for n in part if n is not None]
+            )
             for part in parts
         ]
         for future in asked:
@@ -100,7 +102,7 @@ def _read_shared(
     return peer_ends
 
 
-def _read_share(
+def _read_part(
     names: list[NsName], scope: str, namespaces: list[Namespace]
 ) -> tuple[KernelState, PeerEnds]:
     """A worker's part: what `_read_namespaces` finds there, with a Kernel of its own."""

@@ -91,14 +91,15 @@ class _Search:
         return self._best[key]
 
     def arc(self, u: str, v: str) -> Arc:
-        best = self.best(u, v)
-        assert best is not None, f"no arc from {u} to {v} in the search's graph"
-        return best[0]
+        return self._present(u, v)[0]
 
     def room(self, u: str, v: str) -> int:
+        return self._present(u, v)[1]
+
+    def _present(self, u: str, v: str) -> tuple[Arc, int]:
         best = self.best(u, v)
         assert best is not None, f"no arc from {u} to {v} in the search's graph"
-        return best[1]
+        return best
 
     def graph(self, cost: int | None) -> nx.DiGraph:
         """Hosts joined where some arc has room for `cost` (None: every arc): the network's
@@ -144,7 +145,7 @@ def find_route(
 
 def _unconstrained_hops(search: _Search, source: str, destination: str) -> int | None:
     """The fewest hops from source to destination over every arc not excluded (None: no
-    path); without exclusions the view's, computed once per source."""
+    path); without exclusions the view's, remembered per pair of hosts."""
     if not search.excluded:
         return search.ledger.view.hops(source, destination)
     shortest = _shortest_paths(search.graph(None), source, destination)
