@@ -25,11 +25,14 @@ def resolve_neighbours(k: Kernel, hops: Iterable[tuple[NsName, str]], timeout: f
     harmless "port unreachable"); without this the first packets of a switched
     flow would wait in, and overflow, a 3-packet queue per unresolved neighbour.
     """
-    pending = list(hops)
 
     def resolved(ns: NsName, addr: str) -> bool:
         found = k.neighbours(ns, socket.AF_INET6, dst=addr)
         return any(n["state"] & NUD_USABLE for n in found)
+
+    # a next hop known already (a path used before, or sharing a link with one in use) is
+    # not probed: probing waits at least a round (5 ms) even when every answer is there
+    pending = [(ns, addr) for ns, addr in hops if not resolved(ns, addr)]
 
     def all_resolved() -> bool:
         nonlocal pending

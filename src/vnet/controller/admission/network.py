@@ -9,6 +9,7 @@ reservation the agents' HTB trees make.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -19,6 +20,9 @@ from vnet.model.topology import Topology
 
 if TYPE_CHECKING:
     import networkx as nx
+
+MAX_CANDIDATES = 64  # shortest paths compared for width; bounds the work on grids
+Path = tuple[str, ...]  # hosts
 
 
 class NetworkError(ValueError):
@@ -66,7 +70,7 @@ class NetworkView:
         self.between: dict[tuple[str, str], list[tuple[Arc, int]]] = {}
         for arc in sorted(self.arcs()):
             self.between.setdefault(self.ends(arc), []).append((arc, self.capacity(arc)))
-        self._hops: dict[tuple[str, str], int | None] = {}
+        self._shortest: dict[tuple[str, str], tuple[Path, ...]] = {}
 
     def _check(self, link: Link) -> None:
         where = f"link {link.name!r}"
@@ -92,18 +96,25 @@ class NetworkView:
         return graph
 
     def hops(self, source: str, destination: str) -> int | None:
-        """The fewest hops from source to destination over every arc (None: no path):
-        searched once per pair and remembered (every plan between two hosts asks it; per
+        """The fewest hops from source to destination over every arc (None: no path)."""
+        paths = self.shortest(source, destination)
+        return len(paths[0]) - 1 if paths else None
+
+    def shortest(self, source: str, destination: str) -> tuple[Path, ...]:
+        """Up to MAX_CANDIDATES shortest paths from source to destination over every arc
+        (none: no path), searched once per pair and remembered: every plan between two
+        hosts asks, and whether one of them has room is most often the whole search (per
         pair, not per source, so 1000 hosts do not keep a table of every distance)."""
-        import networkx as nx
+        import networkx as nx  # 0.25 s to import: only when planning
 
         key = (source, destination)
-        if key not in self._hops:
+        if key not in self._shortest:
             try:
-                self._hops[key] = nx.shortest_path_length(self.digraph, source, destination)
+                found = nx.all_shortest_paths(self.digraph, source, destination)
+                self._shortest[key] = tuple(map(tuple, itertools.islice(found, MAX_CANDIDATES)))
             except nx.NetworkXNoPath:
-                self._hops[key] = None
-        return self._hops[key]
+                self._shortest[key] = ()
+        return self._shortest[key]
 
     def arcs(self) -> list[Arc]:
         return [Arc(name, fwd) for name in self.links for fwd in (True, False)]

@@ -24,12 +24,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from vnet.controller.admission.ledger import Ledger
-from vnet.controller.admission.network import Arc
+from vnet.controller.admission.network import MAX_CANDIDATES, Arc
 
 if TYPE_CHECKING:
     import networkx as nx
-
-MAX_CANDIDATES = 64  # shortest paths compared for width; bounds the work on grids
 
 
 @dataclass(frozen=True)
@@ -101,6 +99,11 @@ class _Search:
         assert best is not None, f"no arc from {u} to {v} in the search's graph"
         return best
 
+    def fits(self, u: str, v: str, cost: int | None) -> bool:
+        """Whether some arc from u to v has room for `cost` (None: is there at all)."""
+        best = self.best(u, v)
+        return best is not None and (cost is None or best[1] >= cost)
+
     def graph(self, cost: int | None) -> nx.DiGraph:
         """Hosts joined where some arc has room for `cost` (None: every arc): the network's
         graph seen through a filter, so only the arcs a search reaches are weighed (building
@@ -108,8 +111,7 @@ class _Search:
         import networkx as nx  # 0.25 s to import: only when planning
 
         def fits(u: str, v: str) -> bool:
-            best = self.best(u, v)
-            return best is not None and (cost is None or best[1] >= cost)
+            return self.fits(u, v, cost)
 
         graph: nx.DiGraph = nx.subgraph_view(self.ledger.view.digraph, filter_edge=fits)
         return graph
@@ -132,7 +134,9 @@ def find_route(
         return Rejection("no-route", f"no underlay path from {source!r} to {destination!r}")
     while True:
         cost = cost_at(hops)
-        shortest = _shortest_paths(search.graph(cost), source, destination)
+        shortest = _known_fits(search, source, destination, cost) or _shortest_paths(
+            search.graph(cost), source, destination
+        )
         if not shortest:
             if not explain:  # a trial (rearrangement) needs the answer, not the reason
                 return Rejection("no-capacity", "no path fits")
@@ -150,6 +154,22 @@ def _unconstrained_hops(search: _Search, source: str, destination: str) -> int |
         return search.ledger.view.hops(source, destination)
     shortest = _shortest_paths(search.graph(None), source, destination)
     return len(shortest[0]) - 1 if shortest else None
+
+
+def _known_fits(search: _Search, source: str, destination: str, cost: int) -> list[list[str]]:
+    """The view's remembered shortest paths over every arc that have room for `cost`: when
+    one has, they are exactly what the search of the arcs with room would find (a path of
+    the fewest hops over every arc is one of the fewest over any part of them), without
+    walking the graph again. None fit, or the view keeps only MAX_CANDIDATES of more:
+    [] (search)."""
+    known = search.ledger.view.shortest(source, destination)
+    if len(known) >= MAX_CANDIDATES:
+        return []
+    return [
+        list(path)
+        for path in known
+        if all(search.fits(u, v, cost) for u, v in itertools.pairwise(path))
+    ]
 
 
 def _shortest_paths(g: nx.DiGraph, source: str, destination: str) -> list[list[str]]:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, tuple_, update
+from sqlalchemy import delete, func, insert, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from vnet.controller.db.models import Connection, Link, Reservation, ReservationRole
@@ -101,7 +101,7 @@ def reserve(
     generation: int | None = None,
     role: ReservationRole = ReservationRole.CURRENT,
     replacing: int | None = None,
-) -> list[Reservation]:
+) -> int:
     """Hold `demands` ({(link name, forward): bit/s}) for `connection`, or raise Refused
     naming every link direction that lacks capacity and by how much. `usable_bps(link)` is
     what admission may hand out in each direction of a link (its rate less the management
@@ -116,7 +116,7 @@ def reserve(
     book = Book.locking(session, usable_bps, sorted({name for name, _ in demands}))
     mine = {} if replacing is None else _held_by(session, book, connection.id, replacing)
     book.reserve(connection, demands, generation=generation, role=role, replacing=mine)
-    return book.write()
+    return book.write()  # the rows booked
 
 
 class Book:
@@ -131,7 +131,7 @@ class Book:
         self.links = {link.name: link for link in links}
         self.usable_bps = usable_bps
         self.held = {(link.name, fwd): link.held(fwd) for link in links for fwd in (True, False)}
-        self.rows: list[Reservation] = []
+        self.rows: list[dict[str, Any]] = []  # Reservation's columns
 
     @classmethod
     def locking(
@@ -180,24 +180,26 @@ class Book:
         for (name, fwd), bps in wanted:
             self.held[name, fwd] += bps
             self.rows.append(
-                Reservation(
-                    connection_id=connection.id,
-                    link_id=self.links[name].id,
-                    forward=fwd,
-                    bps=bps,
-                    generation=connection.generation if generation is None else generation,
-                    role=role,
-                    released=None,  # set, so the session's UPDATEs keep this object in step
-                )
+                {
+                    "connection_id": connection.id,
+                    "link_id": self.links[name].id,
+                    "forward": fwd,
+                    "bps": bps,
+                    "generation": connection.generation if generation is None else generation,
+                    "role": role,
+                }
             )
 
-    def write(self) -> list[Reservation]:
-        """The booked rows inserted and the links' totals changed; the rows."""
+    def write(self) -> int:
+        """The booked rows inserted and the links' totals changed; how many rows. One
+        statement for all: rows added to the session as objects would be inserted one
+        statement each (the session needs each one's id back, which SQLite's RETURNING
+        does not give in order for many), 200 of them for a reroute of 100."""
         rows, self.rows = self.rows, []
-        _add_to_totals(self.session, [(r.link_id, r.forward, r.bps) for r in rows])
-        self.session.add_all(rows)
-        self.session.flush()
-        return rows
+        _add_to_totals(self.session, [(r["link_id"], r["forward"], r["bps"]) for r in rows])
+        if rows:
+            self.session.execute(insert(Reservation), rows)
+        return len(rows)
 
 
 def _require_positive(demands: Mapping[Direction, int]) -> None:

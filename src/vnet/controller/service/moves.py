@@ -343,7 +343,7 @@ def switch_all(session: Session, done: Sequence[tuple[Moving, str]]) -> list[Con
     conns = [rows[i] for i in ids]
     old_paths = [[h["host"] for h in conn.hops] for conn in conns]
     ledger.switch_many(session, [(c, m.generation) for c, (m, _) in zip(conns, done, strict=True)])
-    views = []
+    views, lines = [], []
     for conn, (moving, tenant), old_path in zip(conns, done, old_paths, strict=True):
         conn.bandwidth_bps = moving.bandwidth
         conn.path = moving.explicit_path
@@ -351,7 +351,8 @@ def switch_all(session: Session, done: Sequence[tuple[Moving, str]]) -> list[Con
         conn.state = ConnectionState.ESTABLISHED
         new_path = [h["host"] for h in conn.hops]
         detail = f"bandwidth {conn.bandwidth_bps} bit/s, path {' -> '.join(old_path)}"
-        store.add_event(session, conn, moving.kind, f"{detail} => {' -> '.join(new_path)}")
+        lines.append((conn, moving.kind, f"{detail} => {' -> '.join(new_path)}"))
         views.append(store.view(conn, tenant))
+    store.add_events(session, lines)
     store.finish_journals(session, [m.request_id for m, _ in done])
     return views

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from sqlalchemy import func, select, text
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
 from vnet.controller.db import journal
@@ -185,6 +185,15 @@ def same_request(conn: Connection, request: api.ConnectionRequest) -> bool:
 
 def add_event(session: Session, conn: Connection, kind: str, detail: str = "") -> None:
     session.add(ConnectionEvent(connection_id=conn.id, kind=kind, detail=detail[:1024]))
+
+
+def add_events(session: Session, lines: Sequence[tuple[Connection, str, str]]) -> None:
+    """`add_event` of (connection, kind, detail) for many connections, in one statement:
+    objects added to the session are inserted one statement each (it needs each one's id
+    back), 100 of them for a reroute of 100."""
+    if lines:
+        rows = [{"connection_id": c.id, "kind": k, "detail": d[:1024]} for c, k, d in lines]
+        session.execute(insert(ConnectionEvent), rows)
 
 
 def events(session: Session, conn: Connection) -> list[api.ConnectionEvent]:
