@@ -16,13 +16,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from vnet.model.connection import Connection
 from vnet.model.errors import Problem
 from vnet.model.host_guarantees import Locator, Srv6OnHost
 from vnet.model.host_pieces import connection_pieces, host_locators
-from vnet.model.srv6 import srv6_tenants
+from vnet.model.srv6 import network_tenants, router_numbers, srv6_tenants
 from vnet.model.srv6_check import connection_problems
 from vnet.model.topology import Topology
 
@@ -81,15 +82,23 @@ class PiecesMemo:
         """Host -> the locators and pieces it holds for `conn` (checked or admitted)."""
         known = self._entry(conn)
         if known.pieces is None:
-            known.pieces = connection_pieces(self._holding(conn), self._host_locators)
+            topology = self._holding(conn)
+            known.pieces = connection_pieces(topology, self._host_locators, *self._numbering)
         return known.pieces
 
+    @cached_property
+    def _numbering(self) -> tuple[dict[str, int], dict[str, str]]:
+        """The topology's router numbers and networks' tenants: they depend on its routers
+        and networks alone, the same for every connection asked about, and each is a pass
+        over the whole topology (a tenth of a plan at 1000 hosts)."""
+        return router_numbers(self.topology), network_tenants(self.topology)
+
     def _host_locators(self, topology: Topology, host: str) -> list[Locator]:
-        key = (host, frozenset(srv6_tenants(topology)))
+        key = (host, frozenset(srv6_tenants(topology, self._numbering[1])))
         with self._lock:
             kept = self._locators.get(key)
         if kept is None:
-            kept = host_locators(topology, host)
+            kept = host_locators(topology, host, *self._numbering)
             with self._lock:
                 kept = self._locators.setdefault(key, kept)
         return kept

@@ -9,7 +9,7 @@ the same pieces (`vnet.substrate.realize_guarantees.realize_pieces`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from vnet.model.host import HostConfig
@@ -38,17 +38,21 @@ from vnet.model.topology import Topology
 
 
 def connection_pieces(
-    topo: Topology, locators: Callable[[Topology, str], list[Locator]] | None = None
+    topo: Topology,
+    locators: Callable[[Topology, str], list[Locator]] | None = None,
+    numbers: dict[str, int] | None = None,
+    tenants: Mapping[str, str] | None = None,
 ) -> dict[str, Srv6OnHost]:
     """Host -> its locators and connection pieces, for a checked and resolved topology.
-    `locators`: `host_locators`, or one that remembers its answers."""
+    `locators`: `host_locators`, or one that remembers its answers; `numbers`, `tenants`:
+    router_numbers(topo) and network_tenants(topo), for a caller that knows them."""
     located = locators or host_locators
     if not topo.connections:
         return {}
     host_of = {vr.name: vr.host for vr in topo.routers}
     pieces: dict[str, dict[str, dict[str, list[Any]]]] = {}
     ids = {c.name: c.id for c in topo.connections}
-    for t in tunnels(topo):
+    for t in tunnels(topo, numbers, tenants):
         for host, kind, piece in _pieces(topo, t):
             conn = pieces.setdefault(host_of[host], {}).setdefault(
                 t.connection, {"ingress": [], "transit": [], "egress": []}
@@ -69,11 +73,17 @@ def connection_pieces(
     return out
 
 
-def host_locators(topo: Topology, host: str) -> list[Locator]:
-    """The locators of `host`'s VRs: those of tenants SRv6 serves (`srv6_tenants`)."""
-    wanted = srv6_tenants(topo)
-    numbers = router_numbers(topo)
-    tenants = network_tenants(topo)
+def host_locators(
+    topo: Topology,
+    host: str,
+    numbers: dict[str, int] | None = None,
+    tenants: Mapping[str, str] | None = None,
+) -> list[Locator]:
+    """The locators of `host`'s VRs: those of tenants SRv6 serves (`srv6_tenants`).
+    `numbers`, `tenants`: as for `connection_pieces`."""
+    numbers = router_numbers(topo) if numbers is None else numbers
+    tenants = network_tenants(topo) if tenants is None else tenants
+    wanted = srv6_tenants(topo, tenants)
     return [
         Locator(prefix=locator(topo, vr.name, numbers, tenants), router=vr.name)
         for vr in topo.routers

@@ -220,9 +220,15 @@ def families(conn: Connection, a: EndHost, b: EndHost) -> tuple[int, ...]:
     return tuple(fams)
 
 
-def tunnels(topo: Topology) -> list[Tunnel]:
-    """Every tunnel of a checked and resolved topology (ids assigned)."""
-    numbers, tenants = router_numbers(topo), network_tenants(topo)
+def tunnels(
+    topo: Topology,
+    numbers: dict[str, int] | None = None,
+    tenants: Mapping[str, str] | None = None,
+) -> list[Tunnel]:
+    """Every tunnel of a checked and resolved topology (ids assigned). `numbers`,
+    `tenants`: as for `locator`."""
+    numbers = router_numbers(topo) if numbers is None else numbers
+    tenants = network_tenants(topo) if tenants is None else tenants
     hosts = {e.name: e for e in topo.endhosts}
     out = []
     for conn in topo.connections:
@@ -303,14 +309,15 @@ def assign_connection_ids(topo: Topology) -> Topology:
     return topo.model_copy(update={"connections": conns})
 
 
-def srv6_tenants(topo: Topology) -> set[str]:
+def srv6_tenants(topo: Topology, tenants: Mapping[str, str] | None = None) -> set[str]:
     """Tenants that have at least one connection (and so locators and routes to them).
 
     With a controller every tenant with an IPv6 network may get connections at any time, so
-    its VRs need locators and routes to each other's locators from the start."""
-    tenants = network_tenants(topo)
+    its VRs need locators and routes to each other's locators from the start. `tenants`:
+    network_tenants(topo), for a caller that knows it."""
     if topo.controller is not None:
         return {n.tenant for n in topo.networks if n.ipv6 is not None}
+    tenants = network_tenants(topo) if tenants is None else tenants
     hosts = {e.name: e for e in topo.endhosts}
     return {
         tenants[hosts[c.a].network]
