@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
 MAX_CANDIDATES = 64  # shortest paths compared for width; bounds the work on grids
-Path = tuple[str, ...]  # hosts
+HostPath = tuple[str, ...]  # the hosts a path visits, in order
 
 
 class NetworkError(ValueError):
@@ -70,7 +70,7 @@ class NetworkView:
         self.between: dict[tuple[str, str], list[tuple[Arc, int]]] = {}
         for arc in sorted(self.arcs()):
             self.between.setdefault(self.ends(arc), []).append((arc, self.capacity(arc)))
-        self._shortest: dict[tuple[str, str], tuple[Path, ...]] = {}
+        self._shortest: dict[tuple[str, str], tuple[HostPath, ...]] = {}
 
     def _check(self, link: Link) -> None:
         where = f"link {link.name!r}"
@@ -100,7 +100,7 @@ class NetworkView:
         paths = self.shortest(source, destination)
         return len(paths[0]) - 1 if paths else None
 
-    def shortest(self, source: str, destination: str) -> tuple[Path, ...]:
+    def shortest(self, source: str, destination: str) -> tuple[HostPath, ...]:
         """Up to MAX_CANDIDATES shortest paths from source to destination over every arc
         (none: no path), searched once per pair and remembered: every plan between two
         hosts asks, and whether one of them has room is most often the whole search (per

@@ -160,8 +160,8 @@ def _known_fits(search: _Search, source: str, destination: str, cost: int) -> li
     """The view's remembered shortest paths over every arc that have room for `cost`: when
     one has, they are exactly what the search of the arcs with room would find (a path of
     the fewest hops over every arc is one of the fewest over any part of them), without
-    walking the graph again. None fit, or the view keeps only MAX_CANDIDATES of more:
-    [] (search)."""
+    walking the graph again. []: none has room, or the pair may have more shortest paths
+    than the view keeps (the search finds what fits then)."""
     known = search.ledger.view.shortest(source, destination)
     if len(known) >= MAX_CANDIDATES:
         return []

@@ -102,21 +102,22 @@ def reserve(
     role: ReservationRole = ReservationRole.CURRENT,
     replacing: int | None = None,
 ) -> int:
-    """Hold `demands` ({(link name, forward): bit/s}) for `connection`, or raise Refused
-    naming every link direction that lacks capacity and by how much. `usable_bps(link)` is
-    what admission may hand out in each direction of a link (its rate less the management
-    share, say). The generation defaults to the connection's current one; a make-before-break
-    reserves generation + 1 as NEXT, `replacing` the current one: on the link directions
-    both paths use, the connection's traffic is on one path or the other, never both, so the
-    new rows are checked without the old ones there (which go on counting for everyone else
-    until `switch`: no double counting of the mover, open-kilda#919, and never too little).
+    """Hold `demands` ({(link name, forward): bit/s}) for `connection` (the answer: how many
+    rows), or raise Refused naming every link direction that lacks capacity and by how much.
+    `usable_bps(link)` is what admission may hand out in each direction of a link (its rate
+    less the management share, say). The generation defaults to the connection's current
+    one; a make-before-break reserves generation + 1 as NEXT, `replacing` the current one:
+    on the link directions both paths use, the connection's traffic is on one path or the
+    other, never both, so the new rows are checked without the old ones there (which go on
+    counting for everyone else until `switch`: no double counting of the mover,
+    open-kilda#919, and never too little).
     """
     _require_positive(demands)
     session.flush()  # the connection needs its id
     book = Book.locking(session, usable_bps, sorted({name for name, _ in demands}))
     mine = {} if replacing is None else _held_by(session, book, connection.id, replacing)
     book.reserve(connection, demands, generation=generation, role=role, replacing=mine)
-    return book.write()  # the rows booked
+    return book.write()
 
 
 class Book:
