@@ -23,7 +23,7 @@ from vnet.controller.service.core import Service
 from vnet.model import build_topology
 from vnet.model.connection import Connection
 from vnet.model.host_pieces import connection_pieces
-from vnet.model.srv6_check import connection_problems
+from vnet.model.srv6_check import Fixed, connection_problems
 from vnet.model.topology import Topology
 
 TOPO = build_topology(data())
@@ -65,6 +65,27 @@ def test_the_locators_of_a_host_are_held_once_for_every_connection() -> None:
     assert all(a[h].locators is b[h].locators and a[h].locators for h in a)
 
 
+def test_what_the_topology_says_whatever_its_connections_is_derived_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Router numbers, networks' tenants and links' shares: once per memo, not per check or
+    per pieces (each a pass over the whole topology), and the answers are the model's own."""
+    made: list[Topology] = []
+    real = Fixed.of
+
+    def counted(topo: Topology, paths: Any = None) -> Fixed:
+        made.append(topo)
+        return real(topo, paths)
+
+    memo = PiecesMemo(TOPO)
+    monkeypatch.setattr(Fixed, "of", counted)
+    conns = [connection(5001, ["r1", "r3"]), connection(5002, ["r1", "r2", "r3"], src_port=7)]
+    for conn in conns:
+        assert memo.problems(conn) == []
+        assert memo.pieces(conn) == connection_pieces(holding(conn))
+    assert made == [TOPO]
+
+
 def test_a_refusal_is_found_again_and_never_remembered_as_good() -> None:
     memo = PiecesMemo(TOPO)
     bad = connection(5002, ["r1", "r9"])
@@ -79,9 +100,9 @@ def test_connections_of_one_shape_are_checked_once(monkeypatch: pytest.MonkeyPat
     its ports is, and a refusal still comes with its own name."""
     checked: list[str] = []
 
-    def counted(topo: Topology) -> list[Any]:
+    def counted(topo: Topology, fixed: Fixed | None = None) -> list[Any]:
         checked.append(topo.connections[0].name)
-        return connection_problems(topo)
+        return connection_problems(topo, fixed)
 
     monkeypatch.setattr("vnet.controller.pieces.connection_problems", counted)
     memo = PiecesMemo(TOPO)

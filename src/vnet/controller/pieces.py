@@ -23,8 +23,8 @@ from vnet.model.connection import Connection
 from vnet.model.errors import Problem
 from vnet.model.host_guarantees import Locator, Srv6OnHost
 from vnet.model.host_pieces import connection_pieces, host_locators
-from vnet.model.srv6 import network_tenants, router_numbers, srv6_tenants
-from vnet.model.srv6_check import connection_problems
+from vnet.model.srv6 import srv6_tenants
+from vnet.model.srv6_check import Fixed, connection_problems
 from vnet.model.topology import Topology
 
 # connections remembered per topology: about 11 kB each on a path of three hosts, and a
@@ -69,7 +69,7 @@ class PiecesMemo:
         if sound:
             known.checked = True
             return []
-        problems = connection_problems(self._holding(conn))
+        problems = connection_problems(self._holding(conn), self._fixed)
         known.checked = not problems
         if not problems:
             with self._lock:
@@ -87,11 +87,15 @@ class PiecesMemo:
         return known.pieces
 
     @cached_property
+    def _fixed(self) -> Fixed:
+        """What the topology says whatever its connections (router numbers, networks'
+        tenants, links' shares): the same for every connection asked about, and each a pass
+        over the whole topology (together a third of a plan at 1000 hosts)."""
+        return Fixed.of(self.topology)
+
+    @property
     def _numbering(self) -> tuple[dict[str, int], dict[str, str]]:
-        """The topology's router numbers and networks' tenants: they depend on its routers
-        and networks alone, the same for every connection asked about, and each is a pass
-        over the whole topology (a tenth of a plan at 1000 hosts)."""
-        return router_numbers(self.topology), network_tenants(self.topology)
+        return self._fixed.numbers, self._fixed.tenants
 
     def _host_locators(self, topology: Topology, host: str) -> list[Locator]:
         key = (host, frozenset(srv6_tenants(topology, self._numbering[1])))

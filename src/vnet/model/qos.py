@@ -239,17 +239,21 @@ class Demand:
 
 
 def admission_problems(
-    topo: Topology, demands: Iterator[Demand], paths: UnderlayPaths | None = None
+    topo: Topology,
+    demands: Iterator[Demand],
+    paths: UnderlayPaths | None = None,
+    shares: dict[int, list[LinkShare]] | None = None,
 ) -> list[Problem]:
     """Connections whose bandwidth does not fit what their networks and links guarantee.
 
     Demands are admitted in file order; the first one that no longer fits is
     reported at its connection's bandwidth, naming what is already taken.
-    `paths`: the underlay's paths, when the caller has them.
+    `paths`, `shares`: the underlay's paths and `link_shares(topo)`, when the caller has
+    them (the shares do not depend on the connections: a pass over the whole topology
+    that a caller checking many connections of one topology makes once).
     """
     problems: list[Problem] = []
-    links_of = network_links(topo, paths)
-    shares = link_shares(topo, links_of)
+    shares = link_shares(topo, network_links(topo, paths)) if shares is None else shares
     nets = {n.name: n for n in topo.networks}
     used: dict[tuple[str | None, int, bool], list[tuple[int, int]]] = {}
     reported: set[int] = set()

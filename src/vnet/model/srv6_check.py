@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from vnet.model.connection import PORT_PROTOCOLS, Connection
 from vnet.model.errors import Loc, Problem
 from vnet.model.mtu import base_network_mtu
-from vnet.model.qos import Demand, UnderlayPaths, admission_problems, underlay_paths
+from vnet.model.qos import (
+    Demand,
+    LinkShare,
+    UnderlayPaths,
+    admission_problems,
+    link_shares,
+    network_links,
+    underlay_paths,
+)
 from vnet.model.srv6 import (
     LOCATOR_LEN,
     MIN_MTU,
@@ -28,21 +37,42 @@ from vnet.model.srv6 import (
 from vnet.model.topology import EndHost, Topology
 
 
-def connection_problems(topo: Topology) -> list[Problem]:
-    """Connections that cannot be realised, each at its exact field."""
+def connection_problems(topo: Topology, fixed: Fixed | None = None) -> list[Problem]:
+    """Connections that cannot be realised, each at its exact field. `fixed`: what the
+    topology's other parts say (`Fixed.of`), for a caller that checks many connections in
+    one topology."""
     if not topo.connections:
         return []
-    checker = _ConnectionChecker(topo)
+    paths = underlay_paths(topo)  # one search of the underlay for the shares and demands
+    fixed = Fixed.of(topo, paths) if fixed is None else fixed
+    checker = _ConnectionChecker(topo, fixed.tenants)
     for i, conn in enumerate(topo.connections):
         checker.check(i, conn)
     problems = checker.problems
     if problems:
         return problems
-    problems += _tenant_locator_problems(topo)
+    problems += _tenant_locator_problems(topo, fixed)
     problems += _mtu_problems(topo, checker.valid)
-    paths = underlay_paths(topo)  # one search of the underlay for both
-    problems += admission_problems(topo, _demands(topo, checker.valid, paths), paths)
+    demands = _demands(topo, checker.valid, paths)
+    problems += admission_problems(topo, demands, paths, fixed.shares)
     return problems
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """What a topology's routers, networks, end hosts and links say whatever its
+    connections: router numbers, networks' tenants and rated links' shares. Each is a pass
+    over the whole topology, so a caller that checks many connections of one topology
+    derives them once (`vnet.controller.pieces.PiecesMemo`)."""
+
+    numbers: dict[str, int]
+    tenants: dict[str, str]
+    shares: dict[int, list[LinkShare]]
+
+    @classmethod
+    def of(cls, topo: Topology, paths: UnderlayPaths | None = None) -> Fixed:
+        shares = link_shares(topo, network_links(topo, paths))
+        return cls(router_numbers(topo), network_tenants(topo), shares)
 
 
 class _Direction(NamedTuple):
@@ -60,14 +90,14 @@ class _Direction(NamedTuple):
 class _ConnectionChecker:
     """Checks connections one by one, remembering what earlier ones claimed."""
 
-    def __init__(self, topo: Topology) -> None:
+    def __init__(self, topo: Topology, tenants: dict[str, str]) -> None:
         self.topo = topo
         self.problems: list[Problem] = []
         self.valid: list[int] = []  # connections without any problem, for the later checks
         self.hosts = {e.name: e for e in topo.endhosts}
         self.routers = {vr.name: vr for vr in topo.routers}
         self.nets = {n.name: n for n in topo.networks}
-        self.tenants = network_tenants(topo)
+        self.tenants = tenants
         self.names: dict[str, int] = {}
         self.ids: dict[int, str] = {}
         self.selectors: dict[tuple[Any, ...], str] = {}
@@ -293,11 +323,10 @@ class _ConnectionChecker:
         self.selectors.setdefault(key, conn.name)
 
 
-def _tenant_locator_problems(topo: Topology) -> list[Problem]:
+def _tenant_locator_problems(topo: Topology, fixed: Fixed) -> list[Problem]:
     problems = []
-    numbers = router_numbers(topo)
-    owners = network_tenants(topo)
-    for tenant in sorted(srv6_tenants(topo)):
+    numbers, owners = fixed.numbers, fixed.tenants
+    for tenant in sorted(srv6_tenants(topo, owners)):
         block = locator_block(topo, tenant)
         k = next((j for j, t in enumerate(topo.tenants) if t.name == tenant), None)
         loc = ("tenants", k, "locators") if k is not None else ("connections",)
