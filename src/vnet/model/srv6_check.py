@@ -43,14 +43,14 @@ def connection_problems(topo: Topology, fixed: Fixed | None = None) -> list[Prob
     one topology."""
     if not topo.connections:
         return []
-    paths = underlay_paths(topo)  # one search of the underlay for the shares and demands
-    fixed = Fixed.of(topo, paths) if fixed is None else fixed
-    checker = _ConnectionChecker(topo, fixed.tenants)
+    checker = _ConnectionChecker(topo, network_tenants(topo) if fixed is None else fixed.tenants)
     for i, conn in enumerate(topo.connections):
         checker.check(i, conn)
     problems = checker.problems
     if problems:
         return problems
+    paths = underlay_paths(topo)  # one search of the underlay for the shares and demands
+    fixed = Fixed.of(topo, paths) if fixed is None else fixed
     problems += _tenant_locator_problems(topo, fixed)
     problems += _mtu_problems(topo, checker.valid)
     demands = _demands(topo, checker.valid, paths)
