@@ -83,7 +83,10 @@ class PiecesMemo:
         known = self._entry(conn)
         if known.pieces is None:
             topology = self._holding(conn)
-            known.pieces = connection_pieces(topology, self._host_locators, *self._numbering)
+            fixed = self._fixed
+            known.pieces = connection_pieces(
+                topology, self._host_locators, fixed.numbers, fixed.tenants
+            )
         return known.pieces
 
     @cached_property
@@ -93,16 +96,13 @@ class PiecesMemo:
         over the whole topology (together a third of a plan at 1000 hosts)."""
         return Fixed.of(self.topology)
 
-    @property
-    def _numbering(self) -> tuple[dict[str, int], dict[str, str]]:
-        return self._fixed.numbers, self._fixed.tenants
-
     def _host_locators(self, topology: Topology, host: str) -> list[Locator]:
-        key = (host, frozenset(srv6_tenants(topology, self._numbering[1])))
+        fixed = self._fixed
+        key = (host, frozenset(srv6_tenants(topology, fixed.tenants)))
         with self._lock:
             kept = self._locators.get(key)
         if kept is None:
-            kept = host_locators(topology, host, *self._numbering)
+            kept = host_locators(topology, host, fixed.numbers, fixed.tenants)
             with self._lock:
                 kept = self._locators.setdefault(key, kept)
         return kept

@@ -184,7 +184,7 @@ def same_request(conn: Connection, request: api.ConnectionRequest) -> bool:
 
 
 def add_event(session: Session, conn: Connection, kind: str, detail: str = "") -> None:
-    session.add(ConnectionEvent(connection_id=conn.id, kind=kind, detail=detail[:1024]))
+    session.add(ConnectionEvent(**_event_row(conn, kind, detail)))
 
 
 def add_events(session: Session, lines: Sequence[tuple[Connection, str, str]]) -> None:
@@ -192,8 +192,11 @@ def add_events(session: Session, lines: Sequence[tuple[Connection, str, str]]) -
     objects added to the session are inserted one statement each (it needs each one's id
     back), 100 of them for a reroute of 100."""
     if lines:
-        rows = [{"connection_id": c.id, "kind": k, "detail": d[:1024]} for c, k, d in lines]
-        session.execute(insert(ConnectionEvent), rows)
+        session.execute(insert(ConnectionEvent), [_event_row(*line) for line in lines])
+
+
+def _event_row(conn: Connection, kind: str, detail: str) -> dict[str, object]:
+    return {"connection_id": conn.id, "kind": kind, "detail": detail[:1024]}  # the column's size
 
 
 def events(session: Session, conn: Connection) -> list[api.ConnectionEvent]:
