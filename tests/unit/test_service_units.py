@@ -121,6 +121,8 @@ def test_a_broken_configuration_exits_78_saying_why(
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert done.returncode == EX_CONFIG, done
     assert reason in done.stderr and "Traceback" not in done.stderr, done.stderr
+    written = sorted((tmp_path / "state").rglob("*"))  # nothing made: no database, no token
+    assert written == [], written
 
 
 def test_the_controller_tells_systemd_it_is_ready(tmp_path: Path) -> None:

@@ -87,13 +87,15 @@ async def serve(
 ) -> None:
     stopping = _Stopping()
     stopping.install()
+    # An unusable agent's access or certificate stops the start before anything is written
+    # or runs: no database migrated, no token made.
+    agents = make_agents(config, inventory)
     config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tls = tls_files(config)  # an unusable certificate stops the start before anything runs
-    engine = await asyncio.to_thread(prepare_database, config, inventory)
-    agents: Southbound | None = None
+    engine: Engine | None = None
     service: ControllerService | None = None
     try:
-        agents = make_agents(config, inventory)
+        tls = tls_files(config)
+        engine = await asyncio.to_thread(prepare_database, config, inventory)
         service = await (service_factory or start_service)(engine, agents, config)
         if not stopping.requested:
             await _serve_http(config, service, session_factory(engine), stopping, tls)
@@ -311,15 +313,16 @@ def write_ready(config: ControllerConfig, console: bool) -> None:
     sdnotify.notify(f"READY=1\nSTATUS=serving on {ready['url']}")
 
 
-async def _close(service: Any, agents: Southbound | None, engine: Engine) -> None:
-    for closing in (getattr(service, "stop", None), agents.close if agents else None):
+async def _close(service: Any, agents: Southbound, engine: Engine | None) -> None:
+    for closing in (getattr(service, "stop", None), agents.close):
         if closing is None:
             continue
         try:
             await closing()
         except Exception:  # the others still close; the failure is logged, not hidden
             log.exception("closing %s failed", closing)
-    engine.dispose()
+    if engine is not None:
+        engine.dispose()
 
 
 def shown_url(url: str) -> str:
