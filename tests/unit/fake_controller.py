@@ -83,7 +83,8 @@ def serve() -> Iterator[str]:
     """The fake's base URL while the block runs, with no answers and nothing seen yet."""
     FakeController.answers, FakeController.seen = {}, []
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeController)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: half a second by default, in every test
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,6 @@ from vnet.controller.db import (
     Connection,
     ConnectionEvent,
     Reservation,
-    default_url,
     session_factory,
 )
 from vnet.controller.server import prepare_database
@@ -135,8 +134,9 @@ BETA_OBJECTS = {"blan", "rb", "qb", "beta"}
 
 
 @pytest.fixture
-def url(tmp_path: Path) -> str:
-    return default_url(tmp_path / "db")
+def url(tmp_path: Path, migrated: Callable[[Path], str]) -> str:
+    """A copy of the session's migrated database (the controller's start finds it at head)."""
+    return migrated(tmp_path / "db")
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import event
 
 from tests.controller_memory_support import World, world
@@ -76,6 +77,7 @@ def substrate_world(
     return world(tmp_path, check_yang=False, topo=topo), chosen, fillers
 
 
+@pytest.mark.slow  # 130 connections made one by one: 4 s, the longest test of `make check`
 def test_a_create_and_a_modify_cost_the_database_the_same_with_many_connections_live(
     tmp_path: Path,
 ) -> None:

@@ -23,7 +23,7 @@ class _Echo(socketserver.StreamRequestHandler):
 @pytest.fixture
 def echo_port() -> Iterator[int]:
     with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Echo) as server:
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
         thread.start()
         yield server.server_address[1]
         server.shutdown()

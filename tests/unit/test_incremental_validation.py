@@ -32,6 +32,13 @@ NETS = {
 }
 
 
+def seeds(count: int) -> list[Any]:
+    """`count` random histories: the first in `make check`'s fast loop, the others (about a
+    second each: the full checks take longer the more a history holds) marked slow, for
+    `make test`."""
+    return [0, *(pytest.param(seed, marks=pytest.mark.slow) for seed in range(1, count))]
+
+
 def router(rng: random.Random, name: str) -> dict[str, Any]:
     net = rng.choice(["n1", "n2", "n1", "nx"] if rng.random() < 0.05 else ["n1", "n2"])
     prefix = "10.1.0" if net == "n1" else "10.2.0"
@@ -91,7 +98,7 @@ def both_ways(checker: validation.Validator, candidate: Tree, running: Tree) -> 
     return change
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", seeds(4))
 def test_incremental_checks_answer_as_the_full_ones(seed: int) -> None:
     rng, checker = random.Random(seed), fresh_validator()
     running: Tree = {NETWORKS: NETS}
@@ -158,7 +165,7 @@ def edit_connections(rng: random.Random, tree: Tree, step: int) -> None:
     tree[SRV6] = {"connection": conns}
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", seeds(3))
 def test_with_connections_the_incremental_checks_answer_as_the_full_ones(seed: int) -> None:
     """VRs and connections changed in turn: a change of connections alone is checked
     incrementally too (their own checks over all of them, YANG over the changed ones and
@@ -216,7 +223,7 @@ def tunnel(rng: random.Random, name: str) -> dict[str, Any]:
     return conn
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", seeds(3))
 def test_a_change_of_connections_alone_is_checked_against_the_index(seed: int) -> None:
     """Connections alone changed (one or two made, changed, deleted) on VRs and locators
     that stay: each change checked against what the others hold (ConnectionIndex: ids,
