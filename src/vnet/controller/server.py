@@ -87,8 +87,8 @@ async def serve(
 ) -> None:
     stopping = _Stopping()
     stopping.install()
-    # An unusable agent's access or certificate stops the start before anything is written
-    # or runs: no database migrated, no token made.
+    # An unusable agent's access stops the start before anything is written, an unusable
+    # certificate before the database is migrated or a token made.
     agents = make_agents(config, inventory)
     config.state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     engine: Engine | None = None
