@@ -11,12 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from vnet.bench.sdn.analysis import jain_index
-from vnet.bench.sdn.figures import COLORS, box_stats, cpu_points, draw_boxes, first_report
-from vnet.bench.sdn.perfbench import Setup
+from vnet.bench.sdn.boxes import (
+    COLORS,
+    Runs,
+    box_stats,
+    cpu_points,
+    draw_boxes,
+    first_report,
+)
 from vnet.bench.sdn.plan import PACKET_OUT_TOTAL
 from vnet.bench.sdn.record import cpu_percent, tenant_means
-
-Runs = list[tuple[Setup, dict[str, Any]]]
 
 
 def _figure(width: float, panels: int) -> tuple[Any, list[Any]]:
