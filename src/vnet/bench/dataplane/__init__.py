@@ -134,7 +134,7 @@ class DataplaneBench(Benchmark):
 
     def run(self, plan: dict[str, Any], common: BenchOptions) -> BenchResult:
         from vnet.bench.dataplane.maxrate import MaxRatePlan
-        from vnet.bench.dataplane.measure import run_dataplane
+        from vnet.bench.dataplane.run import run_dataplane
 
         sizes = plan.pop("max_rate_sizes")
         # A smoke run: one unpaced and one paced run per point; a real run bisects.

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vnet.bench.contract import Goal
-from vnet.bench.dataplane import BASELINE
+from vnet.bench.dataplane import BASELINE, maxrate
 from vnet.bench.report import format_number
 from vnet.bench.results import BenchResult
 from vnet.bench.stats import Ratio, Summary, ratio
@@ -261,30 +261,28 @@ def lead_summary(result: BenchResult) -> str:
 
 def max_rate_table(result: BenchResult) -> list[str]:
     """Paper 001's Table 1 layout: loss-bounded rate and RTT per size and direction."""
-    from vnet.bench.dataplane.maxrate import LOSS_BOUND, MODES, metric, rtt_metric
-
-    modes = [m for m in MODES if metric(m) in result.metrics]
+    modes = [m for m in maxrate.MODES if maxrate.metric(m) in result.metrics]
     if not modes:
         return []
     sizes = sorted(
-        {m.x for mode in modes for m in result.measurements_of(metric(mode))}, reverse=True
+        {m.x for mode in modes for m in result.measurements_of(maxrate.metric(mode))}, reverse=True
     )
     base = result.baseline
     lines = [
         "",
-        f"## Loss-bounded maximum rate (<= {LOSS_BOUND:g}% loss; Mbit/s of IP packets, "
+        f"## Loss-bounded maximum rate (<= {maxrate.LOSS_BOUND:g}% loss; Mbit/s of IP packets, "
         "per direction; RTT min / p50 / max in µs next to it)",
         "",
         "| path kind | size (B) | direction | Mbit/s | ratio to " + (base or "–") + " | RTT |",
         "|---|---:|---|---:|---:|---|",
     ]
-    for kind in result.series_names(metric(modes[0])):
+    for kind in result.series_names(maxrate.metric(modes[0])):
         for size in sizes:
             for mode in modes:
-                s = summary_of(result, metric(mode), kind, size)
-                b = summary_of(result, metric(mode), base, size) if base else None
+                s = summary_of(result, maxrate.metric(mode), kind, size)
+                b = summary_of(result, maxrate.metric(mode), base, size) if base else None
                 rtt = [
-                    summary_of(result, rtt_metric(x, mode), kind, size)
+                    summary_of(result, maxrate.rtt_metric(x, mode), kind, size)
                     for x in ("min", "p50", "max")
                 ]
                 rtt_text = " / ".join("–" if r is None else f"{r.mean:.0f}" for r in rtt)
