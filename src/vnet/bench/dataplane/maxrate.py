@@ -15,12 +15,13 @@ the run says ("no loss even unpaced").
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from vnet.bench.dataplane.measure import PING_DELAY, Step, ping_count
 from vnet.bench.dataplane.paths import ReadyPath
+from vnet.bench.progress import BenchOptions
 from vnet.bench.results import BenchResult
 from vnet.tools import fping, iperf3
 
@@ -177,3 +178,19 @@ def plan_steps(
 
                 steps.append(Step(f"{p.kind}: max rate at {size} B, {mode}", run))
     return steps
+
+
+def with_search(
+    own: Callable[[int], list[Step]],
+    result: BenchResult,
+    paths: Sequence[ReadyPath],
+    plan: MaxRatePlan | None,
+    bench: BenchOptions,
+) -> list[list[Step]]:
+    """Each repeat's steps: its own (`own(repeat)`), then the loss-bounded search's in the
+    first `plan.repeats` repeats (none without a plan)."""
+    return [
+        own(r)
+        + (plan_steps(result, paths, plan, bench.duration) if plan and r < plan.repeats else [])
+        for r in range(bench.repeat)
+    ]

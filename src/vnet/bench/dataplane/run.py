@@ -8,7 +8,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from vnet.bench.dataplane import BASELINE, UDP_LENGTH, maxrate
-from vnet.bench.dataplane.measure import declare_metrics, noter, plan_steps, run_plans
+from vnet.bench.dataplane.measure import Step, declare_metrics, noter, plan_steps, run_plans
 from vnet.bench.dataplane.paths import DST_ADDRESS, SRC_ADDRESS, path_labs
 from vnet.bench.dataplane.summary import SUSTAINED_LOSS_PERCENT, lead_summary
 from vnet.bench.progress import BenchOptions, BenchProgress
@@ -70,17 +70,12 @@ def run_dataplane(
                 servers.enter_context(reverse)
         # A smoke run measures the unlimited load and TCP once; a real run every time.
         extras = 1 if bench.quick else bench.repeat
-        plans = [
-            plan_steps(
-                result, paths, loads, with_max and r < extras, bench.duration, length, r < extras
-            )
-            + (
-                maxrate.plan_steps(result, paths, max_rate, bench.duration)
-                if max_rate and r < max_rate.repeats
-                else []
-            )
-            for r in range(bench.repeat)
-        ]
+
+        def own(r: int) -> list[Step]:
+            once = r < extras
+            return plan_steps(result, paths, loads, with_max and once, bench.duration, length, once)
+
+        plans = maxrate.with_search(own, result, paths, max_rate, bench)
         run_plans(plans, result, progress)
     result.description = lead_summary(result)
     return result

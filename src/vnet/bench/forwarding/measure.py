@@ -214,15 +214,11 @@ def run_forwarding(
                 servers.enter_context(reverse)
         # A smoke run profiles once per kind; a real run in every repeat.
         profiled = 1 if bench.quick else bench.repeat
-        plans = [
-            plan_steps(result, paths, points, bench.duration, with_profile and r < profiled)
-            + (
-                maxrate.plan_steps(result, paths, max_rate, bench.duration)
-                if max_rate and r < max_rate.repeats
-                else []
-            )
-            for r in range(bench.repeat)
-        ]
+
+        def own(r: int) -> list[Step]:
+            return plan_steps(result, paths, points, bench.duration, with_profile and r < profiled)
+
+        plans = maxrate.with_search(own, result, paths, max_rate, bench)
         run_plans(plans, result, progress)
     result.description = lead_summary(result)
     return result
