@@ -16,7 +16,7 @@ from vnet.agent.config import AgentConfig
 from vnet.agent.datastore import guarantee_state, state, validation
 from vnet.agent.datastore.candidate import CandidateOperations
 from vnet.agent.datastore.confirm import ConfirmedCommits
-from vnet.agent.datastore.durability import Written, made_durable
+from vnet.agent.datastore.durability import Written
 from vnet.agent.datastore.events import Event, EventBus, Notice, diff_events
 from vnet.agent.datastore.locks import CANDIDATE, RUNNING, Locks
 from vnet.agent.datastore.persist import GroupSync, RunningFile, disk_error
@@ -301,8 +301,51 @@ class Datastore(CandidateOperations):
         finally:
             written = self._written.pop(asyncio.current_task(), [])  # type: ignore[arg-type]
         for commit in written:
-            await made_durable(self, commit)
+            await self._made_durable(commit)
         return result
+
+    async def _made_durable(self, commit: Written) -> None:
+        """Wait for `commit`'s fsync (shared with the commits written meanwhile), then make it
+        what readers see and tell its events; RpcError if it was undone instead."""
+        try:
+            await self._group.wait(commit.position)
+        except OSError as err:
+            await self._durability_lost(commit)
+            raise disk_error("saving the configuration", err, "the change was undone") from None
+        if commit.epoch != self._epoch:  # another commit's fsync failed: this one was undone
+            raise RpcError(
+                ErrorTag.OPERATION_FAILED,
+                "saving the configuration failed; the change was undone",
+            )
+        if commit.position >= self._durable_position:
+            self.durable, self._durable_position = commit.tree, commit.position
+        self._note_uptimes(commit.events)
+        self.events.publish(commit.events)
+
+    async def _durability_lost(self, commit: Written) -> None:
+        """An fsync failed: what the journal holds is unknown. Every commit not yet durable
+        is undone (kernel and memory back to the last durable configuration), and that
+        configuration is written anew as a snapshot."""
+        async with self.write_lock:
+            if commit.epoch != self._epoch:
+                return  # another waiter of the same fsync did it
+            self._epoch += 1
+            self._publish_failure(commit.events, "saving the configuration failed")
+            self.running = self.durable
+            self.validator.forget()
+            if not self.candidate_dirty:
+                self.candidate = self.running
+            try:
+                self.file.save(self.running, self._pending_rollback())
+            except OSError:
+                log.exception("writing the configuration after a failed fsync")
+            if not self.apply_to_kernel:
+                return
+            try:  # observe what the kernel holds: the undone commits are in it
+                await self._in_kernel_thread(self._converge, self._desired(self.running), None)
+            except Exception:
+                log.exception("undoing the commits whose fsync failed")
+                self._actual = None
 
     def _check_abandoned(self) -> None:
         if asyncio.current_task() in self._abandoned:
