@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from typing import Any
 
 from vnet.bench.dataplane import BASELINE, UDP_LENGTH, maxrate
 from vnet.bench.dataplane.measure import Step, declare_metrics, noter, plan_steps, run_plans
@@ -23,9 +22,9 @@ def run_dataplane(
     *,
     with_max: bool = True,
     length: int = UDP_LENGTH,
-    max_rate: Any = None,
+    max_rate: maxrate.MaxRatePlan | None = None,
 ) -> BenchResult:
-    """`max_rate`: a maxrate.MaxRatePlan, or None to skip the loss-bounded search."""
+    """`max_rate`: None skips the loss-bounded search."""
     result = BenchResult.start(
         "dataplane",
         parameters={
