@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from ruamel.yaml import YAML
 
 from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.tools.wait import wait_until
 
 from .conftest import EXAMPLES, ROOT, VNET, Labs, unique_lab
@@ -93,7 +94,7 @@ def controller_config(lab: str, lab_file: Path, state: Path, hosts: list[str]) -
     lab's management namespace with the lab's password (in a 0600 file)."""
     agents = []
     for host in hosts:
-        ep = labmod.agent_endpoint(lab, host)
+        ep = agent_endpoint(lab, host)
         secret = state / f"{host}.password"
         secret.write_text(ep.password or "")
         secret.chmod(0o600)

@@ -15,6 +15,7 @@ from ncclient import manager
 from vnet.client import Endpoint
 from vnet.controller.agents.realise import HostChange
 from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.model import build_topology
 from vnet.model.host_pieces import connection_pieces
 
@@ -87,7 +88,7 @@ class Lab:
         """The controller's view: vnet.client Endpoints built from the lab's record."""
         out = {}
         for host in self.hosts:
-            ep = labmod.agent_endpoint(self.name, host)
+            ep = agent_endpoint(self.name, host)
             out[host] = Endpoint(
                 address=ep.address,
                 port=ep.port,
@@ -101,7 +102,7 @@ class Lab:
 
     def connect(self, host: str) -> manager.Manager:
         """An independent NETCONF session (raw ncclient), not the controller's."""
-        ep = labmod.agent_endpoint(self.name, host)
+        ep = agent_endpoint(self.name, host)
         return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
     def running(self) -> dict[str, str]:

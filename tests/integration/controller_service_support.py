@@ -39,6 +39,7 @@ from vnet.controller.db.models import Connection, ConnectionState, RequestJourna
 from vnet.controller.principal import Principal
 from vnet.controller.service.core import Service
 from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.model import build_topology
 from vnet.model.controller_config import ControllerConfig
 from vnet.substrate.tc import VNET_MAJOR
@@ -72,7 +73,7 @@ class Lab:
     def endpoints(self) -> dict[str, Endpoint]:
         out = {}
         for host in HOSTS:
-            ep = labmod.agent_endpoint(self.name, host)
+            ep = agent_endpoint(self.name, host)
             out[host] = Endpoint(
                 address=ep.address,
                 port=ep.port,
@@ -89,7 +90,7 @@ class Lab:
 
     def connect(self, host: str) -> manager.Manager:
         """An independent NETCONF session (raw ncclient), not the controller's."""
-        ep = labmod.agent_endpoint(self.name, host)
+        ep = agent_endpoint(self.name, host)
         return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
     def running(self) -> dict[str, str]:

@@ -95,14 +95,14 @@ def kill_in_record_write() -> None:
     staging file (empty, as a kill in the middle of the write leaves it)."""
     import signal
 
-    import vnet.lab.lab as lab
+    import vnet.lab.record as record
     from vnet.tools import durable
 
     def replace_durably(path: Any, data: bytes, mode: int = 0o600) -> None:
         os.close(os.open(durable.staging_path(path), os.O_WRONLY | os.O_CREAT, mode))
         os.kill(os.getpid(), signal.SIGKILL)
 
-    lab.replace_durably = replace_durably  # type: ignore[assignment]
+    record.replace_durably = replace_durably  # type: ignore[assignment]
 
 
 def _step(name: str, op: Any) -> str | None:

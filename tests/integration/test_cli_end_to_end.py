@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 
 from vnet.lab import lab as labmod
+from vnet.lab.access import controller_access
 from vnet.tools import processes
 from vnet.tools.wait import wait_until
 
@@ -110,7 +111,7 @@ def test_demo_keep_opens_the_console_on_loopback(labs: Labs) -> None:
     assert url, done.stdout
     assert int(url[2]) != port
     forwarder = next(p for p in recorded_processes(ctl) if p.what == "console forward")
-    certificate = labmod.controller_access(ctl).certificate  # the browser's trust, here httpx's
+    certificate = controller_access(ctl).certificate  # the browser's trust, here httpx's
     assert certificate is not None and certificate in done.stdout
     page = httpx.get(url[1], follow_redirects=True, timeout=10, verify=certificate)
     assert page.status_code == 200 and "token" in page.text.lower(), page.text[:300]

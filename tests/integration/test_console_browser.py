@@ -18,7 +18,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from vnet.client import NetconfClient
 from vnet.controller.ui.session import COOKIE
-from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.model.topology import Interface, VirtualRouter
 from vnet.tools import processes
 from vnet.tools.iperf3 import Iperf3Server, client_argv
@@ -304,7 +304,7 @@ def test_deletes_from_the_tables_and_a_refusal_shows_what_holds_it(controller, b
     assert "red-lan1" in {n["name"] for n in controller.api("GET", "/networks").json()}
     assert "red-9" not in {e["name"] for e in controller.api("GET", "/endhosts").json()}
     assert "green" not in {t["name"] for t in controller.api("GET", "/tenants").json()}
-    with NetconfClient(labmod.agent_endpoint(controller.lab, "h2")) as agent:  # the agent
+    with NetconfClient(agent_endpoint(controller.lab, "h2")) as agent:  # the agent
         assert "red-rx" not in {r.name for r in agent.routers(state=False)}
 
 
@@ -312,7 +312,7 @@ def test_a_vr_made_on_an_agent_is_shown_adopted_and_deleted(controller, browser)
     """A VR made on h3's agent directly is listed to the provider with an adopt form; adopted
     into red it joins the routers table (and the API's list), and goes again from there."""
     itf = Interface(network="red-core", ipv4="10.1.0.60/24", ipv6="fd01::60/64")
-    with NetconfClient(labmod.agent_endpoint(controller.lab, "h3")) as agent:
+    with NetconfClient(agent_endpoint(controller.lab, "h3")) as agent:
         agent.create_router(VirtualRouter(name="red-ux", host="h3", interfaces=[itf]))
     page = new_page(browser)
     log_in(page, controller, controller.provider_token)
@@ -328,7 +328,7 @@ def test_a_vr_made_on_an_agent_is_shown_adopted_and_deleted(controller, browser)
     assert routers["red-ux"] == "red"
     page.get_by_role("button", name="Delete VR red-ux").click()
     expect(page.locator("#delete-answer")).to_contain_text("deleted: VR red-ux", timeout=SLOW)
-    with NetconfClient(labmod.agent_endpoint(controller.lab, "h3")) as agent:
+    with NetconfClient(agent_endpoint(controller.lab, "h3")) as agent:
         assert "red-ux" not in {r.name for r in agent.routers(state=False)}
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.tools.processes import stop_child
 from vnet.tools.wait import wait_until
 
@@ -28,7 +28,7 @@ VIDEO = {"name": "video", "a": "pc1", "b": "pc3", "protocol": "udp", "dst_port":
 
 def h3_agent(c: Controller, lab: Lab) -> dict[str, object]:
     """What POST /hosts carries for h3: its password in the secrets directory, named."""
-    ep = labmod.agent_endpoint(lab.name, "h3")
+    ep = agent_endpoint(lab.name, "h3")
     c.config.secrets_dir.mkdir(parents=True, exist_ok=True)
     (c.config.secrets_dir / "h3.password").write_text(f"{ep.password}\n")
     return {

@@ -22,7 +22,7 @@ from lxml import etree
 from ruamel.yaml import YAML
 
 from tests.metrics_support import parse, value
-from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.model.controller_config import ControllerConfig
 from vnet.tools import postgres
 from vnet.tools.processes import stop_child
@@ -62,7 +62,7 @@ def write_config(
     from it."""
     agents = []
     for host in hosts:
-        ep = labmod.agent_endpoint(lab.name, host)
+        ep = agent_endpoint(lab.name, host)
         secret = directory / f"{host}.password"
         secret.write_text(f"{ep.password}\n")
         secret.chmod(0o600)
@@ -341,7 +341,7 @@ def refuse_bad_input(lab: Lab, c: Controller, acme: str, beta: str) -> None:
 def test_controller_serves_inside_its_namespace(lab: Lab, tmp_path: Path) -> None:
     """With `namespace` (a lab's management network) it listens there and only there, and
     reaches the agents from there; SIGTERM still stops it cleanly."""
-    management = labmod.agent_endpoint(lab.name, "h1").namespace
+    management = agent_endpoint(lab.name, "h1").namespace
     assert management is not None
     c = start(write_config(lab, tmp_path, None, management), tmp_path / "controller.log")
     try:

@@ -28,7 +28,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from vnet.controller.db import Reservation, default_url, make_engine
-from vnet.lab import lab as labmod
+from vnet.lab.access import controller_access
 from vnet.model.controller_config import ControllerConfig
 from vnet.tools.processes import stop_child
 
@@ -116,7 +116,7 @@ def of_process(c: Controller) -> Api:
 
 
 def of_lab(name: str) -> Api:
-    access = labmod.controller_access(name)
+    access = controller_access(name)
     config = ControllerConfig.model_validate_json(Path(access.config).read_text())
     token = Path(access.token_file).read_text().strip()
     assert access.certificate is not None  # a lab's controller serves HTTPS

@@ -12,6 +12,8 @@ from ncclient import manager
 
 from vnet.lab import lab as labmod
 from vnet.lab import probes
+from vnet.lab import record as records
+from vnet.lab.access import agent_endpoint
 from vnet.tools import processes
 
 from .agent_support import netconf_connect
@@ -29,7 +31,7 @@ def managed(module_labs: Labs) -> tuple[str, Path]:
 
 
 def connect(lab: str, host: str) -> manager.Manager:
-    ep = labmod.agent_endpoint(lab, host)
+    ep = agent_endpoint(lab, host)
     return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 
@@ -120,7 +122,7 @@ def test_down_stops_agents_and_removes_their_vrs(labs: Labs) -> None:
     assert sorted(p.what for p in result.stopped) == ["agent h1", "agent h2"]
     assert not any(processes.is_running(p) for p in procs)
     assert lab_namespaces(name) == []
-    assert not (labmod.RECORD_DIR / name).exists()
+    assert not (records.RECORD_DIR / name).exists()
 
 
 def test_down_stops_the_agents_started_before_up_failed(

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from vnet.lab import lab as labmod
+from vnet.lab.access import controller_access
 from vnet.lab.controller import CONFIG, WHAT
 from vnet.tools import processes
 
@@ -49,7 +50,7 @@ def controller_pid(name: str) -> processes.ProcessRecord:
 
 
 def curl(name: str, path: str) -> dict[str, object]:
-    access = labmod.controller_access(name)
+    access = controller_access(name)
     token = Path(access.token_file).read_text().strip()
     done = subprocess.run(
         [
@@ -70,7 +71,7 @@ def test_the_controller_serves_in_the_management_namespace(lab: tuple[str, Path]
     name, _ = lab
     proc = controller_pid(name)
     assert processes.is_running(proc)
-    access = labmod.controller_access(name)
+    access = controller_access(name)
     assert access.namespace == f"vnet-{name}-mgmt"
     ns_of_pid = os.stat(f"/proc/{proc.pid}/ns/net").st_ino
     assert ns_of_pid == os.stat(f"/run/netns/{access.namespace}").st_ino
@@ -142,7 +143,7 @@ def test_a_retry_after_release_is_refused_not_established(lab: tuple[str, Path])
 
 def curl_post(name: str, path: str, view: dict[str, Any], key: str) -> dict[str, Any]:
     """POST a create of `view`'s connection with curl, from the controller's namespace."""
-    access = labmod.controller_access(name)
+    access = controller_access(name)
     token = Path(access.token_file).read_text().strip()
     fields = ("name", "a", "b", "protocol", "src_port", "dst_port", "bandwidth", "bidirectional")
     request = {f: view[f] for f in fields}
@@ -233,7 +234,7 @@ def test_a_rejection_names_the_short_link_and_changes_nothing(lab: tuple[str, Pa
 
 def test_a_tenant_token_sees_only_its_tenant(lab: tuple[str, Path], tmp_path: Path) -> None:
     name, _ = lab
-    access = labmod.controller_access(name)
+    access = controller_access(name)
     token = vnet(
         *("controller", "token", "create", "--config", str(Path(access.state_dir) / CONFIG)),
         *("--role", "tenant", "--tenant", "acme"),
@@ -256,7 +257,7 @@ def test_lab_down_stops_the_controller_by_pid_and_leaves_nothing(
     name, path = module_labs.file("controller.yaml", using(databases("labctldown")))
     vnet("lab", "up", str(path), timeout=180)
     proc = controller_pid(name)
-    state_dir = Path(labmod.controller_access(name).state_dir)
+    state_dir = Path(controller_access(name).state_dir)
     assert processes.is_running(proc)
     down = vnet("lab", "down", name).stdout
     assert f"stopped controller (pid {proc.pid})" in down

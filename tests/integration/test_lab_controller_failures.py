@@ -25,6 +25,7 @@ import pytest
 
 from vnet.lab import faults
 from vnet.lab import lab as labmod
+from vnet.lab.access import controller_access
 from vnet.tools import processes
 from vnet.tools.processes import stop_child
 from vnet.tools.wait import wait_until
@@ -48,7 +49,7 @@ def lab(controller_example_labs: SpendableLab) -> tuple[str, Path]:
 
 
 def _curl(name: str, path: str, *more: str) -> list[str]:
-    access = labmod.controller_access(name)
+    access = controller_access(name)
     token = Path(access.token_file).read_text().strip()
     return [
         *("ip", "netns", "exec", access.namespace, "curl", "-sS", *more),

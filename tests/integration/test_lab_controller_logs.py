@@ -9,7 +9,8 @@ import json
 
 from lxml import etree
 
-from vnet.lab import lab as labmod
+from vnet.lab import record as records
+from vnet.lab.access import agent_endpoint
 from vnet.lab.controller import CONFIG, LOG, controller_dir
 from vnet.tools.wait import wait_until
 
@@ -39,13 +40,13 @@ def test_an_idle_controller_writes_a_bounded_log_it_rotates(labs: Labs) -> None:
         lambda t: t.replace("controller:\n", f"controller:\n  utilisation_interval: {INTERVAL}\n"),
     )
     vnet("lab", "up", str(path), timeout=180)
-    directory = controller_dir(labmod.RECORD_DIR, name)
+    directory = controller_dir(records.RECORD_DIR, name)
     config = json.loads((directory / CONFIG).read_text())
     assert config["log_file"] == str(directory / LOG)  # the controller owns it: rotated
     assert config["utilisation_interval"] == INTERVAL
     assert config["log_max_bytes"] * (config["log_backups"] + 1) <= 64 * 2**20
     log = directory / LOG
-    ep = labmod.agent_endpoint(name, "h1")
+    ep = agent_endpoint(name, "h1")
     with netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password) as m:
         wait_until(lambda: others_rpcs(m) > 0, 30, "the controller polling h1", interval=0.2)
         lines_before, rpcs_before = len(log.read_text().splitlines()), others_rpcs(m)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.lab.probes import fping
 
 from .agent_support import netconf_connect
@@ -24,7 +24,7 @@ ROUTERS_FILTER = ("subtree", '<routers xmlns="urn:vnet:yang:vnet-router"/>')
 
 def routers_on(name: str, host: str) -> set[str]:
     """VR names in `host`'s running configuration, read with raw ncclient."""
-    ep = labmod.agent_endpoint(name, host)
+    ep = agent_endpoint(name, host)
     with netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password) as m:
         data = m.get_config("running", filter=ROUTERS_FILTER).data_ele
     return {

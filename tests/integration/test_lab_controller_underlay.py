@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from vnet.lab import lab as labmod
+from vnet.lab.access import controller_access
 
 from .conftest import vnet
 from .test_lab_controller import conn, lab, pieces_on  # noqa: F401 (lab: the fixture)
@@ -26,7 +26,7 @@ def curl(
     name: str, method: str, path: str, body: str | None = None, xml: bool = False, token: str = ""
 ) -> tuple[int, str]:
     """(status, body) of one request to the lab's controller (the provider's token)."""
-    access = labmod.controller_access(name)
+    access = controller_access(name)
     token = token or Path(access.token_file).read_text().strip()
     media = "application/xml" if xml else "application/json"
     argv = [

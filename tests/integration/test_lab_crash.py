@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from vnet.lab import lab as labmod
+from vnet.lab import record as records
 from vnet.substrate import nsfs, rtquery
 from vnet.substrate.kernel import Kernel, NetlinkError, NotANamespace
 from vnet.tools.wait import WaitTimeout, wait_until
@@ -26,7 +27,7 @@ HOSTS = 2  # examples/managed.yaml: an agent on h1 and on h2
 def agent_processes(lab: str) -> dict[int, str]:
     """Every process (PID -> command line) started for this lab's agents, found by the
     agents' configuration paths in their command lines."""
-    marker = f"{labmod.RECORD_DIR}/{lab}/agents/"
+    marker = f"{records.RECORD_DIR}/{lab}/agents/"
     found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -78,12 +79,12 @@ def test_down_after_a_crash_in_the_record_write_leaves_no_staging_file(labs: Lab
     name, path = labs.file("managed.yaml")
     done = vnet("lab", "up", str(path), env={KILL_IN_WRITE_ENV: "1"}, check=False)
     assert done.returncode == -signal.SIGKILL, done.stderr
-    staging = labmod.RECORD_DIR / f"{name}.json.tmp"
+    staging = records.RECORD_DIR / f"{name}.json.tmp"
     assert staging.exists() and staging.stat().st_size == 0  # what the crash leaves
     vnet("lab", "down", name)
     none_left(name)
     assert lab_namespaces(name) == []
-    left = sorted(p.name for p in labmod.RECORD_DIR.iterdir() if p.name.startswith(name))
+    left = sorted(p.name for p in records.RECORD_DIR.iterdir() if p.name.startswith(name))
     assert left == [], left
 
 

@@ -20,6 +20,7 @@ from ncclient import manager
 from ruamel.yaml import YAML
 
 from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.lab.probes import fping
 from vnet.lab.shaping import ClassRef, run_flow
 from vnet.model import build_topology, host_configs
@@ -45,7 +46,7 @@ def ns(lab: str, node: str) -> str:
 
 
 def connect(lab: str, host: str) -> manager.Manager:
-    ep = labmod.agent_endpoint(lab, host)
+    ep = agent_endpoint(lab, host)
     return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from vnet.lab import lab as labmod
+from vnet.lab.access import controller_access
 from vnet.tools import processes
 
 from .agent_support import AgentUnderTest, running_agent
@@ -69,7 +69,7 @@ def controller_lab(module_labs: Labs) -> Iterator[str]:
 
 
 def test_the_controllers_document_holds_against_schemathesis(controller_lab: str) -> None:
-    access = labmod.controller_access(controller_lab)
+    access = controller_access(controller_lab)
     token = Path(access.token_file).read_text().strip()
     assert access.certificate is not None  # the lab's controller serves HTTPS
     report, seconds = schemathesis(

@@ -25,6 +25,7 @@ from vnet.agent.routing.supervisor import MAX_RESTARTS
 from vnet.client import Endpoint
 from vnet.lab import faults, probes
 from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.tools import frr, processes, procfs
 from vnet.tools.wait import wait_until
 
@@ -52,7 +53,7 @@ def lab(module_labs: Labs) -> str:
 
 
 def connect(lab: str, host: str) -> manager.Manager:
-    ep = labmod.agent_endpoint(lab, host)
+    ep = agent_endpoint(lab, host)
     return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 
@@ -158,7 +159,7 @@ def _late_to_zebra(directory: Path, clients: set[str]) -> dict[str, int]:
 
 def restconf_of(lab: str, host: str) -> tuple[SimpleNamespace, Endpoint]:
     """What test_restconf's curl needs of an agent, and its endpoint (for the user)."""
-    ep = labmod.agent_endpoint(lab, host, "restconf")
+    ep = agent_endpoint(lab, host, "restconf")
     return SimpleNamespace(address=ep.address, restconf_port=ep.port, namespace=ep.namespace), ep
 
 

@@ -12,6 +12,7 @@ import pytest
 from ncclient import manager
 
 from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.lab.probes import fping
 from vnet.substrate import Kernel
 from vnet.tools import frr
@@ -53,7 +54,7 @@ def lab(module_labs: Labs) -> str:
 
 
 def connect(lab: str, host: str) -> manager.Manager:
-    ep = labmod.agent_endpoint(lab, host)
+    ep = agent_endpoint(lab, host)
     return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 

@@ -178,12 +178,12 @@ def test_lab_endpoint_is_reached_from_inside_its_namespace(
 ) -> None:
     """--lab/--host: the endpoint's namespace is entered (this test runs outside it)."""
     from vnet.cli.vr_cmds import vr as vr_group
-    from vnet.lab import lab as labmod
+    from vnet.lab import access
 
     asked: list[tuple[str, str]] = []
 
     def endpoint(lab: str, host: str, protocol: str) -> Endpoint:
-        """What vnet.lab.lab.agent_endpoint returns for this agent."""
+        """What vnet.lab.access.agent_endpoint returns for this agent."""
         asked.append((lab, host))
         restconf = protocol == "restconf"
         return Endpoint(
@@ -195,7 +195,7 @@ def test_lab_endpoint_is_reached_from_inside_its_namespace(
             verify=str(agent.sandbox.config.restconf_cert_path) if restconf else True,
         )
 
-    monkeypatch.setattr(labmod, "agent_endpoint", endpoint, raising=False)
+    monkeypatch.setattr(access, "agent_endpoint", endpoint)
     runner = CliRunner()
     stale = {"VNET_AGENT_USER": "someone", "VNET_AGENT_PASSWORD": "else"}  # for another agent
     done = runner.invoke(

@@ -28,7 +28,7 @@ from ruamel.yaml import YAML
 from sqlalchemy import text
 
 from vnet.controller.db import make_engine
-from vnet.lab import lab as labmod
+from vnet.lab.access import agent_endpoint
 from vnet.tools import postgres
 from vnet.tools.wait import WaitTimeout, wait_until
 
@@ -84,7 +84,7 @@ class FileLab:
     def connect(self, host: str) -> manager.Manager:
         from .agent_support import netconf_connect  # it imports conftest, which imports us
 
-        ep = labmod.agent_endpoint(self.name, host)
+        ep = agent_endpoint(self.name, host)
         return netconf_connect(ep.namespace, ep.address, ep.port, ep.user, ep.password)
 
 

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from vnet.agent.frontends import FRONTENDS
 from vnet.client import ClientError, Endpoint
 from vnet.controller.agents.transaction import nothing_pending
-from vnet.lab import agents as labagents
+from vnet.lab.access import AGENT_CONFIG, endpoint
 from vnet.lab.record import AgentRecord, LabRecord
 from vnet.model.agent_config import FRONTEND_NAMES, AgentConfig, AgentReady, Ports, User
 from vnet.model.yang.errors import (
@@ -85,11 +85,11 @@ def test_a_lab_agent_is_reached_through_the_clients_endpoint_per_protocol(tmp_pa
     """One endpoint type: the lab hands out vnet.client.Endpoint, the port and the pin of
     the protocol asked for, with the certificate where the agent's config says it is."""
     c = config(tmp_path, host="h1", address="10.0.0.1")
-    (tmp_path / labagents.CONFIG).write_text(c.model_dump_json())
+    (tmp_path / AGENT_CONFIG).write_text(c.model_dump_json())
     record = LabRecord("L", agent_user="admin", agent_password="pw")
     record.agents["h1"] = AgentRecord("10.0.0.1", 830, 443, str(tmp_path))
-    netconf = labagents.endpoint("L", "h1", record)
-    restconf = labagents.endpoint("L", "h1", record, "restconf")
+    netconf = endpoint("L", "h1", record)
+    restconf = endpoint("L", "h1", record, "restconf")
     assert type(netconf) is Endpoint and type(restconf) is Endpoint
     assert (netconf.port, netconf.verify) == (830, True)
     assert (restconf.port, restconf.verify) == (443, str(c.restconf_cert_path))

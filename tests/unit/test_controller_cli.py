@@ -148,9 +148,9 @@ def test_no_controller_named_is_usage(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_lab_without_controller_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from vnet.lab import lab
+    from vnet.lab import record as records
 
-    monkeypatch.setattr(lab, "RECORD_DIR", tmp_path)
+    monkeypatch.setattr(records, "RECORD_DIR", tmp_path)
     result = vnet("conn", "list", "--lab", "nosuch")
     assert result.exit_code == 1
     assert "lab 'nosuch' is not up" in result.stderr

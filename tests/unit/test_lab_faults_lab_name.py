@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from vnet.lab import faults
-from vnet.lab import lab as labmod
-from vnet.lab.record import LabRecord
+from vnet.lab import record as records
+from vnet.lab.record import LabRecord, write_record
 
 CONTROLLER = Path(__file__).resolve().parents[2] / "examples" / "controller.yaml"
 
@@ -18,11 +18,11 @@ CONTROLLER = Path(__file__).resolve().parents[2] / "examples" / "controller.yaml
 def test_a_lab_renamed_from_its_file_is_cut_in_its_own_namespaces(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(labmod, "RECORD_DIR", tmp_path)
-    labmod.write_record(LabRecord(name="cb1234", file=str(CONTROLLER)))  # the file says "ctl"
+    monkeypatch.setattr(records, "RECORD_DIR", tmp_path)
+    write_record(LabRecord(name="cb1234", file=str(CONTROLLER)))  # the file says "ctl"
     topo = faults._topology("cb1234")
     assert topo.name == "cb1234"
     ends = faults._ends(topo, faults.link_of(topo, "h1-h3"))
     assert [ns for ns, _ in ends] == ["vnet-cb1234-h1", "vnet-cb1234-h3"]
-    labmod.write_record(LabRecord(name="ctl", file=str(CONTROLLER)))  # under its file's name
+    write_record(LabRecord(name="ctl", file=str(CONTROLLER)))  # under its file's name
     assert faults._topology("ctl").name == "ctl"

@@ -78,7 +78,8 @@ def resolve(
     if controller and lab:
         raise click.UsageError("give either --controller URL or --lab NAME, not both")
     if lab:
-        from vnet.lab.lab import LabError, controller_access
+        from vnet.lab.access import controller_access
+        from vnet.lab.record import LabError
 
         try:
             rec = controller_access(lab)

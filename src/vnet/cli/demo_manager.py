@@ -21,6 +21,7 @@ from rich.table import Table
 
 from vnet.client import ControllerClient, ControllerError
 from vnet.lab import lab as labmod
+from vnet.lab.access import controller_access
 from vnet.lab.demo import EXAMPLE, refuse_if_up, torn_down
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
@@ -110,7 +111,7 @@ def _measure(lab: str, address: str, guarantee_bps: int, seconds: float) -> UdpR
 def open_console(lab: str, port: int) -> Console:
     """A listener on 127.0.0.1 forwarding to the lab's controller in its management
     namespace, recorded in the lab's record: `vnet lab down` stops it by PID."""
-    access = labmod.controller_access(lab)
+    access = controller_access(lab)
     assert access.namespace is not None
     served = urlsplit(access.url)
     host, server_port = served.hostname, served.port
@@ -129,7 +130,7 @@ def open_console(lab: str, port: int) -> Console:
 def _tour(
     report: ManagerReport, topo: Topology, seconds: float, say: Callable[[str], None]
 ) -> None:
-    access = labmod.controller_access(report.lab)
+    access = controller_access(report.lab)
     with ControllerClient.from_token_file(
         access.url,
         access.token_file,

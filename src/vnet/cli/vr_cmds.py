@@ -73,7 +73,7 @@ def _from_lab(opts: dict[str, Any], given: dict[str, Any]) -> tuple[str | None, 
     if opts["host"] is None:
         raise click.UsageError("--lab needs --host: the emulated host whose agent to ask")
     try:
-        from vnet.lab.lab import agent_endpoint
+        from vnet.lab.access import agent_endpoint
     except ImportError:
         raise click.ClickException(
             "this vnet cannot look up lab agents yet; give --address, --user, --password"

@@ -18,9 +18,10 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vnet.lab.access import AGENT_CONFIG, handed_config, pinned_hostkey
 from vnet.lab.record import LabRecord
 from vnet.model import Topology, host_configs
-from vnet.model.agent_config import HOSTKEY_FILE, AgentConfig, Ports, User
+from vnet.model.agent_config import AgentConfig, Ports, User
 from vnet.model.host_pieces import with_guarantees
 from vnet.model.management import MANAGEMENT_NODE, host_address
 from vnet.model.underlay import underlay_addressing
@@ -30,7 +31,6 @@ from vnet.model.yang.module import ROUTERS
 from vnet.substrate.placement import underlay_port_name
 from vnet.tools import processes
 from vnet.tools.durable import replace_durably
-from vnet.tools.sshkeys import key_base64, public_line
 from vnet.tools.wait import WaitTimeout, wait_until
 
 if TYPE_CHECKING:
@@ -38,15 +38,7 @@ if TYPE_CHECKING:
 
 NETCONF_PORT = 830
 RESTCONF_PORT = 443
-CONFIG = "agent.yaml"  # the AgentConfig the lab hands over (JSON is valid YAML)
 STARTUP = "startup.json"  # the share of the file the lab hands over (RFC 7951)
-
-
-def pinned_hostkey(state_dir: Path) -> str | None:
-    """The SSH host key (base64) the agent made in `state_dir` at its first start, for its
-    clients to pin; None before that."""
-    path = state_dir / HOSTKEY_FILE
-    return key_base64(public_line(path)) if path.exists() else None
 
 
 def agent_scope(lab: str, host: str) -> str:
@@ -75,12 +67,6 @@ def agent_config(topo: Topology, host: str, directory: Path, password: str) -> A
         vtep=str(underlay_addressing(topo).loopback[host]),
         provision_networks=False,
     )
-
-
-def handed_config(directory: Path) -> AgentConfig:
-    """The AgentConfig `prepare` wrote in `directory` (the agent's state_dir): where the
-    agent keeps the files the lab reads (ready file, certificate, host key)."""
-    return AgentConfig.model_validate_json((directory / CONFIG).read_bytes())
 
 
 def client_endpoint(topo_name: str, config: AgentConfig, timeout: float = 30) -> Endpoint:
@@ -184,7 +170,7 @@ def prepare(
     share = yang_host.tree(with_guarantees(topo, host_configs(topo)[host], underlay_port_name))
     tree = merge_file_routers(stored, share, previous_file_routers)
     tree = merge_file_connections(stored, tree, previous_file_connections)
-    config_path = directory / CONFIG
+    config_path = directory / AGENT_CONFIG
     old_config = config_path.read_text() if config_path.exists() else None
     new_config = config.model_dump_json(indent=1)
     if tree == stored and new_config == old_config:
@@ -214,7 +200,7 @@ def start(topo: Topology, host: str, directory: Path) -> subprocess.Popen[bytes]
             *processes.python_module("vnet"),
             "agent",
             "run",
-            *("--config", str(directory / CONFIG), "--startup", str(directory / STARTUP)),
+            *("--config", str(directory / AGENT_CONFIG), "--startup", str(directory / STARTUP)),
         ],
         stdout=log,
         stderr=log,
@@ -266,26 +252,3 @@ def serves_all(config: AgentConfig) -> bool:
     """The agent says it is ready and serves every front-end its config asks for."""
     ready = config.ready()
     return ready is not None and set(config.served_frontends) <= set(ready.frontends)
-
-
-def endpoint(topo_name: str, host: str, rec: LabRecord, protocol: str = "netconf") -> Endpoint:
-    """How a client reaches the agent of `host` over `protocol` ("netconf" or "restconf"):
-    from the management namespace, pinning the agent's host key or certificate."""
-    from vnet.client import Endpoint
-
-    agent = rec.agents.get(host)
-    if agent is None:
-        raise KeyError(host)
-    assert rec.agent_user is not None and rec.agent_password is not None
-    state_dir = Path(agent.state_dir)
-    restconf = protocol == "restconf"
-    return Endpoint(
-        namespace=f"vnet-{topo_name}-{MANAGEMENT_NODE}",
-        address=agent.address,
-        port=agent.restconf_port if restconf else agent.netconf_port,
-        user=rec.agent_user,
-        password=rec.agent_password,
-        verify=str(handed_config(state_dir).restconf_cert_path) if restconf else True,
-        hostkey=pinned_hostkey(state_dir),
-        host=host,
-    )

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ruamel.yaml import YAML
 
 from vnet.lab import agents
+from vnet.lab.access import pinned_hostkey
 from vnet.lab.record import ControllerRecord, LabRecord
 from vnet.model import Topology
 from vnet.model.controller_config import AgentAccess, ControllerConfig
@@ -93,9 +94,7 @@ def controller_config(topo: Topology, directory: Path) -> ControllerConfig:
             namespace=namespace,
             provision_networks=False,  # as its agents are started (agents.py)
             # pinned: the key each agent made at its first start, before the controller
-            hostkey=agents.pinned_hostkey(
-                agents.agent_dir(directory.parents[1], topo.name, host.name)
-            ),
+            hostkey=pinned_hostkey(agents.agent_dir(directory.parents[1], topo.name, host.name)),
         )
         for host in topo.hosts
     ]

@@ -19,7 +19,9 @@ from fractions import Fraction
 from pathlib import Path
 
 from vnet.lab import agents
-from vnet.lab.lab import RECORD_DIR, LabError, converge_lab, read_record, write_record
+from vnet.lab import record as records
+from vnet.lab.lab import converge_lab
+from vnet.lab.record import LabError, read_record, write_record
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
 from vnet.model.topology import UnderlayLink
@@ -139,7 +141,7 @@ def host_up(lab: str, host: str) -> None:
         return
     if any(p.what == what and processes.is_running(p) for p in rec.processes):
         return
-    directory = agents.agent_dir(RECORD_DIR, lab, host)
+    directory = agents.agent_dir(records.RECORD_DIR, lab, host)
     child = agents.start(topo, host, directory)
     rec.processes = [p for p in rec.processes if p.what != what]
     rec.processes.append(processes.record(child, what))

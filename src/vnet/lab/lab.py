@@ -7,18 +7,25 @@ after a crash, and `status` compares the kernel with the file.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vnet.lab import agents
 from vnet.lab import controller as lab_controller
-from vnet.lab.record import AgentRecord, ControllerRecord, LabRecord
+from vnet.lab import record as records
+from vnet.lab.record import (
+    AgentRecord,
+    LabError,
+    LabRecord,
+    read_record,
+    record_path,
+    write_record,
+)
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
 from vnet.model.management import host_address
@@ -39,16 +46,7 @@ from vnet.substrate import (
 )
 from vnet.substrate.kernel import NotANamespace
 from vnet.tools import cgroupfs, frr, processes
-from vnet.tools.durable import remove_with_staging, replace_durably
-
-if TYPE_CHECKING:
-    from vnet.client import Endpoint
-
-RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
-
-
-class LabError(RuntimeError):
-    pass
+from vnet.tools.durable import remove_with_staging
 
 
 @dataclass
@@ -80,28 +78,10 @@ class DownResult:
     half_made: list[str] = field(default_factory=list)
 
 
-def record_path(name: str) -> Path:
-    return RECORD_DIR / f"{name}.json"
-
-
-def read_record(name: str) -> LabRecord | None:
-    try:
-        return LabRecord.from_dict(json.loads(record_path(name).read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def write_record(record: LabRecord) -> None:
-    """Replace the record atomically, on disk before returning (a crash right after keeps it);
-    a full or read-only disk raises OSError and leaves the old record, no temporary file."""
-    RECORD_DIR.mkdir(parents=True, exist_ok=True)
-    # 0600 from the first byte: it may hold the agents' password
-    replace_durably(record_path(record.name), record.to_json().encode())
-
-
 def running_labs() -> list[str]:
     """Labs with a record or with marked namespaces (a crash may leave either alone)."""
-    names = {p.stem for p in RECORD_DIR.glob("*.json")} if RECORD_DIR.exists() else set()
+    folder = records.RECORD_DIR
+    names = {p.stem for p in folder.glob("*.json")} if folder.exists() else set()
     with Kernel() as k:
         for ns in namespace.read(k, "vnet-").found:
             if ns.name == f"vnet-{ns.scope}-{ns.node}":
@@ -186,7 +166,7 @@ def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
     record.agents = dict(old.agents)
     started = {}
     for host in topo.hosts:
-        directory = agents.agent_dir(RECORD_DIR, topo.name, host.name)
+        directory = agents.agent_dir(records.RECORD_DIR, topo.name, host.name)
         rec = old.agents.get(host.name)
         previous = set(rec.file_routers) if rec else set()
         previous_conns = frozenset(rec.file_connections) if rec else frozenset()
@@ -214,7 +194,7 @@ def _start_agents(topo: Topology, old: LabRecord, record: LabRecord) -> None:
 def _run_controller(topo: Topology, record: LabRecord) -> None:
     """Start (or restart, or leave) the controller of the file's `controller:` section; stop
     and forget the lab's controller when the section is gone."""
-    directory = lab_controller.controller_dir(RECORD_DIR, topo.name)
+    directory = lab_controller.controller_dir(records.RECORD_DIR, topo.name)
     if topo.controller is None:
         if record.controller is not None:
             lab_controller.remove(record, directory)
@@ -296,7 +276,7 @@ def down(name: str, progress: Progress | None = None) -> DownResult:
         half_made = _remove_half_made(kernel, where.prefix)
         timings.time("delete", t)
     remove_with_staging(record_path(name))  # and a staging file left by a killed `up`
-    lab_dir = RECORD_DIR / name
+    lab_dir = records.RECORD_DIR / name
     if lab_dir.is_dir():
         shutil.rmtree(lab_dir)  # the agents' state: made by this lab only
     return DownResult(name, ops, timings, stopped, lingering, half_made)
@@ -316,28 +296,6 @@ def _remove_half_made(kernel: Kernel, prefix: str) -> list[str]:
             nsfs.remove(name)
             left.append(name)
     return left
-
-
-def agent_endpoint(lab: str, host: str, protocol: str = "netconf") -> Endpoint:
-    """How to reach the agent of `host` in `lab` over `protocol` (`vnet vr --lab L --host H`)."""
-    rec = read_record(lab)
-    if rec is None:
-        raise LabError(f"lab {lab!r} is not up")
-    try:
-        return agents.endpoint(lab, host, rec, protocol)
-    except KeyError:
-        known = ", ".join(sorted(rec.agents)) or "none: the file has no management"
-        raise LabError(f"lab {lab!r} has no agent on host {host!r} (agents: {known})") from None
-
-
-def controller_access(lab: str) -> ControllerRecord:
-    """Where the lab's controller serves and its provider token (for `vnet conn --lab L`)."""
-    rec = read_record(lab)
-    if rec is None:
-        raise LabError(f"lab {lab!r} is not up")
-    if rec.controller is None:
-        raise LabError(f"lab {lab!r} has no controller (its file has no `controller:` section)")
-    return rec.controller
 
 
 def add_process(name: str, rec: processes.ProcessRecord) -> None:

@@ -7,10 +7,20 @@ The record outlives the `vnet` process that wrote it: `vnet lab down`,
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
+from vnet.tools.durable import replace_durably
 from vnet.tools.processes import ProcessRecord
+
+# each lab's record (<lab>.json) and the state of the processes it started (<lab>/)
+RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
+
+
+class LabError(RuntimeError):
+    pass
 
 
 @dataclass
@@ -71,3 +81,22 @@ class LabRecord:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+
+def record_path(name: str) -> Path:
+    return RECORD_DIR / f"{name}.json"
+
+
+def read_record(name: str) -> LabRecord | None:
+    try:
+        return LabRecord.from_dict(json.loads(record_path(name).read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_record(record: LabRecord) -> None:
+    """Replace the record atomically, on disk before returning (a crash right after keeps it);
+    a full or read-only disk raises OSError and leaves the old record, no temporary file."""
+    RECORD_DIR.mkdir(parents=True, exist_ok=True)
+    # 0600 from the first byte: it may hold the agents' password
+    replace_durably(record_path(record.name), record.to_json().encode())

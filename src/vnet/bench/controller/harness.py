@@ -20,6 +20,7 @@ from vnet.bench.contract import BenchError
 from vnet.bench.controller.driver import Access
 from vnet.client.controller import read_token
 from vnet.lab import lab
+from vnet.lab.access import controller_access
 from vnet.lab.topology_file import load_topology
 from vnet.model import Topology
 from vnet.tools import postgres
@@ -39,7 +40,7 @@ def bench_topology(path: Path, database: str | None) -> Topology:
 
 def access(name: str) -> Access:
     """Where the lab `name`'s controller listens, from the lab's record."""
-    c = lab.controller_access(name)
+    c = controller_access(name)
     verify = c.certificate or True
     return Access(
         url=c.url, token=read_token(c.token_file), namespace=c.namespace, verify=verify, lab=name

@@ -38,7 +38,7 @@ from vnet.client.controller import ControllerClient
 from vnet.client.errors import ControllerError
 from vnet.client.netconf import NetconfClient
 from vnet.lab import faults
-from vnet.lab.lab import agent_endpoint
+from vnet.lab.access import agent_endpoint
 from vnet.model.controller_api import ConnectionEvent, ConnectionRequest, ConnectionView
 from vnet.model.yang.module import qualified
 from vnet.tools.wait import WaitTimeout, wait_until
