@@ -79,8 +79,7 @@ SERIAL = {
     "test_controller_agent_timeouts::test_a_stopped_agent_is_given_up_within_the_timeout_and_others_answer",
     "test_bench_resources",  # a sender limited to 0.3 core measured at most 0.33
     "test_bench_failover_reroute",  # the controller's reroute, timed
-    "test_cli_end_to_end::test_demo_prints_its_tables_and_cleans_up",  # a connection's rate
-    "test_cli_end_to_end::test_demo_keep_opens_the_console_on_loopback",  # the same demo
+    "test_cli_end_to_end::test_demo_keep_opens_the_console_on_loopback",  # a connection's rate
     "test_cli_end_to_end::test_make_demo_on_a_fresh_clone_installs_only_what_it_runs",  # too
     "test_cli_end_to_end::test_an_interrupted_demo_removes_what_it_made",  # a signal's moment
 }

@@ -42,54 +42,54 @@ def recorded_processes(lab: str) -> list[processes.ProcessRecord]:
     return rec.processes if rec is not None else []
 
 
-def test_demo_prints_its_tables_and_cleans_up(labs: Labs) -> None:
-    require_tools("fping", "iperf3", "ping")
-    fresh_demo_lab()
-    ctl, path = labs.file("controller.yaml")  # the manager's lab under a name of its own
-    done = vnet("demo", "--seconds", "1", "--controller-file", str(path), timeout=240)
+def assert_demo_output(stdout: str) -> None:
+    """The demo's four tables, the guaranteed connection's measured rate and the refusal
+    beyond capacity, naming the short link, and its verdict."""
     for heading in (
         *("1. Who receives a probe", "2. Each tenant's path", "3. What vnet created"),
         "4. The manager: guaranteed connections",
     ):
-        assert heading in done.stdout
-    measured = MEASURED.search(done.stdout)
-    assert measured, done.stdout
+        assert heading in stdout
+    measured = MEASURED.search(stdout)
+    assert measured, stdout
     # payload through a 20mbit shaper that counts the headers too (about 92 % of it)
     assert 16.0 <= float(measured[1]) <= 21.0, measured[0]
-    refusal = REFUSAL.search(done.stdout)
-    assert refusal, done.stdout
+    refusal = REFUSAL.search(stdout)
+    assert refusal, stdout
     link, origin, end, requested, free, missing = refusal.groups()
     assert set(link.split("-")) == {origin, end}
     assert int(requested) - int(free) == int(missing) > 0
-    assert "all results as expected" in done.stdout
-    assert lab_namespaces("demo") == [] and lab_namespaces(ctl) == []
-    assert labmod.read_record(ctl) is None
+    assert "all results as expected" in stdout
 
 
 def test_make_demo_on_a_fresh_clone_installs_only_what_it_runs(tmp_path: Path) -> None:
     """The README's first command on a fresh clone of this checkout's HEAD (CI's checkout
     is one): `make demo` installs what the demo runs, not the benchmarks' or the tests'
-    libraries, and the demo ends as expected. (It once stopped at once: its install left out
-    the agent's and controller's libraries, and only `make test`'s full install was tested.)"""
+    libraries, the demo prints its tables and ends as expected, and it removes both of its
+    labs. (It once stopped at once: its install left out the agent's and controller's
+    libraries, and only `make test`'s full install was tested.)"""
     require_tools("fping", "iperf3", "ping", "git", "make")
     fresh_demo_lab()
     clone = tmp_path / "vnet"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     done = subprocess.run(["make", "demo"], cwd=clone, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    assert "all results as expected" in done.stdout
+    assert_demo_output(done.stdout)
     probe = "import importlib.util as u; print([m for m in ('numpy', 'pytest') if u.find_spec(m)])"
     found = subprocess.run(
         [str(clone / ".venv/bin/python"), "-c", probe], capture_output=True, text=True, check=True
     )
     assert found.stdout.strip() == "[]"
     assert lab_namespaces("demo") == [] and lab_namespaces("ctl") == []
+    assert labmod.read_record("demo") is None and labmod.read_record("ctl") is None
 
 
 def test_demo_keep_opens_the_console_on_loopback(labs: Labs) -> None:
-    """--keep leaves the manager's lab up with a listener on 127.0.0.1 that reaches its
-    console; the port asked for is taken here, so the demo takes a free one and says which;
-    `vnet lab down` stops the listener by PID."""
+    """--keep (with --seconds and --controller-file) prints what the demo always prints and
+    leaves the manager's lab up with a listener on 127.0.0.1 that reaches its console; the
+    port asked for is taken here, so the demo takes a free one and says which; `vnet lab
+    down` stops the listener by PID. (The demo without --keep removing both of its labs is
+    the fresh clone's test.)"""
     require_tools("fping", "iperf3", "ping")
     fresh_demo_lab()
     ctl, path = labs.file("controller.yaml")
@@ -105,6 +105,7 @@ def test_demo_keep_opens_the_console_on_loopback(labs: Labs) -> None:
             )
         finally:
             labmod.down("demo")
+    assert_demo_output(done.stdout)
     url = re.search(
         r"console, for this machine's browser: (https://127\.0\.0\.1:(\d+)/ui/)", done.stdout
     )
