@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -475,3 +476,14 @@ def test_finish_run_writes_report_and_json(
     console, buffer = _console()
     finish_run(result, quiet, console=console)
     assert BenchResult.load(copy) == result and buffer.getvalue() == ""
+
+
+def test_the_report_writer_loads_matplotlib_only_to_draw() -> None:
+    """Importing it costs every benchmark and the tests' collection 0.6 s more otherwise."""
+    program = (
+        "import sys\nimport vnet.bench.report, vnet.bench.controller.figures\n"
+        "print('matplotlib' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -23,9 +23,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import StrMethodFormatter
 from rich.console import Console
 from rich.table import Table
 
@@ -174,6 +171,12 @@ def plot_metric(result: BenchResult, metric: str, path: str | os.PathLike[str]) 
     series = [s for s in result.series_names(metric) if any(k[0] == s for k in summaries)]
     colors = _series_colors(result)
     xs = [x for x in x_values(result.measurements_of(metric)) if any(k[1] == x for k in summaries)]
+
+    # matplotlib only when a figure is drawn: it doubles the import of this module (0.6 s),
+    # which every benchmark, `vnet bench report` and the tests' collection pay
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import StrMethodFormatter
 
     fig = Figure(figsize=FIGURE_SIZE, layout="constrained")
     FigureCanvasAgg(fig)

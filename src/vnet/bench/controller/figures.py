@@ -9,9 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 from vnet.bench.controller import record
 from vnet.bench.controller.plan import OPERATIONS
 from vnet.bench.controller.timing import SPLIT
@@ -39,6 +36,9 @@ def draw(result: BenchResult, op: str, target: Path) -> Path | None:
     bars = {(d, x): mean_split(result, op, d, x) for d in databases for x in xs}
     if not any(bars.values()):
         return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # only when drawing (0.6 s)
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(6.4, 4.0), layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
