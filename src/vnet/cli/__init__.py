@@ -39,7 +39,7 @@ def friendly_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from vnet.lab.lab import LabError
+        from vnet.lab.record import LabError
         from vnet.lab.topology_file import TopologyFileError
         from vnet.substrate import ApplyError
 

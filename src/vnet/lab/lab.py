@@ -17,7 +17,7 @@ from typing import Any
 
 from vnet.lab import agents
 from vnet.lab import controller as lab_controller
-from vnet.lab import record as records
+from vnet.lab import record as records  # records.RECORD_DIR: read at each use (tests move it)
 from vnet.lab.record import (
     AgentRecord,
     LabError,

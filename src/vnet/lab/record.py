@@ -20,7 +20,7 @@ RECORD_DIR = Path(os.environ.get("VNET_RUN_DIR", "/run/vnet")) / "labs"
 
 
 class LabError(RuntimeError):
-    pass
+    """What a lab command cannot do, said for its user (`vnet` prints it and exits 1)."""
 
 
 @dataclass
