@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,8 +113,22 @@ def _convert(snode: Any) -> SchemaNode:
     return node
 
 
-@functools.cache
+_BUILDING = threading.Lock()
+
+
 def context() -> libyang.Context:
+    """The process's one libyang context holding the modules vnet serves.
+
+    Built under a lock: threads that asked at once (the controller's NETCONF workers at its
+    first transaction) each built one, and every context but the one kept was freed while
+    its thread still read from it, so an edit went out with a namespace read as '' or as
+    garbage and the agent refused it."""
+    with _BUILDING:
+        return _loaded()
+
+
+@functools.cache
+def _loaded() -> libyang.Context:
     ctx = libyang.Context(str(YANG_DIR))
     ctx.load_module(MODULE)
     ctx.load_module(MONITORING_MODULE)
