@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from tests.controller_memory_support import ACME, voice, world
@@ -84,6 +86,65 @@ def test_what_the_topology_says_whatever_its_connections_is_derived_once(
         assert memo.problems(conn) == []
         assert memo.pieces(conn) == connection_pieces(holding(conn))
     assert made == [TOPO]
+
+
+PORT = st.one_of(st.none(), st.integers(1, 65535))
+
+
+@st.composite
+def two_of_one_shape(draw: st.DrawFn) -> tuple[Connection, Connection]:
+    """Two connections alike but for their names, ids and port numbers (each port given in
+    both or in neither)."""
+    path = draw(st.sampled_from([["r1", "r3"], ["r1", "r2", "r3"]]))
+    protocol = draw(st.sampled_from(["udp", "tcp", None]))
+    src, dst = (None, None) if protocol is None else (draw(PORT), draw(PORT))
+    alike = {
+        "a": "pc1",
+        "b": "pc3",
+        "protocol": protocol,
+        "bandwidth": draw(st.sampled_from(["1mbit", "20mbit"])),
+        "path": path,
+        "bidirectional": draw(st.booleans()),
+        "family": draw(st.sampled_from([None, "ipv4", "ipv6", "both"])),
+    }
+    ids = draw(st.lists(st.integers(1, 4095), min_size=2, max_size=2, unique=True))
+
+    def one(k: int) -> Connection:
+        ports = {
+            "src_port": src and draw(st.integers(1, 65535)),
+            "dst_port": dst and draw(st.integers(1, 65535)),
+        }
+        return Connection.model_validate({"name": f"c{ids[k]}", "id": ids[k], **alike, **ports})
+
+    return one(0), one(1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(two_of_one_shape())
+def test_a_connection_like_one_derived_before_gets_the_models_own_pieces(
+    pair: tuple[Connection, Connection],
+) -> None:
+    """The second of a shape is renumbered from the first's pieces, not derived: it must be
+    exactly what the model derives for it (SIDs, names, ids, both directions' ports)."""
+    first, second = pair
+    memo = PiecesMemo(TOPO)
+    assert memo.pieces(first) == connection_pieces(holding(first))
+    assert memo.pieces(second) == connection_pieces(holding(second))
+
+
+def test_only_the_first_of_a_shape_is_derived(monkeypatch: pytest.MonkeyPatch) -> None:
+    derived: list[str] = []
+
+    def counted(topo: Topology, *args: Any) -> Any:
+        derived.append(topo.connections[0].name)
+        return connection_pieces(topo, *args)
+
+    monkeypatch.setattr("vnet.controller.pieces.connection_pieces", counted)
+    memo = PiecesMemo(TOPO)
+    for port in (5001, 5002, 5003):
+        memo.pieces(connection(port, ["r1", "r2", "r3"]))
+    memo.pieces(connection(5004, ["r1", "r3"]))  # another path: another shape
+    assert derived == ["vc5001", "vc5004"]
 
 
 def test_a_refusal_is_found_again_and_never_remembered_as_good() -> None:

@@ -10,8 +10,10 @@ the same pieces (`vnet.substrate.realize_guarantees.realize_pieces`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from ipaddress import IPv6Address
 from typing import Any
 
+from vnet.model.connection import Connection
 from vnet.model.host import HostConfig
 from vnet.model.host_guarantees import (
     ConnectionPieces,
@@ -28,6 +30,7 @@ from vnet.model.srv6 import (
     Tunnel,
     locator,
     network_tenants,
+    renumbered,
     router_numbers,
     router_tenant,
     shared_network,
@@ -71,6 +74,47 @@ def connection_pieces(
             ],
         )
     return out
+
+
+def as_another(
+    pieces: Mapping[str, Srv6OnHost], was: Connection, now: Connection
+) -> dict[str, Srv6OnHost] | None:
+    """`connection_pieces` of a topology holding `now` alone, from those of the same
+    topology holding `was` alone, where the two differ only in name, id and port numbers
+    (each port given in both or in neither): what depends on those is the pieces' name and
+    id, the SIDs (`renumbered`) and each ingress's ports, the reverse direction's swapped.
+    None when a direction cannot be told by its ingress router (a path that ends where it
+    starts): derive those."""
+    assert was.id is not None and now.id is not None, "resolve() assigns every connection an id"
+    if now.path[0] == now.path[-1]:
+        return None
+    old_id, new_id = was.id, now.id
+    ports = {
+        now.path[0]: {"source_port": now.src_port, "destination_port": now.dst_port},
+        now.path[-1]: {"source_port": now.dst_port, "destination_port": now.src_port},
+    }
+
+    def sids(found: list[IPv6Address]) -> list[IPv6Address]:
+        return [renumbered(x, old_id, new_id) for x in found]
+
+    def one(c: ConnectionPieces) -> ConnectionPieces:
+        return c.model_copy(
+            update={
+                "name": now.name,
+                "id": now.id,
+                "ingress": [
+                    i.model_copy(update={"segments": sids(i.segments), **ports[i.router]})
+                    for i in c.ingress
+                ],
+                "transit": [t.model_copy(update={"sid": sids([t.sid])[0]}) for t in c.transit],
+                "egress": [e.model_copy(update={"sid": sids([e.sid])[0]}) for e in c.egress],
+            }
+        )
+
+    return {
+        host: on.model_copy(update={"connections": [one(c) for c in on.connections]})
+        for host, on in pieces.items()
+    }
 
 
 def host_locators(

@@ -105,14 +105,21 @@ def locator(
     return IPv6Network((int(block.network_address) + (n << (128 - LOCATOR_LEN)), LOCATOR_LEN))
 
 
+FUNCTION_BITS = 16  # a SID: its router's locator, the connection's id, then a function
+
+
 def sid(loc: IPv6Network, connection_id: int, function: int) -> IPv6Address:
-    return IPv6Address(int(loc.network_address) + (connection_id << 16) + function)
+    return IPv6Address(int(loc.network_address) + (connection_id << FUNCTION_BITS) + function)
+
+
+def renumbered(one: IPv6Address, was: int, now: int) -> IPv6Address:
+    """A SID of connection `was` as connection `now`'s: same router, same function."""
+    return IPv6Address(int(one) + ((now - was) << FUNCTION_BITS))
 
 
 def connection_sids(one: IPv6Address) -> IPv6Network:
-    """The /112 that holds every SID of one connection at one router, from any of them (a
-    SID is its router's locator, the connection's id and a function in the last 16 bits)."""
-    return IPv6Network((int(one) >> 16 << 16, 112))
+    """The /112 that holds every SID of one connection at one router, from any of them."""
+    return IPv6Network((int(one) >> FUNCTION_BITS << FUNCTION_BITS, 128 - FUNCTION_BITS))
 
 
 # -- adjacency and gateways ------------------------------------------------------
