@@ -1,5 +1,6 @@
-"""A create and a modify cost the controller's database the same with few and with many
-live connections: the SQLite virtual machine's instructions for one of them (counted with
+"""A create, a modify and the failover's retry (what each release runs while an element is
+down) cost the controller's database the same with few and with many live connections:
+the SQLite virtual machine's instructions for one of them (counted with
 sqlite3's progress handler, on the service's own connections, rows fetched included) do
 not grow with what the ledger and the connection table already hold. The real Service on
 hosts in memory (tests/controller_memory_support.py's World) over a generated leaf-spine
@@ -78,7 +79,7 @@ def substrate_world(
 
 
 @pytest.mark.slow  # 130 connections made one by one: 4 s, the longest test of `make check`
-def test_a_create_and_a_modify_cost_the_database_the_same_with_many_connections_live(
+def test_a_create_a_modify_and_a_retry_cost_the_database_the_same_with_many_live(
     tmp_path: Path,
 ) -> None:
     w, chosen, fillers = substrate_world(tmp_path)
@@ -86,9 +87,12 @@ def test_a_create_and_a_modify_cost_the_database_the_same_with_many_connections_
     assert len(chosen) >= 6 and len(fillers) >= MANY
 
     async def scenario(svc: Service) -> dict[str, list[int]]:
-        cost: dict[str, list[int]] = {"create": [], "modify": []}
+        cost: dict[str, list[int]] = {"create": [], "modify": [], "failover retry": []}
         ahead, measured = iter(fillers), iter(chosen)
         made = 0
+        # down from the start: no connection crosses it (the spines' link, which no path
+        # between leaves takes), and while it is down each release retries the failover
+        await svc.failover.link_down("s0-s1")
         for live in (FEW, MANY):
             while made < live:
                 await svc.create_connection(tenant, "t0", next(ahead))
@@ -105,6 +109,12 @@ def test_a_create_and_a_modify_cost_the_database_the_same_with_many_connections_
                 modifies.append(count[0] * TICK)
             cost["create"].append(sorted(creates)[1])
             cost["modify"].append(sorted(modifies)[1])
+            retries = []
+            for _ in range(3):
+                with counted(svc) as count:
+                    await svc.failover.retry()
+                retries.append(count[0] * TICK)
+            cost["failover retry"].append(sorted(retries)[1])
         return cost
 
     for what, (few, many) in w.run(scenario).items():

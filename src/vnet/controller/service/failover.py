@@ -60,9 +60,10 @@ import logging
 from collections.abc import Callable, Collection, Coroutine, Mapping
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from vnet.controller.db.models import Connection, ConnectionState
+from vnet.controller.db.models import Connection, ConnectionState, Link, Reservation
 from vnet.controller.errors import NotFound
 from vnet.controller.held import Held, held_connections
 from vnet.controller.inventory import Inventory
@@ -232,10 +233,28 @@ def degrade_all(session: Session, stuck: list[tuple[Held, Unmovable]]) -> None:
 
 
 def settle(session: Session, avoid: Avoid, links: set[str]) -> tuple[list[str], list[Held]]:
-    """What a change of what is down does first, on one read of the held connections: the
-    names of those `restore`d, and those crossing what is down now (to move)."""
-    helds = held_connections(session)
+    """What a change of what is down does first, on one read of the connections it may
+    concern (`concerned`): the names of those `restore`d, and those crossing what is down
+    now (to move)."""
+    helds = held_connections(session, concerned(session, links))
     return restore(session, helds, avoid, links), crossing_now(helds, avoid, links)
+
+
+def concerned(session: Session, links: set[str]) -> list[int]:
+    """The ids of the connections a change of what is down may concern: the degraded (to
+    restore) and those holding on one of `links` (every link down and every link of a
+    host down). Every other one crosses none of them (a connection crosses the
+    underlay between two hosts, the planner refuses one within a host, and holds on each
+    link of its path), so a failure, or the retry after each release while something is
+    down, reads what it concerns, not every live connection."""
+    on_links = (
+        select(Reservation.connection_id)
+        .join(Link, Link.id == Reservation.link_id)
+        .where(Reservation.released.is_(None), Link.name.in_(links))
+    )
+    degraded = select(Connection.id).where(Connection.state == ConnectionState.DEGRADED)
+    # two lookups by index (a link's held rows, the state), not a pass over the connections
+    return sorted(set(session.scalars(on_links)) | set(session.scalars(degraded)))
 
 
 def restore(session: Session, helds: list[Held], avoid: Avoid, links: set[str]) -> list[str]:
