@@ -8,6 +8,9 @@ it admits a connection, then whenever it needs what that connection's hosts hold
 a modify, a move, a reroute of a hundred at once, a reconcile). Both depend only on the
 topology and the connection, so they are remembered: an Inventory and every `avoiding` view
 of it share one memo of their topology, which keeps the last `size` connections asked about.
+Connections that differ only in name, id and port numbers (a reroute's hundred between the
+same end hosts) have pieces that differ only in those: the first of such a shape is
+derived, the others renumbered from its pieces (`host_pieces.as_another`).
 """
 
 from __future__ import annotations
@@ -91,14 +94,13 @@ class PiecesMemo:
 
     def _pieces_of(self, conn: Connection) -> dict[str, Srv6OnHost]:
         """Derived by the model for the first connection of a shape (see `_shape`), then
-        renumbered from that one's for the others (`as_another`, a tenth of the time: the
-        hundred moves of one failure between the same end hosts differ only in name, id and
-        port numbers)."""
+        renumbered from that one's for the others (a third of the time)."""
         shape = _shape(conn)
         with self._lock:
             first = self._first_of_shape.get(shape)
         if first is not None:
-            renumbered = as_another(first[1], first[0], conn)
+            was, its_pieces = first
+            renumbered = as_another(its_pieces, was, conn)
             if renumbered is not None:
                 return renumbered
         fixed = self._fixed
