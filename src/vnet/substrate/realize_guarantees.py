@@ -140,7 +140,7 @@ def _ingress(
             ETH_P_IPV6,
             ip6_dst_match(prefix),
             cls.classid,
-            label=f"match ip6 dst {ip_text(prefix.network_address)}/112",
+            label=f"match ip6 dst {ip_text(prefix.network_address)}/{prefix.prefixlen}",
         )
     )
 
